@@ -1,0 +1,162 @@
+package api
+
+// ConfigureRequest is the body of POST /api/v1/configure. The call is a full upsert:
+// every option the request does not carry is reset to its default on an existing queue.
+type ConfigureRequest struct {
+	// Queue is the queue name; required.
+	Queue string `json:"queue"`
+	// Namespace groups queues for namespace pops; absent or null is stored as "".
+	Namespace *string `json:"namespace,omitempty"`
+	// Task is the second grouping level; absent or null is stored as "".
+	Task *string `json:"task,omitempty"`
+	// Options holds the queue options; nil sends none, so every option takes its default.
+	Options *QueueOptions `json:"options,omitempty"`
+}
+
+// QueueOptions is the options object of a configure request. Every field is a pointer
+// with omitempty so that a client sends only what it sets and the server can tell an
+// explicit zero from an absent option (absent means the default of [DefaultQueueOptions]).
+type QueueOptions struct {
+	// LeaseTime is the lease duration in seconds (default 300).
+	LeaseTime *int `json:"leaseTime,omitempty"`
+	// RetryLimit is the number of failed-batch retries before the DLQ (default 3).
+	RetryLimit *int `json:"retryLimit,omitempty"`
+	// RetryDelay is in milliseconds (default 1000); stored, not enforced.
+	RetryDelay *int `json:"retryDelay,omitempty"`
+	// Priority orders queues in namespace pops, higher first (default 0).
+	Priority *int `json:"priority,omitempty"`
+	// MaxSize is stored only (default 0).
+	MaxSize *int `json:"maxSize,omitempty"`
+	// TTL is in seconds (default 3600); stored only.
+	TTL *int `json:"ttl,omitempty"`
+	// DelayedProcessing hides messages younger than this many seconds (default 0).
+	DelayedProcessing *int `json:"delayedProcessing,omitempty"`
+	// WindowBuffer keeps a partition unpoppable until its newest message is this many
+	// seconds old (default 0).
+	WindowBuffer *int `json:"windowBuffer,omitempty"`
+	// RetentionSeconds is the retention of pending messages (default 0).
+	RetentionSeconds *int `json:"retentionSeconds,omitempty"`
+	// CompletedRetentionSeconds is the retention of completed messages (default 0).
+	CompletedRetentionSeconds *int `json:"completedRetentionSeconds,omitempty"`
+	// RetentionEnabled turns the retention jobs on for this queue (default false).
+	RetentionEnabled *bool `json:"retentionEnabled,omitempty"`
+	// EncryptionEnabled stores payloads encrypted (default false).
+	EncryptionEnabled *bool `json:"encryptionEnabled,omitempty"`
+	// DeadLetterQueue is stored only (default false).
+	DeadLetterQueue *bool `json:"deadLetterQueue,omitempty"`
+	// DLQAfterMaxRetries is stored only (default false).
+	DLQAfterMaxRetries *bool `json:"dlqAfterMaxRetries,omitempty"`
+	// MaxWaitTimeSeconds makes eviction delete pending messages older than this (default 0).
+	MaxWaitTimeSeconds *int `json:"maxWaitTimeSeconds,omitempty"`
+}
+
+// QueueOptionsEcho is the complete option set of a queue, every field present. It is the
+// options echo of [ConfigureResponse]; the field order matches the spec's example.
+type QueueOptionsEcho struct {
+	// Priority orders queues in namespace pops, higher first.
+	Priority int `json:"priority"`
+	// LeaseTime is the lease duration in seconds.
+	LeaseTime int `json:"leaseTime"`
+	// RetryLimit is the number of failed-batch retries before the DLQ.
+	RetryLimit int `json:"retryLimit"`
+	// RetryDelay is in milliseconds.
+	RetryDelay int `json:"retryDelay"`
+	// MaxSize is stored only.
+	MaxSize int `json:"maxSize"`
+	// TTL is in seconds; stored only.
+	TTL int `json:"ttl"`
+	// DeadLetterQueue is stored only.
+	DeadLetterQueue bool `json:"deadLetterQueue"`
+	// DLQAfterMaxRetries is stored only.
+	DLQAfterMaxRetries bool `json:"dlqAfterMaxRetries"`
+	// DelayedProcessing is in seconds.
+	DelayedProcessing int `json:"delayedProcessing"`
+	// WindowBuffer is in seconds.
+	WindowBuffer int `json:"windowBuffer"`
+	// RetentionSeconds is the retention of pending messages.
+	RetentionSeconds int `json:"retentionSeconds"`
+	// CompletedRetentionSeconds is the retention of completed messages.
+	CompletedRetentionSeconds int `json:"completedRetentionSeconds"`
+	// RetentionEnabled turns the retention jobs on for this queue.
+	RetentionEnabled bool `json:"retentionEnabled"`
+	// EncryptionEnabled stores payloads encrypted.
+	EncryptionEnabled bool `json:"encryptionEnabled"`
+	// MaxWaitTimeSeconds makes eviction delete pending messages older than this.
+	MaxWaitTimeSeconds int `json:"maxWaitTimeSeconds"`
+}
+
+// DefaultQueueOptions returns the defaults of spec §3.1, the value of every option a
+// configure request leaves out.
+func DefaultQueueOptions() QueueOptionsEcho {
+	return QueueOptionsEcho{
+		LeaseTime:  300,
+		RetryLimit: 3,
+		RetryDelay: 1000,
+		TTL:        3600,
+	}
+}
+
+// Resolve applies o over [DefaultQueueOptions] and returns the full option set the
+// server stores (configure is a full upsert, not a merge). A nil o yields the defaults.
+func (o *QueueOptions) Resolve() QueueOptionsEcho {
+	r := DefaultQueueOptions()
+	if o == nil {
+		return r
+	}
+	setInt(&r.LeaseTime, o.LeaseTime)
+	setInt(&r.RetryLimit, o.RetryLimit)
+	setInt(&r.RetryDelay, o.RetryDelay)
+	setInt(&r.Priority, o.Priority)
+	setInt(&r.MaxSize, o.MaxSize)
+	setInt(&r.TTL, o.TTL)
+	setInt(&r.DelayedProcessing, o.DelayedProcessing)
+	setInt(&r.WindowBuffer, o.WindowBuffer)
+	setInt(&r.RetentionSeconds, o.RetentionSeconds)
+	setInt(&r.CompletedRetentionSeconds, o.CompletedRetentionSeconds)
+	setInt(&r.MaxWaitTimeSeconds, o.MaxWaitTimeSeconds)
+	setBool(&r.RetentionEnabled, o.RetentionEnabled)
+	setBool(&r.EncryptionEnabled, o.EncryptionEnabled)
+	setBool(&r.DeadLetterQueue, o.DeadLetterQueue)
+	setBool(&r.DLQAfterMaxRetries, o.DLQAfterMaxRetries)
+	return r
+}
+
+// ConfigureResponse is the 200 answer of POST /api/v1/configure. Clients require
+// Configured to be true and the CLI tests assert the Options echo.
+type ConfigureResponse struct {
+	// Configured is always true on success.
+	Configured bool `json:"configured"`
+	// QueueID is the queue's UUID.
+	QueueID string `json:"queueId"`
+	// PartitionID is the UUID of the queue's Default partition.
+	PartitionID string `json:"partitionId"`
+	// Queue echoes the queue name.
+	Queue string `json:"queue"`
+	// Namespace is the stored namespace ("" when none).
+	Namespace string `json:"namespace"`
+	// Task is the stored task ("" when none).
+	Task string `json:"task"`
+	// Options is the full option set now stored for the queue.
+	Options QueueOptionsEcho `json:"options"`
+}
+
+// Int returns a pointer to v, for the optional fields of request types.
+func Int(v int) *int { return &v }
+
+// Bool returns a pointer to v, for the optional fields of request types.
+func Bool(v bool) *bool { return &v }
+
+// String returns a pointer to v, for the optional and nullable fields of wire types.
+func String(v string) *string { return &v }
+
+func setInt(dst *int, src *int) {
+	if src != nil {
+		*dst = *src
+	}
+}
+
+func setBool(dst *bool, src *bool) {
+	if src != nil {
+		*dst = *src
+	}
+}

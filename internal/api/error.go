@@ -1,0 +1,47 @@
+package api
+
+// ErrorCode is a stable machine-readable error code carried in [ErrorBody.Code]. Codes
+// are snake_case words, frozen once published; messages may change.
+type ErrorCode string
+
+// Error codes and the HTTP status each goes with.
+const (
+	// ErrorCodeInvalidArgument is a malformed or invalid request (400).
+	ErrorCodeInvalidArgument ErrorCode = "invalid_argument"
+	// ErrorCodeUnauthenticated is a missing or invalid token (401).
+	ErrorCodeUnauthenticated ErrorCode = "unauthenticated"
+	// ErrorCodeForbidden is a token without the needed role (403).
+	ErrorCodeForbidden ErrorCode = "forbidden"
+	// ErrorCodeNotFound is an unknown queue, message, route, ... (404).
+	ErrorCodeNotFound ErrorCode = "not_found"
+	// ErrorCodeMethodNotAllowed is a known path with the wrong method (405).
+	ErrorCodeMethodNotAllowed ErrorCode = "method_not_allowed"
+	// ErrorCodeAlreadyExists is a create of something that exists (409).
+	ErrorCodeAlreadyExists ErrorCode = "already_exists"
+	// ErrorCodeConflict is a state conflict (409).
+	ErrorCodeConflict ErrorCode = "conflict"
+	// ErrorCodePayloadTooLarge is a body over the size limit (413).
+	ErrorCodePayloadTooLarge ErrorCode = "payload_too_large"
+	// ErrorCodeUnavailable is a database outage that cannot be spooled (503).
+	ErrorCodeUnavailable ErrorCode = "unavailable"
+	// ErrorCodeInternal is anything else (500).
+	ErrorCodeInternal ErrorCode = "internal"
+)
+
+// ErrorBody is the JSON body of every error response. It is flat because upstream
+// compatibility requires "error" to be the message string ({"error":"queue is required"},
+// read as body.error by the js and py clients); the code, the offending field and the
+// request id are additive keys beside it. Success is set only by the routes whose
+// database failures upstream renders as {"success":false,"error":"..."}.
+type ErrorBody struct {
+	// Success is false on database-level failures of DB-backed routes; nil omits it.
+	Success *bool `json:"success,omitempty"`
+	// Error is the human-readable message.
+	Error string `json:"error"`
+	// Code is the stable machine-readable code.
+	Code ErrorCode `json:"code,omitempty"`
+	// Field names the offending request field of a validation error.
+	Field string `json:"field,omitempty"`
+	// RequestID correlates the answer with the server log.
+	RequestID string `json:"request_id,omitempty"`
+}

@@ -1,0 +1,109 @@
+package api
+
+import (
+	"encoding/json"
+	"time"
+)
+
+const (
+	// DefaultPartition is the partition used when a push names none, and the one
+	// configure creates.
+	DefaultPartition = "Default"
+	// QueueModeGroup is the implicit shared consumer group ("queue mode"), used when a
+	// pop or ack names no consumer group. Any other name is a bus group with its own
+	// cursor per partition.
+	QueueModeGroup = "__QUEUE_MODE__"
+)
+
+// Subscription modes and origins a pop may send (spec §5.1). Only [SubscriptionModeNew]
+// and [SubscriptionFromNow] change anything; the other values mean "from the beginning".
+const (
+	// SubscriptionModeNew makes a brand-new named group skip existing history.
+	SubscriptionModeNew = "new"
+	// SubscriptionModeAll reads the history (the default).
+	SubscriptionModeAll = "all"
+	// SubscriptionFromNow is the subscriptionFrom value equivalent to SubscriptionModeNew.
+	SubscriptionFromNow = "now"
+)
+
+// Timestamp layouts used on the wire (always UTC with a literal Z).
+const (
+	// TimeLayoutMillis is the layout of most timestamps: three fractional digits.
+	TimeLayoutMillis = "2006-01-02T15:04:05.000Z"
+	// TimeLayoutMicros is the layout of pop message createdAt: six fractional digits.
+	TimeLayoutMicros = "2006-01-02T15:04:05.000000Z"
+)
+
+// FormatMillis formats t in UTC with three fractional digits, e.g.
+// 2026-04-26T11:05:28.267Z, the form of most timestamps (lease expiresAt included).
+func FormatMillis(t time.Time) string { return t.UTC().Format(TimeLayoutMillis) }
+
+// FormatMicros formats t in UTC with six fractional digits, e.g.
+// 2026-04-26T10:59:28.267966Z, the form of pop message createdAt.
+func FormatMicros(t time.Time) string { return t.UTC().Format(TimeLayoutMicros) }
+
+// PopResponse is the 200 answer of the pop routes (GET /api/v1/pop/queue/{queue},
+// .../partition/{partition} and GET /api/v1/pop). An empty pop is answered 204 with no
+// body instead; upstream also sends 200 with an empty Messages list (sometimes with
+// Success false and Error set), which clients read as "no messages" too.
+type PopResponse struct {
+	// Success is true for a normal answer.
+	Success bool `json:"success"`
+	// Error is set by upstream's empty-pop variants (no_available_partition, ...) and DB
+	// failures; never set together with messages.
+	Error string `json:"error,omitempty"`
+	// Queue is the queue the messages come from.
+	Queue string `json:"queue"`
+	// Partition is the name of the first claimed partition.
+	Partition string `json:"partition"`
+	// PartitionID is the UUID of the first claimed partition; use each message's own
+	// PartitionID, which is authoritative in multi-partition pops.
+	PartitionID string `json:"partitionId"`
+	// LeaseID is shared by all claimed partitions; "" with autoAck.
+	LeaseID string `json:"leaseId"`
+	// ConsumerGroup echoes the group ([QueueModeGroup] when none was given).
+	ConsumerGroup string `json:"consumerGroup"`
+	// PartitionsClaimed is the number of partitions this pop claimed.
+	PartitionsClaimed int `json:"partitionsClaimed"`
+	// Messages are ordered by (createdAt, id) within a partition, partitions in claim
+	// order. Renders [] when empty.
+	Messages []Message `json:"messages"`
+}
+
+// MarshalJSON renders a nil Messages as [] (clients iterate it).
+func (p PopResponse) MarshalJSON() ([]byte, error) {
+	type plain PopResponse
+	if p.Messages == nil {
+		p.Messages = []Message{}
+	}
+	return json.Marshal(plain(p))
+}
+
+// Message is one delivered message of a [PopResponse]. The ack key is
+// (PartitionID, TransactionID).
+type Message struct {
+	// ID is the message's UUID.
+	ID string `json:"id"`
+	// TransactionID is the client or server assigned transaction id.
+	TransactionID string `json:"transactionId"`
+	// TraceID renders null when the message has none.
+	TraceID *string `json:"traceId"`
+	// Data is the payload, decrypted; any JSON value.
+	Data json.RawMessage `json:"data"`
+	// ProducerSub is the JWT subject of the producer; null when unauthenticated.
+	ProducerSub *string `json:"producerSub"`
+	// CreatedAt has six fractional digits, UTC ([FormatMicros]).
+	CreatedAt string `json:"createdAt"`
+	// PartitionID is the message's partition UUID.
+	PartitionID string `json:"partitionId"`
+	// Partition is the partition name.
+	Partition string `json:"partition"`
+	// LeaseID is the pop's lease id; "" with autoAck.
+	LeaseID string `json:"leaseId"`
+	// ConsumerGroup echoes the pop's group.
+	ConsumerGroup string `json:"consumerGroup"`
+	// Queue is the queue name (additive; absent upstream).
+	Queue string `json:"queue"`
+	// RetryCount is the number of failed deliveries so far (additive; absent upstream).
+	RetryCount int `json:"retryCount"`
+}

@@ -1,0 +1,94 @@
+package broker
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/store"
+)
+
+// Config holds the broker's tunables (taken from config.Config by the daemon).
+type Config struct {
+	DefaultTimeout          time.Duration
+	MaxPopTimeout           time.Duration
+	DefaultBatchSize        int
+	MaxPopBatch             int
+	MaxPushItems            int
+	MaxAckItems             int
+	DefaultSubscriptionMode string
+	PopWaitInitialInterval  time.Duration
+	PopWaitBackoffThreshold int
+	PopWaitBackoffMultiple  float64
+	PopWaitMaxInterval      time.Duration
+}
+
+// Broker runs queen's use cases against one store.
+type Broker struct {
+	cfg     Config
+	store   *store.Store
+	ids     *queue.IDGenerator
+	waiters *waiters
+	logger  *slog.Logger
+
+	closeOnce sync.Once
+	closing   chan struct{}
+}
+
+// New returns a broker over st. Zero config values take upstream defaults.
+func New(cfg Config, st *store.Store, logger *slog.Logger) *Broker {
+	if cfg.DefaultTimeout <= 0 {
+		cfg.DefaultTimeout = 30 * time.Second
+	}
+	if cfg.MaxPopTimeout <= 0 {
+		cfg.MaxPopTimeout = 120 * time.Second
+	}
+	if cfg.DefaultBatchSize <= 0 {
+		cfg.DefaultBatchSize = 1
+	}
+	if cfg.MaxPopBatch <= 0 {
+		cfg.MaxPopBatch = 10000
+	}
+	if cfg.MaxPushItems <= 0 {
+		cfg.MaxPushItems = 10000
+	}
+	if cfg.MaxAckItems <= 0 {
+		cfg.MaxAckItems = 10000
+	}
+	if cfg.PopWaitInitialInterval <= 0 {
+		cfg.PopWaitInitialInterval = 100 * time.Millisecond
+	}
+	if cfg.PopWaitBackoffThreshold <= 0 {
+		cfg.PopWaitBackoffThreshold = 3
+	}
+	if cfg.PopWaitBackoffMultiple <= 0 {
+		cfg.PopWaitBackoffMultiple = 2
+	}
+	if cfg.PopWaitMaxInterval <= 0 {
+		cfg.PopWaitMaxInterval = time.Second
+	}
+	return &Broker{
+		cfg:     cfg,
+		store:   st,
+		ids:     queue.NewIDGenerator(),
+		waiters: newWaiters(),
+		logger:  logger,
+		closing: make(chan struct{}),
+	}
+}
+
+// Config returns the effective broker configuration.
+func (b *Broker) Config() Config { return b.cfg }
+
+// Close answers every parked long-poll at once (empty) and makes new long-polls
+// return after their first attempt. Used when the daemon drains on shutdown.
+func (b *Broker) Close() {
+	b.closeOnce.Do(func() { close(b.closing) })
+}
+
+// ParkedPolls returns the number of long-polls currently parked.
+func (b *Broker) ParkedPolls() int { return b.waiters.count() }
+
+// Notify wakes the long-polls parked on queueName (after a commit elsewhere).
+func (b *Broker) Notify(queueName string) { b.waiters.notify(queueName) }

@@ -1,0 +1,410 @@
+package broker_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/broker"
+	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/store"
+)
+
+type testBundle struct {
+	b *broker.Broker
+}
+
+func setup(t *testing.T, cfg broker.Config) *testBundle {
+	t.Helper()
+	st, err := store.Open(store.Options{ConnString: pgtest.NewDBURL(t), MaxConns: 8})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	return &testBundle{b: broker.New(cfg, st, slog.New(slog.NewTextHandler(io.Discard, nil)))}
+}
+
+func (tb *testBundle) push(t *testing.T, items ...queue.PushItem) []queue.PushResult {
+	t.Helper()
+	res, err := tb.b.Push(context.Background(), items)
+	require.NoError(t, err)
+	return res
+}
+
+func (tb *testBundle) pop(t *testing.T, req queue.PopRequest) queue.PopResult {
+	t.Helper()
+	require.NoError(t, tb.b.NormalizePop(&req))
+	res, err := tb.b.Pop(context.Background(), req)
+	require.NoError(t, err)
+	return res
+}
+
+func (tb *testBundle) ack(t *testing.T, group string, acks ...queue.Ack) []queue.AckResult {
+	t.Helper()
+	res, err := tb.b.Ack(context.Background(), group, acks)
+	require.NoError(t, err)
+	return res
+}
+
+func (tb *testBundle) configure(t *testing.T, name string, mutate func(*queue.Options)) {
+	t.Helper()
+	opts := queue.DefaultOptions()
+	if mutate != nil {
+		mutate(&opts)
+	}
+	_, _, err := tb.b.Configure(context.Background(), queue.Queue{Name: name, Options: opts})
+	require.NoError(t, err)
+}
+
+func item(q, partition, txid, payload string) queue.PushItem {
+	return queue.PushItem{Queue: q, Partition: partition, TransactionID: txid, Payload: json.RawMessage(payload)}
+}
+
+func ackOf(m queue.Message, lease, status string) queue.Ack {
+	return queue.Ack{TransactionID: m.TransactionID, PartitionID: m.PartitionID, LeaseID: lease, Status: status}
+}
+
+func txids(msgs []queue.Message) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.TransactionID
+	}
+	return out
+}
+
+func TestQuickstartPushPopAutoAck(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, broker.Config{})
+	res := tb.push(t, queue.PushItem{Queue: "demo", Payload: json.RawMessage(`{"hello":"world"}`)})
+	require.Len(t, res, 1)
+	require.Equal(t, queue.StatusQueued, res[0].Status)
+	require.True(t, queue.IsUUID(res[0].MessageID))
+
+	got := tb.pop(t, queue.PopRequest{Queue: "demo", AutoAck: true})
+	require.Len(t, got.Messages, 1)
+	require.JSONEq(t, `{"hello":"world"}`, string(got.Messages[0].Payload))
+	require.Equal(t, "Default", got.Messages[0].Partition)
+	require.Equal(t, res[0].MessageID, got.Messages[0].ID)
+	require.Empty(t, got.LeaseID, "autoAck pops return no lease")
+
+	again := tb.pop(t, queue.PopRequest{Queue: "demo", AutoAck: true})
+	require.Empty(t, again.Messages, "an auto-acked message is not delivered twice")
+}
+
+func TestFIFOWithinPartition(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, broker.Config{})
+	var want []string
+	for batch := 0; batch < 3; batch++ {
+		var items []queue.PushItem
+		for i := 0; i < 4; i++ {
+			id := string(rune('a'+batch)) + string(rune('0'+i))
+			want = append(want, id)
+			items = append(items, item("fifo", "p", id, `1`))
+		}
+		tb.push(t, items...)
+	}
+	var got []string
+	for len(got) < len(want) {
+		res := tb.pop(t, queue.PopRequest{Queue: "fifo", Partition: "p", Batch: 5})
+		require.NotEmpty(t, res.Messages)
+		for _, m := range res.Messages {
+			got = append(got, m.TransactionID)
+		}
+		var batch []queue.Ack
+		for _, m := range res.Messages {
+			batch = append(batch, ackOf(m, res.LeaseID, queue.AckCompleted))
+		}
+		acks := tb.ack(t, "", batch...)
+		for _, a := range acks {
+			require.True(t, a.Success, a.Error)
+		}
+		require.True(t, *acks[len(acks)-1].LeaseReleased, "the lease auto-releases once every delivered message is acked")
+	}
+	require.Equal(t, want, got)
+}
+
+func TestPartitionsAreIndependent(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, broker.Config{})
+	tb.push(t, item("indep", "p1", "a", `1`), item("indep", "p2", "b", `2`))
+
+	first := tb.pop(t, queue.PopRequest{Queue: "indep", Partition: "p1"})
+	require.Equal(t, []string{"a"}, txids(first.Messages))
+	held := tb.pop(t, queue.PopRequest{Queue: "indep", Partition: "p1"})
+	require.Empty(t, held.Messages, "p1 is leased by the first consumer")
+	other := tb.pop(t, queue.PopRequest{Queue: "indep"})
+	require.Equal(t, []string{"b"}, txids(other.Messages), "a held lease on p1 does not block p2")
+	require.NotEqual(t, first.LeaseID, other.LeaseID)
+}
+
+func TestConsumerGroupsEachSeeEveryMessage(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, broker.Config{})
+	tb.push(t, item("fan", "", "m1", `1`), item("fan", "", "m2", `2`))
+
+	for _, g := range []string{"g1", "g2"} {
+		res := tb.pop(t, queue.PopRequest{Queue: "fan", ConsumerGroup: g, Batch: 10, AutoAck: true})
+		require.Equal(t, []string{"m1", "m2"}, txids(res.Messages), "group %s", g)
+	}
+	q1 := tb.pop(t, queue.PopRequest{Queue: "fan", Batch: 10, AutoAck: true})
+	require.Equal(t, []string{"m1", "m2"}, txids(q1.Messages))
+	q2 := tb.pop(t, queue.PopRequest{Queue: "fan", Batch: 10, AutoAck: true})
+	require.Empty(t, q2.Messages, "queue mode delivers each message once")
+}
+
+func TestDedupByTransactionID(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, broker.Config{})
+	first := tb.push(t, item("dedup", "", "tx-1", `{"v":1}`))
+	require.Equal(t, queue.StatusQueued, first[0].Status)
+	second := tb.push(t, item("dedup", "", "tx-1", `{"v":2}`), item("dedup", "", "tx-1", `{"v":3}`), item("dedup", "other", "tx-1", `{"v":4}`))
+	require.Equal(t, queue.StatusDuplicate, second[0].Status)
+	require.Equal(t, first[0].MessageID, second[0].MessageID, "a duplicate carries the stored message id")
+	require.Equal(t, queue.StatusDuplicate, second[1].Status)
+	require.Equal(t, first[0].MessageID, second[1].MessageID)
+	require.Equal(t, queue.StatusQueued, second[2].Status, "dedup is per partition")
+
+	qi, err := tb.b.QueueGet(context.Background(), "dedup")
+	require.NoError(t, err)
+	require.EqualValues(t, 2, qi.Totals.Total, "one row per (partition, transactionId)")
+
+	res := tb.pop(t, queue.PopRequest{Queue: "dedup", Partition: "Default", Batch: 10})
+	require.Len(t, res.Messages, 1)
+	require.JSONEq(t, `{"v":1}`, string(res.Messages[0].Payload), "a duplicate never changes the stored message")
+}
+
+func TestIntraBatchDuplicatesShareTheWinnerID(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, broker.Config{})
+	res := tb.push(t, item("intra", "", "same", `1`), item("intra", "", "same", `2`))
+	require.Equal(t, queue.StatusQueued, res[0].Status)
+	require.Equal(t, queue.StatusDuplicate, res[1].Status)
+	require.Equal(t, res[0].MessageID, res[1].MessageID)
+}
+
+func TestLeaseExpiryRedelivers(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, broker.Config{})
+	tb.configure(t, "expiry", func(o *queue.Options) { o.LeaseTime = 1 })
+	tb.push(t, item("expiry", "", "m1", `1`))
+
+	first := tb.pop(t, queue.PopRequest{Queue: "expiry"})
+	require.Len(t, first.Messages, 1)
+	require.Empty(t, tb.pop(t, queue.PopRequest{Queue: "expiry"}).Messages, "leased")
+
+	var again queue.PopResult
+	require.Eventually(t, func() bool {
+		again = tb.pop(t, queue.PopRequest{Queue: "expiry"})
+		return len(again.Messages) == 1
+	}, 10*time.Second, 100*time.Millisecond)
+	require.Equal(t, "m1", again.Messages[0].TransactionID)
+	require.NotEqual(t, first.LeaseID, again.LeaseID)
+
+	stale := tb.ack(t, "", ackOf(first.Messages[0], first.LeaseID, queue.AckCompleted))
+	require.False(t, stale[0].Success)
+	require.Equal(t, "Invalid or expired lease", stale[0].Error)
+	fresh := tb.ack(t, "", ackOf(again.Messages[0], again.LeaseID, queue.AckCompleted))
+	require.True(t, fresh[0].Success)
+}
+
+func TestFailedAckRetriesThenDeadLetters(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, broker.Config{})
+	tb.configure(t, "retry", func(o *queue.Options) { o.RetryLimit = 2 })
+	tb.push(t, item("retry", "", "bad", `1`), item("retry", "", "good", `2`))
+
+	for attempt := 0; attempt < 3; attempt++ {
+		res := tb.pop(t, queue.PopRequest{Queue: "retry"})
+		require.Equal(t, []string{"bad"}, txids(res.Messages), "attempt %d", attempt)
+		acks := tb.ack(t, "", ackOf(res.Messages[0], res.LeaseID, queue.AckFailed))
+		require.True(t, acks[0].Success)
+		require.Equal(t, attempt == 2, acks[0].DLQ, "attempt %d: dead-lettered only after retryLimit retries", attempt)
+	}
+	next := tb.pop(t, queue.PopRequest{Queue: "retry"})
+	require.Equal(t, []string{"good"}, txids(next.Messages), "the cursor moved past the dead-lettered message")
+
+	qi, err := tb.b.QueueGet(context.Background(), "retry")
+	require.NoError(t, err)
+	require.EqualValues(t, 1, qi.Totals.DeadLetter)
+}
+
+func TestMixedBatchAckNeverSkipsAMessage(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, broker.Config{})
+	tb.push(t, item("mixed", "", "m1", `1`), item("mixed", "", "m2", `2`), item("mixed", "", "m3", `3`))
+	res := tb.pop(t, queue.PopRequest{Queue: "mixed", Batch: 3})
+	require.Len(t, res.Messages, 3)
+	acks := tb.ack(t, "",
+		ackOf(res.Messages[0], "", queue.AckCompleted),
+		ackOf(res.Messages[1], "", queue.AckFailed),
+		ackOf(res.Messages[2], "", queue.AckCompleted))
+	require.True(t, acks[0].Success)
+	require.True(t, acks[1].Success)
+	require.False(t, acks[2].Success, "m3 must not move the cursor past the failed m2")
+	require.Equal(t, "lease released by earlier failure", acks[2].Error)
+
+	again := tb.pop(t, queue.PopRequest{Queue: "mixed", Batch: 3})
+	require.Equal(t, []string{"m2", "m3"}, txids(again.Messages), "m2 is redelivered, not skipped")
+}
+
+func TestAckNeverMovesTheCursorBackwards(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, broker.Config{})
+	tb.push(t, item("mono", "", "m1", `1`), item("mono", "", "m2", `2`), item("mono", "", "m3", `3`))
+	res := tb.pop(t, queue.PopRequest{Queue: "mono", Batch: 2})
+	require.Len(t, res.Messages, 2)
+	tb.ack(t, "", ackOf(res.Messages[1], "", queue.AckCompleted))
+	tb.ack(t, "", ackOf(res.Messages[0], "", queue.AckCompleted))
+	next := tb.pop(t, queue.PopRequest{Queue: "mono", Batch: 5})
+	require.Equal(t, []string{"m3"}, txids(next.Messages))
+}
+
+func TestTransactionIsAtomic(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("FailedPushUndoesTheAck", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t, broker.Config{})
+		tb.push(t, item("in", "", "in-1", `1`), item("out", "", "taken", `0`))
+		popped := tb.pop(t, queue.PopRequest{Queue: "in"})
+		require.Len(t, popped.Messages, 1)
+		m := popped.Messages[0]
+
+		res, err := tb.b.Transaction(ctx, []queue.TxOp{
+			{Type: "ack", Ack: queue.Ack{TransactionID: m.TransactionID, PartitionID: m.PartitionID, Status: "completed"}},
+			{Type: "push", Push: []queue.PushItem{item("out", "", "taken", `1`)}},
+		})
+		require.NoError(t, err)
+		require.False(t, res.Success)
+		require.Contains(t, res.Error, "duplicate")
+
+		qi, err := tb.b.QueueGet(ctx, "in")
+		require.NoError(t, err)
+		require.EqualValues(t, 0, qi.Totals.Completed, "the ack was rolled back")
+		require.EqualValues(t, 1, qi.Totals.Pending+qi.Totals.Processing)
+	})
+
+	t.Run("FailedAckUndoesThePush", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t, broker.Config{})
+		res, err := tb.b.Transaction(ctx, []queue.TxOp{
+			{Type: "push", Push: []queue.PushItem{item("out2", "", "new", `1`)}},
+			{Type: "ack", Ack: queue.Ack{TransactionID: "missing", PartitionID: "0190a000-0000-7000-8000-000000000001"}},
+		})
+		require.NoError(t, err)
+		require.False(t, res.Success)
+		require.Contains(t, res.Error, "Message not found")
+		require.Empty(t, tb.pop(t, queue.PopRequest{Queue: "out2"}).Messages, "the push was rolled back")
+	})
+
+	t.Run("CommitsBoth", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t, broker.Config{})
+		tb.push(t, item("in3", "", "in-1", `1`))
+		popped := tb.pop(t, queue.PopRequest{Queue: "in3"})
+		m := popped.Messages[0]
+		res, err := tb.b.Transaction(ctx, []queue.TxOp{
+			{Type: "ack", Ack: queue.Ack{TransactionID: m.TransactionID, PartitionID: m.PartitionID}},
+			{Type: "push", Push: []queue.PushItem{item("out3", "", "o-1", `{"x":1}`)}},
+		})
+		require.NoError(t, err)
+		require.True(t, res.Success, res.Error)
+		require.Len(t, res.Results, 2)
+		require.Empty(t, tb.pop(t, queue.PopRequest{Queue: "in3"}).Messages)
+		require.Equal(t, []string{"o-1"}, txids(tb.pop(t, queue.PopRequest{Queue: "out3"}).Messages))
+	})
+}
+
+func TestLongPollWakesOnPush(t *testing.T) {
+	t.Parallel()
+	// A re-check interval far beyond the test's life: only a wake-up can deliver.
+	tb := setup(t, broker.Config{PopWaitInitialInterval: time.Hour, PopWaitMaxInterval: time.Hour, MaxPopTimeout: time.Hour})
+	tb.configure(t, "wake", nil)
+
+	got := make(chan queue.PopResult, 1)
+	go func() {
+		req := queue.PopRequest{Queue: "wake", Wait: true, Timeout: 30 * time.Minute}
+		if err := tb.b.NormalizePop(&req); err != nil {
+			panic(err)
+		}
+		res, err := tb.b.Pop(context.Background(), req)
+		if err != nil {
+			panic(err)
+		}
+		got <- res
+	}()
+	require.Eventually(t, func() bool { return tb.b.ParkedPolls() == 1 }, 10*time.Second, 5*time.Millisecond)
+	select {
+	case <-got:
+		t.Fatal("the long-poll answered before anything was pushed")
+	default:
+	}
+	tb.push(t, item("wake", "", "late", `1`))
+	select {
+	case res := <-got:
+		require.Equal(t, []string{"late"}, txids(res.Messages))
+	case <-time.After(20 * time.Second):
+		t.Fatal("the parked long-poll was not woken by the push")
+	}
+}
+
+func TestLongPollAnswersEmptyByItsTimeout(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, broker.Config{})
+	req := queue.PopRequest{Queue: "quiet", Wait: true, Timeout: 300 * time.Millisecond}
+	start := time.Now()
+	res := tb.pop(t, req)
+	require.Empty(t, res.Messages)
+	require.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "it waited for its timeout")
+}
+
+func TestLongPollCancelledByClient(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, broker.Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	req := queue.PopRequest{Queue: "gone", Wait: true, Timeout: time.Minute}
+	require.NoError(t, tb.b.NormalizePop(&req))
+	done := make(chan error, 1)
+	go func() {
+		_, err := tb.b.Pop(ctx, req)
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return tb.b.ParkedPolls() == 1 }, 10*time.Second, 5*time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("cancelled long-poll did not return")
+	}
+	require.Zero(t, tb.b.ParkedPolls())
+}
+
+func TestPopValidation(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, broker.Config{MaxPopBatch: 50})
+	for _, tc := range []struct {
+		name  string
+		req   queue.PopRequest
+		field string
+	}{
+		{"NegativeBatch", queue.PopRequest{Queue: "q", Batch: -1}, "batch"},
+		{"BatchOverLimit", queue.PopRequest{Queue: "q", Batch: 51}, "batch"},
+		{"EmptyQueue", queue.PopRequest{Queue: ""}, "queue"},
+		{"NegativeTimeout", queue.PopRequest{Queue: "q", Timeout: -time.Second}, "timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := tb.b.NormalizePop(&tc.req)
+			var ve *queue.ValidationError
+			require.ErrorAs(t, err, &ve)
+			require.Equal(t, tc.field, ve.Field)
+		})
+	}
+}

@@ -1,0 +1,138 @@
+package broker
+
+import (
+	"context"
+	"time"
+
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// NormalizePop fills defaults and validates a pop request (semantics.md §6.1):
+// batch must be 1..MaxPopBatch, the timeout is capped at MaxPopTimeout.
+func (b *Broker) NormalizePop(req *queue.PopRequest) error {
+	if err := queue.CheckName("queue", req.Queue); err != nil {
+		return err
+	}
+	if req.Partition != "" {
+		if err := queue.CheckName("partition", req.Partition); err != nil {
+			return err
+		}
+	}
+	if req.ConsumerGroup == "" {
+		req.ConsumerGroup = queue.QueueModeGroup
+	} else if err := queue.CheckName("consumerGroup", req.ConsumerGroup); err != nil {
+		return err
+	}
+	if req.Batch == 0 {
+		req.Batch = b.cfg.DefaultBatchSize
+	}
+	if req.Batch < 1 || req.Batch > b.cfg.MaxPopBatch {
+		return queue.Invalid("batch", "batch must be between 1 and %d", b.cfg.MaxPopBatch)
+	}
+	if req.Partitions < 1 {
+		req.Partitions = 1
+	}
+	if req.Timeout < 0 {
+		return queue.Invalid("timeout", "timeout must not be negative")
+	}
+	if req.Timeout == 0 {
+		req.Timeout = b.cfg.DefaultTimeout
+	}
+	req.Timeout = min(req.Timeout, b.cfg.MaxPopTimeout)
+	if req.SubscriptionMode == "" {
+		req.SubscriptionMode = b.cfg.DefaultSubscriptionMode
+	}
+	return nil
+}
+
+// Pop claims messages for req (already normalised by NormalizePop). With Wait it
+// parks until messages arrive, the timeout passes, the client goes away (ctx) or the
+// broker closes; parked pops hold no database connection. An empty result is not an
+// error. All attempts of one request share one lease id.
+func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (queue.PopResult, error) {
+	res := queue.PopResult{Queue: req.Queue, ConsumerGroup: req.ConsumerGroup}
+	leaseID := b.ids.New()
+	deadline := time.Now().Add(req.Timeout)
+
+	var w *waiter
+	if req.Wait {
+		w = b.waiters.park(req.Queue)
+		defer b.waiters.unpark(req.Queue, w)
+	}
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for empty := 0; ; {
+		msgs, err := b.store.PartitionClaim(ctx, req, leaseID)
+		if err != nil {
+			return res, err
+		}
+		if len(msgs) > 0 {
+			res.Messages = msgs
+			if !req.AutoAck {
+				res.LeaseID = leaseID
+			}
+			res.PartitionsClaimed = countPartitions(msgs)
+			return res, nil
+		}
+		remaining := time.Until(deadline)
+		if !req.Wait || remaining <= 0 || b.isClosing() {
+			return res, nil
+		}
+		empty++
+		wait := min(b.backoff(empty), remaining)
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		} else {
+			timer.Reset(wait)
+		}
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-b.closing:
+			return res, nil
+		case <-w.wake:
+			empty = 0
+		case <-timer.C:
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+// backoff is upstream's re-check schedule (semantics.md §6.10): the initial interval
+// for the first threshold empty attempts, then initial × k × multiplier, capped.
+func (b *Broker) backoff(k int) time.Duration {
+	if k <= b.cfg.PopWaitBackoffThreshold {
+		return b.cfg.PopWaitInitialInterval
+	}
+	d := time.Duration(float64(b.cfg.PopWaitInitialInterval) * float64(k) * b.cfg.PopWaitBackoffMultiple)
+	return min(d, b.cfg.PopWaitMaxInterval)
+}
+
+func (b *Broker) isClosing() bool {
+	select {
+	case <-b.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+func countPartitions(msgs []queue.Message) int {
+	n, last := 0, ""
+	for _, m := range msgs {
+		if m.PartitionID != last {
+			n++
+			last = m.PartitionID
+		}
+	}
+	return n
+}

@@ -1,0 +1,72 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// Push validates items, assigns message ids (and transaction ids the client left
+// out), appends them in one transaction and wakes long-polls of the touched queues
+// after the commit. Results are in request order.
+func (b *Broker) Push(ctx context.Context, items []queue.PushItem) ([]queue.PushResult, error) {
+	if len(items) == 0 {
+		return []queue.PushResult{}, nil
+	}
+	if err := b.preparePush(items, "items"); err != nil {
+		return nil, err
+	}
+	results, err := b.store.MessageInsertBatch(ctx, items)
+	if err != nil {
+		return nil, err
+	}
+	b.wakeQueues(items)
+	return results, nil
+}
+
+// preparePush validates and normalises items in place; field names the errors
+// (e.g. items[3].queue).
+func (b *Broker) preparePush(items []queue.PushItem, field string) error {
+	if len(items) > b.cfg.MaxPushItems {
+		return queue.Invalid(field, "%s: at most %d items per request (got %d)", field, b.cfg.MaxPushItems, len(items))
+	}
+	for i := range items {
+		it := &items[i]
+		at := fmt.Sprintf("%s[%d]", field, i)
+		if err := queue.CheckName(at+".queue", it.Queue); err != nil {
+			return err
+		}
+		if it.Partition == "" {
+			it.Partition = queue.DefaultPartition
+		}
+		if err := queue.CheckName(at+".partition", it.Partition); err != nil {
+			return err
+		}
+		if len(it.TransactionID) > queue.MaxTransactionIDLength {
+			return queue.Invalid(at+".transactionId", "%s.transactionId must be at most %d characters", at, queue.MaxTransactionIDLength)
+		}
+		if it.TraceID != "" && !queue.IsUUID(it.TraceID) {
+			return queue.Invalid(at+".traceId", "%s.traceId must be a UUID", at)
+		}
+		if len(it.Payload) == 0 {
+			it.Payload = json.RawMessage("null")
+		}
+		it.MessageID = b.ids.New()
+		if it.TransactionID == "" {
+			it.TransactionID = b.ids.New()
+		}
+	}
+	return nil
+}
+
+func (b *Broker) wakeQueues(items []queue.PushItem) {
+	last := ""
+	for _, it := range items {
+		if it.Queue != last {
+			b.waiters.notify(it.Queue)
+			last = it.Queue
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// Configure creates or replaces a queue's configuration (semantics.md §4.2) and
+// returns the stored queue with its id and the id of its Default partition.
+func (b *Broker) Configure(ctx context.Context, q queue.Queue) (queue.Queue, string, error) {
+	if err := queue.CheckName("queue", q.Name); err != nil {
+		return q, "", err
+	}
+	if len(q.Namespace) > queue.MaxNameLength {
+		return q, "", queue.Invalid("namespace", "namespace must be at most %d characters", queue.MaxNameLength)
+	}
+	if len(q.Task) > queue.MaxNameLength {
+		return q, "", queue.Invalid("task", "task must be at most %d characters", queue.MaxNameLength)
+	}
+	if err := q.Options.Validate(); err != nil {
+		return q, "", err
+	}
+	id, partitionID, err := b.store.QueueConfigure(ctx, q)
+	if err != nil {
+		return q, "", err
+	}
+	q.ID = id
+	return q, partitionID, nil
+}
+
+// QueueGet returns a queue with its partitions and counters (queue.ErrNotFound when
+// absent).
+func (b *Broker) QueueGet(ctx context.Context, name string) (queue.QueueInfo, error) {
+	qi, err := b.store.QueueGet(ctx, name)
+	if err != nil {
+		return qi, err
+	}
+	parts, err := b.store.QueuePartitions(ctx, qi.ID)
+	if err != nil {
+		return qi, err
+	}
+	qi.Partitions = parts
+	qi.PartitionCount = len(parts)
+	for _, p := range parts {
+		qi.Totals.Add(p.Counters)
+	}
+	return qi, nil
+}
+
+// QueueList returns every queue, newest first, with counters.
+func (b *Broker) QueueList(ctx context.Context) ([]queue.QueueInfo, error) {
+	return b.store.QueueList(ctx)
+}
+
+// QueueDelete deletes a queue and everything in it; existed reports whether it was there.
+func (b *Broker) QueueDelete(ctx context.Context, name string) (bool, error) {
+	if err := queue.CheckName("queue", name); err != nil {
+		return false, err
+	}
+	return b.store.QueueDelete(ctx, name)
+}
+
+// Ping checks the database.
+func (b *Broker) Ping(ctx context.Context) error { return b.store.Ping(ctx) }

@@ -1,0 +1,134 @@
+package config
+
+import (
+	"math"
+	"time"
+)
+
+// popSettings: defaults and pacing of pops and long-polls (spec/config.md §4).
+func popSettings() []setting {
+	ms := func(p *time.Duration, min int64) value { return unitValue{p, time.Millisecond, min} }
+	return []setting{
+		{
+			name: "DEFAULT_TIMEOUT", def: "30000", group: groupPop,
+			doc: "Long-poll timeout in milliseconds of a pop that gives no `timeout`. " +
+				"Must not exceed `QUEEN_MAX_POP_TIMEOUT_MS`.",
+			bind: func(c *Config) value { return ms(&c.DefaultTimeout, 0) },
+		},
+		{
+			name: "DEFAULT_BATCH_SIZE", def: "1", group: groupPop,
+			doc:  "Batch size of a pop that gives no `batch`. Must not exceed `QUEEN_MAX_POP_BATCH`.",
+			bind: func(c *Config) value { return intValue[int]{&c.DefaultBatchSize, 1, noMax} },
+		},
+		{
+			name: "DEFAULT_SUBSCRIPTION_MODE", def: "", defDoc: "empty: all", group: groupPop,
+			doc: "Subscription mode of a pop that gives none. Empty or `all`: a new consumer group starts " +
+				"at the oldest message; `new`: at messages pushed from now on. `new-only` is accepted as an " +
+				"alias of `new` (upstream documents it so but treats it as `all`).",
+			bind: func(c *Config) value {
+				return enumValue{&c.DefaultSubscriptionMode, []string{"", "all", "new"}, [][2]string{{"new-only", "new"}}}
+			},
+		},
+		{
+			name: "POP_WAIT_INITIAL_INTERVAL_MS", def: "100", group: groupPop,
+			doc: "First re-check interval of a parked long-poll, in milliseconds (pushes wake long-polls at " +
+				"once; the re-check is the safety net). Must not exceed `POP_WAIT_MAX_INTERVAL_MS`.",
+			bind: func(c *Config) value { return ms(&c.PopWaitInitialInterval, 1) },
+		},
+		{
+			name: "POP_WAIT_BACKOFF_THRESHOLD", def: "3", group: groupPop,
+			doc:  "Number of empty re-checks that use the initial interval before backing off.",
+			bind: func(c *Config) value { return intValue[int]{&c.PopWaitBackoffThreshold, 0, noMax} },
+		},
+		{
+			name: "POP_WAIT_BACKOFF_MULTIPLIER", def: "2.0", group: groupPop,
+			doc: "After the threshold the interval is initial × k × multiplier (k = empty re-checks so far), " +
+				"capped by `POP_WAIT_MAX_INTERVAL_MS`: linear in k, as upstream.",
+			bind: func(c *Config) value { return floatValue{&c.PopWaitBackoffMultiplier, 1} },
+		},
+		{
+			name: "POP_WAIT_MAX_INTERVAL_MS", def: "1000", group: groupPop,
+			doc:  "Longest re-check interval of a parked long-poll, in milliseconds.",
+			bind: func(c *Config) value { return ms(&c.PopWaitMaxInterval, 1) },
+		},
+		{
+			name: "QUEEN_MAX_POP_TIMEOUT_MS", def: "120000", group: groupPop,
+			doc: "Longest long-poll a client may ask for, in milliseconds; longer `timeout` values are capped " +
+				"to it. Upstream caps them implicitly at about 120 s. Queen-only.",
+			bind: func(c *Config) value { return ms(&c.MaxPopTimeout, 1) },
+		},
+	}
+}
+
+// limitSettings: every request size limit, explicit. All are queen-only.
+func limitSettings() []setting {
+	return []setting{
+		{
+			name: "QUEEN_MAX_BODY_BYTES", def: "16777216", defDoc: "16777216 (16 MiB)", group: groupLimits,
+			doc:  "Largest request body in bytes; larger bodies get 413 `payload_too_large`.",
+			bind: func(c *Config) value { return intValue[int64]{&c.MaxBodyBytes, 1, math.MaxInt64} },
+		},
+		{
+			name: "QUEEN_MAX_PUSH_ITEMS", def: "10000", group: groupLimits,
+			doc:  "Most messages in one push request.",
+			bind: func(c *Config) value { return intValue[int]{&c.MaxPushItems, 1, noMax} },
+		},
+		{
+			name: "QUEEN_MAX_POP_BATCH", def: "10000", group: groupLimits,
+			doc:  "Largest `batch` a pop may ask for.",
+			bind: func(c *Config) value { return intValue[int]{&c.MaxPopBatch, 1, noMax} },
+		},
+		{
+			name: "QUEEN_MAX_ACK_ITEMS", def: "10000", group: groupLimits,
+			doc:  "Most acknowledgements in one batch-ack request.",
+			bind: func(c *Config) value { return intValue[int]{&c.MaxAckItems, 1, noMax} },
+		},
+	}
+}
+
+// loggingSettings: the one slog logger the daemon builds.
+func loggingSettings() []setting {
+	return []setting{
+		{
+			name: "LOG_LEVEL", def: "info", group: groupLogging,
+			doc: "Lowest level logged. `trace` is more verbose than `debug`. Any case is accepted; " +
+				"upstream silently uses `info` for unknown words, queen refuses them.",
+			bind: func(c *Config) value {
+				return enumValue{&c.LogLevel, []string{"trace", "debug", "info", "warn", "error"}, nil}
+			},
+		},
+		{
+			name: "QUEEN_LOG_FORMAT", def: "json", group: groupLogging,
+			doc:  "`json` (one object per line, for journald and collectors) or `text` (`key=value`). Queen-only.",
+			bind: func(c *Config) value { return enumValue{&c.LogFormat, []string{"json", "text"}, nil} },
+		},
+	}
+}
+
+// fileBufferSettings: the local spool that takes pushes while PostgreSQL is away
+// (spec/config.md §6).
+func fileBufferSettings() []setting {
+	return []setting{
+		{
+			name: "FILE_BUFFER_DIR", def: "/var/lib/queen/buffers", group: groupFileBuffer,
+			doc: "Spool directory, created at startup if missing. Empty means the default. One directory " +
+				"per process: replicas must not share one.",
+			bind: func(c *Config) value { return textValue{&c.FileBufferDir} },
+		},
+		{
+			name: "FILE_BUFFER_FLUSH_MS", def: "100", group: groupFileBuffer,
+			doc:  "Period of the spool drain loop, in milliseconds (upstream crashes on 0).",
+			bind: func(c *Config) value { return unitValue{&c.FileBufferFlushInterval, time.Millisecond, 1} },
+		},
+		{
+			name: "FILE_BUFFER_MAX_BATCH", def: "100", group: groupFileBuffer,
+			doc:  "Spooled messages replayed per insert.",
+			bind: func(c *Config) value { return intValue[int]{&c.FileBufferMaxBatch, 1, noMax} },
+		},
+		{
+			name: "FILE_BUFFER_EVENTS_PER_FILE", def: "10000", group: groupFileBuffer,
+			doc:  "Spooled messages per file before the spool starts a new file.",
+			bind: func(c *Config) value { return intValue[int]{&c.FileBufferEventsPerFile, 1, noMax} },
+		},
+	}
+}

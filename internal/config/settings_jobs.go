@@ -1,0 +1,74 @@
+package config
+
+import "time"
+
+// maintenanceSettings: the leader-gated background jobs (spec/config.md §5). Every
+// replica runs the loops; one wins each cycle through an advisory lock.
+func maintenanceSettings() []setting {
+	ms := func(p *time.Duration) value { return unitValue{p, time.Millisecond, 1} }
+	sec := func(p *time.Duration) value { return unitValue{p, time.Second, 1} }
+	count := func(p *int) value { return intValue[int]{p, 1, noMax} }
+	return []setting{
+		{
+			name: "RETENTION_INTERVAL", def: "300000", group: groupMaintenance,
+			doc: "Period of the retention cycle (message and completed-message retention, empty-partition " +
+				"cleanup, metrics cleanup), in milliseconds.",
+			bind: func(c *Config) value { return ms(&c.RetentionInterval) },
+		},
+		{
+			name: "RETENTION_BATCH_SIZE", def: "1000", group: groupMaintenance,
+			doc:  "Rows per retention `DELETE`; the cycle goes on while batches come back full.",
+			bind: func(c *Config) value { return count(&c.RetentionBatchSize) },
+		},
+		{
+			name: "PARTITION_CLEANUP_DAYS", def: "30", group: groupMaintenance,
+			doc:  "Partitions with no messages and no consumer activity for this many days are deleted.",
+			bind: func(c *Config) value { return count(&c.PartitionCleanupDays) },
+		},
+		{
+			name: "METRICS_RETENTION_DAYS", def: "90", group: groupMaintenance,
+			doc:  "Age in days after which consumption, system-metrics and retention-history rows are deleted.",
+			bind: func(c *Config) value { return count(&c.MetricsRetentionDays) },
+		},
+		{
+			name: "EVICTION_INTERVAL", def: "60000", group: groupMaintenance,
+			doc:  "Period of the eviction cycle for queues with `maxWaitTimeSeconds`, in milliseconds.",
+			bind: func(c *Config) value { return ms(&c.EvictionInterval) },
+		},
+		{
+			name: "EVICTION_BATCH_SIZE", def: "1000", group: groupMaintenance,
+			doc:  "Most messages evicted per eviction cycle.",
+			bind: func(c *Config) value { return count(&c.EvictionBatchSize) },
+		},
+		{
+			name: "STATS_INTERVAL_MS", def: "10000", group: groupMaintenance,
+			doc:  "Period of the fast statistics aggregation, in milliseconds.",
+			bind: func(c *Config) value { return ms(&c.StatsInterval) },
+		},
+		{
+			name: "STATS_RECONCILE_INTERVAL_MS", def: "120000", group: groupMaintenance,
+			doc:  "Period of the full statistics recomputation (also run once at startup), in milliseconds.",
+			bind: func(c *Config) value { return ms(&c.StatsReconcileInterval) },
+		},
+		{
+			name: "PARTITION_LOOKUP_RECONCILE_INTERVAL_MS", def: "5000", group: groupMaintenance,
+			doc:  "Period of the safety-net repair of the partition lookup table, in milliseconds.",
+			bind: func(c *Config) value { return ms(&c.PartitionLookupReconcileInterval) },
+		},
+		{
+			name: "PARTITION_LOOKUP_RECONCILE_LOOKBACK_SECONDS", def: "60", group: groupMaintenance,
+			doc:  "Lookup rows touched within this many seconds are checked against the messages.",
+			bind: func(c *Config) value { return sec(&c.PartitionLookupReconcileLookback) },
+		},
+		{
+			name: "METRICS_SAMPLE_INTERVAL_MS", def: "1000", group: groupMaintenance,
+			doc:  "Process metrics sampling period, in milliseconds.",
+			bind: func(c *Config) value { return ms(&c.MetricsSampleInterval) },
+		},
+		{
+			name: "METRICS_AGGREGATE_INTERVAL_S", def: "60", group: groupMaintenance,
+			doc:  "Seconds of samples aggregated into one system-metrics row.",
+			bind: func(c *Config) value { return sec(&c.MetricsAggregateInterval) },
+		},
+	}
+}

@@ -1,0 +1,110 @@
+package config
+
+import "time"
+
+// jwtSettings: bearer-token authentication (spec/config.md §7, spec/auth.md).
+func jwtSettings() []setting {
+	return []setting{
+		{
+			name: "JWT_ENABLED", def: "false", group: groupJWT,
+			doc: "Require a valid bearer token on every route except `JWT_SKIP_PATHS`. With it on, an " +
+				"incomplete JWT configuration stops startup.",
+			bind: func(c *Config) value { return boolValue{&c.JWTEnabled} },
+		},
+		{
+			name: "JWT_ALGORITHM", def: "HS256", group: groupJWT,
+			doc: "`HS256` needs `JWT_SECRET` (upstream also starts with only a JWKS URL or public key, which " +
+				"cannot verify HS256 tokens); `RS256` and `EdDSA` need `JWT_JWKS_URL` or `JWT_PUBLIC_KEY`; " +
+				"`auto` takes the algorithm from each token's header and needs at least one of the three.",
+			bind: func(c *Config) value {
+				return enumValue{&c.JWTAlgorithm, []string{"HS256", "RS256", "EdDSA", "auto"}, nil}
+			},
+		},
+		{
+			name: "JWT_SECRET", def: "", group: groupJWT, secret: true,
+			doc:  "HS256 key, used as the raw bytes of the string. Best given as the systemd credential `JWT_SECRET`.",
+			bind: func(c *Config) value { return textValue{&c.JWTSecret} },
+		},
+		{
+			name: "JWT_JWKS_URL", def: "", group: groupJWT,
+			doc:  "JWKS endpoint (http or https) with the RS256 or Ed25519 verification keys.",
+			bind: func(c *Config) value { return urlValue{&c.JWTJWKSURL} },
+		},
+		{
+			name: "JWT_PUBLIC_KEY", def: "", group: groupJWT,
+			doc: "PEM public key (RSA for RS256, Ed25519 for EdDSA); when set, it verifies every asymmetric " +
+				"token and the JWKS is not consulted. Since env files hold one line per " +
+				"variable, `\\n` sequences are read as newlines when the value has no real newline.",
+			bind: func(c *Config) value { return pemValue{&c.JWTPublicKey} },
+		},
+		{
+			name: "JWT_ISSUER", def: "", group: groupJWT,
+			doc:  "If set, the token's `iss` must equal it.",
+			bind: func(c *Config) value { return textValue{&c.JWTIssuer} },
+		},
+		{
+			name: "JWT_AUDIENCE", def: "", group: groupJWT,
+			doc:  "If set, the token's `aud` must contain it.",
+			bind: func(c *Config) value { return textValue{&c.JWTAudience} },
+		},
+		{
+			name: "JWT_CLOCK_SKEW", def: "30", group: groupJWT,
+			doc:  "Tolerance for `exp`, `nbf` and `iat`, in seconds.",
+			bind: func(c *Config) value { return unitValue{&c.JWTClockSkew, time.Second, 0} },
+		},
+		{
+			name: "JWT_SKIP_PATHS", def: "/health,/metrics/prometheus,/metrics,/", group: groupJWT, emptyOK: true,
+			doc: "Paths served without a token, comma-separated. An entry matches exactly, and entries " +
+				"ending in `/` (other than `/` itself) also match as a prefix. Set but empty: no path is skipped.",
+			bind: func(c *Config) value { return listValue{&c.JWTSkipPaths, nil} },
+		},
+		{
+			name: "JWT_JWKS_REFRESH_INTERVAL", def: "3600", group: groupJWT,
+			doc:  "How often the JWKS is fetched again, in seconds.",
+			bind: func(c *Config) value { return unitValue{&c.JWTJWKSRefreshInterval, time.Second, 1} },
+		},
+		{
+			name: "JWT_JWKS_TIMEOUT_MS", def: "5000", group: groupJWT,
+			doc:  "Timeout of one JWKS fetch, in milliseconds.",
+			bind: func(c *Config) value { return unitValue{&c.JWTJWKSTimeout, time.Millisecond, 1} },
+		},
+		{
+			name: "JWT_ROLES_CLAIM", def: "role", group: groupJWT,
+			doc:  "Claim holding a single role.",
+			bind: func(c *Config) value { return textValue{&c.JWTRolesClaim} },
+		},
+		{
+			name: "JWT_ROLES_ARRAY_CLAIM", def: "roles", group: groupJWT,
+			doc:  "Claim holding an array of roles.",
+			bind: func(c *Config) value { return textValue{&c.JWTRolesArrayClaim} },
+		},
+		{
+			name: "JWT_ROLE_ADMIN", def: "admin", group: groupJWT,
+			doc:  "Role name that grants every route.",
+			bind: func(c *Config) value { return textValue{&c.JWTRoleAdmin} },
+		},
+		{
+			name: "JWT_ROLE_READ_WRITE", def: "read-write", group: groupJWT,
+			doc:  "Role name that grants reading and writing messages.",
+			bind: func(c *Config) value { return textValue{&c.JWTRoleReadWrite} },
+		},
+		{
+			name: "JWT_ROLE_READ_ONLY", def: "read-only", group: groupJWT,
+			doc:  "Role name that grants read-only routes.",
+			bind: func(c *Config) value { return textValue{&c.JWTRoleReadOnly} },
+		},
+	}
+}
+
+// encryptionSettings: at-rest payload encryption (spec/config.md §10).
+func encryptionSettings() []setting {
+	return []setting{
+		{
+			name: "QUEEN_ENCRYPTION_KEY", def: "", defDoc: "unset: encryption off", group: groupEncryption, secret: true,
+			doc: "AES-256-GCM key for queues with `encryptionEnabled`: exactly 64 hex characters (32 bytes). " +
+				"Stricter than upstream, which logs an error and stores **plaintext** when the length is wrong: " +
+				"queen refuses to start instead. Best given as the systemd credential `QUEEN_ENCRYPTION_KEY`.",
+			bind: func(c *Config) value { return hexKeyValue{&c.EncryptionKey} },
+		},
+	}
+}

@@ -1,0 +1,140 @@
+package config
+
+import "time"
+
+// serverSettings: the HTTP listener, process identity and the dashboard.
+func serverSettings() []setting {
+	return []setting{
+		{
+			name: "HOST", def: "0.0.0.0", group: groupServer,
+			doc:  "HTTP bind address. Ignored when systemd passes a listening socket (`queen.socket`).",
+			bind: func(c *Config) value { return textValue{&c.Host} },
+		},
+		{
+			name: "PORT", def: "6632", group: groupServer,
+			doc:  "HTTP port. Ignored when systemd passes a listening socket.",
+			bind: func(c *Config) value { return intValue[int]{&c.Port, 1, 65535} },
+		},
+		{
+			name: "QUEEN_INSTANCE", def: "", group: groupServer,
+			doc: "Name of this replica, set by the `queen@.service` template (`%i`); " +
+				"added to log lines so replicas on one host can be told apart. Queen-only.",
+			bind: func(c *Config) value { return textValue{&c.Instance} },
+		},
+		{
+			name: "QUEEN_SHUTDOWN_TIMEOUT", def: "20s", group: groupServer,
+			doc: "How long a graceful stop (SIGTERM, SIGINT) may take to answer parked long-polls, " +
+				"finish in-flight requests and flush the spool. Keep it below systemd's " +
+				"`TimeoutStopSec` (30 s in the shipped unit). Queen-only; a Go duration.",
+			bind: func(c *Config) value { return durationValue{&c.ShutdownTimeout, time.Millisecond} },
+		},
+		{
+			name: "WEBAPP_ROOT", def: "", defDoc: "unset: embedded dashboard", group: groupServer, emptyOK: true,
+			doc: "Directory of dashboard files to serve instead of the dashboard built into the binary. " +
+				"Set but empty turns the dashboard off (as upstream).",
+			bind: func(c *Config) value { return webappValue{&c.WebappRoot, &c.DashboardEnabled} },
+		},
+		{
+			name: "CORS_ALLOWED_ORIGINS", def: "", group: groupServer,
+			doc: "Browser origins allowed to call the API, e.g. `https://ops.example.com,http://localhost:5173`. " +
+				"Empty (the default) turns CORS off: no `Access-Control-*` headers at all. " +
+				"`*` allows any origin and must be written explicitly. Queen-only.",
+			bind: func(c *Config) value { return listValue{&c.CORSAllowedOrigins, checkOrigin} },
+		},
+	}
+}
+
+// postgresSettings: the connection and its timeouts (spec/config.md §2).
+func postgresSettings() []setting {
+	ms := func(p *time.Duration, min int64) value { return unitValue{p, time.Millisecond, min} }
+	sec := func(p *time.Duration) value { return unitValue{p, time.Second, 0} }
+	return []setting{
+		{
+			name: "PG_HOST", def: "localhost", group: groupPostgres,
+			doc:  "PostgreSQL host name, IP address, or Unix-socket directory (e.g. `/run/postgresql`).",
+			bind: func(c *Config) value { return textValue{&c.PGHost} },
+		},
+		{
+			name: "PG_PORT", def: "5432", group: groupPostgres,
+			doc:  "PostgreSQL port. Must be numeric (upstream passes any string through).",
+			bind: func(c *Config) value { return portText{&c.PGPort} },
+		},
+		{
+			name: "PG_DB", def: "postgres", group: groupPostgres,
+			doc:  "Database name. queen keeps everything in the `queen` schema of this database.",
+			bind: func(c *Config) value { return textValue{&c.PGDB} },
+		},
+		{
+			name: "PG_USER", def: "postgres", group: groupPostgres,
+			doc:  "Database role.",
+			bind: func(c *Config) value { return textValue{&c.PGUser} },
+		},
+		{
+			name: "PG_PASSWORD", def: "postgres", group: groupPostgres, secret: true, emptyOK: true,
+			doc: "Password of `PG_USER`. Set but empty means no password (peer or trust authentication, " +
+				"or a `.pgpass` file), as upstream. Best given as the systemd credential `PG_PASSWORD`.",
+			bind: func(c *Config) value { return textValue{&c.PGPassword} },
+		},
+		{
+			name: "PG_USE_SSL", def: "false", group: groupPostgres,
+			doc:  "Use TLS to PostgreSQL: false → `sslmode=disable`, true → `sslmode=require`.",
+			bind: func(c *Config) value { return boolValue{&c.PGUseSSL} },
+		},
+		{
+			name: "PG_SSL_REJECT_UNAUTHORIZED", def: "true", group: groupPostgres,
+			doc: "Only with `PG_USE_SSL=true`: false lowers the mode to `sslmode=prefer`. " +
+				"As upstream, neither mode verifies the server certificate.",
+			bind: func(c *Config) value { return boolValue{&c.PGSSLRejectUnauthorized} },
+		},
+		{
+			name: "DB_POOL_SIZE", def: "150", group: groupPostgres,
+			doc: "Maximum number of PostgreSQL connections this process opens. Unlike upstream, which opens " +
+				"floor(0.95 × value) connections at startup plus `SIDECAR_POOL_SIZE` more, queen has one pool " +
+				"and opens connections lazily, up to this many. Size `max_connections` for the sum over replicas.",
+			bind: func(c *Config) value { return intValue[int]{&c.DBPoolSize, 1, noMax} },
+		},
+		{
+			name: "DB_CONNECTION_TIMEOUT", def: "2000", group: groupPostgres,
+			doc: "Connect timeout in milliseconds, sent as libpq `connect_timeout` in whole seconds rounded up " +
+				"(at least 1). Upstream turns values under 1000 into \"wait forever\"; queen never waits forever.",
+			bind: func(c *Config) value { return ms(&c.DBConnectionTimeout, 1) },
+		},
+		{
+			name: "DB_STATEMENT_TIMEOUT", def: "30000", group: groupPostgres,
+			doc: "`statement_timeout` of every connection, in milliseconds; 0 means none. " +
+				"Not truncated to 16 bits as upstream's engine connections are.",
+			bind: func(c *Config) value { return ms(&c.DBStatementTimeout, 0) },
+		},
+		{
+			name: "DB_LOCK_TIMEOUT", def: "10000", group: groupPostgres,
+			doc:  "`lock_timeout` in milliseconds; 0 means none.",
+			bind: func(c *Config) value { return ms(&c.DBLockTimeout, 0) },
+		},
+		{
+			name: "DB_IDLE_TIMEOUT", def: "30000", group: groupPostgres,
+			doc: "Despite the name, `idle_in_transaction_session_timeout` in milliseconds (as upstream); " +
+				"0 means none. It is not a pool idle timeout.",
+			bind: func(c *Config) value { return ms(&c.DBIdleTimeout, 0) },
+		},
+		{
+			name: "DB_TCP_USER_TIMEOUT_MS", def: "30000", group: groupPostgres,
+			doc:  "TCP user timeout (Linux `TCP_USER_TIMEOUT`) of PostgreSQL sockets, in milliseconds; 0 means the OS default.",
+			bind: func(c *Config) value { return ms(&c.DBTCPUserTimeout, 0) },
+		},
+		{
+			name: "DB_KEEPALIVES_IDLE", def: "60", group: groupPostgres,
+			doc:  "TCP keepalive idle time of PostgreSQL sockets, in seconds; 0 means the OS default. Keepalives are always on.",
+			bind: func(c *Config) value { return sec(&c.DBKeepalivesIdle) },
+		},
+		{
+			name: "DB_KEEPALIVES_INTERVAL", def: "10", group: groupPostgres,
+			doc:  "TCP keepalive probe interval, in seconds; 0 means the OS default.",
+			bind: func(c *Config) value { return sec(&c.DBKeepalivesInterval) },
+		},
+		{
+			name: "DB_KEEPALIVES_COUNT", def: "3", group: groupPostgres,
+			doc:  "Unanswered keepalive probes before the connection is dropped; 0 means the OS default.",
+			bind: func(c *Config) value { return intValue[int]{&c.DBKeepalivesCount, 0, noMax} },
+		},
+	}
+}

@@ -1,0 +1,171 @@
+package config
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// unusedGroup is a family of upstream variables that queen accepts for compatibility
+// but that change nothing here. Setting one is a warning, never an error.
+type unusedGroup struct {
+	display string   // how the docs name the family (Markdown); empty: the names, listed
+	names   []string // every variable of the family
+	secret  bool     // values are never printed; also looked up as credentials
+	reason  string   // why nothing reads it, for the warning and the docs
+}
+
+// engineTypes are the request types of upstream's batching engine (QUEEN_<TYPE>_*).
+func engineTypes() []string {
+	return []string{
+		"PUSH", "POP", "ACK", "TRANSACTION", "RENEW_LEASE", "CUSTOM",
+		"STREAMS_REGISTER", "STREAMS_CYCLE", "STREAMS_STATE_GET",
+	}
+}
+
+// unusedUpstream lists every variable upstream reads that queen does not implement.
+func unusedUpstream() []unusedGroup {
+	var engine []string
+	for _, t := range engineTypes() {
+		for _, s := range []string{"PREFERRED_BATCH_SIZE", "MAX_HOLD_MS", "MAX_BATCH_SIZE", "MAX_CONCURRENT"} {
+			engine = append(engine, "QUEEN_"+t+"_"+s)
+		}
+	}
+	const noFusion = "queen has no request-fusing engine; each request runs its own statements"
+	const noSync = "replicas coordinate through PostgreSQL LISTEN/NOTIFY; there is no UDP sync or its caches"
+	return []unusedGroup{
+		{names: []string{"NUM_WORKERS"},
+			reason: "queen has no worker event loops; the Go runtime schedules requests"},
+		{names: []string{"WORKER_ID"},
+			reason: "it labels upstream's per-worker metrics rows; queen has no workers"},
+		{names: []string{"DB_THREAD_POOL_SERVICE_THREADS"},
+			reason: "queen has no background thread pool"},
+		{names: []string{"RESPONSE_TIMER_INTERVAL_MS", "RESPONSE_BATCH_SIZE", "RESPONSE_BATCH_MAX"},
+			reason: "queen answers each request directly; there is no response timer"},
+		{names: []string{"SIDECAR_POOL_SIZE"},
+			reason: "queen has one PostgreSQL pool, sized by DB_POOL_SIZE"},
+		{names: []string{"LIBQUEEN_INFLIGHT_DEADLINE_MS"},
+			reason: "queries are bounded by DB_STATEMENT_TIMEOUT and TCP keepalives"},
+		{names: []string{"QUEEN_CONCURRENCY_MODE", "SIDECAR_MICRO_BATCH_WAIT_MS"}, reason: noFusion},
+		{names: []string{"QUEEN_VEGAS_MIN_LIMIT", "QUEEN_VEGAS_MAX_LIMIT", "QUEEN_VEGAS_ALPHA",
+			"QUEEN_VEGAS_BETA", "QUEEN_VEGAS_RTT_WINDOW_SAMPLES", "QUEEN_VEGAS_RTT_MIN_WINDOW_SEC",
+			"QUEEN_VEGAS_UPDATE_INTERVAL_MS"},
+			reason: noFusion},
+		{display: "`QUEEN_<TYPE>_{PREFERRED_BATCH_SIZE,MAX_HOLD_MS,MAX_BATCH_SIZE,MAX_CONCURRENT}` for every " +
+			"`<TYPE>` in `" + strings.Join(engineTypes(), "`, `") + "`",
+			names: engine, reason: noFusion},
+		{names: []string{"SIDECAR_MAX_ITEMS_PER_TX", "SIDECAR_MAX_BATCH_SIZE", "SIDECAR_MAX_PENDING_COUNT"},
+			reason: "unused by upstream too"},
+		{names: []string{"QUEUE_BACKOFF_CLEANUP_THRESHOLD", "STATS_HISTORY_RETENTION_DAYS"},
+			reason: "unused by upstream too"},
+		{names: []string{"QUEEN_UDP_PEERS", "QUEEN_UDP_NOTIFY_PORT", "QUEEN_SYNC_ENABLED",
+			"QUEEN_SYNC_HEARTBEAT_MS", "QUEEN_SYNC_DEAD_THRESHOLD_MS", "QUEEN_SYNC_RECV_BUFFER_MB",
+			"QUEEN_CACHE_REFRESH_INTERVAL_MS"},
+			reason: noSync},
+		{names: []string{"QUEEN_SYNC_SECRET"}, secret: true, reason: noSync},
+		{names: []string{"QUEEN_CACHE_PARTITION_MAX", "QUEEN_CACHE_PARTITION_TTL_MS"},
+			reason: "unused by upstream too"},
+	}
+}
+
+// clientVariables are read by Queen clients and tools, not by the broker. They are
+// often exported in the same shell, so they are ignored without a word.
+func clientVariables() []string {
+	return []string{"QUEEN_SERVER", "QUEEN_TOKEN", "QUEEN_CONTEXT", "QUEEN_CONFIG", "QUEEN_TEST_DATABASE_URL"}
+}
+
+// checkForeign looks at every variable that is not a setting: an upstream variable we
+// do not implement becomes a warning, a client variable is ignored, and any other
+// QUEEN_* variable is an error with a "did you mean" hint.
+func (c *Config) checkForeign(env map[string]string, credDir string) []error {
+	known := make(map[string]bool)
+	for _, s := range table() {
+		known[s.name] = true
+	}
+	for _, n := range clientVariables() {
+		known[n] = true
+	}
+	unused := make(map[string]unusedGroup)
+	for _, g := range unusedUpstream() {
+		for _, n := range g.names {
+			unused[n] = g
+			if g.secret && credDir != "" {
+				if _, ok, _ := readCredential(credDir, n); ok {
+					c.warnings = append(c.warnings, fmt.Sprintf(
+						"credential %s is accepted but unused by this broker: %s", n, g.reason))
+				}
+			}
+		}
+	}
+	names := make([]string, 0, len(env))
+	for n := range env {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var errs []error
+	for _, n := range names {
+		raw := env[n]
+		if g, ok := unused[n]; ok {
+			if raw != "" {
+				if g.secret {
+					raw = redacted
+				} else {
+					raw = fmt.Sprintf("%q", raw)
+				}
+				c.warnings = append(c.warnings, fmt.Sprintf(
+					"%s=%s is accepted but unused by this broker: %s", n, raw, g.reason))
+			}
+			continue
+		}
+		if known[n] || !strings.HasPrefix(n, "QUEEN_") {
+			continue
+		}
+		reason := "unknown variable (queen refuses unknown QUEEN_* variables to catch typos)"
+		if hint := closest(n, known, unused); hint != "" {
+			reason += "; did you mean " + hint + "?"
+		}
+		errs = append(errs, &Error{Name: n, Reason: reason, hideValue: true})
+	}
+	return errs
+}
+
+// closest returns the known or accepted name nearest to name, if it is within an
+// edit distance of 3; ties go to the alphabetically first name.
+func closest(name string, known map[string]bool, unused map[string]unusedGroup) string {
+	best, bestDist := "", 4
+	consider := func(cand string) {
+		d := levenshtein(name, cand)
+		if d < bestDist || (d == bestDist && cand < best) {
+			best, bestDist = cand, d
+		}
+	}
+	for n := range known {
+		consider(n)
+	}
+	for n := range unused {
+		consider(n)
+	}
+	return best
+}
+
+// levenshtein is the edit distance between a and b (insertions, deletions and
+// substitutions of bytes; variable names are ASCII).
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,93 @@
+package config
+
+import (
+	"errors"
+	"strconv"
+)
+
+// Validate checks the combinations of settings that no single value can check on its
+// own, and returns every problem joined (each an *Error matching ErrInvalid), or nil.
+// Load calls it; call it again only after changing a Config by hand, as tests do.
+func (c *Config) Validate() error {
+	var errs []error
+	for _, p := range c.problems() {
+		errs = append(errs, p)
+	}
+	return errors.Join(errs...)
+}
+
+// problems runs every combination check. Each problem names all the variables it read,
+// so that Load can drop it when one of them already failed to parse.
+func (c *Config) problems() []*Error {
+	var ps []*Error
+	add := func(p *Error) {
+		if p != nil {
+			ps = append(ps, p)
+		}
+	}
+	add(c.notAbove("POP_WAIT_INITIAL_INTERVAL_MS", c.PopWaitInitialInterval > c.PopWaitMaxInterval,
+		"POP_WAIT_MAX_INTERVAL_MS"))
+	add(c.notAbove("DEFAULT_TIMEOUT", c.DefaultTimeout > c.MaxPopTimeout, "QUEEN_MAX_POP_TIMEOUT_MS"))
+	add(c.notAbove("DEFAULT_BATCH_SIZE", c.DefaultBatchSize > c.MaxPopBatch, "QUEEN_MAX_POP_BATCH"))
+	add(c.jwtProblem())
+	return ps
+}
+
+// notAbove reports "NAME must not exceed OTHER" when bad is true.
+func (c *Config) notAbove(name string, bad bool, other string) *Error {
+	if !bad {
+		return nil
+	}
+	return c.combination(name, "must not exceed "+c.assignment(other), other)
+}
+
+// jwtProblem checks that an enabled JWT configuration has a key for its algorithm.
+func (c *Config) jwtProblem() *Error {
+	if !c.JWTEnabled {
+		return nil
+	}
+	related := []string{"JWT_ENABLED", "JWT_SECRET", "JWT_JWKS_URL", "JWT_PUBLIC_KEY"}
+	switch c.JWTAlgorithm {
+	case "HS256":
+		if c.JWTSecret == "" {
+			return c.combination("JWT_ALGORITHM", "with JWT_ENABLED=true needs JWT_SECRET", related...)
+		}
+	case "RS256", "EdDSA":
+		if c.JWTJWKSURL == "" && c.JWTPublicKey == "" {
+			return c.combination("JWT_ALGORITHM",
+				"with JWT_ENABLED=true needs JWT_JWKS_URL or JWT_PUBLIC_KEY", related...)
+		}
+	case "auto":
+		if c.JWTSecret == "" && c.JWTJWKSURL == "" && c.JWTPublicKey == "" {
+			return c.combination("JWT_ALGORITHM",
+				"with JWT_ENABLED=true needs JWT_SECRET, JWT_JWKS_URL or JWT_PUBLIC_KEY", related...)
+		}
+	}
+	return nil
+}
+
+// combination builds the *Error of a check over several variables, with name's
+// current value.
+func (c *Config) combination(name, reason string, related ...string) *Error {
+	s, _ := settingByName(name)
+	return &Error{Name: name, Value: c.display(s), Reason: reason, related: related}
+}
+
+// assignment renders NAME="value" (or NAME=<redacted>) for use inside a reason.
+func (c *Config) assignment(name string) string {
+	s, _ := settingByName(name)
+	if v := c.display(s); v != redacted {
+		return name + "=" + strconv.Quote(v)
+	}
+	return name + "=" + redacted
+}
+
+// display is a setting's current value in its variable's own units, redacted when it
+// is a non-empty secret.
+func (c *Config) display(s setting) string {
+	v := s.bind(c).get()
+	if s.secret && v != "" {
+		return redacted
+	}
+	return v
+}

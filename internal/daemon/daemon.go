@@ -1,0 +1,190 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/queenmq/queen/internal/broker"
+	"github.com/queenmq/queen/internal/buildinfo"
+	"github.com/queenmq/queen/internal/config"
+	"github.com/queenmq/queen/internal/httpapi"
+	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/store"
+)
+
+// Options are the parts of a daemon run that are not configuration: where logs go and,
+// for tests, a listener to serve on instead of binding HOST:PORT.
+type Options struct {
+	Stdout   io.Writer
+	Listener net.Listener
+	// ReadyFunc, when set, is called with the served address once the broker is ready.
+	ReadyFunc func(addr string)
+}
+
+// ErrUnsupportedConfig marks a configuration this build cannot honour (exit 78).
+var ErrUnsupportedConfig = errors.New("unsupported configuration")
+
+// Run serves the broker until ctx is cancelled, then drains and returns nil; it
+// returns an error when it cannot start.
+func Run(ctx context.Context, cfg *config.Config, opts Options) error {
+	if opts.Stdout == nil {
+		opts.Stdout = os.Stdout
+	}
+	logger := newLogger(cfg, opts.Stdout)
+	logger.Info("queen starting", "version", buildinfo.Version, "commit", buildinfo.Commit, "build_date", buildinfo.Date)
+	logger.LogAttrs(ctx, slog.LevelInfo, "effective configuration", cfg.LogAttrs()...)
+	for _, w := range cfg.Warnings() {
+		logger.Warn("configuration warning", "warning", w)
+	}
+	if os.Geteuid() == 0 {
+		logger.Warn("running as root; the packaged service runs as the unprivileged user queen")
+	}
+	if cfg.JWTEnabled {
+		return fmt.Errorf("%w: JWT_ENABLED=true but JWT authentication is not implemented by this build yet; refusing to serve without it", ErrUnsupportedConfig)
+	}
+	if !isLoopback(cfg.Host) {
+		logger.Warn("serving WITHOUT authentication on a non-loopback address; set JWT_ENABLED or bind HOST=127.0.0.1 behind a proxy", "host", cfg.Host)
+	}
+
+	ln := opts.Listener
+	if ln == nil {
+		var err error
+		ln, err = net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
+		if err != nil {
+			return fmt.Errorf("daemon: listen: %w", err)
+		}
+	}
+	defer ln.Close()
+
+	st, err := store.Open(store.Options{
+		ConnString:       cfg.PGConnString(),
+		MaxConns:         cfg.DBPoolSize,
+		StatementTimeout: cfg.DBStatementTimeout,
+		LockTimeout:      cfg.DBLockTimeout,
+		IdleInTxTimeout:  cfg.DBIdleTimeout,
+	})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	b := broker.New(broker.Config{
+		DefaultTimeout:          cfg.DefaultTimeout,
+		MaxPopTimeout:           cfg.MaxPopTimeout,
+		DefaultBatchSize:        cfg.DefaultBatchSize,
+		MaxPopBatch:             cfg.MaxPopBatch,
+		MaxPushItems:            cfg.MaxPushItems,
+		MaxAckItems:             cfg.MaxAckItems,
+		DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
+		PopWaitInitialInterval:  cfg.PopWaitInitialInterval,
+		PopWaitBackoffThreshold: cfg.PopWaitBackoffThreshold,
+		PopWaitBackoffMultiple:  cfg.PopWaitBackoffMultiplier,
+		PopWaitMaxInterval:      cfg.PopWaitMaxInterval,
+	}, st, logger.With("component", "broker"))
+
+	var ready atomic.Bool
+	api := httpapi.New(httpapi.Options{
+		MaxBodyBytes:       cfg.MaxBodyBytes,
+		CORSAllowedOrigins: cfg.CORSAllowedOrigins,
+		Version:            buildinfo.Version,
+		ReadyFunc: func(context.Context) error {
+			if !ready.Load() {
+				return errors.New("starting or draining")
+			}
+			return nil
+		},
+	}, b, logger.With("component", "http"))
+	srv := &http.Server{
+		Handler:           api.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.With("component", "http").Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	logger.Info("listening", "addr", ln.Addr().String())
+
+	if err := waitForDatabase(ctx, st, logger); err != nil {
+		shutdownHTTP(srv, b, cfg.ShutdownTimeout, logger)
+		if errors.Is(err, context.Canceled) {
+			return nil
+		}
+		return err
+	}
+	ready.Store(true)
+	logger.Info("ready", "addr", ln.Addr().String())
+	if opts.ReadyFunc != nil {
+		opts.ReadyFunc(ln.Addr().String())
+	}
+
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down", "reason", context.Cause(ctx).Error())
+	case err := <-serveErr:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("daemon: serve: %w", err)
+		}
+	}
+	ready.Store(false)
+	shutdownHTTP(srv, b, cfg.ShutdownTimeout, logger)
+	logger.Info("stopped")
+	return nil
+}
+
+// waitForDatabase applies the schema, retrying with a capped backoff while
+// PostgreSQL is unreachable and logging each attempt.
+func waitForDatabase(ctx context.Context, st *store.Store, logger *slog.Logger) error {
+	delay := 500 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := st.ApplySchema(ctx)
+		if err == nil {
+			logger.Info("schema applied", "attempt", attempt)
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !errors.Is(err, queue.ErrUnavailable) {
+			return fmt.Errorf("daemon: apply schema: %w", err)
+		}
+		logger.Warn("waiting for PostgreSQL", "attempt", attempt, "retry_in", delay.String(), "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 5*time.Second)
+	}
+}
+
+// shutdownHTTP stops accepting, answers parked long-polls and waits for in-flight
+// requests within the grace period.
+func shutdownHTTP(srv *http.Server, b *broker.Broker, grace time.Duration, logger *slog.Logger) {
+	if grace <= 0 {
+		grace = 20 * time.Second
+	}
+	b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		logger.Warn("shutdown grace period exceeded; closing remaining connections", "err", err)
+		_ = srv.Close()
+	}
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

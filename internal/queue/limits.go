@@ -1,0 +1,38 @@
+package queue
+
+import "unicode/utf8"
+
+// Fixed limits of the data model (semantics.md §4.1, §5.2): names and transaction
+// ids are varchar(255) in the upstream schema, so longer values are refused before
+// any SQL runs.
+const (
+	MaxNameLength          = 255
+	MaxTransactionIDLength = 255
+	// DefaultPartition is the partition used when a push names none.
+	DefaultPartition = "Default"
+	// QueueModeGroup is the implicit consumer group of queue mode.
+	QueueModeGroup = "__QUEUE_MODE__"
+)
+
+// CheckName validates a queue, partition or consumer-group name for field.
+func CheckName(field, name string) error {
+	if name == "" {
+		return Invalid(field, "%s must not be empty", field)
+	}
+	if utf8.RuneCountInString(name) > MaxNameLength {
+		return Invalid(field, "%s must be at most %d characters", field, MaxNameLength)
+	}
+	if !utf8.ValidString(name) || containsNUL(name) {
+		return Invalid(field, "%s must be valid UTF-8 without NUL characters", field)
+	}
+	return nil
+}
+
+func containsNUL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			return true
+		}
+	}
+	return false
+}

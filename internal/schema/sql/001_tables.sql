@@ -1,0 +1,161 @@
+-- Core tables, with the upstream Queen 0.15 names and columns (semantics.md §2.1) so a
+-- database written by an upstream broker can be served in place. Additive only.
+
+CREATE TABLE IF NOT EXISTS queen.queues (
+    id                          uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    name                        varchar(255) NOT NULL UNIQUE,
+    namespace                   varchar(255),
+    task                        varchar(255),
+    priority                    integer DEFAULT 0,
+    lease_time                  integer DEFAULT 300,
+    retry_limit                 integer DEFAULT 3,
+    retry_delay                 integer DEFAULT 1000,
+    ttl                         integer DEFAULT 3600,
+    dead_letter_queue           boolean DEFAULT false,
+    dlq_after_max_retries       boolean DEFAULT false,
+    delayed_processing          integer DEFAULT 0,
+    window_buffer               integer DEFAULT 0,
+    retention_seconds           integer DEFAULT 0,
+    completed_retention_seconds integer DEFAULT 0,
+    retention_enabled           boolean DEFAULT false,
+    encryption_enabled          boolean DEFAULT false,
+    max_wait_time_seconds       integer DEFAULT 0,
+    max_queue_size              integer DEFAULT 0,
+    created_at                  timestamptz DEFAULT now(),
+    updated_at                  timestamptz DEFAULT now()
+);
+
+CREATE TABLE IF NOT EXISTS queen.partitions (
+    id            uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    queue_id      uuid NOT NULL REFERENCES queen.queues(id) ON DELETE CASCADE,
+    name          varchar(255) NOT NULL DEFAULT 'Default',
+    created_at    timestamptz DEFAULT now(),
+    last_activity timestamptz DEFAULT now(),
+    UNIQUE (queue_id, name)
+);
+
+CREATE TABLE IF NOT EXISTS queen.messages (
+    id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    transaction_id varchar(255) NOT NULL,
+    partition_id   uuid NOT NULL REFERENCES queen.partitions(id) ON DELETE CASCADE,
+    payload        jsonb NOT NULL,
+    trace_id       uuid DEFAULT gen_random_uuid(),
+    created_at     timestamptz NOT NULL DEFAULT now(),
+    is_encrypted   boolean DEFAULT false,
+    producer_sub   text
+);
+CREATE UNIQUE INDEX IF NOT EXISTS idx_messages_partition_transaction
+    ON queen.messages (partition_id, transaction_id);
+CREATE INDEX IF NOT EXISTS idx_messages_partition_created_id
+    ON queen.messages (partition_id, created_at, id);
+
+CREATE TABLE IF NOT EXISTS queen.partition_consumers (
+    id                       uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    partition_id             uuid NOT NULL REFERENCES queen.partitions(id) ON DELETE CASCADE,
+    consumer_group           varchar(255) NOT NULL DEFAULT '__QUEUE_MODE__',
+    last_consumed_id         uuid DEFAULT '00000000-0000-0000-0000-000000000000',
+    last_consumed_created_at timestamptz,
+    lease_acquired_at        timestamptz,
+    lease_expires_at         timestamptz,
+    worker_id                varchar(255),
+    batch_size               integer DEFAULT 0,
+    acked_count              integer DEFAULT 0,
+    batch_retry_count        integer DEFAULT 0,
+    total_messages_consumed  bigint DEFAULT 0,
+    total_batches_consumed   bigint DEFAULT 0,
+    last_consumed_at         timestamptz,
+    message_batch            jsonb,
+    pending_estimate         bigint DEFAULT 0,
+    last_stats_update        timestamptz,
+    created_at               timestamptz DEFAULT now(),
+    UNIQUE (partition_id, consumer_group),
+    CONSTRAINT partition_consumers_cursor_consistency CHECK (
+        (last_consumed_id = '00000000-0000-0000-0000-000000000000') = (last_consumed_created_at IS NULL)
+    )
+) WITH (fillfactor = 50,
+        autovacuum_vacuum_scale_factor = 0.01,
+        autovacuum_vacuum_threshold = 50,
+        autovacuum_vacuum_cost_delay = 0);
+CREATE INDEX IF NOT EXISTS idx_partition_consumers_worker_id
+    ON queen.partition_consumers (worker_id) WHERE worker_id IS NOT NULL;
+
+CREATE TABLE IF NOT EXISTS queen.partition_lookup (
+    id                      bigserial PRIMARY KEY,
+    queue_name              varchar(255) NOT NULL REFERENCES queen.queues(name) ON DELETE CASCADE,
+    partition_id            uuid NOT NULL REFERENCES queen.partitions(id) ON DELETE CASCADE,
+    last_message_id         uuid NOT NULL,
+    last_message_created_at timestamptz NOT NULL,
+    updated_at              timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (queue_name, partition_id)
+) WITH (fillfactor = 50,
+        autovacuum_vacuum_scale_factor = 0.01,
+        autovacuum_vacuum_threshold = 50,
+        autovacuum_vacuum_cost_delay = 0);
+CREATE INDEX IF NOT EXISTS idx_partition_lookup_partition_id
+    ON queen.partition_lookup (partition_id);
+
+CREATE TABLE IF NOT EXISTS queen.consumer_groups_metadata (
+    id                     bigserial PRIMARY KEY,
+    consumer_group         varchar(255) NOT NULL,
+    queue_name             varchar(255) NOT NULL DEFAULT '',
+    partition_name         varchar(255) NOT NULL DEFAULT '',
+    namespace              varchar(255) NOT NULL DEFAULT '',
+    task                   varchar(255) NOT NULL DEFAULT '',
+    subscription_mode      varchar(32),
+    subscription_timestamp timestamptz,
+    created_at             timestamptz DEFAULT now(),
+    UNIQUE (consumer_group, queue_name, partition_name, namespace, task)
+);
+CREATE INDEX IF NOT EXISTS idx_consumer_groups_metadata_lookup
+    ON queen.consumer_groups_metadata (consumer_group, queue_name, namespace, task);
+
+CREATE TABLE IF NOT EXISTS queen.consumer_watermarks (
+    queue_name         varchar(255) NOT NULL,
+    consumer_group     varchar(255) NOT NULL,
+    last_empty_scan_at timestamptz NOT NULL DEFAULT 'epoch',
+    updated_at         timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (queue_name, consumer_group)
+);
+
+CREATE TABLE IF NOT EXISTS queen.dead_letter_queue (
+    id                  uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    message_id          uuid NOT NULL REFERENCES queen.messages(id) ON DELETE CASCADE,
+    partition_id        uuid NOT NULL REFERENCES queen.partitions(id) ON DELETE CASCADE,
+    consumer_group      varchar(255),
+    error_message       text,
+    retry_count         integer DEFAULT 0,
+    original_created_at timestamptz,
+    failed_at           timestamptz DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS idx_dlq_partition ON queen.dead_letter_queue (partition_id);
+CREATE INDEX IF NOT EXISTS idx_dlq_consumer_group ON queen.dead_letter_queue (consumer_group);
+CREATE INDEX IF NOT EXISTS idx_dlq_failed_at ON queen.dead_letter_queue (failed_at DESC);
+CREATE INDEX IF NOT EXISTS idx_dlq_message_group ON queen.dead_letter_queue (message_id, consumer_group);
+
+CREATE TABLE IF NOT EXISTS queen.system_state (
+    key        varchar(255) PRIMARY KEY,
+    value      jsonb NOT NULL,
+    updated_at timestamptz DEFAULT now()
+);
+
+CREATE TABLE IF NOT EXISTS queen.message_traces (
+    id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    message_id     uuid REFERENCES queen.messages(id) ON DELETE CASCADE,
+    partition_id   uuid REFERENCES queen.partitions(id) ON DELETE CASCADE,
+    transaction_id varchar(255),
+    consumer_group varchar(255),
+    event_type     varchar(100) DEFAULT 'info',
+    data           jsonb,
+    created_at     timestamptz DEFAULT now(),
+    worker_id      varchar(255)
+);
+CREATE INDEX IF NOT EXISTS idx_message_traces_message ON queen.message_traces (partition_id, transaction_id);
+
+CREATE TABLE IF NOT EXISTS queen.message_trace_names (
+    id         bigserial PRIMARY KEY,
+    trace_id   uuid NOT NULL REFERENCES queen.message_traces(id) ON DELETE CASCADE,
+    trace_name text NOT NULL,
+    created_at timestamptz DEFAULT now(),
+    UNIQUE (trace_id, trace_name)
+);
+CREATE INDEX IF NOT EXISTS idx_message_trace_names_name ON queen.message_trace_names (trace_name);

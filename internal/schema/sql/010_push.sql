@@ -1,0 +1,120 @@
+-- queen.push_q1 appends a batch of messages (semantics.md §5). One call = one
+-- transaction. Order without loss (semantics.md §3.2 [GO]): each touched partition is
+-- locked (transaction-scoped advisory lock, sorted by id) before its timestamp is
+-- chosen, and created_at is the wall clock taken under the lock, never earlier than the
+-- partition's previous head + 1µs. So commit order equals (created_at, id) order per
+-- partition and a consumer can never advance past a message that commits later.
+-- The partition_lookup head is upserted in the same transaction (read-your-writes).
+-- Returns one row per input item (o_idx is 0-based): queued or duplicate, with the
+-- stored (winning) message id.
+CREATE OR REPLACE FUNCTION queen.push_q1(
+    p_queue     text[],
+    p_partition text[],
+    p_txid      text[],
+    p_id        text[],
+    p_payload   text[],
+    p_trace     text[],
+    p_sub       text[],
+    p_encrypted boolean[]
+) RETURNS TABLE (o_idx integer, o_status text, o_message_id uuid, o_partition_id uuid)
+LANGUAGE plpgsql AS $$
+DECLARE
+    r     record;
+    v_now timestamptz;
+BEGIN
+    INSERT INTO queen.queues (name, namespace, task)
+    SELECT DISTINCT x.q, split_part(x.q, '.', 1), split_part(x.q, '.', 2)
+    FROM unnest(p_queue) AS x(q)
+    WHERE NOT EXISTS (SELECT 1 FROM queen.queues qq WHERE qq.name = x.q)
+    ON CONFLICT (name) DO NOTHING;
+
+    INSERT INTO queen.partitions (queue_id, name)
+    SELECT DISTINCT qq.id, x.pn
+    FROM unnest(p_queue, p_partition) AS x(qn, pn)
+    JOIN queen.queues qq ON qq.name = x.qn
+    WHERE NOT EXISTS (SELECT 1 FROM queen.partitions p WHERE p.queue_id = qq.id AND p.name = x.pn)
+    ON CONFLICT (queue_id, name) DO NOTHING;
+
+    FOR r IN
+        SELECT DISTINCT p.id
+        FROM unnest(p_queue, p_partition) AS x(qn, pn)
+        JOIN queen.queues qq ON qq.name = x.qn
+        JOIN queen.partitions p ON p.queue_id = qq.id AND p.name = x.pn
+        ORDER BY p.id
+    LOOP
+        PERFORM pg_advisory_xact_lock(queen.partition_order_key(r.id));
+    END LOOP;
+
+    v_now := clock_timestamp();
+
+    RETURN QUERY
+    WITH items AS (
+        SELECT (x.ord - 1)::integer AS i, p.id AS pid, qq.name AS qn, x.txid, x.mid::uuid AS mid,
+               x.payload::jsonb AS payload, x.trace::uuid AS trace, x.sub, x.enc
+        FROM unnest(p_queue, p_partition, p_txid, p_id, p_payload, p_trace, p_sub, p_encrypted)
+             WITH ORDINALITY AS x(qn, pn, txid, mid, payload, trace, sub, enc, ord)
+        JOIN queen.queues qq ON qq.name = x.qn
+        JOIN queen.partitions p ON p.queue_id = qq.id AND p.name = x.pn
+    ),
+    firsts AS (
+        SELECT DISTINCT ON (it.pid, it.txid) it.*
+        FROM items it
+        ORDER BY it.pid, it.txid, it.i
+    ),
+    existing AS (
+        SELECT m.partition_id, m.transaction_id, m.id
+        FROM queen.messages m
+        JOIN firsts f ON m.partition_id = f.pid AND m.transaction_id = f.txid
+    ),
+    stamps AS (
+        SELECT d.pid, d.qn,
+               greatest(v_now, pl.last_message_created_at + interval '1 microsecond') AS ts
+        FROM (SELECT DISTINCT f.pid, f.qn FROM firsts f) d
+        LEFT JOIN queen.partition_lookup pl ON pl.partition_id = d.pid AND pl.queue_name = d.qn
+    ),
+    ins AS (
+        INSERT INTO queen.messages (id, transaction_id, partition_id, payload, trace_id,
+                                    created_at, is_encrypted, producer_sub)
+        SELECT f.mid, f.txid, f.pid, f.payload, f.trace, s.ts, f.enc, f.sub
+        FROM firsts f
+        JOIN stamps s ON s.pid = f.pid
+        WHERE NOT EXISTS (SELECT 1 FROM existing e
+                          WHERE e.partition_id = f.pid AND e.transaction_id = f.txid)
+        ON CONFLICT (partition_id, transaction_id) DO NOTHING
+        RETURNING id, partition_id, transaction_id, created_at
+    ),
+    heads AS (
+        SELECT DISTINCT ON (ins.partition_id) ins.partition_id, ins.id, ins.created_at, s.qn
+        FROM ins JOIN stamps s ON s.pid = ins.partition_id
+        ORDER BY ins.partition_id, ins.created_at DESC, ins.id DESC
+    ),
+    lookup AS (
+        INSERT INTO queen.partition_lookup AS pl
+               (queue_name, partition_id, last_message_id, last_message_created_at, updated_at)
+        SELECT h.qn, h.partition_id, h.id, h.created_at, now() FROM heads h
+        ON CONFLICT (queue_name, partition_id) DO UPDATE
+           SET last_message_id = excluded.last_message_id,
+               last_message_created_at = excluded.last_message_created_at,
+               updated_at = excluded.updated_at
+           WHERE (excluded.last_message_created_at, excluded.last_message_id)
+                 > (pl.last_message_created_at, pl.last_message_id)
+        RETURNING 1
+    )
+    SELECT it.i,
+           CASE WHEN ins.id IS NOT NULL AND it.i = f.i THEN 'queued' ELSE 'duplicate' END,
+           coalesce(ins.id, e.id),
+           it.pid
+    FROM items it
+    JOIN firsts f ON f.pid = it.pid AND f.txid = it.txid
+    LEFT JOIN ins ON ins.partition_id = f.pid AND ins.transaction_id = f.txid
+    LEFT JOIN existing e ON e.partition_id = f.pid AND e.transaction_id = f.txid
+    ORDER BY it.i;
+END;
+$$;
+
+-- queen.partition_order_key is the advisory-lock key that serialises appends to one
+-- partition (distinct seed from the wildcard pop claim key, semantics.md §2.3).
+CREATE OR REPLACE FUNCTION queen.partition_order_key(p_partition uuid)
+RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT hashtextextended(p_partition::text, 1364283729)
+$$;

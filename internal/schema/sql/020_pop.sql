@@ -1,0 +1,236 @@
+-- queen.pop_q1 claims partitions for one consumer group and returns their next
+-- messages (semantics.md §6). p_partition NULL means a wildcard pop over the queue's
+-- partitions, claiming up to p_max_partitions of them; otherwise exactly that
+-- partition. Every claimed partition gets the lease p_lease_id for the queue's
+-- lease_time (60 s when 0). Partitions that yield no message are released at once and
+-- do not count toward p_max_partitions (no starvation behind delayed partitions).
+CREATE OR REPLACE FUNCTION queen.pop_q1(
+    p_queue          text,
+    p_partition      text,
+    p_group          text,
+    p_lease_id       text,
+    p_batch          integer,
+    p_max_partitions integer,
+    p_auto_ack       boolean,
+    p_sub_mode       text,
+    p_sub_from       text
+) RETURNS TABLE (o_partition_id uuid, o_partition text, o_id uuid, o_transaction_id text,
+                 o_trace_id uuid, o_payload jsonb, o_producer_sub text, o_created_at timestamptz,
+                 o_retry_count integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_q          queen.queues%ROWTYPE;
+    v_now        timestamptz := now();
+    v_lease      interval;
+    v_budget     integer := greatest(coalesce(p_batch, 1), 1);
+    v_claimed    integer := 0;
+    v_cands      uuid[];
+    v_names      text[];
+    v_i          integer;
+    v_pid        uuid;
+    v_pname      text;
+    v_cur_ts     timestamptz;
+    v_cur_id     uuid;
+    v_retries    integer;
+    v_virtual    boolean;
+    v_n          integer;
+    v_last_ts    timestamptz;
+    v_last_id    uuid;
+    v_delay_cut  timestamptz;
+    m            record;
+    c_zero       constant uuid := '00000000-0000-0000-0000-000000000000';
+BEGIN
+    SELECT * INTO v_q FROM queen.queues WHERE name = p_queue;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    v_lease := make_interval(secs => CASE WHEN coalesce(v_q.lease_time, 0) > 0 THEN v_q.lease_time ELSE 60 END);
+    v_delay_cut := v_now - make_interval(secs => greatest(coalesce(v_q.delayed_processing, 0), 0));
+
+    IF p_partition IS NOT NULL THEN
+        SELECT array_agg(p.id), array_agg(p.name::text) INTO v_cands, v_names
+        FROM queen.partitions p
+        LEFT JOIN queen.partition_lookup pl ON pl.partition_id = p.id AND pl.queue_name = v_q.name
+        WHERE p.queue_id = v_q.id AND p.name = p_partition
+          AND (coalesce(v_q.window_buffer, 0) = 0 OR pl.last_message_created_at IS NULL
+               OR pl.last_message_created_at <= v_now - make_interval(secs => v_q.window_buffer));
+    ELSE
+        SELECT array_agg(c.pid), array_agg(c.pname) INTO v_cands, v_names
+        FROM (
+            SELECT pl.partition_id AS pid, p.name::text AS pname
+            FROM queen.partition_lookup pl
+            JOIN queen.partitions p ON p.id = pl.partition_id
+            LEFT JOIN queen.partition_consumers pc
+                   ON pc.partition_id = pl.partition_id AND pc.consumer_group = p_group
+            WHERE pl.queue_name = v_q.name
+              AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= v_now)
+              AND (pc.last_consumed_created_at IS NULL
+                   OR (pl.last_message_created_at, pl.last_message_id)
+                      > (pc.last_consumed_created_at, pc.last_consumed_id))
+              AND (coalesce(v_q.window_buffer, 0) = 0
+                   OR pl.last_message_created_at <= v_now - make_interval(secs => v_q.window_buffer))
+              AND (coalesce(v_q.delayed_processing, 0) = 0 OR EXISTS (
+                   SELECT 1 FROM queen.messages dm
+                   WHERE dm.partition_id = pl.partition_id
+                     AND (pc.last_consumed_created_at IS NULL
+                          OR (dm.created_at, dm.id) > (pc.last_consumed_created_at, pc.last_consumed_id))
+                     AND dm.created_at <= v_delay_cut))
+            ORDER BY pc.last_consumed_at ASC NULLS FIRST, pl.last_message_created_at ASC
+            LIMIT greatest(p_max_partitions, 1) * 4 + 16
+        ) c;
+    END IF;
+
+    IF v_cands IS NULL THEN
+        RETURN;
+    END IF;
+
+    FOR v_i IN 1 .. array_length(v_cands, 1) LOOP
+        EXIT WHEN v_budget <= 0 OR v_claimed >= greatest(p_max_partitions, 1);
+        v_pid := v_cands[v_i];
+        v_pname := v_names[v_i];
+
+        IF p_partition IS NULL AND NOT pg_try_advisory_xact_lock(hashtextextended(v_pid::text, 12648430)) THEN
+            CONTINUE;
+        END IF;
+
+        INSERT INTO queen.partition_consumers (partition_id, consumer_group)
+        SELECT v_pid, p_group
+        WHERE NOT EXISTS (SELECT 1 FROM queen.partition_consumers
+                          WHERE partition_id = v_pid AND consumer_group = p_group)
+        ON CONFLICT (partition_id, consumer_group) DO NOTHING;
+
+        UPDATE queen.partition_consumers pc
+           SET lease_acquired_at = v_now,
+               lease_expires_at  = v_now + v_lease,
+               worker_id         = p_lease_id,
+               batch_size        = v_budget,
+               acked_count       = 0
+         WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group
+           AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= v_now)
+        RETURNING pc.last_consumed_created_at, pc.last_consumed_id, pc.batch_retry_count
+             INTO v_cur_ts, v_cur_id, v_retries;
+        IF NOT FOUND THEN
+            CONTINUE; -- leased by another consumer of this group
+        END IF;
+
+        v_virtual := false;
+        IF v_cur_ts IS NULL AND p_group <> '__QUEUE_MODE__' THEN
+            v_cur_ts := queen.subscription_start_q1(v_q.name, v_pname, p_group,
+                                                    p_partition IS NOT NULL, p_sub_mode, p_sub_from, v_now);
+            IF v_cur_ts IS NOT NULL THEN
+                v_cur_id := c_zero;
+                v_virtual := true;
+            END IF;
+        END IF;
+
+        v_n := 0;
+        FOR m IN
+            SELECT mm.id, mm.transaction_id, mm.trace_id, mm.payload, mm.producer_sub, mm.created_at
+            FROM queen.messages mm
+            WHERE mm.partition_id = v_pid
+              AND (v_cur_ts IS NULL OR (mm.created_at, mm.id) > (v_cur_ts, v_cur_id))
+              AND (coalesce(v_q.delayed_processing, 0) = 0 OR mm.created_at <= v_delay_cut)
+            ORDER BY mm.created_at, mm.id
+            LIMIT v_budget
+        LOOP
+            v_n := v_n + 1;
+            v_last_ts := m.created_at;
+            v_last_id := m.id;
+            o_partition_id := v_pid;
+            o_partition := v_pname;
+            o_id := m.id;
+            o_transaction_id := m.transaction_id;
+            o_trace_id := m.trace_id;
+            o_payload := m.payload;
+            o_producer_sub := m.producer_sub;
+            o_created_at := m.created_at;
+            o_retry_count := coalesce(v_retries, 0);
+            RETURN NEXT;
+        END LOOP;
+
+        IF v_n = 0 THEN
+            UPDATE queen.partition_consumers pc
+               SET lease_acquired_at = NULL, lease_expires_at = NULL, worker_id = NULL,
+                   batch_size = 0, acked_count = 0
+             WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group AND pc.worker_id = p_lease_id;
+            IF v_virtual THEN
+                -- Store the subscription start as a real cursor so a "new" group never
+                -- re-reads history later (semantics.md §6.8).
+                UPDATE queen.partition_consumers pc
+                   SET last_consumed_created_at = h.created_at, last_consumed_id = h.id,
+                       last_consumed_at = v_now
+                  FROM (SELECT mm.created_at, mm.id FROM queen.messages mm
+                        WHERE mm.partition_id = v_pid AND mm.created_at <= v_cur_ts
+                        ORDER BY mm.created_at DESC, mm.id DESC LIMIT 1) h
+                 WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group
+                   AND pc.last_consumed_created_at IS NULL;
+            END IF;
+            CONTINUE;
+        END IF;
+
+        IF p_auto_ack THEN
+            UPDATE queen.partition_consumers pc
+               SET last_consumed_created_at = v_last_ts, last_consumed_id = v_last_id,
+                   lease_acquired_at = NULL, lease_expires_at = NULL, worker_id = NULL,
+                   batch_size = 0, acked_count = 0, batch_retry_count = 0,
+                   total_messages_consumed = pc.total_messages_consumed + v_n,
+                   total_batches_consumed = pc.total_batches_consumed + 1,
+                   last_consumed_at = v_now
+             WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group AND pc.worker_id = p_lease_id;
+        ELSIF v_n <> v_budget THEN
+            UPDATE queen.partition_consumers pc
+               SET batch_size = v_n, acked_count = 0
+             WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group AND pc.worker_id = p_lease_id;
+        END IF;
+
+        v_budget := v_budget - v_n;
+        v_claimed := v_claimed + 1;
+    END LOOP;
+END;
+$$;
+
+-- queen.subscription_start_q1 decides where a named group with no cursor starts in a
+-- partition (semantics.md §6.6). NULL means "from the beginning".
+CREATE OR REPLACE FUNCTION queen.subscription_start_q1(
+    p_queue text, p_partition text, p_group text, p_specific boolean,
+    p_sub_mode text, p_sub_from text, p_now timestamptz
+) RETURNS timestamptz
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_ts   timestamptz;
+    v_mode text := lower(coalesce(p_sub_mode, ''));
+    v_from text := coalesce(p_sub_from, '');
+BEGIN
+    SELECT md.subscription_timestamp INTO v_ts
+    FROM queen.consumer_groups_metadata md
+    WHERE md.consumer_group = p_group AND md.queue_name = p_queue
+      AND md.partition_name IN (p_partition, '') AND md.namespace = '' AND md.task = ''
+    ORDER BY (md.partition_name = '') ASC
+    LIMIT 1;
+    IF FOUND THEN
+        RETURN v_ts;
+    END IF;
+
+    IF v_from <> '' AND lower(v_from) <> 'now' THEN
+        BEGIN
+            v_ts := v_from::timestamptz;
+        EXCEPTION WHEN others THEN
+            RETURN NULL; -- unparsable: start from the beginning, store nothing (upstream)
+        END;
+        INSERT INTO queen.consumer_groups_metadata
+               (consumer_group, queue_name, partition_name, subscription_mode, subscription_timestamp)
+        VALUES (p_group, p_queue, CASE WHEN p_specific THEN p_partition ELSE '' END, 'timestamp', v_ts)
+        ON CONFLICT DO NOTHING;
+        RETURN v_ts;
+    END IF;
+
+    IF lower(v_from) = 'now' OR v_mode IN ('new', 'new-only') THEN
+        INSERT INTO queen.consumer_groups_metadata
+               (consumer_group, queue_name, partition_name, subscription_mode, subscription_timestamp)
+        VALUES (p_group, p_queue, CASE WHEN p_specific THEN p_partition ELSE '' END, 'new', p_now)
+        ON CONFLICT DO NOTHING;
+        RETURN p_now;
+    END IF;
+    RETURN NULL;
+END;
+$$;

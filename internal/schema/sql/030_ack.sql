@@ -1,0 +1,182 @@
+-- queen.ack_q1 applies a batch of acknowledgements for one consumer group
+-- (semantics.md §7). Items are processed in (partition, message order); each
+-- (partition, group) is serialised by a blocking advisory lock. Differences from
+-- upstream, all [GO] answers of the spec:
+--   * the cursor only moves forward (an old ack never rewinds it);
+--   * once an item triggered a retry (failed within retryLimit, or retry), later items
+--     of the same (partition, group) in the call cannot move the cursor past the failed
+--     message: they fail with "lease released by earlier failure" (no skipped message);
+--   * the retry counter resets whenever the cursor moves (completed or dead-lettered).
+-- p_lease holds '' for "no lease check". Returns one row per item, by input index.
+CREATE OR REPLACE FUNCTION queen.ack_q1(
+    p_txid   text[],
+    p_pid    text[],
+    p_lease  text[],
+    p_status text[],
+    p_error  text[],
+    p_group  text
+) RETURNS TABLE (o_idx integer, o_success boolean, o_error text, o_queue text, o_partition text,
+                 o_lease_released boolean, o_dlq boolean)
+LANGUAGE plpgsql AS $$
+DECLARE
+    it          record;
+    pc          queen.partition_consumers%ROWTYPE;
+    v_locked    uuid;
+    v_retried   uuid[] := '{}';
+    v_released  boolean;
+    v_dlq       boolean;
+    v_has_row   boolean;
+    v_forward   boolean;
+    v_status    text;
+    v_now       timestamptz := now();
+BEGIN
+    FOR it IN
+        SELECT (x.ord - 1)::integer AS i, x.txid, x.pid::uuid AS pid, coalesce(x.lease, '') AS lease,
+               lower(coalesce(x.status, 'completed')) AS status, x.err,
+               m.id AS mid, m.created_at AS mts, p.name::text AS pname, q.name::text AS qname,
+               coalesce(q.retry_limit, 3) AS retry_limit
+        FROM unnest(p_txid, p_pid, p_lease, p_status, p_error) WITH ORDINALITY AS x(txid, pid, lease, status, err, ord)
+        LEFT JOIN queen.messages m ON m.partition_id = x.pid::uuid AND m.transaction_id = x.txid
+        LEFT JOIN queen.partitions p ON p.id = m.partition_id
+        LEFT JOIN queen.queues q ON q.id = p.queue_id
+        ORDER BY x.pid, m.created_at NULLS FIRST, m.id, x.ord
+    LOOP
+        o_idx := it.i;
+        o_queue := it.qname;
+        o_partition := it.pname;
+        o_lease_released := NULL;
+        o_dlq := false;
+        IF it.mid IS NULL THEN
+            o_success := false; o_error := 'Message not found'; o_queue := NULL; o_partition := NULL;
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+
+        IF v_locked IS DISTINCT FROM it.pid THEN
+            PERFORM pg_advisory_xact_lock(queen.ack_lock_key(it.pid, p_group));
+            v_locked := it.pid;
+        END IF;
+
+        SELECT * INTO pc FROM queen.partition_consumers c
+        WHERE c.partition_id = it.pid AND c.consumer_group = p_group
+        FOR UPDATE;
+        v_has_row := FOUND;
+
+        IF it.lease <> '' AND NOT (v_has_row AND pc.worker_id = it.lease AND pc.lease_expires_at > v_now) THEN
+            o_success := false; o_error := 'Invalid or expired lease';
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+
+        v_status := it.status;
+        IF v_status = 'success' THEN
+            v_status := 'completed';
+        END IF;
+
+        IF it.pid = ANY (v_retried) THEN
+            IF v_status IN ('failed', 'retry') THEN
+                o_success := true; o_error := NULL; o_lease_released := true;
+            ELSE
+                o_success := false; o_error := 'lease released by earlier failure';
+            END IF;
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+
+        IF v_status = 'retry' OR (v_status = 'failed' AND v_has_row AND pc.batch_retry_count < it.retry_limit) THEN
+            IF v_has_row AND pc.worker_id IS NOT NULL THEN
+                UPDATE queen.partition_consumers c
+                   SET lease_acquired_at = NULL, lease_expires_at = NULL, worker_id = NULL,
+                       batch_size = 0, acked_count = 0,
+                       batch_retry_count = c.batch_retry_count + CASE WHEN v_status = 'failed' THEN 1 ELSE 0 END
+                 WHERE c.id = pc.id;
+            END IF;
+            v_retried := v_retried || it.pid;
+            o_success := true; o_error := NULL; o_lease_released := true;
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+
+        IF v_status NOT IN ('completed', 'failed', 'dlq') THEN
+            o_success := false; o_error := NULL;
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+
+        v_dlq := v_status IN ('failed', 'dlq');
+        IF v_dlq THEN
+            INSERT INTO queen.dead_letter_queue
+                   (message_id, partition_id, consumer_group, error_message, retry_count, original_created_at)
+            VALUES (it.mid, it.pid, p_group, coalesce(nullif(it.err, ''), 'Retries exhausted'),
+                    CASE WHEN v_has_row THEN pc.batch_retry_count ELSE 0 END, it.mts);
+        END IF;
+
+        IF NOT v_has_row THEN
+            IF v_dlq THEN
+                INSERT INTO queen.partition_consumers
+                       (partition_id, consumer_group, last_consumed_id, last_consumed_created_at, last_consumed_at,
+                        total_messages_consumed)
+                VALUES (it.pid, p_group, it.mid, it.mts, v_now, 1)
+                ON CONFLICT (partition_id, consumer_group) DO NOTHING;
+            END IF;
+            o_success := true; o_error := NULL; o_dlq := v_dlq;
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+
+        v_forward := pc.last_consumed_created_at IS NULL
+                     OR (it.mts, it.mid) > (pc.last_consumed_created_at, pc.last_consumed_id);
+        v_released := pc.batch_size > 0 AND pc.acked_count + 1 >= pc.batch_size;
+
+        UPDATE queen.partition_consumers c
+           SET last_consumed_created_at = CASE WHEN v_forward THEN it.mts ELSE c.last_consumed_created_at END,
+               last_consumed_id         = CASE WHEN v_forward THEN it.mid ELSE c.last_consumed_id END,
+               last_consumed_at         = v_now,
+               total_messages_consumed  = c.total_messages_consumed + 1,
+               acked_count              = CASE WHEN v_released THEN 0 ELSE c.acked_count + 1 END,
+               batch_retry_count        = CASE WHEN v_forward OR v_released THEN 0 ELSE c.batch_retry_count END,
+               batch_size               = CASE WHEN v_released THEN 0 ELSE c.batch_size END,
+               lease_acquired_at        = CASE WHEN v_released THEN NULL ELSE c.lease_acquired_at END,
+               lease_expires_at         = CASE WHEN v_released THEN NULL ELSE c.lease_expires_at END,
+               worker_id                = CASE WHEN v_released THEN NULL ELSE c.worker_id END
+         WHERE c.id = pc.id;
+
+        o_success := true; o_error := NULL; o_lease_released := v_released; o_dlq := v_dlq;
+        RETURN NEXT;
+    END LOOP;
+END;
+$$;
+
+-- queen.ack_lock_key serialises acks per (partition, consumer group): the first 64 bits
+-- of md5(partition_id || consumer_group), as upstream (semantics.md §2.3).
+CREATE OR REPLACE FUNCTION queen.ack_lock_key(p_partition uuid, p_group text)
+RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT ('x' || substr(md5(p_partition::text || p_group), 1, 16))::bit(64)::bigint
+$$;
+
+-- queen.extend_lease_q1 extends every live lease held under p_lease_id (multi-partition
+-- pops share one id) to at least now + p_seconds; it never shortens nor revives one.
+CREATE OR REPLACE FUNCTION queen.extend_lease_q1(p_lease_id text, p_seconds integer)
+RETURNS TABLE (o_success boolean, o_error text, o_expires_at timestamptz)
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_exp timestamptz;
+BEGIN
+    WITH upd AS (
+        UPDATE queen.partition_consumers c
+           SET lease_expires_at = greatest(c.lease_expires_at, now() + make_interval(secs => p_seconds))
+         WHERE c.worker_id = p_lease_id AND c.lease_expires_at > now()
+        RETURNING c.lease_expires_at
+    )
+    SELECT min(upd.lease_expires_at) INTO v_exp FROM upd;
+    IF v_exp IS NOT NULL THEN
+        RETURN QUERY SELECT true, NULL::text, v_exp;
+        RETURN;
+    END IF;
+    IF EXISTS (SELECT 1 FROM queen.partition_consumers c WHERE c.worker_id = p_lease_id) THEN
+        RETURN QUERY SELECT false, 'Lease already expired'::text, NULL::timestamptz;
+    ELSE
+        RETURN QUERY SELECT false, 'Lease not found'::text, NULL::timestamptz;
+    END IF;
+END;
+$$;

@@ -1,0 +1,69 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/queenmq/queen/internal/queue"
+)
+
+const sqlMessageAckBatch = `SELECT o_idx, o_success, coalesce(o_error, ''), coalesce(o_queue, ''),
+       coalesce(o_partition, ''), o_lease_released, o_dlq
+FROM queen.ack_q1($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6)`
+
+// MessageAckBatch applies acks (all of one consumer group, partition ids already
+// validated as UUIDs) in one transaction and returns one result per ack, in input order.
+func (s *Store) MessageAckBatch(ctx context.Context, group string, acks []queue.Ack) ([]queue.AckResult, error) {
+	n := len(acks)
+	txids := make([]string, n)
+	pids := make([]string, n)
+	leases := make([]string, n)
+	statuses := make([]string, n)
+	errs := make([]string, n)
+	for i, a := range acks {
+		txids[i], pids[i], leases[i], statuses[i], errs[i] = a.TransactionID, a.PartitionID, a.LeaseID, a.Status, a.Error
+	}
+	rows, err := s.pool.Query(ctx, sqlMessageAckBatch, txids, pids, leases, statuses, errs, group)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	defer rows.Close()
+	results := make([]queue.AckResult, n)
+	seen := 0
+	for rows.Next() {
+		var r queue.AckResult
+		if err := rows.Scan(&r.Index, &r.Success, &r.Error, &r.QueueName, &r.PartitionName, &r.LeaseReleased, &r.DLQ); err != nil {
+			return nil, interpretError(err)
+		}
+		if r.Index < 0 || r.Index >= n {
+			return nil, fmt.Errorf("store: ack returned item index %d of %d", r.Index, n)
+		}
+		r.TransactionID = acks[r.Index].TransactionID
+		results[r.Index] = r
+		seen++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, interpretError(err)
+	}
+	if seen != n {
+		return nil, fmt.Errorf("store: ack returned %d results for %d items", seen, n)
+	}
+	return results, nil
+}
+
+const sqlLeaseExtend = `SELECT o_success, coalesce(o_error, ''), o_expires_at FROM queen.extend_lease_q1($1, $2)`
+
+// LeaseExtend extends every live lease held under leaseID to at least now+seconds.
+func (s *Store) LeaseExtend(ctx context.Context, leaseID string, seconds int) (queue.LeaseExtension, error) {
+	res := queue.LeaseExtension{LeaseID: leaseID}
+	var expires *time.Time
+	err := s.pool.QueryRow(ctx, sqlLeaseExtend, leaseID, seconds).Scan(&res.Success, &res.Error, &expires)
+	if err != nil {
+		return res, interpretError(err)
+	}
+	if expires != nil {
+		res.ExpiresAt = expires.UTC()
+	}
+	return res, nil
+}

@@ -1,0 +1,162 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// QueueConfigure upserts a queue, replacing every option (semantics.md §4.2), and
+// returns the queue id and the id of its Default partition.
+func (s *Store) QueueConfigure(ctx context.Context, q queue.Queue) (queueID, partitionID string, err error) {
+	o := q.Options
+	opts, err := json.Marshal(map[string]any{
+		"priority": o.Priority, "leaseTime": o.LeaseTime, "retryLimit": o.RetryLimit,
+		"retryDelay": o.RetryDelay, "ttl": o.TTL, "deadLetterQueue": o.DeadLetterQueue,
+		"dlqAfterMaxRetries": o.DLQAfterMaxRetries, "delayedProcessing": o.DelayedProcessing,
+		"windowBuffer": o.WindowBuffer, "retentionSeconds": o.RetentionSeconds,
+		"completedRetentionSeconds": o.CompletedRetentionSeconds, "retentionEnabled": o.RetentionEnabled,
+		"encryptionEnabled": o.EncryptionEnabled, "maxWaitTimeSeconds": o.MaxWaitTimeSeconds,
+		"maxSize": o.MaxSize,
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("store: encode options: %w", err)
+	}
+	err = s.pool.QueryRow(ctx, `SELECT o_queue_id::text, o_partition_id::text FROM queen.configure_q1($1, $2, $3, $4::jsonb)`,
+		q.Name, q.Namespace, q.Task, string(opts)).Scan(&queueID, &partitionID)
+	return queueID, partitionID, interpretError(err)
+}
+
+// QueueDelete deletes a queue with its partitions, messages, cursors and subscriptions;
+// existed reports whether there was such a queue.
+func (s *Store) QueueDelete(ctx context.Context, name string) (existed bool, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT queen.delete_queue_q1($1)`, name).Scan(&existed)
+	return existed, interpretError(err)
+}
+
+const sqlQueueColumns = `q.id::text, q.name, coalesce(q.namespace, ''), coalesce(q.task, ''),
+       coalesce(q.priority, 0), coalesce(q.lease_time, 300), coalesce(q.retry_limit, 3),
+       coalesce(q.retry_delay, 1000), coalesce(q.max_queue_size, 0), coalesce(q.ttl, 3600),
+       coalesce(q.dead_letter_queue, false), coalesce(q.dlq_after_max_retries, false),
+       coalesce(q.delayed_processing, 0), coalesce(q.window_buffer, 0),
+       coalesce(q.retention_seconds, 0), coalesce(q.completed_retention_seconds, 0),
+       coalesce(q.retention_enabled, false), coalesce(q.encryption_enabled, false),
+       coalesce(q.max_wait_time_seconds, 0), coalesce(q.created_at, now())`
+
+func scanQueue(row pgx.Row, qi *queue.QueueInfo) error {
+	o := &qi.Options
+	return row.Scan(&qi.ID, &qi.Name, &qi.Namespace, &qi.Task, &o.Priority, &o.LeaseTime, &o.RetryLimit,
+		&o.RetryDelay, &o.MaxSize, &o.TTL, &o.DeadLetterQueue, &o.DLQAfterMaxRetries, &o.DelayedProcessing,
+		&o.WindowBuffer, &o.RetentionSeconds, &o.CompletedRetentionSeconds, &o.RetentionEnabled,
+		&o.EncryptionEnabled, &o.MaxWaitTimeSeconds, &qi.CreatedAt)
+}
+
+// QueueGet returns one queue's configuration (queue.ErrNotFound when absent).
+func (s *Store) QueueGet(ctx context.Context, name string) (queue.QueueInfo, error) {
+	var qi queue.QueueInfo
+	err := scanQueue(s.pool.QueryRow(ctx, `SELECT `+sqlQueueColumns+` FROM queen.queues q WHERE q.name = $1`, name), &qi)
+	if err != nil {
+		return qi, interpretError(err)
+	}
+	qi.CreatedAt = qi.CreatedAt.UTC()
+	return qi, nil
+}
+
+// sqlPartitionCounters computes live counters per partition of one queue from the
+// queue-mode cursor. It scans the queue's messages: bounded by the queue size.
+const sqlPartitionCounters = `
+SELECT p.id::text, p.name, coalesce(p.created_at, now()),
+       coalesce(c.total, 0), coalesce(c.unconsumed, 0),
+       (pc.worker_id IS NOT NULL AND pc.lease_expires_at > now()) AS leased,
+       coalesce(pc.batch_size, 0) - coalesce(pc.acked_count, 0),
+       (SELECT count(*) FROM queen.dead_letter_queue d WHERE d.partition_id = p.id),
+       c.oldest, c.newest
+FROM queen.partitions p
+LEFT JOIN queen.partition_consumers pc
+       ON pc.partition_id = p.id AND pc.consumer_group = '__QUEUE_MODE__'
+LEFT JOIN LATERAL (
+    SELECT count(*) AS total,
+           count(*) FILTER (WHERE pc.last_consumed_created_at IS NULL
+                            OR (m.created_at, m.id) > (pc.last_consumed_created_at, pc.last_consumed_id)) AS unconsumed,
+           min(m.created_at) AS oldest, max(m.created_at) AS newest
+    FROM queen.messages m WHERE m.partition_id = p.id
+) c ON true
+WHERE p.queue_id = $1::uuid
+ORDER BY p.name`
+
+// QueuePartitions returns the partitions of a queue with their counters.
+func (s *Store) QueuePartitions(ctx context.Context, queueID string) ([]queue.PartitionInfo, error) {
+	rows, err := s.pool.Query(ctx, sqlPartitionCounters, queueID)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	defer rows.Close()
+	var out []queue.PartitionInfo
+	for rows.Next() {
+		var p queue.PartitionInfo
+		var unconsumed, inFlight, dlq int64
+		var leased bool
+		var oldest, newest *time.Time
+		if err := rows.Scan(&p.ID, &p.Name, &p.CreatedAt, &p.Counters.Total, &unconsumed, &leased,
+			&inFlight, &dlq, &oldest, &newest); err != nil {
+			return nil, interpretError(err)
+		}
+		p.CreatedAt = p.CreatedAt.UTC()
+		c := &p.Counters
+		if leased {
+			c.Processing = min(max(inFlight, 0), unconsumed)
+		}
+		c.Pending = unconsumed - c.Processing
+		c.DeadLetter, c.Failed = dlq, dlq
+		c.Completed = max(c.Total-unconsumed-dlq, 0)
+		p.OldestMessage, p.NewestMessage = utcPtr(oldest), utcPtr(newest)
+		out = append(out, p)
+	}
+	return out, interpretError(rows.Err())
+}
+
+// QueueList returns every queue, newest first, with partition counts and counters.
+func (s *Store) QueueList(ctx context.Context) ([]queue.QueueInfo, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+sqlQueueColumns+` FROM queen.queues q ORDER BY q.created_at DESC, q.name`)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	var out []queue.QueueInfo
+	for rows.Next() {
+		var qi queue.QueueInfo
+		if err := scanQueue(rows, &qi); err != nil {
+			rows.Close()
+			return nil, interpretError(err)
+		}
+		qi.CreatedAt = qi.CreatedAt.UTC()
+		out = append(out, qi)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, interpretError(err)
+	}
+	for i := range out {
+		parts, err := s.QueuePartitions(ctx, out[i].ID)
+		if err != nil {
+			return nil, err
+		}
+		out[i].PartitionCount = len(parts)
+		for _, p := range parts {
+			out[i].Totals.Add(p.Counters)
+		}
+	}
+	return out, nil
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

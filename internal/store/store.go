@@ -1,0 +1,138 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/schema"
+)
+
+// Options configures the connection pool.
+type Options struct {
+	// ConnString is a libpq keyword/value DSN or a postgres:// URL.
+	ConnString string
+	// MaxConns caps the pool; connections are opened lazily.
+	MaxConns int
+	// StatementTimeout, LockTimeout and IdleInTxTimeout become the session settings
+	// statement_timeout, lock_timeout and idle_in_transaction_session_timeout (0 = unset).
+	StatementTimeout time.Duration
+	LockTimeout      time.Duration
+	IdleInTxTimeout  time.Duration
+}
+
+// Store runs queen's SQL on a pgx pool.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// Open builds the pool without connecting; use Ping or ApplySchema to reach the server.
+func Open(opts Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(opts.ConnString)
+	if err != nil {
+		return nil, fmt.Errorf("store: parse connection settings: %w", err)
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = int32(opts.MaxConns)
+	}
+	cfg.MinConns = 0
+	params := cfg.ConnConfig.RuntimeParams
+	setMillis := func(name string, d time.Duration) {
+		if d > 0 {
+			params[name] = strconv.FormatInt(d.Milliseconds(), 10)
+		}
+	}
+	setMillis("statement_timeout", opts.StatementTimeout)
+	setMillis("lock_timeout", opts.LockTimeout)
+	setMillis("idle_in_transaction_session_timeout", opts.IdleInTxTimeout)
+	if _, ok := params["application_name"]; !ok {
+		params["application_name"] = "queen"
+	}
+	params["timezone"] = "UTC"
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: create pool: %w", err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Close closes every connection of the pool.
+func (s *Store) Close() { s.pool.Close() }
+
+// Ping checks that PostgreSQL answers.
+func (s *Store) Ping(ctx context.Context) error {
+	return interpretError(s.pool.Ping(ctx))
+}
+
+// ApplySchema applies the embedded DDL on one pooled connection (see schema.Apply).
+func (s *Store) ApplySchema(ctx context.Context) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return interpretError(err)
+	}
+	defer conn.Release()
+	return interpretError(schema.Apply(ctx, conn.Conn()))
+}
+
+// PoolStats reports the pool's size and use.
+type PoolStats struct {
+	MaxConns      int
+	TotalConns    int
+	IdleConns     int
+	AcquiredConns int
+}
+
+// Stats returns the current pool statistics.
+func (s *Store) Stats() PoolStats {
+	st := s.pool.Stat()
+	return PoolStats{
+		MaxConns:      int(st.MaxConns()),
+		TotalConns:    int(st.TotalConns()),
+		IdleConns:     int(st.IdleConns()),
+		AcquiredConns: int(st.AcquiredConns()),
+	}
+}
+
+// interpretError translates pgx and network errors into queue sentinels. Only
+// "database unreachable" errors become queue.ErrUnavailable.
+func interpretError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%w: %w", queue.ErrNotFound, err)
+	}
+	if isUnavailable(err) {
+		return fmt.Errorf("%w: %w", queue.ErrUnavailable, err)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505":
+			return fmt.Errorf("%w: %s", queue.ErrConflict, pgErr.Message)
+		case "57P01", "57P02", "57P03", "53300":
+			return fmt.Errorf("%w: %w", queue.ErrUnavailable, err)
+		}
+	}
+	return err
+}
+
+func isUnavailable(err error) bool {
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) {
+		return true
+	}
+	if pgconn.SafeToRetry(err) {
+		return true
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr)
+}
