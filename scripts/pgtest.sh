@@ -22,7 +22,7 @@
 # installed if none are found. See scripts/lib/pg.sh.
 set -euo pipefail
 
-# shellcheck source=lib/pg.sh
+# shellcheck source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/lib/pg.sh"
 
 usage() {
@@ -59,6 +59,7 @@ cmd_run() {
 	trap 'exit 143' TERM
 	trap 'exit 129' HUP
 	pg_start
+	pg_watch $$ "$PGTEST_DIR"
 	pg_export "$PGTEST_DIR"
 	pg_log "PostgreSQL on 127.0.0.1:$PG_PORT ($PGTEST_DIR), QUEEN_TEST_DATABASE_URL=$QUEEN_TEST_DATABASE_URL"
 	pg_run_child "$@"

@@ -15,8 +15,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=lib/pg.sh
-. "$root/scripts/lib/pg.sh"
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib/pg.sh"
 
 queen=$root/bin/queen
 [ -x "$queen" ] || pg_die "$queen not found; run make build (or make run)"
@@ -35,6 +35,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 pg_start
+pg_watch $$ "$PGTEST_DIR"
 pg_export "$PGTEST_DIR"
 unset QUEEN_TEST_DATABASE_URL
 export HOST=${HOST:-127.0.0.1}

@@ -71,6 +71,11 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		StatementTimeout: cfg.DBStatementTimeout,
 		LockTimeout:      cfg.DBLockTimeout,
 		IdleInTxTimeout:  cfg.DBIdleTimeout,
+		ConnectTimeout:   cfg.DBConnectionTimeout,
+		KeepAlive: net.KeepAliveConfig{
+			Idle: cfg.DBKeepalivesIdle, Interval: cfg.DBKeepalivesInterval, Count: cfg.DBKeepalivesCount,
+		},
+		TCPUserTimeout: cfg.DBTCPUserTimeout,
 	})
 	if err != nil {
 		return err

@@ -33,6 +33,11 @@ const (
 // hundreds of databases on one server with max_connections=300.
 const poolSize = 4
 
+// sharedPoolSize is the connection limit of the pool behind Tx. Each open Tx holds a
+// connection until its test ends, and a parent test's Tx stays open while its parallel
+// subtests run, so this must exceed go test's -parallel (GOMAXPROCS) with margin.
+const sharedPoolSize = 16
+
 const (
 	setupTimeout   = 2 * time.Minute
 	cleanupTimeout = 30 * time.Second
@@ -263,7 +268,7 @@ func openShared(adminURL string, admin *pgxpool.Pool, template string) (*pgxpool
 	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", dbURL, err)
 	}
-	cfg.MaxConns = poolSize
+	cfg.MaxConns = sharedPoolSize
 	return pgxpool.NewWithConfig(ctx, cfg)
 }
 

@@ -85,6 +85,7 @@ func TestNewDBURL(t *testing.T) {
 
 	t.Run("DropsTheDatabaseOfAPassedTest", func(t *testing.T) {
 		t.Parallel()
+		URL(t) // skip here under -short, not only in Inner
 		var name string
 		t.Run("Inner", func(t *testing.T) {
 			conn, err := pgx.Connect(t.Context(), NewDBURL(t))
@@ -102,6 +103,7 @@ func TestTx(t *testing.T) {
 
 	t.Run("IsRolledBack", func(t *testing.T) {
 		t.Parallel()
+		URL(t) // skip here under -short, not only in Inner
 		var name string
 		t.Run("Inner", func(t *testing.T) {
 			tx := Tx(t)

@@ -25,7 +25,6 @@ const (
 	applyLockID        = 1
 )
 
-
 // Files returns the embedded SQL files in apply order (lexical order of their names).
 func Files() []string {
 	entries, err := fs.ReadDir(files, "sql")

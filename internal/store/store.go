@@ -27,6 +27,13 @@ type Options struct {
 	StatementTimeout time.Duration
 	LockTimeout      time.Duration
 	IdleInTxTimeout  time.Duration
+	// ConnectTimeout bounds each connection attempt (0 = the DSN's connect_timeout).
+	ConnectTimeout time.Duration
+	// KeepAlive configures TCP keepalives on every connection (zero fields = OS default).
+	KeepAlive net.KeepAliveConfig
+	// TCPUserTimeout is TCP_USER_TIMEOUT: unacknowledged data fails the connection
+	// after this long, so a dead database is noticed (0 = OS default).
+	TCPUserTimeout time.Duration
 }
 
 // Store runs queen's SQL on a pgx pool.
@@ -44,6 +51,14 @@ func Open(opts Options) (*Store, error) {
 		cfg.MaxConns = int32(opts.MaxConns)
 	}
 	cfg.MinConns = 0
+	if opts.ConnectTimeout > 0 {
+		cfg.ConnConfig.ConnectTimeout = opts.ConnectTimeout
+	}
+	dialer := &net.Dialer{KeepAliveConfig: opts.KeepAlive, Control: tcpUserTimeoutControl(opts.TCPUserTimeout)}
+	if dialer.KeepAliveConfig != (net.KeepAliveConfig{}) {
+		dialer.KeepAliveConfig.Enable = true
+	}
+	cfg.ConnConfig.DialFunc = dialer.DialContext
 	params := cfg.ConnConfig.RuntimeParams
 	setMillis := func(name string, d time.Duration) {
 		if d > 0 {

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034 # PGTEST_DIR and PG_CHILD_* are results for the caller
 #
 # Throwaway PostgreSQL clusters for tests and `make run` (style.md §2.8).
 # Sourced by scripts/pgtest.sh and scripts/run.sh; defines functions only.
@@ -39,7 +40,8 @@ pg_bindir_find() {
 		d=$(pg_config --bindir 2>/dev/null || true)
 		[ -n "$d" ] && [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ] && { echo "$d"; return 0; }
 	fi
-	for d in $(ls -d /usr/lib/postgresql/*/bin /usr/pgsql-*/bin 2>/dev/null | sort -rV); do
+	# An unmatched glob stays literal and fails the -x test.
+	for d in $(printf '%s\n' /usr/lib/postgresql/*/bin /usr/pgsql-*/bin | sort -rV); do
 		[ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ] && { echo "$d"; return 0; }
 	done
 	return 1
@@ -53,8 +55,10 @@ pg_install() {
 	[ "$(id -u)" = 0 ] || pg_die "PostgreSQL server binaries (initdb, pg_ctl) not found; install them (Debian: apt-get install postgresql) or set PGTEST_BINDIR"
 	command -v apt-get >/dev/null 2>&1 || pg_die "PostgreSQL server binaries not found and apt-get is unavailable; install PostgreSQL 15+ or set PGTEST_BINDIR"
 	pg_log "PostgreSQL server binaries not found; installing Debian packages (apt-get install postgresql)"
-	apt-get update -qq >&2 || pg_die "apt-get update failed"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >&2 \
+	# Wait for the dpkg lock: another pgtest.sh may be installing at the same time.
+	apt-get -o DPkg::Lock::Timeout=300 update -qq >&2 || pg_die "apt-get update failed"
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq \
+		--no-install-recommends postgresql >&2 \
 		|| pg_die "apt-get install postgresql failed"
 	if command -v pg_lsclusters >/dev/null 2>&1; then
 		local ver name port status _
@@ -196,7 +200,7 @@ pg_start() {
 # pg_stop stops the cluster in DIR (immediate mode: it is throwaway) and
 # removes DIR. Safe to call on a half-created or already stopped cluster.
 pg_stop() {
-	local dir=$1 bindir pid i
+	local dir=$1 bindir pid
 	[ -n "$dir" ] && [ -d "$dir" ] || return 0
 	if pg_running "$dir"; then
 		bindir=$(cat "$dir/bindir" 2>/dev/null || pg_bindir_find || true)
@@ -206,7 +210,7 @@ pg_stop() {
 		if pg_running "$dir"; then
 			pid=$(head -n1 "$dir/data/postmaster.pid")
 			kill -QUIT "$pid" 2>/dev/null || true
-			for i in 1 2 3 4 5 6 7 8 9 10; do
+			for _ in 1 2 3 4 5 6 7 8 9 10; do
 				kill -0 "$pid" 2>/dev/null || break
 				sleep 0.2
 			done
@@ -216,13 +220,30 @@ pg_stop() {
 	rm -rf "$dir"
 }
 
+# pg_watch stops and removes the cluster in DIR once process PID is gone. It is
+# the safety net for a caller killed with SIGKILL, whose EXIT trap never runs;
+# after a normal exit it finds nothing left to do and ends within a second.
+pg_watch() {
+	local pid=$1 dir=$2
+	(
+		trap '' INT TERM HUP
+		while kill -0 "$pid" 2>/dev/null; do sleep 1; done
+		pg_stop "$dir"
+	) </dev/null >/dev/null 2>&1 &
+}
+
 # pg_run_child runs "$@" as a child of this shell with stdin and default
 # INT/QUIT handling, forwards INT, TERM and HUP to it, waits for it to exit
 # (also after forwarding) and sets PG_CHILD_STATUS to its exit status. The
 # caller's EXIT trap does the cleanup afterwards.
 pg_run_child() {
 	local sig
-	(trap - INT QUIT; exec "$@") <&0 &
+	# `<&0`: without it, bash gives a background command /dev/null as stdin.
+	if { : <&0; } 2>/dev/null; then
+		(trap - INT QUIT; exec "$@") <&0 &
+	else
+		(trap - INT QUIT; exec "$@") </dev/null &
+	fi
 	PG_CHILD_PID=$!
 	for sig in INT TERM HUP; do
 		# shellcheck disable=SC2064

@@ -28,6 +28,7 @@ DECLARE
     v_names      text[];
     v_i          integer;
     v_pid        uuid;
+    v_pc_id      uuid;
     v_pname      text;
     v_cur_ts     timestamptz;
     v_cur_id     uuid;
@@ -99,18 +100,36 @@ BEGIN
                           WHERE partition_id = v_pid AND consumer_group = p_group)
         ON CONFLICT (partition_id, consumer_group) DO NOTHING;
 
+        -- Lock the cursor row before taking the lease. A wildcard pop skips a row that
+        -- an ack holds, so pops (arbitrary partition order) and acks (sorted order)
+        -- never wait on each other in a cycle.
+        IF p_partition IS NULL THEN
+            SELECT pc.id INTO v_pc_id FROM queen.partition_consumers pc
+             WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group
+               AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= v_now)
+               FOR UPDATE SKIP LOCKED;
+        ELSE
+            SELECT pc.id INTO v_pc_id FROM queen.partition_consumers pc
+             WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group
+               AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= v_now)
+               FOR UPDATE;
+        END IF;
+        IF NOT FOUND THEN
+            CONTINUE; -- leased by another consumer of this group (or being acked)
+        END IF;
+
         UPDATE queen.partition_consumers pc
            SET lease_acquired_at = v_now,
                lease_expires_at  = v_now + v_lease,
                worker_id         = p_lease_id,
                batch_size        = v_budget,
                acked_count       = 0
-         WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group
+         WHERE pc.id = v_pc_id
            AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= v_now)
         RETURNING pc.last_consumed_created_at, pc.last_consumed_id, pc.batch_retry_count
              INTO v_cur_ts, v_cur_id, v_retries;
         IF NOT FOUND THEN
-            CONTINUE; -- leased by another consumer of this group
+            CONTINUE;
         END IF;
 
         v_virtual := false;
@@ -221,7 +240,7 @@ BEGIN
                (consumer_group, queue_name, partition_name, subscription_mode, subscription_timestamp)
         VALUES (p_group, p_queue, CASE WHEN p_specific THEN p_partition ELSE '' END, 'timestamp', v_ts)
         ON CONFLICT DO NOTHING;
-        RETURN v_ts;
+        RETURN queen.subscription_stored_q1(p_queue, p_partition, p_group, v_ts);
     END IF;
 
     IF lower(v_from) = 'now' OR v_mode IN ('new', 'new-only') THEN
@@ -229,8 +248,23 @@ BEGIN
                (consumer_group, queue_name, partition_name, subscription_mode, subscription_timestamp)
         VALUES (p_group, p_queue, CASE WHEN p_specific THEN p_partition ELSE '' END, 'new', p_now)
         ON CONFLICT DO NOTHING;
-        RETURN p_now;
+        RETURN queen.subscription_stored_q1(p_queue, p_partition, p_group, p_now);
     END IF;
     RETURN NULL;
 END;
+$$;
+
+-- queen.subscription_stored_q1 returns the subscription timestamp stored for (group,
+-- queue[, partition]) — a concurrent first pop may have stored its own — or p_fallback.
+CREATE OR REPLACE FUNCTION queen.subscription_stored_q1(
+    p_queue text, p_partition text, p_group text, p_fallback timestamptz
+) RETURNS timestamptz
+LANGUAGE sql STABLE AS $$
+    SELECT coalesce((
+        SELECT md.subscription_timestamp
+        FROM queen.consumer_groups_metadata md
+        WHERE md.consumer_group = p_group AND md.queue_name = p_queue
+          AND md.partition_name IN (p_partition, '') AND md.namespace = '' AND md.task = ''
+        ORDER BY (md.partition_name = '') ASC
+        LIMIT 1), p_fallback)
 $$;

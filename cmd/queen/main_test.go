@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/buildinfo"
+	"github.com/queenmq/queen/internal/config"
+	"github.com/queenmq/queen/internal/schema"
+)
+
+func TestRealMain(t *testing.T) {
+	t.Parallel()
+
+	for _, tc := range []struct {
+		name       string
+		args       []string
+		environ    []string
+		wantCode   int
+		wantStdout []string
+		wantStderr []string
+	}{
+		{name: "Version", args: []string{"-version"}, wantCode: exitOK,
+			wantStdout: []string{buildinfo.String()}},
+		{name: "CheckConfigOK", args: []string{"-check-config"}, environ: []string{"PORT=7000"},
+			wantCode: exitOK, wantStdout: []string{"configuration OK\n"}},
+		{name: "CheckConfigPrintsWarnings", args: []string{"-check-config"}, environ: []string{"NUM_WORKERS=4"},
+			wantCode: exitOK, wantStdout: []string{"configuration OK\n", "warning: NUM_WORKERS=\"4\" is accepted but unused"}},
+		{name: "CheckConfigBadBoolean", args: []string{"-check-config"},
+			environ:  []string{"PG_USE_SSL=ture", "DB_POOL_SIZE=abc"},
+			wantCode: exitConfig,
+			wantStderr: []string{`config: PG_USE_SSL="ture": not a boolean`,
+				`config: DB_POOL_SIZE="abc": not an integer`}},
+		{name: "PrintConfig", args: []string{"-print-config"}, environ: []string{"PG_PASSWORD=hunter2"},
+			wantCode: exitOK, wantStdout: []string{"PG_PASSWORD=<redacted>  # env\n", "PORT=6632  # default\n"}},
+		{name: "PrintConfigInvalid", args: []string{"-print-config"}, environ: []string{"QUEEN_PORT=1"},
+			wantCode: exitConfig, wantStderr: []string{"config: QUEEN_PORT: unknown variable"}},
+		{name: "ServeWithBadConfigNeverStarts", args: nil, environ: []string{"LOG_LEVEL=loud"},
+			wantCode: exitConfig, wantStderr: []string{`config: LOG_LEVEL="loud"`}},
+		{name: "ServeSubcommandWithBadConfig", args: []string{"serve"}, environ: []string{"PORT=x"},
+			wantCode: exitConfig, wantStderr: []string{`config: PORT="x"`}},
+		{name: "SchemaSubcommand", args: []string{"schema"}, wantCode: exitOK, wantStdout: []string{schema.SQL()}},
+		{name: "PrintSchemaFlag", args: []string{"-print-schema"}, wantCode: exitOK, wantStdout: []string{schema.SQL()}},
+		{name: "ConfigDocs", args: []string{"-config-docs"}, wantCode: exitOK, wantStdout: []string{config.Markdown()}},
+		{name: "ConfigDocsIgnoresBadEnvironment", args: []string{"-config-docs"}, environ: []string{"PORT=x"},
+			wantCode: exitOK, wantStdout: []string{"# Configuration"}},
+		{name: "Help", args: []string{"-h"}, wantCode: exitOK, wantStderr: []string{"Usage: queen"}},
+		{name: "HelpHidesConfigDocs", args: []string{"-help"}, wantCode: exitOK},
+		{name: "UnknownFlag", args: []string{"-port=1"}, wantCode: exitUsage,
+			wantStderr: []string{"flag provided but not defined: -port"}},
+		{name: "UnknownCommand", args: []string{"migrate"}, wantCode: exitUsage,
+			wantStderr: []string{`unexpected arguments ["migrate"]`}},
+		{name: "TwoActions", args: []string{"-version", "-check-config"}, wantCode: exitUsage,
+			wantStderr: []string{"one command or flag at a time"}},
+		{name: "FlagAndCommand", args: []string{"-version", "schema"}, wantCode: exitUsage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr bytes.Buffer
+			code := realMain(tc.args, tc.environ, &stdout, &stderr)
+			require.Equal(t, tc.wantCode, code, "stdout:\n%s\nstderr:\n%s", &stdout, &stderr)
+			for _, want := range tc.wantStdout {
+				require.Contains(t, stdout.String(), want)
+			}
+			for _, want := range tc.wantStderr {
+				require.Contains(t, stderr.String(), want)
+			}
+			require.NotContains(t, stdout.String()+stderr.String(), "hunter2")
+			require.NotContains(t, stderr.String(), "config-docs")
+		})
+	}
+}
+
+// TestBinary builds the real binary, stamped through -ldflags as `make build` does,
+// and checks what the shell and systemd see: output and exit status.
+func TestBinary(t *testing.T) {
+	t.Parallel()
+
+	goTool, err := exec.LookPath("go")
+	require.NoError(t, err, "the go tool must be on PATH")
+	bin := filepath.Join(t.TempDir(), "queen")
+	build := exec.Command(goTool, "build", "-o", bin,
+		"-ldflags", "-X github.com/queenmq/queen/internal/buildinfo.Version=9.9.9-test", ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build:\n%s", out)
+
+	run := func(t *testing.T, environ []string, args ...string) (code int, stdout, stderr string) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env = environ
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			return exitErr.ExitCode(), o.String(), e.String()
+		}
+		require.NoError(t, err)
+		return 0, o.String(), e.String()
+	}
+
+	t.Run("VersionIsStamped", func(t *testing.T) {
+		t.Parallel()
+		code, stdout, _ := run(t, nil, "-version")
+		require.Equal(t, exitOK, code)
+		require.True(t, strings.HasPrefix(stdout, "queen 9.9.9-test ("), stdout)
+	})
+	t.Run("CheckConfigExits78NamingTheVariable", func(t *testing.T) {
+		t.Parallel()
+		code, stdout, stderr := run(t, []string{"JWT_ENABLED=ture"}, "-check-config")
+		require.Equal(t, exitConfig, code)
+		require.Empty(t, stdout)
+		require.Contains(t, stderr, `config: JWT_ENABLED="ture": not a boolean`)
+	})
+	t.Run("UsageErrorExits2", func(t *testing.T) {
+		t.Parallel()
+		code, _, stderr := run(t, nil, "-no-such-flag")
+		require.Equal(t, exitUsage, code)
+		require.Contains(t, stderr, "Usage: queen")
+	})
+}

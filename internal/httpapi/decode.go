@@ -1,0 +1,230 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// object is a decoded JSON object whose values are still raw, so handlers can tell
+// absent, null and wrongly typed fields apart and answer the spec's exact messages.
+type object map[string]json.RawMessage
+
+// presence says what a field lookup found. JSON null counts as absent everywhere
+// (spec §1.4).
+type presence int
+
+const (
+	absent    presence = iota // missing or null
+	present                   // present with the expected type
+	wrongType                 // present with another type
+)
+
+// readObject reads the whole body (spec §1.4) and decodes it as a JSON object. An empty
+// body is 400 "Empty request body" unless emptyIsObject, then it reads as {}. Malformed
+// JSON is 400 "Invalid JSON: <parser message>"; any other top-level value is 400.
+// A body over the size limit surfaces as *http.MaxBytesError (413).
+func readObject(r *http.Request, emptyIsObject bool) (object, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, err
+		}
+		return nil, queue.Invalid("", "Failed to read request body: %v", err)
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		if emptyIsObject {
+			return object{}, nil
+		}
+		return nil, queue.Invalid("", "Empty request body")
+	}
+	if !json.Valid(body) {
+		var v any
+		err := json.Unmarshal(body, &v)
+		return nil, queue.Invalid("", "Invalid JSON: %v", err)
+	}
+	if body[0] != '{' {
+		return nil, queue.Invalid("", "Request body must be a JSON object")
+	}
+	var o object
+	if err := json.Unmarshal(body, &o); err != nil {
+		return nil, queue.Invalid("", "Invalid JSON: %v", err)
+	}
+	return o, nil
+}
+
+// asObject decodes raw when it is a JSON object.
+func asObject(raw json.RawMessage) (object, presence) {
+	switch {
+	case isNull(raw):
+		return nil, absent
+	case raw[0] != '{':
+		return nil, wrongType
+	}
+	var o object
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return nil, wrongType
+	}
+	return o, present
+}
+
+func isNull(raw json.RawMessage) bool {
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+// raw returns the value of key, nil when absent or null.
+func (o object) raw(key string) json.RawMessage {
+	if v := o[key]; !isNull(v) {
+		return v
+	}
+	return nil
+}
+
+// str reads a string field.
+func (o object) str(key string) (string, presence) {
+	v := o.raw(key)
+	if v == nil {
+		return "", absent
+	}
+	if v[0] != '"' {
+		return "", wrongType
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", wrongType
+	}
+	return s, present
+}
+
+// array reads an array field, its elements still raw.
+func (o object) array(key string) ([]json.RawMessage, presence) {
+	v := o.raw(key)
+	if v == nil {
+		return nil, absent
+	}
+	if v[0] != '[' {
+		return nil, wrongType
+	}
+	var a []json.RawMessage
+	if err := json.Unmarshal(v, &a); err != nil {
+		return nil, wrongType
+	}
+	return a, present
+}
+
+// obj reads an object field.
+func (o object) obj(key string) (object, presence) { return asObject(o.raw(key)) }
+
+// integer reads an integral number within [min, max]. A number with a zero fraction
+// (5.0, 1e3) counts as an integer; anything else, including out-of-range values, is
+// wrongType.
+func (o object) integer(key string, lo, hi int64) (int64, presence) {
+	v := o.raw(key)
+	if v == nil {
+		return 0, absent
+	}
+	if v[0] != '-' && (v[0] < '0' || v[0] > '9') {
+		return 0, wrongType
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil {
+		f, ferr := strconv.ParseFloat(string(v), 64)
+		if ferr != nil || f != math.Trunc(f) || f < math.MinInt64 || f >= math.MaxInt64 {
+			return 0, wrongType
+		}
+		n = int64(f)
+	}
+	if n < lo || n > hi {
+		return 0, wrongType
+	}
+	return n, present
+}
+
+// boolean reads a JSON true or false.
+func (o object) boolean(key string) (bool, presence) {
+	switch string(o.raw(key)) {
+	case "":
+		return false, absent
+	case "true":
+		return true, present
+	case "false":
+		return false, present
+	}
+	return false, wrongType
+}
+
+// optString reads an optional string field: absent is "", a wrong type is a 400
+// "<field> must be a string" naming field.
+func (o object) optString(key, field string) (string, error) {
+	s, p := o.str(key)
+	if p == wrongType {
+		return "", queue.Invalid(field, "%s must be a string", field)
+	}
+	return s, nil
+}
+
+// pathParam returns the percent-decoded path parameter name. chi matches on the raw
+// path when the URL has one (an escaped "/" or similar), and then hands out escaped
+// values, so those are unescaped here; otherwise the value is already decoded.
+func pathParam(r *http.Request, name string) (string, error) {
+	v := chi.URLParam(r, name)
+	if r.URL.RawPath == "" {
+		return v, nil
+	}
+	s, err := url.PathUnescape(v)
+	if err != nil {
+		return "", queue.Invalid(name, "%s is not a valid path segment", name)
+	}
+	return s, nil
+}
+
+// hasPathParam reports whether the matched route declares the path parameter name
+// (an empty value and a missing parameter look the same to chi.URLParam).
+func hasPathParam(r *http.Request, name string) bool {
+	rctx := chi.RouteContext(r.Context())
+	return rctx != nil && slices.Contains(rctx.URLParams.Keys, name)
+}
+
+// queryString returns the first value of a query parameter and whether it was given.
+// A present but empty parameter yields "" (spec §1.9).
+func queryString(q url.Values, name string) (string, bool) {
+	vs, ok := q[name]
+	if !ok || len(vs) == 0 {
+		return "", false
+	}
+	return vs[0], true
+}
+
+// queryInt parses an integer query parameter. Absent or empty means (0, false);
+// garbage is a 400 naming the parameter.
+func queryInt(q url.Values, name string) (int64, bool, error) {
+	v, ok := queryString(q, name)
+	v = strings.TrimSpace(v)
+	if !ok || v == "" {
+		return 0, false, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, false, queue.Invalid(name, "%s must be an integer", name)
+	}
+	return n, true, nil
+}
+
+// queryBool is upstream's boolean: true iff the value is exactly "true" or "1".
+func queryBool(q url.Values, name string) bool {
+	v, _ := queryString(q, name)
+	return v == "true" || v == "1"
+}

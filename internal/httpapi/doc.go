@@ -1,0 +1,25 @@
+// Package httpapi is queen's HTTP API v1: the chi router, the middleware (request id,
+// access log, panic recovery, CORS, body size limit), the handlers of the routes this
+// issue implements, and the single table that maps errors to HTTP statuses and stable
+// error codes.
+//
+// The wire contract is /work/shared/spec/http-api.md; the response types come from
+// package api and the use cases from package broker. Handlers have the shape
+// func(w, r) error (caddy's idea, see style.md §2.3): they decode the request, call the
+// broker and encode the answer, and return any error to [Server.handle], which hands it
+// to writeError, the only place where an error becomes a status code and a body.
+//
+// Request bodies are decoded by hand from a map of raw JSON values rather than into
+// structs, because the contract has exact messages for wrong types (for example
+// "Queue must be a string" or "items array is required") and treats JSON null as
+// "absent" everywhere. Each rejected field is named in the error body's "field".
+//
+// Status codes are the intended ones of the spec (201 for push, 204 for an empty pop,
+// 404 for an unknown queue, ...), never the upstream wire's blanket 200, and no route
+// answers 5xx after its change committed: per-item outcomes of acks, lease extensions
+// and transactions are reported in the body with 200.
+//
+// Routes of the spec that later issues implement (metrics, messages, DLQ, traces,
+// status, analytics, consumer groups, system, stats, streams, internal, migration) are
+// not registered yet: like every unknown path they get the JSON 404.
+package httpapi

@@ -1,0 +1,157 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// codeNotSupported is the error code of queue.ErrNotSupported. It belongs in package
+// api beside the other codes (api.ErrorCodeNotSupported); it lives here until then.
+const codeNotSupported api.ErrorCode = "not_supported"
+
+// Client-facing messages of the generic rows of the error table.
+const (
+	msgNotFound         = "Not found"
+	msgMethodNotAllowed = "Method not allowed"
+	msgUnavailable      = "database unavailable"
+	msgInternal         = "internal server error"
+)
+
+// handlerFunc is the shape of every route handler: it writes a successful answer
+// itself and returns any failure, which [Server.handle] passes to writeError.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle adapts a handlerFunc to http.HandlerFunc; errors go to the one mapping table.
+func (s *Server) handle(h handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	}
+}
+
+// httpError is a failure whose status, code and client message the handler chose
+// explicitly, for answers the sentinel rows cannot express (e.g. 404
+// {"error":"Queue not found"}). err is the cause, kept for errors.Is and the log.
+type httpError struct {
+	status int
+	code   api.ErrorCode
+	msg    string
+	err    error
+}
+
+func (e *httpError) Error() string {
+	if e.err != nil {
+		return e.msg + ": " + e.err.Error()
+	}
+	return e.msg
+}
+
+func (e *httpError) Unwrap() error { return e.err }
+
+// notFound returns a 404 not_found answer with msg as the client message.
+func notFound(msg string, cause error) error {
+	return &httpError{status: http.StatusNotFound, code: api.ErrorCodeNotFound, msg: msg, err: cause}
+}
+
+// writeError is the single place where an error becomes an HTTP answer. The table
+// (style.md §2.3, mirrored in docs/api.md):
+//
+//	error                                   status                 code
+//	*httpError (handler's explicit choice)  its status             its code
+//	*queue.ValidationError, bad body        400                    invalid_argument (+ field)
+//	*http.MaxBytesError (body over limit)   413                    payload_too_large
+//	queue.ErrNotFound                       404                    not_found
+//	queue.ErrConflict                       409                    conflict
+//	queue.ErrNotSupported                   400                    not_supported
+//	queue.ErrUnavailable                    503 + Retry-After: 1   unavailable
+//	client gone (request context done)      nothing is written
+//	anything else                           500                    internal
+//
+// 4xx answers carry the domain message and are logged at Debug. 5xx answers carry a
+// generic message, "success":false (upstream's DB-failure shape) and the request id;
+// the full error is logged at Error with the request id. Error bodies are api.ErrorBody:
+// "error" is always the message string.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	reqID := requestIDFrom(r.Context())
+	if r.Context().Err() != nil {
+		s.logger.LogAttrs(r.Context(), slog.LevelDebug, "client went away",
+			slog.String("request_id", reqID), slog.Any("err", err))
+		return
+	}
+	status, body := classify(err)
+	if status >= 500 {
+		body.Success = api.Bool(false)
+		body.RequestID = reqID
+		s.logger.LogAttrs(r.Context(), slog.LevelError, "request failed",
+			slog.String("request_id", reqID), slog.String("method", r.Method),
+			slog.Int("status", status), slog.Any("err", err))
+	} else {
+		s.logger.LogAttrs(r.Context(), slog.LevelDebug, "request rejected",
+			slog.String("request_id", reqID), slog.Int("status", status),
+			slog.String("code", string(body.Code)), slog.String("err", err.Error()))
+	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeErrorBody(w, status, body)
+}
+
+// classify maps err to a status and the error body's message, code and field.
+func classify(err error) (int, api.ErrorBody) {
+	var (
+		he  *httpError
+		ve  *queue.ValidationError
+		mbe *http.MaxBytesError
+	)
+	switch {
+	case errors.As(err, &he):
+		return he.status, api.ErrorBody{Error: he.msg, Code: he.code}
+	case errors.As(err, &ve):
+		return http.StatusBadRequest, api.ErrorBody{Error: ve.Message, Code: api.ErrorCodeInvalidArgument, Field: ve.Field}
+	case errors.As(err, &mbe):
+		return http.StatusRequestEntityTooLarge, api.ErrorBody{
+			Error: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), Code: api.ErrorCodePayloadTooLarge,
+		}
+	case errors.Is(err, queue.ErrNotFound):
+		return http.StatusNotFound, api.ErrorBody{Error: msgNotFound, Code: api.ErrorCodeNotFound}
+	case errors.Is(err, queue.ErrConflict):
+		return http.StatusConflict, api.ErrorBody{Error: err.Error(), Code: api.ErrorCodeConflict}
+	case errors.Is(err, queue.ErrNotSupported):
+		return http.StatusBadRequest, api.ErrorBody{Error: err.Error(), Code: codeNotSupported}
+	case errors.Is(err, queue.ErrUnavailable):
+		return http.StatusServiceUnavailable, api.ErrorBody{Error: msgUnavailable, Code: api.ErrorCodeUnavailable}
+	case errors.Is(err, context.Canceled):
+		// The request context is alive (checked by writeError), so this is a server-side
+		// cancellation such as shutdown; the client may retry.
+		return http.StatusServiceUnavailable, api.ErrorBody{Error: msgUnavailable, Code: api.ErrorCodeUnavailable}
+	}
+	return http.StatusInternalServerError, api.ErrorBody{Error: msgInternal, Code: api.ErrorCodeInternal}
+}
+
+// notFound answers every unrouted path: 404 {"error":"Not found","code":"not_found"}.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	writeErrorBody(w, http.StatusNotFound, api.ErrorBody{Error: msgNotFound, Code: api.ErrorCodeNotFound})
+}
+
+// methodNotAllowed answers a routed path asked with another method: 405 JSON with an
+// Allow header listing the routed methods.
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.RawPath
+	if path == "" {
+		path = r.URL.Path
+	}
+	if allowed := s.allowedMethods(path); len(allowed) > 0 {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+	}
+	writeErrorBody(w, http.StatusMethodNotAllowed, api.ErrorBody{
+		Error: msgMethodNotAllowed, Code: api.ErrorCodeMethodNotAllowed,
+	})
+}

@@ -1,0 +1,126 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// maxTimeoutMillis bounds the timeout query parameter before it becomes a
+// time.Duration (the broker caps it much lower anyway).
+const maxTimeoutMillis = int64(24 * time.Hour / time.Millisecond)
+
+// msgPopNamespace answers GET /api/v1/pop until namespace/task pops are implemented.
+const msgPopNamespace = "pop by namespace/task is not supported yet; pop a queue by name"
+
+// handlePop is GET /api/v1/pop/queue/{queue} and
+// GET /api/v1/pop/queue/{queue}/partition/{partition} (spec §5): 200 with a
+// PopResponse, or 204 with no body when nothing was delivered (including a long-poll
+// timeout). When the client goes away during a long-poll nothing is written.
+func (s *Server) handlePop(w http.ResponseWriter, r *http.Request) error {
+	req, err := s.popRequest(r)
+	if err != nil {
+		return err
+	}
+	if err := s.broker.NormalizePop(&req); err != nil {
+		return err
+	}
+	res, err := s.broker.Pop(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	if len(res.Messages) == 0 {
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	return writeJSON(w, http.StatusOK, popResponse(res))
+}
+
+// handlePopNamespace is GET /api/v1/pop (spec §12.1), missing upstream and not
+// implemented yet: 404 with code not_supported.
+func (s *Server) handlePopNamespace(w http.ResponseWriter, r *http.Request) error {
+	return &httpError{status: http.StatusNotFound, code: codeNotSupported, msg: msgPopNamespace}
+}
+
+// popRequest builds the pop request from the path and the query (spec §5.1).
+// namespace and task are ignored on these routes. Integers that do not parse are 400
+// naming the parameter; batch must be at least 1.
+func (s *Server) popRequest(r *http.Request) (queue.PopRequest, error) {
+	var req queue.PopRequest
+	var err error
+	if req.Queue, err = pathParam(r, "queue"); err != nil {
+		return req, err
+	}
+	if req.Queue == "" {
+		return req, queue.Invalid("queue", "queue must not be empty")
+	}
+	if hasPathParam(r, "partition") {
+		if req.Partition, err = pathParam(r, "partition"); err != nil {
+			return req, err
+		}
+		if err := queue.CheckName("partition", req.Partition); err != nil {
+			return req, err
+		}
+	}
+	q := r.URL.Query()
+	batch, ok, err := queryInt(q, "batch")
+	if err != nil {
+		return req, err
+	}
+	if ok {
+		if batch < 1 || batch > int64(s.broker.Config().MaxPopBatch) {
+			return req, queue.Invalid("batch", "batch must be between 1 and %d", s.broker.Config().MaxPopBatch)
+		}
+		req.Batch = int(batch)
+	}
+	timeout, ok, err := queryInt(q, "timeout")
+	if err != nil {
+		return req, err
+	}
+	if ok {
+		req.Timeout = time.Duration(min(timeout, maxTimeoutMillis)) * time.Millisecond
+	}
+	partitions, ok, err := queryInt(q, "partitions")
+	if err != nil {
+		return req, err
+	}
+	if ok && req.Partition == "" {
+		req.Partitions = int(max(min(partitions, int64(s.broker.Config().MaxPopBatch)), 1))
+	}
+	req.Wait = queryBool(q, "wait")
+	req.AutoAck = queryBool(q, "autoAck")
+	req.ConsumerGroup, _ = queryString(q, "consumerGroup")
+	req.SubscriptionMode, _ = queryString(q, "subscriptionMode")
+	req.SubscriptionFrom, _ = queryString(q, "subscriptionFrom")
+	return req, nil
+}
+
+// popResponse renders a non-empty pop result. The top-level partition and
+// partitionId are those of the first message; each message carries its own.
+func popResponse(res queue.PopResult) api.PopResponse {
+	msgs := make([]api.Message, len(res.Messages))
+	for i, m := range res.Messages {
+		data := m.Payload
+		if len(data) == 0 {
+			data = payloadNull
+		}
+		qn := m.Queue
+		if qn == "" {
+			qn = res.Queue
+		}
+		msgs[i] = api.Message{
+			ID: m.ID, TransactionID: m.TransactionID, TraceID: optional(m.TraceID), Data: data,
+			ProducerSub: optional(m.ProducerSub), CreatedAt: api.FormatMicros(m.CreatedAt),
+			PartitionID: m.PartitionID, Partition: m.Partition, LeaseID: res.LeaseID,
+			ConsumerGroup: res.ConsumerGroup, Queue: qn, RetryCount: m.RetryCount,
+		}
+	}
+	first := res.Messages[0]
+	return api.PopResponse{
+		Success: true, Queue: res.Queue, Partition: first.Partition, PartitionID: first.PartitionID,
+		LeaseID: res.LeaseID, ConsumerGroup: res.ConsumerGroup, PartitionsClaimed: res.PartitionsClaimed,
+		Messages: msgs,
+	}
+}

@@ -1,0 +1,124 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// Payloads stored for an item without one: JSON null on /push, {} inside a
+// transaction (upstream, semantics.md §9).
+var (
+	payloadNull        = json.RawMessage("null")
+	payloadEmptyObject = json.RawMessage("{}")
+)
+
+// handlePush is POST /api/v1/push (spec §4.1): 201 with a top-level array of per-item
+// results in request order; items: [] is 201 with the literal body []. The whole
+// request is rejected (400) on the first invalid item. producerSub is never taken from
+// the body; it stays empty until authentication stamps the token's subject.
+func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
+	body, err := readObject(r, false)
+	if err != nil {
+		return err
+	}
+	rawItems, p := body.array("items")
+	if p != present {
+		return queue.Invalid("items", "items array is required")
+	}
+	items := make([]queue.PushItem, len(rawItems))
+	clientTxIDs := make([]string, len(rawItems))
+	for i, raw := range rawItems {
+		it, err := decodePushItem(raw, fmt.Sprintf("items[%d]", i), false)
+		if err != nil {
+			return err
+		}
+		items[i] = it
+		clientTxIDs[i] = it.TransactionID
+	}
+	results, err := s.broker.Push(r.Context(), items)
+	if err != nil {
+		return err
+	}
+	out := make([]api.PushResult, len(results))
+	status := http.StatusCreated
+	for i, res := range results {
+		out[i] = pushResult(i, res, clientTxIDs[i])
+		if res.Status == queue.StatusFailed {
+			status = http.StatusInternalServerError // spec §4.1: an item could not even be buffered
+		}
+	}
+	return writeJSON(w, status, out)
+}
+
+// decodePushItem decodes one push item at field (e.g. items[2]); see decodePushFields.
+func decodePushItem(raw json.RawMessage, field string, inTx bool) (queue.PushItem, error) {
+	o, p := asObject(raw)
+	if p != present {
+		return queue.PushItem{}, queue.Invalid(field, "%s must be an object", field)
+	}
+	return decodePushFields(o, field, inTx)
+}
+
+// decodePushFields decodes the fields of a push item; field prefixes the names in
+// errors. Empty transactionId and traceId mean absent. A missing or null payload is
+// stored as JSON null on /push; inside a transaction (inTx) data stands in for a
+// missing payload and the default is {} (upstream, semantics.md §9).
+func decodePushFields(o object, field string, inTx bool) (queue.PushItem, error) {
+	var it queue.PushItem
+	var ok presence
+	if it.Queue, ok = o.str("queue"); ok != present {
+		return it, queue.Invalid(field+".queue", "Queue must be a string")
+	}
+	if it.Partition, ok = o.str("partition"); ok == wrongType {
+		return it, queue.Invalid(field+".partition", "Partition must be a string")
+	}
+	if it.TransactionID, ok = o.str("transactionId"); ok == wrongType {
+		return it, queue.Invalid(field+".transactionId", "transactionId must be a string")
+	}
+	if it.TraceID, ok = o.str("traceId"); ok == wrongType {
+		return it, queue.Invalid(field+".traceId", "traceId must be a string")
+	}
+	it.Payload = o.raw("payload")
+	switch {
+	case it.Payload != nil:
+	case inTx && o.raw("data") != nil:
+		it.Payload = o.raw("data")
+	case inTx:
+		it.Payload = payloadEmptyObject
+	default:
+		it.Payload = payloadNull
+	}
+	return it, nil
+}
+
+// pushResult renders one broker result with its request-relative index. clientTxID
+// is the id the client sent ("" when the server generated one); buffered and failed
+// results echo only that.
+func pushResult(i int, r queue.PushResult, clientTxID string) api.PushResult {
+	switch r.Status {
+	case queue.StatusQueued:
+		return api.QueuedResult(i, r.TransactionID, r.MessageID, r.PartitionID, optional(r.TraceID), r.Queue)
+	case queue.StatusDuplicate:
+		return api.DuplicateResult(i, r.TransactionID, r.MessageID, r.Queue)
+	case queue.StatusBuffered:
+		return api.BufferedResult(i, r.Queue, r.Partition, clientTxID)
+	case queue.StatusFailed:
+		return api.FailedResult(i, r.Queue, r.Partition, clientTxID, r.Error)
+	}
+	return api.PushResult{
+		Index: i, Status: r.Status, TransactionID: r.TransactionID, MessageID: r.MessageID,
+		PartitionID: r.PartitionID, QueueName: r.Queue, Error: r.Error,
+	}
+}
+
+// optional returns nil for "" (rendered as JSON null) and a pointer to s otherwise.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,194 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/queenmq/queen/internal/api"
+)
+
+// headerRequestID carries the request id in both directions.
+const headerRequestID = "X-Request-Id"
+
+// maxRequestIDLength bounds a client-supplied request id; longer or non-printable ids
+// are replaced by a generated one, so a client cannot inject into the logs.
+const maxRequestIDLength = 128
+
+// CORS header values (spec §1.3).
+const (
+	corsAllowMethods = "GET, POST, PUT, DELETE, OPTIONS"
+	corsAllowHeaders = "Content-Type, Authorization"
+	corsMaxAge       = "86400"
+)
+
+// statusClientClosed is logged (never sent) when the client went away before an
+// answer was written (nginx's convention).
+const statusClientClosed = 499
+
+type ctxKey int
+
+const ctxKeyRequestID ctxKey = iota
+
+// requestIDFrom returns the request id stored by the requestID middleware, or "".
+func requestIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(ctxKeyRequestID).(string)
+	return id
+}
+
+// requestID adopts the client's X-Request-Id when it is short and printable, else
+// generates one; the id is echoed on the response and stored in the context.
+func (s *Server) requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(headerRequestID)
+		if !validRequestID(id) {
+			id = s.ids.New()
+		}
+		w.Header().Set(headerRequestID, id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKeyRequestID, id)))
+	})
+}
+
+func validRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestIDLength {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x21 || id[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// accessLog logs one line per request once it is answered: Info for 5xx, Debug
+// otherwise. It logs the route pattern, never the query, the body or any header.
+func (s *Server) accessLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		// The router adopts a route context it finds in the request context instead of
+		// making its own, so creating it here lets the log read the matched pattern.
+		rctx := chi.NewRouteContext()
+		rctx.Routes = s.router
+		r = r.WithContext(context.WithValue(r.Context(), chi.RouteCtxKey, rctx))
+		defer func() {
+			status := ww.Status()
+			if status == 0 {
+				status = http.StatusOK
+				if r.Context().Err() != nil {
+					status = statusClientClosed
+				}
+			}
+			level := slog.LevelDebug
+			if status >= 500 && status != statusClientClosed {
+				level = slog.LevelInfo
+			}
+			route := rctx.RoutePattern()
+			if route == "" {
+				route = "unmatched"
+			}
+			s.logger.LogAttrs(r.Context(), level, "http request",
+				slog.String("method", r.Method),
+				slog.String("route", route),
+				slog.Int("status", status),
+				slog.Duration("duration", time.Since(start)),
+				slog.Int("bytes", ww.BytesWritten()),
+				slog.String("request_id", requestIDFrom(r.Context())),
+			)
+		}()
+		next.ServeHTTP(ww, r)
+	})
+}
+
+// recoverer turns a panic into a 500 JSON answer (when nothing was written yet) and
+// logs it with its stack. http.ErrAbortHandler is re-raised, as net/http expects.
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.logger.LogAttrs(r.Context(), slog.LevelError, "panic in http handler",
+				slog.String("request_id", requestIDFrom(r.Context())),
+				slog.String("method", r.Method),
+				slog.Any("err", fmt.Errorf("panic: %v", v)),
+				slog.String("stack", string(debug.Stack())),
+			)
+			if ww, ok := w.(middleware.WrapResponseWriter); ok && ww.Status() != 0 {
+				return // headers are out; nothing sensible left to send
+			}
+			writeErrorBody(w, http.StatusInternalServerError, api.ErrorBody{
+				Success: api.Bool(false), Error: msgInternal, Code: api.ErrorCodeInternal,
+				RequestID: requestIDFrom(r.Context()),
+			})
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// cors answers every OPTIONS request 204 with no body (spec §0 row 1) and, only when
+// CORS is configured and the Origin is allowed, adds the Access-Control-* headers of
+// spec §1.3 to every answer. Without CORSAllowedOrigins no such header is ever sent.
+func (s *Server) cors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if allow := s.corsOrigin(r.Header.Get("Origin")); allow != "" {
+			h := w.Header()
+			h.Set("Access-Control-Allow-Origin", allow)
+			if allow != "*" {
+				h.Add("Vary", "Origin")
+			}
+			h.Set("Access-Control-Allow-Methods", corsAllowMethods)
+			h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
+			if r.Method == http.MethodOptions {
+				h.Set("Access-Control-Max-Age", corsMaxAge)
+			}
+		}
+		if r.Method == http.MethodOptions {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// corsOrigin returns the Access-Control-Allow-Origin value for origin, or "" when no
+// CORS header must be sent. "*" is answered only if the operator configured "*"; a
+// configured origin is echoed only on an exact match.
+func (s *Server) corsOrigin(origin string) string {
+	allowed := s.opts.CORSAllowedOrigins
+	switch {
+	case len(allowed) == 0:
+		return ""
+	case slices.Contains(allowed, "*"):
+		return "*"
+	case origin != "" && slices.Contains(allowed, origin):
+		return origin
+	}
+	return ""
+}
+
+// limitBody caps the request body at MaxBodyBytes. A declared Content-Length over the
+// limit is refused before any byte is read; otherwise http.MaxBytesReader stops the
+// read and the decoder reports *http.MaxBytesError, mapped to 413 by writeError.
+func (s *Server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > s.opts.MaxBodyBytes {
+			s.writeError(w, r, &http.MaxBytesError{Limit: s.opts.MaxBodyBytes})
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+		next.ServeHTTP(w, r)
+	})
+}

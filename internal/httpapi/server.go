@@ -1,0 +1,116 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"slices"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/queenmq/queen/internal/broker"
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// DefaultMaxBodyBytes is the body size limit used when [Options.MaxBodyBytes] is 0: the
+// default of QUEEN_MAX_BODY_BYTES (16 MiB).
+const DefaultMaxBodyBytes int64 = 16 << 20
+
+// Options configures a [Server]. The zero value is usable.
+type Options struct {
+	// MaxBodyBytes caps every request body; a larger body is answered 413
+	// payload_too_large. 0 means [DefaultMaxBodyBytes].
+	MaxBodyBytes int64
+	// CORSAllowedOrigins turns CORS on when non-empty: an Origin equal to one of them
+	// (or any Origin, if the list holds "*") gets the Access-Control-* headers. Empty
+	// means no Access-Control-* header is ever sent (architecture.md §2.11).
+	CORSAllowedOrigins []string
+	// Version is reported by GET /health.
+	Version string
+	// ReadyFunc, when set, is asked by GET /health/ready before the database ping; an
+	// error makes the instance not ready (e.g. while draining on shutdown). nil means
+	// always ready.
+	ReadyFunc func(ctx context.Context) error
+}
+
+// Server is the HTTP API of one broker. It holds no per-request state and is safe for
+// concurrent use; serve [Server.Handler] with an http.Server.
+type Server struct {
+	opts    Options
+	broker  *broker.Broker
+	logger  *slog.Logger
+	ids     *queue.IDGenerator
+	router  *chi.Mux
+	handler http.Handler
+}
+
+// New builds the server and its routes. logger may be nil (nothing is logged).
+func New(opts Options, b *broker.Broker, logger *slog.Logger) *Server {
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	opts.CORSAllowedOrigins = slices.Clone(opts.CORSAllowedOrigins)
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		opts:   opts,
+		broker: b,
+		logger: logger.With("component", "httpapi"),
+		ids:    queue.NewIDGenerator(),
+		router: chi.NewRouter(),
+	}
+	s.routes()
+	s.handler = s.requestID(s.accessLog(s.recoverer(s.cors(s.limitBody(s.router)))))
+	return s
+}
+
+// Handler returns the root handler: the router wrapped in the middleware chain
+// (request id, access log, recover, CORS, body limit).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// routes registers every implemented route. Paths of the spec's §0 table that are not
+// listed here fall through to the JSON 404 (or 405 for a known path with another
+// method).
+func (s *Server) routes() {
+	r := s.router
+	r.NotFound(s.notFound)
+	r.MethodNotAllowed(s.methodNotAllowed)
+
+	// The health routes also answer HEAD, for load balancers that probe with it.
+	for path, h := range map[string]handlerFunc{
+		"/health": s.handleHealth, "/health/live": s.handleLive, "/health/ready": s.handleReady,
+	} {
+		r.Get(path, s.handle(h))
+		r.Head(path, s.handle(h))
+	}
+
+	const v1 = "/api/v1"
+	r.Post(v1+"/configure", s.handle(s.handleConfigure))
+	r.Post(v1+"/push", s.handle(s.handlePush))
+
+	r.Get(v1+"/pop", s.handle(s.handlePopNamespace))
+	r.Get(v1+"/pop/queue/{queue}", s.handle(s.handlePop))
+	r.Get(v1+"/pop/queue/{queue}/partition/{partition}", s.handle(s.handlePop))
+
+	r.Post(v1+"/ack", s.handle(s.handleAck))
+	r.Post(v1+"/ack/batch", s.handle(s.handleAckBatch))
+	r.Post(v1+"/lease/{leaseId}/extend", s.handle(s.handleLeaseExtend))
+	r.Post(v1+"/transaction", s.handle(s.handleTransaction))
+
+	r.Get(v1+"/resources/queues", s.handle(s.handleQueueList))
+	r.Get(v1+"/resources/queues/{queue}", s.handle(s.handleQueueGet))
+	r.Delete(v1+"/resources/queues/{queue}", s.handle(s.handleQueueDelete))
+}
+
+// allowedMethods lists the methods routed for path, for the Allow header of a 405.
+func (s *Server) allowedMethods(path string) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+		http.MethodPatch, http.MethodDelete} {
+		if s.router.Match(chi.NewRouteContext(), m, path) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
