@@ -22,6 +22,9 @@ const (
 	ErrorCodeConflict ErrorCode = "conflict"
 	// ErrorCodePayloadTooLarge is a body over the size limit (413).
 	ErrorCodePayloadTooLarge ErrorCode = "payload_too_large"
+	// ErrorCodeNotSupported is a recognised route, option or value that this broker
+	// does not implement (400, or 404 for a route).
+	ErrorCodeNotSupported ErrorCode = "not_supported"
 	// ErrorCodeUnavailable is a database outage that cannot be spooled (503).
 	ErrorCodeUnavailable ErrorCode = "unavailable"
 	// ErrorCodeInternal is anything else (500).

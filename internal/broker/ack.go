@@ -103,7 +103,10 @@ func (b *Broker) Transaction(ctx context.Context, ops []queue.TxOp) (queue.TxRes
 				return queue.TxResult{}, err
 			}
 			if !queue.IsUUID(a.PartitionID) {
-				return queue.TxResult{}, queue.Invalid(field+".partitionId", "%s.partitionId must be a UUID", field)
+				// Upstream rolls such a transaction back and answers success:false;
+				// no SQL is needed to know the message does not exist.
+				return queue.TxResult{TransactionID: b.ids.New(), Error: "ACK operation failed: Message not found",
+					Results: []queue.TxOpResult{{Index: total, Type: "ack", TransactionID: a.TransactionID, Error: "Message not found"}}}, nil
 			}
 			total++
 		default:

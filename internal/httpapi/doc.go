@@ -15,9 +15,11 @@
 // "absent" everywhere. Each rejected field is named in the error body's "field".
 //
 // Status codes are the intended ones of the spec (201 for push, 204 for an empty pop,
-// 404 for an unknown queue, ...), never the upstream wire's blanket 200, and no route
-// answers 5xx after its change committed: per-item outcomes of acks, lease extensions
-// and transactions are reported in the body with 200.
+// 404 for an unknown queue, ...), never the upstream wire's blanket 200. Outcomes of
+// acks, lease extensions and transactions are reported in the body with 200, so a
+// handler never turns a committed change into a 5xx that clients would retry; the one
+// deliberate exception is the spec's push answer 500 when an item could not even be
+// buffered (status "failed").
 //
 // Routes of the spec that later issues implement (metrics, messages, DLQ, traces,
 // status, analytics, consumer groups, system, stats, streams, internal, migration) are

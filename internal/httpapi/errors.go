@@ -12,10 +12,6 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// codeNotSupported is the error code of queue.ErrNotSupported. It belongs in package
-// api beside the other codes (api.ErrorCodeNotSupported); it lives here until then.
-const codeNotSupported api.ErrorCode = "not_supported"
-
 // Client-facing messages of the generic rows of the error table.
 const (
 	msgNotFound         = "Not found"
@@ -125,7 +121,7 @@ func classify(err error) (int, api.ErrorBody) {
 	case errors.Is(err, queue.ErrConflict):
 		return http.StatusConflict, api.ErrorBody{Error: err.Error(), Code: api.ErrorCodeConflict}
 	case errors.Is(err, queue.ErrNotSupported):
-		return http.StatusBadRequest, api.ErrorBody{Error: err.Error(), Code: codeNotSupported}
+		return http.StatusBadRequest, api.ErrorBody{Error: err.Error(), Code: api.ErrorCodeNotSupported}
 	case errors.Is(err, queue.ErrUnavailable):
 		return http.StatusServiceUnavailable, api.ErrorBody{Error: msgUnavailable, Code: api.ErrorCodeUnavailable}
 	case errors.Is(err, context.Canceled):

@@ -41,7 +41,7 @@ func (s *Server) handlePop(w http.ResponseWriter, r *http.Request) error {
 // handlePopNamespace is GET /api/v1/pop (spec §12.1), missing upstream and not
 // implemented yet: 404 with code not_supported.
 func (s *Server) handlePopNamespace(w http.ResponseWriter, r *http.Request) error {
-	return &httpError{status: http.StatusNotFound, code: codeNotSupported, msg: msgPopNamespace}
+	return &httpError{status: http.StatusNotFound, code: api.ErrorCodeNotSupported, msg: msgPopNamespace}
 }
 
 // popRequest builds the pop request from the path and the query (spec §5.1).
@@ -82,6 +82,15 @@ func (s *Server) popRequest(r *http.Request) (queue.PopRequest, error) {
 	if ok {
 		req.Timeout = time.Duration(min(timeout, maxTimeoutMillis)) * time.Millisecond
 	}
+	req.Wait = queryBool(q, "wait")
+	if ok && timeout < 0 {
+		return req, queue.Invalid("timeout", "timeout must not be negative")
+	}
+	if ok && timeout == 0 {
+		// An explicit zero timeout is a single attempt, answered at once (upstream).
+		req.Wait = false
+		req.Timeout = 0
+	}
 	partitions, ok, err := queryInt(q, "partitions")
 	if err != nil {
 		return req, err
@@ -89,7 +98,6 @@ func (s *Server) popRequest(r *http.Request) (queue.PopRequest, error) {
 	if ok && req.Partition == "" {
 		req.Partitions = int(max(min(partitions, int64(s.broker.Config().MaxPopBatch)), 1))
 	}
-	req.Wait = queryBool(q, "wait")
 	req.AutoAck = queryBool(q, "autoAck")
 	req.ConsumerGroup, _ = queryString(q, "consumerGroup")
 	req.SubscriptionMode, _ = queryString(q, "subscriptionMode")

@@ -23,6 +23,7 @@ func TestTransaction(t *testing.T) {
 			{"OperationsNotArray", `{"operations":"x"}`, "operations array required", "operations"},
 			{"OperationsEmpty", `{"operations":[]}`, "operations array cannot be empty", "operations"},
 			{"OperationNotObject", `{"operations":[1]}`, "operations[0] must be an object", "operations[0]"},
+			{"UnknownType", `{"operations":[{"type":"nope"}]}`, `operations[0].type must be "ack" or "push" (got "nope")`, "operations[0].type"},
 			{"TypeNotString", `{"operations":[{"type":1}]}`, "operations[0].type must be a string", "operations[0].type"},
 			{"ItemsNotArray", `{"operations":[{"type":"push","items":{}}]}`, "operations[0].items must be an array", "operations[0].items"},
 			{"ItemQueue", `{"operations":[{"type":"push","items":[{"queue":"a"},{"partition":"p"}]}]}`, "Queue must be a string", "operations[0].items[1].queue"},
