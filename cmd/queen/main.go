@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/queenmq/queen/internal/buildinfo"
 	"github.com/queenmq/queen/internal/config"
@@ -92,12 +93,31 @@ func realMain(args, environ []string, stdout, stderr io.Writer) int {
 	return runDaemon(cfg, stdout, stderr)
 }
 
-// runDaemon runs the broker until SIGINT or SIGTERM. After the first signal the
-// default disposition is restored, so a second one kills the process at once.
+// runDaemon runs the broker until SIGINT or SIGTERM, then lets it drain. A repeat of
+// the signal within repeatGrace is ignored (Ctrl-C in a terminal often reaches the
+// broker twice: from the terminal and forwarded by a wrapper script such as make run);
+// a later one exits at once without draining.
 func runDaemon(cfg *config.Config, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	context.AfterFunc(ctx, stop)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	go func() {
+		sig, ok := <-sigs
+		if !ok {
+			return
+		}
+		cancel(fmt.Errorf("received %v", sig))
+		first := time.Now()
+		for sig := range sigs {
+			if time.Since(first) < repeatGrace {
+				continue
+			}
+			fmt.Fprintf(stderr, "queen: second %v: exiting without draining\n", sig)
+			os.Exit(exitFailure)
+		}
+	}()
 
 	if err := serve(ctx, cfg, stdout); err != nil {
 		fmt.Fprintln(stderr, "queen:", err)
@@ -108,6 +128,10 @@ func runDaemon(cfg *config.Config, stdout, stderr io.Writer) int {
 	}
 	return exitOK
 }
+
+// repeatGrace is how long after the first stop signal a repeat is taken as the same
+// request rather than an operator insisting.
+const repeatGrace = 2 * time.Second
 
 // parseArgs picks the action. It returns a status >= 0 when the invocation is already
 // over (help, or a usage error it has reported), and -1 to go on.

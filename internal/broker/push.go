@@ -53,6 +53,9 @@ func (b *Broker) preparePush(items []queue.PushItem, field string) error {
 		if len(it.Payload) == 0 {
 			it.Payload = json.RawMessage("null")
 		}
+		if err := queue.CheckPayload(at+".payload", it.Payload); err != nil {
+			return err
+		}
 		it.MessageID = b.ids.New()
 		if it.TransactionID == "" {
 			it.TransactionID = b.ids.New()

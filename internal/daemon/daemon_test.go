@@ -122,12 +122,6 @@ func (tb *testBundle) stop(t *testing.T) error {
 // checks on the bytes on the wire.
 func (tb *testBundle) raw(t *testing.T, method, path, body string) (int, []byte) {
 	t.Helper()
-	status, _, data := tb.rawHeader(t, method, path, body)
-	return status, data
-}
-
-func (tb *testBundle) rawHeader(t *testing.T, method, path, body string) (int, http.Header, []byte) {
-	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var rd io.Reader
@@ -144,7 +138,7 @@ func (tb *testBundle) rawHeader(t *testing.T, method, path, body string) (int, h
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	return resp.StatusCode, resp.Header, data
+	return resp.StatusCode, data
 }
 
 // errorBody decodes a JSON error answer.
@@ -255,21 +249,6 @@ func (w *testLogWriter) close() {
 	w.mu.Unlock()
 }
 
-func TestDaemonServesAndStops(t *testing.T) {
-	t.Parallel()
-
-	tb := startBroker(t)
-
-	h, err := tb.client.Health(ctxT(t))
-	require.NoError(t, err)
-	require.Equal(t, api.HealthStatusHealthy, h.Status)
-	require.Equal(t, api.DatabaseConnected, h.Database)
-
-	require.NoError(t, tb.stop(t))
-	_, err = net.DialTimeout("tcp", tb.addr, time.Second)
-	require.Error(t, err, "the listener is closed once Run has returned")
-}
-
 // popEventually pops with o until a pop returns messages, within waitFor, and returns
 // that answer. A failed pop ends the polling and fails the test.
 func popEventually(t *testing.T, tb *testBundle, o client.PopOptions, waitFor time.Duration, msg string) *api.PopResponse {
@@ -316,4 +295,19 @@ func (tb *testBundle) rawAsync(ctx context.Context, method, path string) <-chan 
 		a.body, a.err = io.ReadAll(resp.Body)
 	}()
 	return ch
+}
+
+func TestDaemonServesAndStops(t *testing.T) {
+	t.Parallel()
+
+	tb := startBroker(t)
+
+	h, err := tb.client.Health(ctxT(t))
+	require.NoError(t, err)
+	require.Equal(t, api.HealthStatusHealthy, h.Status)
+	require.Equal(t, api.DatabaseConnected, h.Database)
+
+	require.NoError(t, tb.stop(t))
+	_, err = net.DialTimeout("tcp", tb.addr, time.Second)
+	require.Error(t, err, "the listener is closed once Run has returned")
 }
