@@ -25,7 +25,7 @@ func TestPackageLayering(t *testing.T) {
 		"github.com/jackc/pgx/": func(p string) bool {
 			return in(p, "internal/store", "internal/schema", "internal/pgtest")
 		},
-		"github.com/go-chi/chi/": func(p string) bool { return in(p, "internal/httpapi") },
+		"github.com/go-chi/chi/":    func(p string) bool { return in(p, "internal/httpapi") },
 		module + "/internal/daemon": func(p string) bool { return in(p, "cmd/queen") },
 		module + "/internal/pgtest": func(p string) bool { return false },
 	}
