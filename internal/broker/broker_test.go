@@ -427,3 +427,38 @@ func TestSubscriptionModeNewSkipsHistory(t *testing.T) {
 		require.Equal(t, []string{"fresh"}, txids(res.Messages), "mode %s", mode)
 	}
 }
+
+func TestMultiPartitionPopSharesOneLeaseAndCapsTheBatch(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, broker.Config{})
+	for _, p := range []string{"p1", "p2", "p3"} {
+		tb.push(t, item("multi", p, p+"-a", `1`), item("multi", p, p+"-b", `2`))
+	}
+	res := tb.pop(t, queue.PopRequest{Queue: "multi", Partitions: 3, Batch: 5})
+	require.Len(t, res.Messages, 5, "batch caps the total across partitions")
+	require.Equal(t, 3, res.PartitionsClaimed)
+	seen := map[string]bool{}
+	for _, m := range res.Messages {
+		seen[m.Partition] = true
+	}
+	require.Len(t, seen, 3)
+
+	ext, err := tb.b.ExtendLease(context.Background(), res.LeaseID, 120)
+	require.NoError(t, err)
+	require.True(t, ext.Success, ext.Error)
+
+	var acks []queue.Ack
+	for _, m := range res.Messages {
+		acks = append(acks, ackOf(m, res.LeaseID, queue.AckCompleted))
+	}
+	for _, r := range tb.ack(t, "", acks...) {
+		require.True(t, r.Success, r.Error)
+	}
+	rest := tb.pop(t, queue.PopRequest{Queue: "multi", Partitions: 3, Batch: 10})
+	require.Len(t, rest.Messages, 1, "every partition's lease was released by its acks; one message is left")
+
+	gone, err := tb.b.ExtendLease(context.Background(), res.LeaseID, 60)
+	require.NoError(t, err)
+	require.False(t, gone.Success)
+	require.Equal(t, "Lease not found", gone.Error)
+}
