@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queenmq/queen/internal/encryption"
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/store"
 )
@@ -22,6 +23,11 @@ type Config struct {
 	PopWaitBackoffThreshold int
 	PopWaitBackoffMultiple  float64
 	PopWaitMaxInterval      time.Duration
+	// Sealer encrypts payloads of queues with encryptionEnabled and decrypts
+	// envelopes on reads; nil means no QUEEN_ENCRYPTION_KEY is configured.
+	Sealer *encryption.Sealer
+	// QueueCacheTTL bounds how long a queue's encryption flag is cached (default 5 s).
+	QueueCacheTTL time.Duration
 }
 
 // Broker runs queen's use cases against one store.
@@ -89,6 +95,15 @@ func (b *Broker) Close() {
 
 // ParkedPolls returns the number of long-polls currently parked.
 func (b *Broker) ParkedPolls() int { return b.waiters.count() }
+
+// OpenPayload returns the plaintext of an encrypted payload envelope, or p unchanged
+// (no key configured, not an envelope, or not decryptable with this key).
+func (b *Broker) OpenPayload(p []byte) []byte {
+	if b.cfg.Sealer == nil || !encryption.LooksSealed(p) {
+		return p
+	}
+	return b.cfg.Sealer.Open(p)
+}
 
 // Notify wakes the long-polls parked on queueName (after a commit elsewhere).
 func (b *Broker) Notify(queueName string) { b.waiters.notify(queueName) }
