@@ -36,6 +36,7 @@ type Broker struct {
 	store   *store.Store
 	ids     *queue.IDGenerator
 	waiters *waiters
+	wakeup  *wakeup
 	logger  *slog.Logger
 
 	closeOnce sync.Once
@@ -79,6 +80,7 @@ func New(cfg Config, st *store.Store, logger *slog.Logger) *Broker {
 		store:   st,
 		ids:     queue.NewIDGenerator(),
 		waiters: newWaiters(),
+		wakeup:  newWakeup(),
 		logger:  logger,
 		closing: make(chan struct{}),
 	}

@@ -64,11 +64,14 @@ func (b *Broker) preparePush(items []queue.PushItem, field string) error {
 	return nil
 }
 
+// wakeQueues wakes the long-polls of the queues items went to, on this replica at
+// once and on the others through NOTIFY. Call it only after the commit.
 func (b *Broker) wakeQueues(items []queue.PushItem) {
 	last := ""
 	for _, it := range items {
 		if it.Queue != last {
 			b.waiters.notify(it.Queue)
+			b.wakeup.announce(it.Queue)
 			last = it.Queue
 		}
 	}

@@ -55,6 +55,20 @@ func (ws *waiters) notify(queue string) {
 	ws.mu.Unlock()
 }
 
+// notifyAll wakes every parked waiter (after wake-ups may have been lost).
+func (ws *waiters) notifyAll() {
+	ws.mu.Lock()
+	for _, set := range ws.byQueue {
+		for w := range set {
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+	ws.mu.Unlock()
+}
+
 // count returns the number of parked long-polls.
 func (ws *waiters) count() int {
 	ws.mu.Lock()

@@ -125,6 +125,16 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		}
 		return err
 	}
+	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
+	runDone := make(chan struct{})
+	go func() {
+		defer close(runDone)
+		b.Run(runCtx)
+	}()
+	defer func() {
+		stopRun()
+		<-runDone
+	}()
 	ready.Store(true)
 	logger.Info("ready", "addr", ln.Addr().String())
 	if opts.ReadyFunc != nil {

@@ -1,0 +1,96 @@
+package broker_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/broker"
+	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/store"
+)
+
+// replica opens a broker on url and runs its wake-up loops until the test ends.
+func replica(t *testing.T, url string, cfg broker.Config) *broker.Broker {
+	t.Helper()
+	st, err := store.Open(store.Options{ConnString: url, MaxConns: 4})
+	require.NoError(t, err)
+	b := broker.New(cfg, st, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); b.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		st.Close()
+	})
+	return b
+}
+
+// parkPop starts a long-poll on b and returns the channel its result arrives on.
+func parkPop(t *testing.T, b *broker.Broker, q string) <-chan queue.PopResult {
+	t.Helper()
+	req := queue.PopRequest{Queue: q, Wait: true, Timeout: time.Hour, AutoAck: true}
+	require.NoError(t, b.NormalizePop(&req))
+	got := make(chan queue.PopResult, 1)
+	go func() {
+		res, err := b.Pop(context.Background(), req)
+		if err == nil {
+			got <- res
+		}
+		close(got)
+	}()
+	require.Eventually(t, func() bool { return b.ParkedPolls() == 1 }, 10*time.Second, 5*time.Millisecond)
+	return got
+}
+
+func TestPushOnOneReplicaWakesLongPollOnAnother(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewDBURL(t)
+	admin := pgtest.NewDB(t)
+	// Replica B never re-checks on its own: only a notification can wake it.
+	slow := broker.Config{PopWaitInitialInterval: time.Hour, PopWaitMaxInterval: time.Hour, MaxPopTimeout: 2 * time.Hour}
+	a := replica(t, url, broker.Config{})
+	b := replica(t, url, slow)
+	ctx := context.Background()
+
+	listening := func() bool {
+		var n int
+		err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE query = 'LISTEN queen_wake'`).Scan(&n)
+		return err == nil && n == 2
+	}
+	require.Eventually(t, listening, 10*time.Second, 10*time.Millisecond)
+
+	got := parkPop(t, b, "xwake")
+	_, err := a.Push(ctx, []queue.PushItem{{Queue: "xwake", TransactionID: "one", Payload: []byte(`1`)}})
+	require.NoError(t, err)
+	select {
+	case res := <-got:
+		require.Equal(t, []string{"one"}, txids(res.Messages))
+	case <-time.After(30 * time.Second):
+		t.Fatal("a push on replica A did not wake the long-poll parked on replica B")
+	}
+
+	t.Run("ListenerReconnectsAfterItsConnectionDies", func(t *testing.T) {
+		_, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN queen_wake'`)
+		require.NoError(t, err)
+		require.Eventually(t, listening, 30*time.Second, 20*time.Millisecond, "both listeners are back")
+		got := parkPop(t, b, "xwake")
+		_, err = a.Push(ctx, []queue.PushItem{{Queue: "xwake", TransactionID: "two", Payload: []byte(`2`)}})
+		require.NoError(t, err)
+		select {
+		case res := <-got:
+			require.Equal(t, []string{"two"}, txids(res.Messages))
+		case <-time.After(30 * time.Second):
+			t.Fatal("no wake-up after the listener reconnected")
+		}
+	})
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
