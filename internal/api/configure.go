@@ -15,19 +15,19 @@ type ConfigureRequest struct {
 
 // QueueOptions is the options object of a configure request. Every field is a pointer
 // with omitempty so that a client sends only what it sets and the server can tell an
-// explicit zero from an absent option (absent means the default of [DefaultQueueOptions]).
+// explicit zero from an absent option (absent means the server's default, see docs/api.md).
 type QueueOptions struct {
 	// LeaseTime is the lease duration in seconds (default 300).
 	LeaseTime *int `json:"leaseTime,omitempty"`
 	// RetryLimit is the number of failed-batch retries before the DLQ (default 3).
 	RetryLimit *int `json:"retryLimit,omitempty"`
-	// RetryDelay is in milliseconds (default 1000); stored, not enforced.
+	// RetryDelay is in milliseconds (default 0): a failed batch is redelivered no sooner.
 	RetryDelay *int `json:"retryDelay,omitempty"`
 	// Priority orders queues in namespace pops, higher first (default 0).
 	Priority *int `json:"priority,omitempty"`
-	// MaxSize is stored only (default 0).
+	// MaxSize caps the messages stored in the queue (default 0 = unlimited).
 	MaxSize *int `json:"maxSize,omitempty"`
-	// TTL is in seconds (default 3600); stored only.
+	// TTL is in seconds (default 0 = never): older messages are not delivered.
 	TTL *int `json:"ttl,omitempty"`
 	// DelayedProcessing hides messages younger than this many seconds (default 0).
 	DelayedProcessing *int `json:"delayedProcessing,omitempty"`
@@ -85,42 +85,6 @@ type QueueOptionsEcho struct {
 	MaxWaitTimeSeconds int `json:"maxWaitTimeSeconds"`
 }
 
-// DefaultQueueOptions returns the defaults of spec §3.1, the value of every option a
-// configure request leaves out.
-func DefaultQueueOptions() QueueOptionsEcho {
-	return QueueOptionsEcho{
-		LeaseTime:  300,
-		RetryLimit: 3,
-		RetryDelay: 1000,
-		TTL:        3600,
-	}
-}
-
-// Resolve applies o over [DefaultQueueOptions] and returns the full option set the
-// server stores (configure is a full upsert, not a merge). A nil o yields the defaults.
-func (o *QueueOptions) Resolve() QueueOptionsEcho {
-	r := DefaultQueueOptions()
-	if o == nil {
-		return r
-	}
-	setInt(&r.LeaseTime, o.LeaseTime)
-	setInt(&r.RetryLimit, o.RetryLimit)
-	setInt(&r.RetryDelay, o.RetryDelay)
-	setInt(&r.Priority, o.Priority)
-	setInt(&r.MaxSize, o.MaxSize)
-	setInt(&r.TTL, o.TTL)
-	setInt(&r.DelayedProcessing, o.DelayedProcessing)
-	setInt(&r.WindowBuffer, o.WindowBuffer)
-	setInt(&r.RetentionSeconds, o.RetentionSeconds)
-	setInt(&r.CompletedRetentionSeconds, o.CompletedRetentionSeconds)
-	setInt(&r.MaxWaitTimeSeconds, o.MaxWaitTimeSeconds)
-	setBool(&r.RetentionEnabled, o.RetentionEnabled)
-	setBool(&r.EncryptionEnabled, o.EncryptionEnabled)
-	setBool(&r.DeadLetterQueue, o.DeadLetterQueue)
-	setBool(&r.DLQAfterMaxRetries, o.DLQAfterMaxRetries)
-	return r
-}
-
 // ConfigureResponse is the 200 answer of POST /api/v1/configure. Clients require
 // Configured to be true and the CLI tests assert the Options echo.
 type ConfigureResponse struct {
@@ -148,15 +112,3 @@ func Bool(v bool) *bool { return &v }
 
 // String returns a pointer to v, for the optional and nullable fields of wire types.
 func String(v string) *string { return &v }
-
-func setInt(dst *int, src *int) {
-	if src != nil {
-		*dst = *src
-	}
-}
-
-func setBool(dst *bool, src *bool) {
-	if src != nil {
-		*dst = *src
-	}
-}

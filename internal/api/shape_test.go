@@ -13,7 +13,7 @@ import (
 func TestResourceAndConfigureShapes(t *testing.T) {
 	t.Parallel()
 
-	echo := (&api.QueueOptions{Priority: api.Int(5), RetentionSeconds: api.Int(3600)}).Resolve()
+	echo := api.QueueOptionsEcho{Priority: 5, LeaseTime: 300, RetryLimit: 3, RetryDelay: 1000, TTL: 3600, RetentionSeconds: 3600}
 
 	tests := []struct {
 		name string
@@ -157,34 +157,6 @@ func TestDecodeTreatsNullAsAbsent(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(`{"items":[{"queue":"q","payload":null},{"queue":"q"}]}`), &push))
 	require.Equal(t, json.RawMessage("null"), push.Items[0].Payload, "explicit null payload is kept")
 	require.Nil(t, push.Items[1].Payload, "absent payload stays nil")
-}
-
-func TestQueueOptionsResolve(t *testing.T) {
-	t.Parallel()
-
-	t.Run("NilIsDefaults", func(t *testing.T) {
-		t.Parallel()
-		var o *api.QueueOptions
-		require.Equal(t, api.DefaultQueueOptions(), o.Resolve())
-		require.Equal(t, api.QueueOptionsEcho{LeaseTime: 300, RetryLimit: 3, RetryDelay: 1000, TTL: 3600}, o.Resolve())
-	})
-	t.Run("ExplicitZeroOverridesDefault", func(t *testing.T) {
-		t.Parallel()
-		got := (&api.QueueOptions{RetryLimit: api.Int(0), TTL: api.Int(0), DLQAfterMaxRetries: api.Bool(true)}).Resolve()
-		require.Equal(t, api.QueueOptionsEcho{LeaseTime: 300, RetryDelay: 1000, DLQAfterMaxRetries: true}, got)
-	})
-	t.Run("EveryOptionIsApplied", func(t *testing.T) {
-		t.Parallel()
-		var o api.QueueOptions
-		require.NoError(t, json.Unmarshal([]byte(`{"leaseTime":1,"retryLimit":2,"retryDelay":3,"priority":4,"maxSize":5,
-			"ttl":6,"delayedProcessing":7,"windowBuffer":8,"retentionSeconds":9,"completedRetentionSeconds":10,
-			"retentionEnabled":true,"encryptionEnabled":true,"deadLetterQueue":true,"dlqAfterMaxRetries":true,
-			"maxWaitTimeSeconds":11}`), &o))
-		require.Equal(t, api.QueueOptionsEcho{LeaseTime: 1, RetryLimit: 2, RetryDelay: 3, Priority: 4, MaxSize: 5,
-			TTL: 6, DelayedProcessing: 7, WindowBuffer: 8, RetentionSeconds: 9, CompletedRetentionSeconds: 10,
-			RetentionEnabled: true, EncryptionEnabled: true, DeadLetterQueue: true, DLQAfterMaxRetries: true,
-			MaxWaitTimeSeconds: 11}, o.Resolve())
-	})
 }
 
 func TestTimeFormats(t *testing.T) {

@@ -116,6 +116,13 @@ func (b *Broker) Transaction(ctx context.Context, ops []queue.TxOp) (queue.TxRes
 	if total > b.cfg.MaxPushItems {
 		return queue.TxResult{}, queue.Invalid("operations", "at most %d operations and items per transaction (got %d)", b.cfg.MaxPushItems, total)
 	}
+	for i := range ops {
+		if ops[i].Type == "push" {
+			if err := b.sealPayloads(ctx, ops[i].Push); err != nil {
+				return queue.TxResult{}, err
+			}
+		}
+	}
 	res, err := b.store.TransactionRun(ctx, ops)
 	res.TransactionID = b.ids.New()
 	if err != nil {

@@ -37,7 +37,9 @@ type Broker struct {
 	ids     *queue.IDGenerator
 	waiters *waiters
 	wakeup  *wakeup
-	logger  *slog.Logger
+	// queueFlags caches per-queue settings the push path needs before SQL.
+	queueFlags *queueFlags
+	logger     *slog.Logger
 
 	closeOnce sync.Once
 	closing   chan struct{}
@@ -75,14 +77,18 @@ func New(cfg Config, st *store.Store, logger *slog.Logger) *Broker {
 	if cfg.PopWaitMaxInterval <= 0 {
 		cfg.PopWaitMaxInterval = time.Second
 	}
+	if cfg.QueueCacheTTL <= 0 {
+		cfg.QueueCacheTTL = 5 * time.Second
+	}
 	return &Broker{
-		cfg:     cfg,
-		store:   st,
-		ids:     queue.NewIDGenerator(),
-		waiters: newWaiters(),
-		wakeup:  newWakeup(),
-		logger:  logger,
-		closing: make(chan struct{}),
+		cfg:        cfg,
+		store:      st,
+		ids:        queue.NewIDGenerator(),
+		waiters:    newWaiters(),
+		wakeup:     newWakeup(),
+		queueFlags: newQueueFlags(cfg.QueueCacheTTL),
+		logger:     logger,
+		closing:    make(chan struct{}),
 	}
 }
 

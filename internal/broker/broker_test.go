@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/broker"
+	"github.com/queenmq/queen/internal/encryption"
 	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/store"
@@ -461,4 +463,106 @@ func TestMultiPartitionPopSharesOneLeaseAndCapsTheBatch(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, gone.Success)
 	require.Equal(t, "Lease not found", gone.Error)
+}
+
+func TestQueueOptionsAreEnforced(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("RetryDelayHoldsBackRedelivery", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t, broker.Config{})
+		tb.configure(t, "rdelay", func(o *queue.Options) { o.RetryDelay = 1500 })
+		tb.push(t, item("rdelay", "", "m1", `1`))
+		res := tb.pop(t, queue.PopRequest{Queue: "rdelay"})
+		failedAt := time.Now()
+		acks := tb.ack(t, "", ackOf(res.Messages[0], res.LeaseID, queue.AckFailed))
+		require.True(t, acks[0].Success)
+		require.Empty(t, tb.pop(t, queue.PopRequest{Queue: "rdelay"}).Messages, "not redelivered before retryDelay")
+		var again queue.PopResult
+		require.Eventually(t, func() bool {
+			again = tb.pop(t, queue.PopRequest{Queue: "rdelay"})
+			return len(again.Messages) == 1
+		}, 10*time.Second, 50*time.Millisecond)
+		require.GreaterOrEqual(t, time.Since(failedAt), 1500*time.Millisecond)
+	})
+
+	t.Run("DefaultRetryHasNoDelay", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t, broker.Config{})
+		tb.push(t, item("rnow", "", "m1", `1`))
+		res := tb.pop(t, queue.PopRequest{Queue: "rnow"})
+		tb.ack(t, "", ackOf(res.Messages[0], res.LeaseID, queue.AckFailed))
+		require.Len(t, tb.pop(t, queue.PopRequest{Queue: "rnow"}).Messages, 1, "upstream behaviour: immediate redelivery")
+	})
+
+	t.Run("MaxSizeRefusesItemsBeyondCapacity", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t, broker.Config{})
+		tb.configure(t, "small", func(o *queue.Options) { o.MaxSize = 2 })
+		res := tb.push(t, item("small", "", "a", `1`), item("small", "p2", "b", `2`), item("small", "", "c", `3`), item("small", "", "a", `4`))
+		require.Equal(t, queue.StatusQueued, res[0].Status)
+		require.Equal(t, queue.StatusQueued, res[1].Status)
+		require.Equal(t, queue.StatusFailed, res[2].Status)
+		require.Contains(t, res[2].Error, "maxSize")
+		require.Equal(t, queue.StatusDuplicate, res[3].Status, "a duplicate of a stored message is still a duplicate")
+		qi, err := tb.b.QueueGet(ctx, "small")
+		require.NoError(t, err)
+		require.EqualValues(t, 2, qi.Totals.Total)
+	})
+
+	t.Run("TTLExpiresOldMessages", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t, broker.Config{})
+		tb.configure(t, "ttl", func(o *queue.Options) { o.TTL = 1 })
+		tb.push(t, item("ttl", "", "old", `1`))
+		probe := 0
+		require.Eventually(t, func() bool {
+			probe++ // a fresh group each time: it would read "old" while it is alive
+			group := fmt.Sprintf("probe-%d", probe)
+			return len(tb.pop(t, queue.PopRequest{Queue: "ttl", ConsumerGroup: group, AutoAck: true}).Messages) == 0
+		}, 10*time.Second, 100*time.Millisecond, "the message expires after its ttl")
+		tb.push(t, item("ttl", "", "new", `2`))
+		res := tb.pop(t, queue.PopRequest{Queue: "ttl", Batch: 10})
+		require.Equal(t, []string{"new"}, txids(res.Messages), "expired messages are skipped, order kept")
+	})
+
+	t.Run("EncryptionNeedsAKey", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t, broker.Config{})
+		opts := queue.DefaultOptions()
+		opts.EncryptionEnabled = true
+		_, _, err := tb.b.Configure(ctx, queue.Queue{Name: "secret", Options: opts})
+		var ve *queue.ValidationError
+		require.ErrorAs(t, err, &ve)
+		require.Equal(t, "options.encryptionEnabled", ve.Field)
+	})
+}
+
+func TestEncryptionAtRest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	sealer, err := encryption.New([]byte("0123456789abcdef0123456789abcdef"))
+	require.NoError(t, err)
+	url := pgtest.NewDBURL(t)
+	st, err := store.Open(store.Options{ConnString: url, MaxConns: 4})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	b := broker.New(broker.Config{Sealer: sealer}, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	tb := &testBundle{b: b}
+
+	opts := queue.DefaultOptions()
+	opts.EncryptionEnabled = true
+	_, _, err = b.Configure(ctx, queue.Queue{Name: "vault", Options: opts})
+	require.NoError(t, err)
+	tb.push(t, item("vault", "", "s1", `{"card":"4111"}`))
+	tb.push(t, item("plain", "", "p1", `{"card":"4111"}`))
+
+	raw := rawPayloads(t, url)
+	require.NotContains(t, raw["s1"], "4111", "stored encrypted")
+	require.Contains(t, raw["s1"], "authTag")
+	require.Contains(t, raw["p1"], "4111", "other queues stay plaintext")
+
+	res := tb.pop(t, queue.PopRequest{Queue: "vault", AutoAck: true})
+	require.JSONEq(t, `{"card":"4111"}`, string(res.Messages[0].Payload), "decrypted on pop")
 }

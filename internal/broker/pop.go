@@ -71,6 +71,9 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (queue.PopResult
 			return res, err
 		}
 		if len(msgs) > 0 {
+			for i := range msgs {
+				msgs[i].Payload = b.OpenPayload(msgs[i].Payload)
+			}
 			res.Messages = msgs
 			if !req.AutoAck {
 				res.LeaseID = leaseID

@@ -18,12 +18,54 @@ func (b *Broker) Push(ctx context.Context, items []queue.PushItem) ([]queue.Push
 	if err := b.preparePush(items, "items"); err != nil {
 		return nil, err
 	}
+	if err := b.sealPayloads(ctx, items); err != nil {
+		return nil, err
+	}
 	results, err := b.store.MessageInsertBatch(ctx, items)
 	if err != nil {
 		return nil, err
 	}
+	for i := range results {
+		if results[i].Status == statusFull {
+			results[i].Status = queue.StatusFailed
+			results[i].Error = fmt.Sprintf("queue %q is full: maxSize reached", results[i].Queue)
+		}
+	}
 	b.wakeQueues(items)
 	return results, nil
+}
+
+// statusFull is the store's status for an item refused because its queue reached
+// maxSize; it is reported to clients as failed with an explanation.
+const statusFull = "full"
+
+// sealPayloads encrypts the payloads of items bound for queues with encryptionEnabled.
+// Such a queue without a configured key is refused rather than written in plaintext.
+func (b *Broker) sealPayloads(ctx context.Context, items []queue.PushItem) error {
+	names := make([]string, 0, 1)
+	for _, it := range items {
+		names = append(names, it.Queue)
+	}
+	enc, err := b.encryptedQueues(ctx, names)
+	if err != nil {
+		return err
+	}
+	for i := range items {
+		it := &items[i]
+		if !enc[it.Queue] {
+			continue
+		}
+		if b.cfg.Sealer == nil {
+			return fmt.Errorf("%w: queue %q has encryptionEnabled but QUEEN_ENCRYPTION_KEY is not configured on this broker",
+				queue.ErrConflict, it.Queue)
+		}
+		sealed, err := b.cfg.Sealer.Seal(it.Payload)
+		if err != nil {
+			return err
+		}
+		it.Payload, it.Encrypted = sealed, true
+	}
+	return nil
 }
 
 // preparePush validates and normalises items in place; field names the errors

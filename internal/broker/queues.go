@@ -21,6 +21,11 @@ func (b *Broker) Configure(ctx context.Context, q queue.Queue) (queue.Queue, str
 	if err := q.Options.Validate(); err != nil {
 		return q, "", err
 	}
+	if q.Options.EncryptionEnabled && b.cfg.Sealer == nil {
+		return q, "", queue.Invalid("options.encryptionEnabled",
+			"options.encryptionEnabled needs QUEEN_ENCRYPTION_KEY (64 hex characters) configured on the broker")
+	}
+	defer b.queueFlags.forget(q.Name)
 	id, partitionID, err := b.store.QueueConfigure(ctx, q)
 	if err != nil {
 		return q, "", err
@@ -58,6 +63,7 @@ func (b *Broker) QueueDelete(ctx context.Context, name string) (bool, error) {
 	if err := queue.CheckName("queue", name); err != nil {
 		return false, err
 	}
+	defer b.queueFlags.forget(name)
 	return b.store.QueueDelete(ctx, name)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/buildinfo"
 	"github.com/queenmq/queen/internal/config"
+	"github.com/queenmq/queen/internal/encryption"
 	"github.com/queenmq/queen/internal/httpapi"
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/store"
@@ -82,6 +83,14 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	}
 	defer st.Close()
 
+	var sealer *encryption.Sealer
+	if len(cfg.EncryptionKey) > 0 {
+		if sealer, err = encryption.New(cfg.EncryptionKey); err != nil {
+			return fmt.Errorf("%w: QUEEN_ENCRYPTION_KEY: %w", ErrUnsupportedConfig, err)
+		}
+	}
+	logger.Info("encryption at rest", "key_configured", sealer != nil)
+
 	b := broker.New(broker.Config{
 		DefaultTimeout:          cfg.DefaultTimeout,
 		MaxPopTimeout:           cfg.MaxPopTimeout,
@@ -94,6 +103,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		PopWaitBackoffThreshold: cfg.PopWaitBackoffThreshold,
 		PopWaitBackoffMultiple:  cfg.PopWaitBackoffMultiplier,
 		PopWaitMaxInterval:      cfg.PopWaitMaxInterval,
+		Sealer:                  sealer,
 	}, st, logger.With("component", "broker"))
 
 	var ready atomic.Bool

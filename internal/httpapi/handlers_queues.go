@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"time"
@@ -16,6 +17,10 @@ type queueOption struct {
 	name  string
 	intp  func(*queue.Options) *int
 	boolp func(*queue.Options) *bool
+	// onlyTrue marks a flag whose false value queen cannot honour: a message that
+	// exhausts retryLimit always goes to the dead-letter queue (as upstream, whose
+	// clients rely on it), so an explicit false is refused instead of stored and ignored.
+	onlyTrue bool
 }
 
 // queueOptions lists every option configure reads (spec §3.1). Unknown keys in the
@@ -34,8 +39,8 @@ var queueOptions = []queueOption{
 	{name: "maxWaitTimeSeconds", intp: func(o *queue.Options) *int { return &o.MaxWaitTimeSeconds }},
 	{name: "retentionEnabled", boolp: func(o *queue.Options) *bool { return &o.RetentionEnabled }},
 	{name: "encryptionEnabled", boolp: func(o *queue.Options) *bool { return &o.EncryptionEnabled }},
-	{name: "deadLetterQueue", boolp: func(o *queue.Options) *bool { return &o.DeadLetterQueue }},
-	{name: "dlqAfterMaxRetries", boolp: func(o *queue.Options) *bool { return &o.DLQAfterMaxRetries }},
+	{name: "deadLetterQueue", boolp: func(o *queue.Options) *bool { return &o.DeadLetterQueue }, onlyTrue: true},
+	{name: "dlqAfterMaxRetries", boolp: func(o *queue.Options) *bool { return &o.DLQAfterMaxRetries }, onlyTrue: true},
 }
 
 // handleConfigure is POST /api/v1/configure (spec §3.1): a full replacement of the
@@ -87,6 +92,10 @@ func applyOptions(dst *queue.Options, opts object) error {
 		v, p := opts.boolean(opt.name)
 		if p == wrongType {
 			return queue.Invalid(field, "%s must be a boolean", field)
+		}
+		if p == present && !v && opt.onlyTrue {
+			return &queue.ValidationError{Field: field, Message: fmt.Sprintf(
+				"%s=false is not supported: messages that exhaust retryLimit always go to the dead-letter queue", field)}
 		}
 		if p == present {
 			*opt.boolp(dst) = v

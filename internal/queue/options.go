@@ -22,8 +22,14 @@ type Options struct {
 
 // DefaultOptions are the values configure applies to every option a request leaves
 // out (full replacement, not merge) and that auto-created queues get.
+//
+// retryDelay and ttl default to 0 here, where upstream stores 1000 ms and 3600 s but
+// never applies them: queen enforces both, and enforcing upstream's numbers by default
+// would delay every retry by a second and silently expire every message after an
+// hour. With 0 the default behaviour is upstream's; a queue configured with a value
+// gets it enforced.
 func DefaultOptions() Options {
-	return Options{LeaseTime: 300, RetryLimit: 3, RetryDelay: 1000, TTL: 3600}
+	return Options{LeaseTime: 300, RetryLimit: 3}
 }
 
 // Validate rejects negative values, naming the option.

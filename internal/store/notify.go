@@ -77,4 +77,3 @@ func (s *Store) listenOnce(ctx context.Context, h ListenHandlers) error {
 		}
 	}
 }
-

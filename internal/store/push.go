@@ -16,7 +16,7 @@ type pgxQuerier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-const sqlMessageInsertBatch = `SELECT o_idx, o_status, o_message_id::text, o_partition_id::text
+const sqlMessageInsertBatch = `SELECT o_idx, o_status, coalesce(o_message_id::text, ''), o_partition_id::text
 FROM queen.push_q1($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[])`
 
 // MessageInsertBatch appends items (already validated, with message and transaction

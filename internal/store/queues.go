@@ -160,3 +160,22 @@ func utcPtr(t *time.Time) *time.Time {
 	u := t.UTC()
 	return &u
 }
+
+// QueueEncryptionFlags returns encryption_enabled for each existing queue of names.
+func (s *Store) QueueEncryptionFlags(ctx context.Context, names []string) (map[string]bool, error) {
+	rows, err := s.pool.Query(ctx, `SELECT name, coalesce(encryption_enabled, false) FROM queen.queues WHERE name = ANY ($1::text[])`, names)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	defer rows.Close()
+	out := make(map[string]bool, len(names))
+	for rows.Next() {
+		var name string
+		var enc bool
+		if err := rows.Scan(&name, &enc); err != nil {
+			return nil, interpretError(err)
+		}
+		out[name] = enc
+	}
+	return out, interpretError(rows.Err())
+}

@@ -56,6 +56,9 @@ func (s *Store) TransactionRun(ctx context.Context, ops []queue.TxOp) (queue.TxR
 				res.Results = append(res.Results, r)
 				if !r.Success {
 					r.Error = fmt.Sprintf("duplicate transactionId %q in partition %q of queue %q", p.TransactionID, p.Partition, p.Queue)
+					if p.Status == "full" {
+						r.Error = fmt.Sprintf("queue %q is full: maxSize reached", p.Queue)
+					}
 					res.Results[len(res.Results)-1] = r
 					res.Error = "PUSH operation failed: " + r.Error
 					return res, nil

@@ -6,7 +6,7 @@
 -- partition and a consumer can never advance past a message that commits later.
 -- The partition_lookup head is upserted in the same transaction (read-your-writes).
 -- Returns one row per input item (o_idx is 0-based): queued or duplicate, with the
--- stored (winning) message id.
+-- stored (winning) message id, or 'full' (not stored: the queue's maxSize is reached).
 CREATE OR REPLACE FUNCTION queen.push_q1(
     p_queue     text[],
     p_partition text[],
@@ -19,11 +19,13 @@ CREATE OR REPLACE FUNCTION queen.push_q1(
 ) RETURNS TABLE (o_idx integer, o_status text, o_message_id uuid, o_partition_id uuid)
 LANGUAGE plpgsql AS $$
 DECLARE
-    r     record;
-    v_now timestamptz;
+    r      record;
+    v_now  timestamptz;
+    v_caps jsonb := '{}';
+    v_n    bigint;
 BEGIN
-    INSERT INTO queen.queues (name, namespace, task)
-    SELECT DISTINCT x.q, split_part(x.q, '.', 1), split_part(x.q, '.', 2)
+    INSERT INTO queen.queues (name, namespace, task, retry_delay, ttl)
+    SELECT DISTINCT x.q, split_part(x.q, '.', 1), split_part(x.q, '.', 2), 0, 0
     FROM unnest(p_queue) AS x(q)
     WHERE NOT EXISTS (SELECT 1 FROM queen.queues qq WHERE qq.name = x.q)
     ON CONFLICT (name) DO NOTHING;
@@ -34,6 +36,21 @@ BEGIN
     JOIN queen.queues qq ON qq.name = x.qn
     WHERE NOT EXISTS (SELECT 1 FROM queen.partitions p WHERE p.queue_id = qq.id AND p.name = x.pn)
     ON CONFLICT (queue_id, name) DO NOTHING;
+
+    -- maxSize: queues with a capacity are locked (before any partition, always in this
+    -- order) and counted, so concurrent pushes cannot overfill them.
+    FOR r IN
+        SELECT qq.id, qq.name, qq.max_queue_size
+        FROM queen.queues qq
+        WHERE qq.name = ANY (p_queue) AND coalesce(qq.max_queue_size, 0) > 0
+        ORDER BY qq.id
+    LOOP
+        PERFORM pg_advisory_xact_lock(queen.queue_capacity_key(r.id));
+        SELECT count(*) INTO v_n
+        FROM queen.messages m JOIN queen.partitions p ON p.id = m.partition_id
+        WHERE p.queue_id = r.id;
+        v_caps := v_caps || jsonb_build_object(r.name, greatest(r.max_queue_size - v_n, 0));
+    END LOOP;
 
     FOR r IN
         SELECT DISTINCT p.id
@@ -72,14 +89,22 @@ BEGIN
         FROM (SELECT DISTINCT f.pid, f.qn FROM firsts f) d
         LEFT JOIN queen.partition_lookup pl ON pl.partition_id = d.pid AND pl.queue_name = d.qn
     ),
+    fresh AS (
+        SELECT f.*, row_number() OVER (PARTITION BY f.qn ORDER BY f.i) AS rn
+        FROM firsts f
+        WHERE NOT EXISTS (SELECT 1 FROM existing e
+                          WHERE e.partition_id = f.pid AND e.transaction_id = f.txid)
+    ),
+    accepted AS (
+        SELECT fr.* FROM fresh fr
+        WHERE NOT (v_caps ? fr.qn) OR fr.rn <= (v_caps ->> fr.qn)::bigint
+    ),
     ins AS (
         INSERT INTO queen.messages (id, transaction_id, partition_id, payload, trace_id,
                                     created_at, is_encrypted, producer_sub)
-        SELECT f.mid, f.txid, f.pid, f.payload, f.trace, s.ts, f.enc, f.sub
-        FROM firsts f
-        JOIN stamps s ON s.pid = f.pid
-        WHERE NOT EXISTS (SELECT 1 FROM existing e
-                          WHERE e.partition_id = f.pid AND e.transaction_id = f.txid)
+        SELECT a.mid, a.txid, a.pid, a.payload, a.trace, s.ts, a.enc, a.sub
+        FROM accepted a
+        JOIN stamps s ON s.pid = a.pid
         ON CONFLICT (partition_id, transaction_id) DO NOTHING
         RETURNING id, partition_id, transaction_id, created_at
     ),
@@ -101,7 +126,9 @@ BEGIN
         RETURNING 1
     )
     SELECT it.i,
-           CASE WHEN ins.id IS NOT NULL AND it.i = f.i THEN 'queued' ELSE 'duplicate' END,
+           CASE WHEN ins.id IS NULL AND e.id IS NULL THEN 'full'
+                WHEN ins.id IS NOT NULL AND it.i = f.i THEN 'queued'
+                ELSE 'duplicate' END,
            coalesce(ins.id, e.id),
            it.pid
     FROM items it
@@ -117,4 +144,10 @@ $$;
 CREATE OR REPLACE FUNCTION queen.partition_order_key(p_partition uuid)
 RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT hashtextextended(p_partition::text, 1364283729)
+$$;
+
+-- queen.queue_capacity_key serialises pushes to a queue that has a maxSize.
+CREATE OR REPLACE FUNCTION queen.queue_capacity_key(p_queue uuid)
+RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT hashtextextended(p_queue::text, 1364283730)
 $$;

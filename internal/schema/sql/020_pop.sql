@@ -38,6 +38,7 @@ DECLARE
     v_last_ts    timestamptz;
     v_last_id    uuid;
     v_delay_cut  timestamptz;
+    v_ttl_cut    timestamptz;
     m            record;
     c_zero       constant uuid := '00000000-0000-0000-0000-000000000000';
 BEGIN
@@ -47,6 +48,8 @@ BEGIN
     END IF;
     v_lease := make_interval(secs => CASE WHEN coalesce(v_q.lease_time, 0) > 0 THEN v_q.lease_time ELSE 60 END);
     v_delay_cut := v_now - make_interval(secs => greatest(coalesce(v_q.delayed_processing, 0), 0));
+    -- ttl: messages older than this are expired and never delivered (0 = never expire).
+    v_ttl_cut := CASE WHEN coalesce(v_q.ttl, 0) > 0 THEN v_now - make_interval(secs => v_q.ttl) END;
 
     IF p_partition IS NOT NULL THEN
         SELECT array_agg(p.id), array_agg(p.name::text) INTO v_cands, v_names
@@ -70,6 +73,7 @@ BEGIN
                       > (pc.last_consumed_created_at, pc.last_consumed_id))
               AND (coalesce(v_q.window_buffer, 0) = 0
                    OR pl.last_message_created_at <= v_now - make_interval(secs => v_q.window_buffer))
+              AND (v_ttl_cut IS NULL OR pl.last_message_created_at > v_ttl_cut)
               AND (coalesce(v_q.delayed_processing, 0) = 0 OR EXISTS (
                    SELECT 1 FROM queen.messages dm
                    WHERE dm.partition_id = pl.partition_id
@@ -149,6 +153,7 @@ BEGIN
             WHERE mm.partition_id = v_pid
               AND (v_cur_ts IS NULL OR (mm.created_at, mm.id) > (v_cur_ts, v_cur_id))
               AND (coalesce(v_q.delayed_processing, 0) = 0 OR mm.created_at <= v_delay_cut)
+              AND (v_ttl_cut IS NULL OR mm.created_at > v_ttl_cut)
             ORDER BY mm.created_at, mm.id
             LIMIT v_budget
         LOOP

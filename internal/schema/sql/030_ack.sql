@@ -6,7 +6,9 @@
 --   * once an item triggered a retry (failed within retryLimit, or retry), later items
 --     of the same (partition, group) in the call cannot move the cursor past the failed
 --     message: they fail with "lease released by earlier failure" (no skipped message);
---   * the retry counter resets whenever the cursor moves (completed or dead-lettered).
+--   * the retry counter resets whenever the cursor moves (completed or dead-lettered);
+--   * retryDelay is honoured: after a failed ack within retryLimit the partition is not
+--     redelivered to the group before retry_delay milliseconds.
 -- p_lease holds '' for "no lease check". Returns one row per item, by input index.
 CREATE OR REPLACE FUNCTION queen.ack_q1(
     p_txid   text[],
@@ -34,7 +36,7 @@ BEGIN
         SELECT (x.ord - 1)::integer AS i, x.txid, x.pid::uuid AS pid, coalesce(x.lease, '') AS lease,
                lower(coalesce(x.status, 'completed')) AS status, x.err,
                m.id AS mid, m.created_at AS mts, p.name::text AS pname, q.name::text AS qname,
-               coalesce(q.retry_limit, 3) AS retry_limit
+               coalesce(q.retry_limit, 3) AS retry_limit, coalesce(q.retry_delay, 0) AS retry_delay
         FROM unnest(p_txid, p_pid, p_lease, p_status, p_error) WITH ORDINALITY AS x(txid, pid, lease, status, err, ord)
         LEFT JOIN queen.messages m ON m.partition_id = x.pid::uuid AND m.transaction_id = x.txid
         LEFT JOIN queen.partitions p ON p.id = m.partition_id
@@ -85,9 +87,13 @@ BEGIN
 
         IF v_status = 'retry' OR (v_status = 'failed' AND v_has_row AND pc.batch_retry_count < it.retry_limit) THEN
             IF v_has_row AND pc.worker_id IS NOT NULL THEN
+                -- retryDelay: a failed batch is not redelivered before its delay; the
+                -- partition stays blocked for the group until then (no holder).
                 UPDATE queen.partition_consumers c
-                   SET lease_acquired_at = NULL, lease_expires_at = NULL, worker_id = NULL,
-                       batch_size = 0, acked_count = 0,
+                   SET lease_acquired_at = NULL, worker_id = NULL, batch_size = 0, acked_count = 0,
+                       lease_expires_at = CASE WHEN v_status = 'failed' AND it.retry_delay > 0
+                                               THEN clock_timestamp() + make_interval(secs => it.retry_delay / 1000.0)
+                                               END,
                        batch_retry_count = c.batch_retry_count + CASE WHEN v_status = 'failed' THEN 1 ELSE 0 END
                  WHERE c.id = pc.id;
             END IF;

@@ -9,8 +9,8 @@ LANGUAGE plpgsql AS $$
 DECLARE
     r record;
 BEGIN
-    INSERT INTO queen.queues (name, namespace, task)
-    SELECT DISTINCT x.q, split_part(x.q, '.', 1), split_part(x.q, '.', 2)
+    INSERT INTO queen.queues (name, namespace, task, retry_delay, ttl)
+    SELECT DISTINCT x.q, split_part(x.q, '.', 1), split_part(x.q, '.', 2), 0, 0
     FROM unnest(p_push_queue) AS x(q)
     WHERE NOT EXISTS (SELECT 1 FROM queen.queues qq WHERE qq.name = x.q)
     ON CONFLICT (name) DO NOTHING;
@@ -21,6 +21,14 @@ BEGIN
     JOIN queen.queues qq ON qq.name = x.qn
     WHERE NOT EXISTS (SELECT 1 FROM queen.partitions p WHERE p.queue_id = qq.id AND p.name = x.pn)
     ON CONFLICT (queue_id, name) DO NOTHING;
+
+    FOR r IN
+        SELECT qq.id FROM queen.queues qq
+        WHERE qq.name = ANY (p_push_queue) AND coalesce(qq.max_queue_size, 0) > 0
+        ORDER BY qq.id
+    LOOP
+        PERFORM pg_advisory_xact_lock(queen.queue_capacity_key(r.id));
+    END LOOP;
 
     FOR r IN
         SELECT DISTINCT p.id

@@ -1,0 +1,286 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// sqlMessageParts selects partitions with their queue's columns, as x.
+const sqlMessageParts = `
+SELECT p.id, p.name::text AS pname, q.name::text AS qname, coalesce(q.namespace, '')::text AS ns,
+       coalesce(q.task, '')::text AS task, coalesce(q.priority, 0) AS prio,
+       coalesce(q.lease_time, 300) AS lease_time, coalesce(q.retry_limit, 3) AS retry_limit,
+       coalesce(q.retry_delay, 1000) AS retry_delay, coalesce(q.ttl, 3600) AS ttl
+FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id`
+
+// sqlMessagePartsFiltered is sqlMessageParts with the listing's exact-match filters
+// ($1 queue, $2 partition, $3 namespace, $4 task; '' = any).
+const sqlMessagePartsFiltered = sqlMessageParts + `
+WHERE ($1::text = '' OR q.name = $1::text) AND ($2::text = '' OR p.name = $2::text)
+  AND ($3::text = '' OR q.namespace = $3::text) AND ($4::text = '' OR q.task = $4::text)`
+
+// sqlMessageState computes the status of message m (semantics.md §7.9) as a lateral
+// subquery s. It reads the message's DLQ rows (idx_dlq_message_group) and the cursors
+// of its partition (the partition_consumers unique key): a handful of rows per
+// message. Cursors are compared as (created_at, id) tuples, never by id alone.
+const sqlMessageState = `
+SELECT st.*,
+       CASE WHEN st.dlq THEN 'dead_letter'
+            WHEN NOT st.has_qm AND st.bus_groups > 0 THEN
+                 CASE WHEN st.bus_consumed = st.bus_groups THEN 'completed' ELSE 'pending' END
+            WHEN st.qm_consumed THEN 'completed'
+            WHEN st.qm_lease IS NOT NULL THEN 'processing'
+            ELSE 'pending' END AS status,
+       CASE WHEN st.dlq_qm THEN 'dead_letter'
+            WHEN st.qm_consumed THEN 'completed'
+            WHEN st.qm_lease IS NOT NULL THEN 'processing'
+            ELSE 'pending' END AS queue_status
+FROM (
+    SELECT EXISTS (SELECT 1 FROM queen.dead_letter_queue d WHERE d.message_id = m.id) AS dlq,
+           EXISTS (SELECT 1 FROM queen.dead_letter_queue d
+                   WHERE d.message_id = m.id AND d.consumer_group = '__QUEUE_MODE__') AS dlq_qm,
+           coalesce(bool_or(c.qm), false) AS has_qm,
+           (count(*) FILTER (WHERE NOT c.qm))::int AS bus_groups,
+           (count(*) FILTER (WHERE NOT c.qm AND c.consumed))::int AS bus_consumed,
+           count(*)::int AS total_groups,
+           (count(*) FILTER (WHERE c.consumed))::int AS consumed_by,
+           coalesce(bool_or(c.qm AND c.consumed), false) AS qm_consumed,
+           max(c.lease) FILTER (WHERE c.qm) AS qm_lease
+    FROM (
+        SELECT pc.consumer_group = '__QUEUE_MODE__' AS qm,
+               (pc.last_consumed_created_at IS NOT NULL
+                AND (pc.last_consumed_created_at, pc.last_consumed_id) >= (m.created_at, m.id)) AS consumed,
+               CASE WHEN pc.worker_id IS NOT NULL AND pc.lease_expires_at > now()
+                    THEN pc.lease_expires_at END AS lease
+        FROM queen.partition_consumers pc
+        WHERE pc.partition_id = m.partition_id
+    ) c
+) st`
+
+// sqlMessageInfoColumns are the columns scanned by scanMessageInfo, over m, x and s.
+const sqlMessageInfoColumns = `m.id::text, m.transaction_id, m.partition_id::text, x.pname, x.qname, x.ns, x.task,
+       coalesce(m.trace_id::text, ''), coalesce(m.producer_sub, ''), x.prio, m.created_at,
+       s.status, s.queue_status, s.consumed_by, s.total_groups, s.has_qm, s.bus_groups, s.bus_consumed, s.qm_lease`
+
+// sqlMessageWindow joins the filtered partitions to their messages created in
+// [$5, $6): one range scan of idx_messages_partition_created_id per partition.
+const sqlMessageWindow = `
+FROM x
+JOIN queen.messages m ON m.partition_id = x.id AND m.created_at >= $5 AND m.created_at < $6`
+
+const sqlMessageListPage = `WITH x AS (` + sqlMessagePartsFiltered + `)
+SELECT ` + sqlMessageInfoColumns + sqlMessageWindow + `
+CROSS JOIN LATERAL (` + sqlMessageState + `) s
+WHERE ($7::text = '' OR s.status = $7::text)
+ORDER BY m.created_at DESC, m.id DESC
+LIMIT $8 OFFSET $9`
+
+// sqlMessageListCount counts the window without computing statuses (no status filter).
+const sqlMessageListCount = `WITH x AS (` + sqlMessagePartsFiltered + `)
+SELECT count(*)` + sqlMessageWindow
+
+// sqlMessageListCountStatus counts the window's messages in status $7.
+const sqlMessageListCountStatus = `WITH x AS (` + sqlMessagePartsFiltered + `)
+SELECT count(*)` + sqlMessageWindow + `
+CROSS JOIN LATERAL (` + sqlMessageState + `) s
+WHERE s.status = $7::text`
+
+// sqlMessageListMode summarises the cursors of the filtered partitions.
+const sqlMessageListMode = `WITH x AS (` + sqlMessagePartsFiltered + `)
+SELECT coalesce(bool_or(pc.consumer_group = '__QUEUE_MODE__'), false),
+       (count(DISTINCT pc.consumer_group) FILTER (WHERE pc.consumer_group <> '__QUEUE_MODE__'))::int
+FROM x JOIN queen.partition_consumers pc ON pc.partition_id = x.id`
+
+// MessageList returns one page of the messages matching f (window and page already
+// validated), newest first, with the total count and the mode summary. The three
+// queries go in one round trip.
+func (s *Store) MessageList(ctx context.Context, f queue.MessageFilter) (queue.MessageList, error) {
+	var list queue.MessageList
+	filters := []any{f.Queue, f.Partition, f.Namespace, f.Task, f.From, f.To}
+	batch := &pgx.Batch{}
+	if f.Status == "" {
+		batch.Queue(sqlMessageListCount, filters...)
+	} else {
+		batch.Queue(sqlMessageListCountStatus, append(filters, f.Status)...)
+	}
+	batch.Queue(sqlMessageListMode, filters[:4]...)
+	batch.Queue(sqlMessageListPage, append(filters, f.Status, f.Page.Limit, f.Page.Offset)...)
+	br := s.pool.SendBatch(ctx, batch)
+	defer func() { _ = br.Close() }()
+
+	if err := br.QueryRow().Scan(&list.Total); err != nil {
+		return list, interpretError(err)
+	}
+	if err := br.QueryRow().Scan(&list.HasQueueMode, &list.BusGroups); err != nil {
+		return list, interpretError(err)
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return list, interpretError(err)
+	}
+	list.Messages, err = collectRows(rows, func(row pgx.Rows) (queue.MessageInfo, error) {
+		var mi queue.MessageInfo
+		return mi, scanMessageInfo(row, &mi)
+	})
+	if err != nil {
+		return list, err
+	}
+	return list, interpretError(br.Close())
+}
+
+func scanMessageInfo(row pgx.Row, mi *queue.MessageInfo, extra ...any) error {
+	st := &mi.State
+	var lease *time.Time
+	dest := append([]any{&mi.ID, &mi.TransactionID, &mi.PartitionID, &mi.Partition, &mi.Queue, &mi.Namespace,
+		&mi.Task, &mi.TraceID, &mi.ProducerSub, &mi.Priority, &mi.CreatedAt, &st.Status, &st.QueueStatus,
+		&st.ConsumedBy, &st.TotalGroups, &st.HasQueueMode, &st.BusGroups, &st.BusConsumed, &lease}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return err
+	}
+	mi.CreatedAt = mi.CreatedAt.UTC()
+	if st.Status == queue.MessageProcessing {
+		st.LeaseExpiresAt = utcPtr(lease)
+	}
+	return nil
+}
+
+const sqlMessageGet = `
+SELECT ` + sqlMessageInfoColumns + `,
+       m.payload, coalesce(m.is_encrypted, false), x.lease_time, x.retry_limit, x.retry_delay, x.ttl,
+       dl.found IS NOT NULL, dl.error_message, dl.retry_count
+FROM queen.messages m
+JOIN (` + sqlMessageParts + `) x ON x.id = m.partition_id
+CROSS JOIN LATERAL (` + sqlMessageState + `) s
+LEFT JOIN LATERAL (
+    SELECT true AS found, d.error_message, d.retry_count FROM queen.dead_letter_queue d
+    WHERE d.message_id = m.id
+    ORDER BY d.failed_at DESC NULLS LAST, d.id DESC
+    LIMIT 1
+) dl ON true
+WHERE m.partition_id = $1::uuid AND m.transaction_id = $2`
+
+// sqlMessageGroups lists the cursors of the message's partition ($1) with whether
+// each is at or past the message ($2 created_at, $3 id); queue mode first.
+const sqlMessageGroups = `
+SELECT pc.consumer_group::text,
+       (pc.last_consumed_created_at IS NOT NULL
+        AND (pc.last_consumed_created_at, pc.last_consumed_id) >= ($2::timestamptz, $3::uuid)),
+       CASE WHEN pc.worker_id IS NOT NULL AND pc.lease_expires_at > now() THEN pc.lease_expires_at END
+FROM queen.partition_consumers pc
+WHERE pc.partition_id = $1::uuid
+ORDER BY pc.consumer_group <> '__QUEUE_MODE__', pc.consumer_group`
+
+// MessageGet returns one message (partition id already validated as a UUID) with its
+// stored payload, state, latest DLQ entry and per-group consumption;
+// queue.ErrNotFound when absent.
+func (s *Store) MessageGet(ctx context.Context, partitionID, transactionID string) (queue.MessageDetail, error) {
+	var d queue.MessageDetail
+	var payload []byte
+	var hasDLQ bool
+	var dlqError *string
+	var dlqRetry *int
+	err := scanMessageInfo(s.pool.QueryRow(ctx, sqlMessageGet, partitionID, transactionID), &d.MessageInfo,
+		&payload, &d.IsEncrypted, &d.LeaseTime, &d.RetryLimit, &d.RetryDelay, &d.TTL, &hasDLQ, &dlqError, &dlqRetry)
+	if err != nil {
+		return d, interpretError(err)
+	}
+	d.Payload = json.RawMessage(payload)
+	if hasDLQ {
+		d.DLQError, d.DLQRetryCount = dlqError, dlqRetry
+		if d.DLQRetryCount == nil {
+			d.DLQRetryCount = new(int)
+		}
+	}
+	rows, err := s.pool.Query(ctx, sqlMessageGroups, partitionID, d.CreatedAt, d.ID)
+	if err != nil {
+		return d, interpretError(err)
+	}
+	d.Groups, err = collectRows(rows, func(row pgx.Rows) (queue.GroupConsumption, error) {
+		var g queue.GroupConsumption
+		var lease *time.Time
+		err := row.Scan(&g.Name, &g.Consumed, &lease)
+		g.LeaseExpiresAt = utcPtr(lease)
+		return g, err
+	})
+	return d, err
+}
+
+// MessageDelete deletes one message (partition id already validated as a UUID); its
+// DLQ rows and traces go with it (foreign keys ON DELETE CASCADE), cursors stay.
+func (s *Store) MessageDelete(ctx context.Context, partitionID, transactionID string) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM queen.messages WHERE partition_id = $1::uuid AND transaction_id = $2`,
+		partitionID, transactionID)
+	if err != nil {
+		return false, interpretError(err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+// sqlDLQFilter selects dead-letter rows d of partitions p of queues q by $1 queue,
+// $2 consumer group, $3 partition ('' = any) and failed_at bounds $4, $5 (NULL =
+// unbounded, inclusive).
+const sqlDLQFilter = `
+FROM queen.dead_letter_queue d
+JOIN queen.partitions p ON p.id = d.partition_id
+JOIN queen.queues q ON q.id = p.queue_id
+WHERE ($1::text = '' OR q.name = $1::text) AND ($2::text = '' OR d.consumer_group = $2::text)
+  AND ($3::text = '' OR p.name = $3::text)
+  AND ($4::timestamptz IS NULL OR d.failed_at >= $4::timestamptz)
+  AND ($5::timestamptz IS NULL OR d.failed_at <= $5::timestamptz)`
+
+const sqlDLQCount = `SELECT count(*)` + sqlDLQFilter
+
+// sqlDLQPage pages the DLQ rows first (idx_dlq_failed_at), then reads the page's
+// messages.
+const sqlDLQPage = `
+WITH page AS (
+    SELECT d.id, d.message_id, d.partition_id, q.name::text AS qname, p.name::text AS pname,
+           coalesce(d.consumer_group, '')::text AS grp, d.error_message, coalesce(d.retry_count, 0) AS retry_count,
+           coalesce(d.failed_at, now()) AS failed_at
+    ` + sqlDLQFilter + `
+    ORDER BY d.failed_at DESC NULLS LAST, d.id DESC
+    LIMIT $6 OFFSET $7
+)
+SELECT m.id::text, m.transaction_id, page.partition_id::text, page.qname, page.pname, page.grp,
+       page.error_message, page.retry_count, m.payload, coalesce(m.producer_sub, ''), m.created_at, page.failed_at
+FROM page JOIN queen.messages m ON m.id = page.message_id
+ORDER BY page.failed_at DESC, page.id DESC`
+
+// DLQList returns one page of dead-letter entries matching f, newest failure first,
+// with the stored (possibly encrypted) payloads and the total count.
+func (s *Store) DLQList(ctx context.Context, f queue.DLQFilter) ([]queue.DLQEntry, int64, error) {
+	args := []any{f.Queue, f.ConsumerGroup, f.Partition, timeOrNil(f.From), timeOrNil(f.To)}
+	var total int64
+	if err := s.pool.QueryRow(ctx, sqlDLQCount, args...).Scan(&total); err != nil {
+		return nil, 0, interpretError(err)
+	}
+	if total <= int64(f.Page.Offset) {
+		return nil, total, nil
+	}
+	rows, err := s.pool.Query(ctx, sqlDLQPage, append(args, f.Page.Limit, f.Page.Offset)...)
+	if err != nil {
+		return nil, 0, interpretError(err)
+	}
+	entries, err := collectRows(rows, func(row pgx.Rows) (queue.DLQEntry, error) {
+		var e queue.DLQEntry
+		var payload []byte
+		err := row.Scan(&e.MessageID, &e.TransactionID, &e.PartitionID, &e.Queue, &e.Partition, &e.ConsumerGroup,
+			&e.ErrorMessage, &e.RetryCount, &payload, &e.ProducerSub, &e.CreatedAt, &e.FailedAt)
+		e.Payload = json.RawMessage(payload)
+		e.CreatedAt, e.FailedAt = e.CreatedAt.UTC(), e.FailedAt.UTC()
+		return e, err
+	})
+	return entries, total, err
+}
+
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}

@@ -1,0 +1,179 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// sqlTraceInsert resolves the message and inserts the trace row and its names in one
+// statement (so one implicit transaction): no message, no row, no names.
+const sqlTraceInsert = `
+WITH m AS (
+    SELECT id, partition_id, transaction_id FROM queen.messages
+    WHERE partition_id = $1::uuid AND transaction_id = $2
+), t AS (
+    INSERT INTO queen.message_traces (message_id, partition_id, transaction_id, consumer_group,
+                                      event_type, data, worker_id)
+    SELECT m.id, m.partition_id, m.transaction_id, $3, $4, $5::jsonb, $6 FROM m
+    RETURNING id
+), n AS (
+    INSERT INTO queen.message_trace_names (trace_id, trace_name)
+    SELECT t.id, x.name FROM t CROSS JOIN unnest($7::text[]) AS x(name)
+    ON CONFLICT (trace_id, trace_name) DO NOTHING
+)
+SELECT id::text FROM t`
+
+// TraceInsert records ev (partition id already validated as a UUID, names
+// deduplicated) with workerID and returns the trace id; queue.ErrNotFound when the
+// message does not exist.
+func (s *Store) TraceInsert(ctx context.Context, ev queue.TraceEvent, workerID string) (string, error) {
+	names := ev.Names
+	if names == nil {
+		names = []string{}
+	}
+	var id string
+	err := s.pool.QueryRow(ctx, sqlTraceInsert, ev.PartitionID, ev.TransactionID, ev.ConsumerGroup,
+		ev.EventType, string(ev.Data), workerID, names).Scan(&id)
+	return id, interpretError(err)
+}
+
+// sqlTraceColumns are the columns scanned by scanTrace, over message_traces t.
+const sqlTraceColumns = `t.id::text, coalesce(t.partition_id::text, ''), coalesce(t.transaction_id, ''),
+       coalesce(t.consumer_group, ''), coalesce(t.event_type, 'info'), coalesce(t.worker_id, ''),
+       coalesce(t.data, 'null'::jsonb), coalesce(t.created_at, now()),
+       coalesce((SELECT array_agg(n.trace_name ORDER BY n.id) FROM queen.message_trace_names n
+                 WHERE n.trace_id = t.id), '{}')`
+
+// sqlTraceListByMessage uses idx_message_traces_message (partition_id, transaction_id).
+const sqlTraceListByMessage = `SELECT ` + sqlTraceColumns + `
+FROM queen.message_traces t
+WHERE t.partition_id = $1::uuid AND t.transaction_id = $2
+ORDER BY t.created_at, t.id
+LIMIT $3 OFFSET $4`
+
+// TraceListByMessage returns one page of a message's traces, oldest first.
+func (s *Store) TraceListByMessage(ctx context.Context, partitionID, transactionID string, page queue.Page) ([]queue.Trace, error) {
+	rows, err := s.pool.Query(ctx, sqlTraceListByMessage, partitionID, transactionID, page.Limit, page.Offset)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	return collectRows(rows, func(row pgx.Rows) (queue.Trace, error) {
+		var tr queue.Trace
+		return tr, scanTrace(row, &tr)
+	})
+}
+
+func scanTrace(row pgx.Row, tr *queue.Trace, extra ...any) error {
+	var data []byte
+	dest := append([]any{&tr.ID, &tr.PartitionID, &tr.TransactionID, &tr.ConsumerGroup, &tr.EventType,
+		&tr.WorkerID, &data, &tr.CreatedAt, &tr.Names}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return err
+	}
+	tr.Data = json.RawMessage(data)
+	tr.CreatedAt = tr.CreatedAt.UTC()
+	return nil
+}
+
+// sqlTraceCountByName counts on idx_message_trace_names_name.
+const sqlTraceCountByName = `SELECT count(*) FROM queen.message_trace_names WHERE trace_name = $1`
+
+// sqlTraceListByName pages the trace ids first (names index, no payloads), then joins
+// the page's messages, partitions and queues.
+const sqlTraceListByName = `
+WITH page AS (
+    SELECT t.* FROM queen.message_trace_names n
+    JOIN queen.message_traces t ON t.id = n.trace_id
+    WHERE n.trace_name = $1
+    ORDER BY t.created_at, t.id
+    LIMIT $2 OFFSET $3
+)
+SELECT ` + sqlTraceColumns + `, coalesce(q.name, ''), coalesce(p.name, ''), m.payload
+FROM page t
+LEFT JOIN queen.messages m ON m.id = t.message_id
+LEFT JOIN queen.partitions p ON p.id = t.partition_id
+LEFT JOIN queen.queues q ON q.id = p.queue_id
+ORDER BY t.created_at, t.id`
+
+// TraceListByName returns one page of the traces carrying name, oldest first, with
+// their message's queue, partition and stored payload, and the total count.
+func (s *Store) TraceListByName(ctx context.Context, name string, page queue.Page) ([]queue.Trace, int64, error) {
+	var total int64
+	if err := s.pool.QueryRow(ctx, sqlTraceCountByName, name).Scan(&total); err != nil {
+		return nil, 0, interpretError(err)
+	}
+	if total <= int64(page.Offset) {
+		return nil, total, nil
+	}
+	rows, err := s.pool.Query(ctx, sqlTraceListByName, name, page.Limit, page.Offset)
+	if err != nil {
+		return nil, 0, interpretError(err)
+	}
+	traces, err := collectRows(rows, func(row pgx.Rows) (queue.Trace, error) {
+		var tr queue.Trace
+		var payload []byte
+		if err := scanTrace(row, &tr, &tr.Queue, &tr.Partition, &payload); err != nil {
+			return tr, err
+		}
+		if payload != nil {
+			tr.MessagePayload = json.RawMessage(payload)
+		}
+		return tr, nil
+	})
+	return traces, total, err
+}
+
+const sqlTraceNameCount = `SELECT count(DISTINCT trace_name) FROM queen.message_trace_names`
+
+// sqlTraceNameList aggregates every name (one pass over message_trace_names joined to
+// its traces), most recently seen first, and pages the aggregated rows.
+const sqlTraceNameList = `
+SELECT n.trace_name, count(*), count(DISTINCT t.message_id), max(coalesce(t.created_at, n.created_at, now()))
+FROM queen.message_trace_names n
+JOIN queen.message_traces t ON t.id = n.trace_id
+GROUP BY n.trace_name
+ORDER BY 4 DESC, n.trace_name
+LIMIT $1 OFFSET $2`
+
+// TraceNameList returns one page of the distinct trace names, most recently seen
+// first, and the number of distinct names.
+func (s *Store) TraceNameList(ctx context.Context, page queue.Page) ([]queue.TraceNameStat, int64, error) {
+	var total int64
+	if err := s.pool.QueryRow(ctx, sqlTraceNameCount).Scan(&total); err != nil {
+		return nil, 0, interpretError(err)
+	}
+	if total <= int64(page.Offset) {
+		return nil, total, nil
+	}
+	rows, err := s.pool.Query(ctx, sqlTraceNameList, page.Limit, page.Offset)
+	if err != nil {
+		return nil, 0, interpretError(err)
+	}
+	names, err := collectRows(rows, func(row pgx.Rows) (queue.TraceNameStat, error) {
+		var st queue.TraceNameStat
+		var last time.Time
+		err := row.Scan(&st.Name, &st.Traces, &st.Messages, &last)
+		st.LastSeen = last.UTC()
+		return st, err
+	})
+	return names, total, err
+}
+
+// collectRows scans every row with scan and closes rows; errors go through interpretError.
+func collectRows[T any](rows pgx.Rows, scan func(pgx.Rows) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, interpretError(err)
+		}
+		out = append(out, v)
+	}
+	return out, interpretError(rows.Err())
+}
