@@ -8,9 +8,19 @@ import (
 )
 
 // NormalizePop fills defaults and validates a pop request (semantics.md §6.1):
-// batch must be 1..MaxPopBatch, the timeout is capped at MaxPopTimeout.
+// batch must be 1..MaxPopBatch, the timeout is capped at MaxPopTimeout. A request
+// without a queue must name a namespace and/or a task.
 func (b *Broker) NormalizePop(req *queue.PopRequest) error {
-	if err := queue.CheckName("queue", req.Queue); err != nil {
+	if req.Queue == "" && (req.Namespace != "" || req.Task != "") {
+		if req.Partition != "" {
+			return queue.Invalid("partition", "partition cannot be used when popping by namespace/task")
+		}
+		for field, v := range map[string]string{"namespace": req.Namespace, "task": req.Task} {
+			if len(v) > queue.MaxNameLength {
+				return queue.Invalid(field, "%s must be at most %d characters", field, queue.MaxNameLength)
+			}
+		}
+	} else if err := queue.CheckName("queue", req.Queue); err != nil {
 		return err
 	}
 	if req.Partition != "" {
@@ -56,8 +66,8 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (queue.PopResult
 
 	var w *waiter
 	if req.Wait {
-		w = b.waiters.park(req.Queue)
-		defer b.waiters.unpark(req.Queue, w)
+		w = b.waiters.park()
+		defer b.waiters.unpark(w)
 	}
 	var timer *time.Timer
 	defer func() {
@@ -66,7 +76,7 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (queue.PopResult
 		}
 	}()
 	for empty := 0; ; {
-		msgs, err := b.store.PartitionClaim(ctx, req, leaseID)
+		msgs, from, err := b.popAttempt(ctx, req, leaseID, w)
 		if err != nil {
 			return res, err
 		}
@@ -74,6 +84,7 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (queue.PopResult
 			for i := range msgs {
 				msgs[i].Payload = b.OpenPayload(msgs[i].Payload)
 			}
+			res.Queue = from
 			res.Messages = msgs
 			if !req.AutoAck {
 				res.LeaseID = leaseID
@@ -101,13 +112,37 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (queue.PopResult
 			empty = 0
 		case <-timer.C:
 		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
+		timer.Stop()
+	}
+}
+
+// popAttempt runs one claim. For a namespace/task pop it walks the matching queues,
+// highest priority first, until one yields messages, and parks w (when waiting) on
+// each of them so a push to any wakes it.
+func (b *Broker) popAttempt(ctx context.Context, req queue.PopRequest, leaseID string, w *waiter) ([]queue.Message, string, error) {
+	if req.Queue != "" {
+		if w != nil {
+			b.waiters.add(w, req.Queue)
+		}
+		msgs, err := b.store.PartitionClaim(ctx, req, leaseID)
+		return msgs, req.Queue, err
+	}
+	names, err := b.store.QueueNamesByTag(ctx, req.Namespace, req.Task)
+	if err != nil {
+		return nil, "", err
+	}
+	if w != nil {
+		b.waiters.add(w, names...)
+	}
+	for _, name := range names {
+		one := req
+		one.Queue = name
+		msgs, err := b.store.PartitionClaim(ctx, one, leaseID)
+		if err != nil || len(msgs) > 0 {
+			return msgs, name, err
 		}
 	}
+	return nil, "", nil
 }
 
 // backoff is upstream's re-check schedule (semantics.md §6.10): the initial interval

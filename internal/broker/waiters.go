@@ -2,44 +2,61 @@ package broker
 
 import "sync"
 
-// waiters wakes long-polls parked on a queue when a push to it commits. A wake is a
-// hint: a parked pop re-runs its claim; nothing is delivered through the channel.
+// waiters wakes long-polls parked on queues when a push to one of them commits. A wake
+// is a hint: a parked pop re-runs its claim; nothing is delivered through the channel.
+// A waiter can be parked on several queues (a namespace/task pop).
 type waiters struct {
 	mu      sync.Mutex
 	byQueue map[string]map[*waiter]struct{}
 }
 
 type waiter struct {
-	wake chan struct{}
+	wake   chan struct{}
+	queues map[string]struct{} // guarded by waiters.mu
 }
 
 func newWaiters() *waiters {
 	return &waiters{byQueue: make(map[string]map[*waiter]struct{})}
 }
 
-// park registers a waiter on queue; the caller must call unpark when done.
-func (ws *waiters) park(queue string) *waiter {
-	w := &waiter{wake: make(chan struct{}, 1)}
-	ws.mu.Lock()
-	set := ws.byQueue[queue]
-	if set == nil {
-		set = make(map[*waiter]struct{})
-		ws.byQueue[queue] = set
-	}
-	set[w] = struct{}{}
-	ws.mu.Unlock()
+// park registers a new waiter on queues; the caller must call unpark when done.
+func (ws *waiters) park(queues ...string) *waiter {
+	w := &waiter{wake: make(chan struct{}, 1), queues: make(map[string]struct{})}
+	ws.add(w, queues...)
 	return w
 }
 
-func (ws *waiters) unpark(queue string, w *waiter) {
+// add parks w on more queues.
+func (ws *waiters) add(w *waiter, queues ...string) {
 	ws.mu.Lock()
-	if set := ws.byQueue[queue]; set != nil {
-		delete(set, w)
-		if len(set) == 0 {
-			delete(ws.byQueue, queue)
+	defer ws.mu.Unlock()
+	for _, q := range queues {
+		if _, ok := w.queues[q]; ok {
+			continue
+		}
+		set := ws.byQueue[q]
+		if set == nil {
+			set = make(map[*waiter]struct{})
+			ws.byQueue[q] = set
+		}
+		set[w] = struct{}{}
+		w.queues[q] = struct{}{}
+	}
+}
+
+// unpark removes w from every queue it is parked on.
+func (ws *waiters) unpark(w *waiter) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for q := range w.queues {
+		if set := ws.byQueue[q]; set != nil {
+			delete(set, w)
+			if len(set) == 0 {
+				delete(ws.byQueue, q)
+			}
 		}
 	}
-	ws.mu.Unlock()
+	clear(w.queues)
 }
 
 // notify wakes every waiter parked on queue. Wakes coalesce: a waiter that has not
@@ -47,10 +64,7 @@ func (ws *waiters) unpark(queue string, w *waiter) {
 func (ws *waiters) notify(queue string) {
 	ws.mu.Lock()
 	for w := range ws.byQueue[queue] {
-		select {
-		case w.wake <- struct{}{}:
-		default:
-		}
+		w.signal()
 	}
 	ws.mu.Unlock()
 }
@@ -60,22 +74,28 @@ func (ws *waiters) notifyAll() {
 	ws.mu.Lock()
 	for _, set := range ws.byQueue {
 		for w := range set {
-			select {
-			case w.wake <- struct{}{}:
-			default:
-			}
+			w.signal()
 		}
 	}
 	ws.mu.Unlock()
+}
+
+func (w *waiter) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
 }
 
 // count returns the number of parked long-polls.
 func (ws *waiters) count() int {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	n := 0
+	seen := make(map[*waiter]struct{})
 	for _, set := range ws.byQueue {
-		n += len(set)
+		for w := range set {
+			seen[w] = struct{}{}
+		}
 	}
-	return n
+	return len(seen)
 }

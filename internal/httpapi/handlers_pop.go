@@ -12,9 +12,6 @@ import (
 // time.Duration (the broker caps it much lower anyway).
 const maxTimeoutMillis = int64(24 * time.Hour / time.Millisecond)
 
-// msgPopNamespace answers GET /api/v1/pop until namespace/task pops are implemented.
-const msgPopNamespace = "pop by namespace/task is not supported yet; pop a queue by name"
-
 // handlePop is GET /api/v1/pop/queue/{queue} and
 // GET /api/v1/pop/queue/{queue}/partition/{partition} (spec §5): 200 with a
 // PopResponse, or 204 with no body when nothing was delivered (including a long-poll
@@ -38,10 +35,34 @@ func (s *Server) handlePop(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, popResponse(res))
 }
 
-// handlePopNamespace is GET /api/v1/pop (spec §12.1), missing upstream and not
-// implemented yet: 404 with code not_supported.
+// handlePopNamespace is GET /api/v1/pop?namespace=&task= (spec §12.1, missing
+// upstream): the wildcard pop run over the queues with that namespace and/or task,
+// highest priority first, answered like a queue pop; the top-level queue is the queue
+// that yielded the messages (each message also carries its queue).
 func (s *Server) handlePopNamespace(w http.ResponseWriter, r *http.Request) error {
-	return &httpError{status: http.StatusNotFound, code: api.ErrorCodeNotSupported, msg: msgPopNamespace}
+	q := r.URL.Query()
+	ns, _ := queryString(q, "namespace")
+	task, _ := queryString(q, "task")
+	if ns == "" && task == "" {
+		return queue.Invalid("namespace", "namespace or task is required (or pop /api/v1/pop/queue/{queue})")
+	}
+	req, err := s.popRequest(r)
+	if err != nil {
+		return err
+	}
+	req.Namespace, req.Task = ns, task
+	if err := s.broker.NormalizePop(&req); err != nil {
+		return err
+	}
+	res, err := s.broker.Pop(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	if len(res.Messages) == 0 {
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	return writeJSON(w, http.StatusOK, popResponse(res))
 }
 
 // popRequest builds the pop request from the path and the query (spec §5.1).
@@ -50,11 +71,13 @@ func (s *Server) handlePopNamespace(w http.ResponseWriter, r *http.Request) erro
 func (s *Server) popRequest(r *http.Request) (queue.PopRequest, error) {
 	var req queue.PopRequest
 	var err error
-	if req.Queue, err = pathParam(r, "queue"); err != nil {
-		return req, err
-	}
-	if req.Queue == "" {
-		return req, queue.Invalid("queue", "queue must not be empty")
+	if hasPathParam(r, "queue") {
+		if req.Queue, err = pathParam(r, "queue"); err != nil {
+			return req, err
+		}
+		if req.Queue == "" {
+			return req, queue.Invalid("queue", "queue must not be empty")
+		}
 	}
 	if hasPathParam(r, "partition") {
 		if req.Partition, err = pathParam(r, "partition"); err != nil {

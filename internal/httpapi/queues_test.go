@@ -10,8 +10,8 @@ import (
 )
 
 // defaultOptionsEcho is the options echo of a configure that sets nothing.
-const defaultOptionsEcho = `{"priority":0,"leaseTime":300,"retryLimit":3,"retryDelay":1000,"maxSize":0,
-	"ttl":3600,"deadLetterQueue":false,"dlqAfterMaxRetries":false,"delayedProcessing":0,
+const defaultOptionsEcho = `{"priority":0,"leaseTime":300,"retryLimit":3,"retryDelay":0,"maxSize":0,
+	"ttl":0,"deadLetterQueue":false,"dlqAfterMaxRetries":false,"delayedProcessing":0,
 	"windowBuffer":0,"retentionSeconds":0,"completedRetentionSeconds":0,
 	"retentionEnabled":false,"encryptionEnabled":false,"maxWaitTimeSeconds":0}`
 
@@ -33,6 +33,12 @@ func TestConfigure(t *testing.T) {
 			{"IntOptionOverflow", `{"queue":"c","options":{"ttl":99999999999}}`, "options.ttl must be an integer", "options.ttl"},
 			{"BoolOptionNumber", `{"queue":"c","options":{"retentionEnabled":1}}`, "options.retentionEnabled must be a boolean", "options.retentionEnabled"},
 			{"NegativeOption", `{"queue":"c","options":{"leaseTime":-1}}`, "options.leaseTime must not be negative", "options.leaseTime"},
+			{"DeadLetterQueueFalse", `{"queue":"c","options":{"deadLetterQueue":false}}`,
+				"options.deadLetterQueue=false is not supported: messages that exhaust retryLimit always go to the dead-letter queue", "options.deadLetterQueue"},
+			{"DLQAfterMaxRetriesFalse", `{"queue":"c","options":{"dlqAfterMaxRetries":false}}`,
+				"options.dlqAfterMaxRetries=false is not supported: messages that exhaust retryLimit always go to the dead-letter queue", "options.dlqAfterMaxRetries"},
+			{"EncryptionWithoutKey", `{"queue":"c","options":{"encryptionEnabled":true}}`,
+				"options.encryptionEnabled needs QUEEN_ENCRYPTION_KEY (64 hex characters) configured on the broker", "options.encryptionEnabled"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()

@@ -101,6 +101,17 @@ func (s *Server) routes() {
 	r.Get(v1+"/resources/queues", s.handle(s.handleQueueList))
 	r.Get(v1+"/resources/queues/{queue}", s.handle(s.handleQueueGet))
 	r.Delete(v1+"/resources/queues/{queue}", s.handle(s.handleQueueDelete))
+
+	// Message admin, DLQ and traces (spec §7.6–7.13). Static segments beat parameters,
+	// so /traces/names and /traces/by-name/{traceName} win over /traces/{p}/{t}.
+	r.Get(v1+"/messages", s.handle(s.handleMessageList))
+	r.Get(v1+"/messages/{partitionId}/{transactionId}", s.handle(s.handleMessageGet))
+	r.Delete(v1+"/messages/{partitionId}/{transactionId}", s.handle(s.handleMessageDelete))
+	r.Get(v1+"/dlq", s.handle(s.handleDLQList))
+	r.Post(v1+"/traces", s.handle(s.handleTraceCreate))
+	r.Get(v1+"/traces/names", s.handle(s.handleTraceNames))
+	r.Get(v1+"/traces/by-name/{traceName}", s.handle(s.handleTraceByName))
+	r.Get(v1+"/traces/{partitionId}/{transactionId}", s.handle(s.handleTraceList))
 }
 
 // allowedMethods lists the methods routed for path, for the Allow header of a 405.

@@ -21,7 +21,7 @@ func TestRouting(t *testing.T) {
 		t.Parallel()
 		for _, c := range []struct{ method, path string }{
 			{http.MethodGet, "/nope"},
-			{http.MethodGet, "/api/v1/messages"},
+			{http.MethodGet, "/api/v1/nothing-here"},
 			{http.MethodGet, "/api/v1/resources/overview"},
 			{http.MethodGet, "/api/v1/consumer-groups"},
 			{http.MethodGet, "/metrics"},
@@ -46,11 +46,30 @@ func TestRouting(t *testing.T) {
 		require.Equal(t, "GET, DELETE", r.header.Get("Allow"))
 	})
 
-	t.Run("NamespacePopIsNotSupported", func(t *testing.T) {
+	t.Run("NamespacePopFollowsPriority", func(t *testing.T) {
 		t.Parallel()
-		r := b.get(t, "/api/v1/pop?namespace=billing&task=invoice")
-		requireError(t, r, http.StatusNotFound, "not_supported",
-			"pop by namespace/task is not supported yet; pop a queue by name", "")
+		requireStatus(t, http.StatusOK, b.post(t, "/api/v1/configure",
+			`{"queue":"nsp.low","namespace":"nsp","task":"t","options":{"priority":1}}`))
+		requireStatus(t, http.StatusOK, b.post(t, "/api/v1/configure",
+			`{"queue":"nsp.high","namespace":"nsp","task":"t","options":{"priority":9}}`))
+		b.pushOne(t, "nsp.low", "", "low-1", `1`)
+		b.pushOne(t, "nsp.high", "", "high-1", `2`)
+
+		first := b.get(t, "/api/v1/pop?namespace=nsp&task=t&autoAck=true")
+		requireStatus(t, http.StatusOK, first)
+		body := first.object(t)
+		require.Equal(t, "nsp.high", body["queue"], "the highest-priority queue is served first")
+		msgs := body["messages"].([]any)
+		require.Equal(t, "high-1", msgs[0].(map[string]any)["transactionId"])
+		require.Equal(t, "nsp.high", msgs[0].(map[string]any)["queue"])
+
+		second := b.get(t, "/api/v1/pop?namespace=nsp&autoAck=true")
+		requireStatus(t, http.StatusOK, second)
+		require.Equal(t, "nsp.low", second.object(t)["queue"])
+		requireStatus(t, http.StatusNoContent, b.get(t, "/api/v1/pop?namespace=nsp&autoAck=true"))
+
+		requireError(t, b.get(t, "/api/v1/pop"), http.StatusBadRequest, "invalid_argument",
+			"namespace or task is required (or pop /api/v1/pop/queue/{queue})", "namespace")
 	})
 
 	t.Run("RequestIDIsEchoedOrGenerated", func(t *testing.T) {

@@ -41,9 +41,12 @@ type PushResult struct {
 }
 
 // PopRequest asks for up to Batch messages of one queue. An empty Partition means a
-// wildcard pop over every partition, claiming up to Partitions of them.
+// wildcard pop over every partition, claiming up to Partitions of them. With no Queue,
+// Namespace and/or Task select the queues instead (highest priority first).
 type PopRequest struct {
 	Queue            string
+	Namespace        string
+	Task             string
 	Partition        string
 	ConsumerGroup    string
 	Batch            int

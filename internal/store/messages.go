@@ -19,7 +19,7 @@ SELECT p.id, p.name::text AS pname, q.name::text AS qname, coalesce(q.namespace,
 FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id`
 
 // sqlMessagePartsFiltered is sqlMessageParts with the listing's exact-match filters
-// ($1 queue, $2 partition, $3 namespace, $4 task; '' = any).
+// ($1 queue, $2 partition, $3 namespace, $4 task; empty = any).
 const sqlMessagePartsFiltered = sqlMessageParts + `
 WHERE ($1::text = '' OR q.name = $1::text) AND ($2::text = '' OR p.name = $2::text)
   AND ($3::text = '' OR q.namespace = $3::text) AND ($4::text = '' OR q.task = $4::text)`
@@ -222,7 +222,7 @@ func (s *Store) MessageDelete(ctx context.Context, partitionID, transactionID st
 }
 
 // sqlDLQFilter selects dead-letter rows d of partitions p of queues q by $1 queue,
-// $2 consumer group, $3 partition ('' = any) and failed_at bounds $4, $5 (NULL =
+// $2 consumer group, $3 partition (empty = any) and failed_at bounds $4, $5 (NULL =
 // unbounded, inclusive).
 const sqlDLQFilter = `
 FROM queen.dead_letter_queue d

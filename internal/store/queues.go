@@ -179,3 +179,16 @@ func (s *Store) QueueEncryptionFlags(ctx context.Context, names []string) (map[s
 	}
 	return out, interpretError(rows.Err())
 }
+
+// QueueNamesByTag returns the queues with the given namespace and/or task (an empty
+// filter matches any), highest priority first, then by name. At most 1000.
+func (s *Store) QueueNamesByTag(ctx context.Context, namespace, task string) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT name FROM queen.queues
+		WHERE ($1 = '' OR namespace = $1) AND ($2 = '' OR task = $2)
+		ORDER BY coalesce(priority, 0) DESC, name LIMIT 1000`, namespace, task)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return names, interpretError(err)
+}

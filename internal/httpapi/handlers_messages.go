@@ -1,0 +1,219 @@
+package httpapi
+
+import (
+	"errors"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// Default page sizes of the message and DLQ listings (spec §7.6, §7.9).
+const (
+	defaultMessageLimit = 200
+	defaultDLQLimit     = 100
+)
+
+// handleMessageList is GET /api/v1/messages (spec §7.6): newest first, no payloads,
+// each message with its computed status, plus the mode summary, the total count and
+// the page (both additive). Filters: queue, partition, ns, task, status; from
+// (default now − 1 h) and to (default now, rounded up to the end of its minute).
+func (s *Server) handleMessageList(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	var f queue.MessageFilter
+	f.Queue, _ = queryString(q, "queue")
+	f.Partition, _ = queryString(q, "partition")
+	f.Namespace, _ = queryString(q, "ns")
+	f.Task, _ = queryString(q, "task")
+	f.Status, _ = queryString(q, "status")
+	var err error
+	if f.From, err = queryTimestamp(q, "from"); err != nil {
+		return err
+	}
+	if f.To, err = queryTimestamp(q, "to"); err != nil {
+		return err
+	}
+	if f.Page, err = listPage(q, defaultMessageLimit); err != nil {
+		return err
+	}
+	list, err := s.broker.Messages(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	out := api.MessageList{
+		Messages: make([]api.MessageSummary, len(list.Messages)),
+		Mode: api.MessageListMode{
+			HasQueueMode: list.HasQueueMode, BusGroupsCount: list.BusGroups,
+			Type: queue.ConsumptionMode(list.HasQueueMode, list.BusGroups),
+		},
+		Total:      list.Total,
+		Pagination: api.Pagination{Limit: f.Page.Limit, Offset: f.Page.Offset},
+	}
+	for i, m := range list.Messages {
+		out.Messages[i] = api.MessageSummary{
+			ID: m.ID, TransactionID: m.TransactionID, PartitionID: m.PartitionID,
+			QueuePath: m.Queue + "/" + m.Partition, Queue: m.Queue, Partition: m.Partition,
+			Namespace: m.Namespace, Task: m.Task, Status: m.State.Status, QueueStatus: m.State.QueueStatus,
+			BusStatus:   api.BusStatus{ConsumedBy: m.State.ConsumedBy, TotalGroups: m.State.TotalGroups},
+			TraceID:     optional(m.TraceID),
+			ProducerSub: optional(m.ProducerSub), QueuePriority: m.Priority,
+			CreatedAt: api.FormatMillis(m.CreatedAt), LeaseExpiresAt: optionalTime(m.State.LeaseExpiresAt),
+		}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// handleMessageGet is GET /api/v1/messages/{partitionId}/{transactionId} (spec
+// §7.7): the message with its decrypted payload, or 404 {"error":"Message not found"}
+// (a partition id that is not a UUID included).
+func (s *Server) handleMessageGet(w http.ResponseWriter, r *http.Request) error {
+	partitionID, transactionID, err := messageKey(r)
+	if err != nil {
+		return err
+	}
+	d, err := s.broker.Message(r.Context(), partitionID, transactionID)
+	if errors.Is(err, queue.ErrNotFound) {
+		return notFound("Message not found", err)
+	}
+	if err != nil {
+		return err
+	}
+	st := d.State
+	out := api.MessageDetail{
+		ID: d.ID, TransactionID: d.TransactionID, PartitionID: d.PartitionID,
+		QueuePath: d.Queue + "/" + d.Partition, Queue: d.Queue, Partition: d.Partition,
+		Namespace: d.Namespace, Task: d.Task, Status: st.Status, Payload: d.Payload, IsEncrypted: d.IsEncrypted,
+		TraceID: optional(d.TraceID), ProducerSub: optional(d.ProducerSub), CreatedAt: api.FormatMillis(d.CreatedAt),
+		ErrorMessage: d.DLQError, RetryCount: d.DLQRetryCount, LeaseExpiresAt: optionalTime(st.LeaseExpiresAt),
+		QueueConfig: api.MessageQueueConfig{
+			LeaseTime: d.LeaseTime, RetryLimit: d.RetryLimit, RetryDelay: d.RetryDelay, TTL: d.TTL, Priority: d.Priority,
+		},
+		Mode: api.MessageMode{
+			HasQueueMode: st.HasQueueMode, BusGroupsCount: st.BusGroups, ConsumedByGroups: st.BusConsumed,
+			Type: queue.ConsumptionMode(st.HasQueueMode, st.BusGroups),
+		},
+		ConsumerGroups: make([]api.MessageConsumerGroup, len(d.Groups)),
+	}
+	for i, g := range d.Groups {
+		out.ConsumerGroups[i] = api.MessageConsumerGroup{
+			Name: g.Name, Consumed: g.Consumed, LeaseExpiresAt: optionalTime(g.LeaseExpiresAt),
+		}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// handleMessageDelete is DELETE /api/v1/messages/{partitionId}/{transactionId} (spec
+// §7.8): 200 with success true, or false when there was no such message.
+func (s *Server) handleMessageDelete(w http.ResponseWriter, r *http.Request) error {
+	partitionID, transactionID, err := messageKey(r)
+	if err != nil {
+		return err
+	}
+	deleted, err := s.broker.MessageDelete(r.Context(), partitionID, transactionID)
+	if err != nil {
+		return err
+	}
+	out := api.MessageDeleteResponse{
+		Success: deleted, PartitionID: partitionID, TransactionID: transactionID, Message: api.MessageNotFound,
+	}
+	if deleted {
+		out.Message = api.MessageDeleted
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// handleDLQList is GET /api/v1/dlq (spec §7.9): one page (limit 100, offset 0) of
+// dead-letter entries, newest failure first, filtered by queue, consumerGroup,
+// partition and failure time (from, to; inclusive), with the total count. Payloads
+// are decrypted (upstream returns them as stored).
+func (s *Server) handleDLQList(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	var f queue.DLQFilter
+	f.Queue, _ = queryString(q, "queue")
+	f.ConsumerGroup, _ = queryString(q, "consumerGroup")
+	f.Partition, _ = queryString(q, "partition")
+	var err error
+	if f.From, err = queryTimestamp(q, "from"); err != nil {
+		return err
+	}
+	if f.To, err = queryTimestamp(q, "to"); err != nil {
+		return err
+	}
+	if f.Page, err = listPage(q, defaultDLQLimit); err != nil {
+		return err
+	}
+	entries, total, err := s.broker.DLQ(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	out := api.DLQList{
+		Messages: make([]api.DLQMessage, len(entries)), Total: total,
+		Pagination: api.Pagination{Limit: f.Page.Limit, Offset: f.Page.Offset},
+	}
+	for i, e := range entries {
+		out.Messages[i] = api.DLQMessage{
+			ID: e.MessageID, TransactionID: e.TransactionID, PartitionID: e.PartitionID,
+			Queue: e.Queue, QueueName: e.Queue, Partition: e.Partition, ConsumerGroup: e.ConsumerGroup,
+			ErrorMessage: e.ErrorMessage, RetryCount: e.RetryCount, Data: e.Payload,
+			ProducerSub: optional(e.ProducerSub), CreatedAt: api.FormatMillis(e.CreatedAt),
+			FailedAt: api.FormatMillis(e.FailedAt),
+		}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// messageKey reads the {partitionId} and {transactionId} path parameters.
+func messageKey(r *http.Request) (partitionID, transactionID string, err error) {
+	if partitionID, err = pathParam(r, "partitionId"); err != nil {
+		return "", "", err
+	}
+	if transactionID, err = pathParam(r, "transactionId"); err != nil {
+		return "", "", err
+	}
+	return partitionID, transactionID, nil
+}
+
+// listPage reads limit (default def) and offset (default 0). Garbage is a 400 naming
+// the parameter; the broker checks the bounds.
+func listPage(q url.Values, def int) (queue.Page, error) {
+	limit, ok, err := queryInt(q, "limit")
+	if err != nil {
+		return queue.Page{}, err
+	}
+	if !ok {
+		limit = int64(def)
+	}
+	offset, _, err := queryInt(q, "offset")
+	if err != nil {
+		return queue.Page{}, err
+	}
+	// Clamp to int32 so the broker's range checks see out-of-range values as such on
+	// every platform.
+	clamp := func(n int64) int { return int(min(max(n, math.MinInt32), math.MaxInt32)) }
+	return queue.Page{Limit: clamp(limit), Offset: clamp(offset)}, nil
+}
+
+// queryTimestamp parses a timestamp query parameter: RFC 3339 (a "+" of the offset
+// that arrived unescaped as a space is accepted), a zone-less date-time (UTC) or a
+// date (midnight UTC). Absent or empty is the zero time; anything else is a 400
+// naming the parameter.
+func queryTimestamp(q url.Values, name string) (time.Time, error) {
+	v, _ := queryString(q, name)
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	layouts := []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"}
+	for _, cand := range []string{v, strings.Replace(v, " ", "+", 1)} {
+		for _, layout := range layouts {
+			if t, err := time.Parse(layout, cand); err == nil {
+				return t, nil
+			}
+		}
+	}
+	return time.Time{}, queue.Invalid(name, "%s must be an RFC 3339 timestamp or a date (YYYY-MM-DD)", name)
+}
