@@ -43,15 +43,13 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// 201 even when some items failed (a full queue): the others are committed, and a
+	// 5xx would make clients retry a request whose effects already happened.
 	out := make([]api.PushResult, len(results))
-	status := http.StatusCreated
 	for i, res := range results {
 		out[i] = pushResult(i, res, clientTxIDs[i])
-		if res.Status == queue.StatusFailed {
-			status = http.StatusInternalServerError // spec §4.1: an item could not even be buffered
-		}
 	}
-	return writeJSON(w, status, out)
+	return writeJSON(w, http.StatusCreated, out)
 }
 
 // decodePushItem decodes one push item at field (e.g. items[2]); see decodePushFields.
