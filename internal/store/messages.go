@@ -10,7 +10,7 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// sqlMessageParts selects partitions with their queue's columns, as x.
+// sqlMessageParts selects partitions with their queue's columns (the CTE x).
 const sqlMessageParts = `
 SELECT p.id, p.name::text AS pname, q.name::text AS qname, coalesce(q.namespace, '')::text AS ns,
        coalesce(q.task, '')::text AS task, coalesce(q.priority, 0) AS prio,
@@ -24,71 +24,98 @@ const sqlMessagePartsFiltered = sqlMessageParts + `
 WHERE ($1::text = '' OR q.name = $1::text) AND ($2::text = '' OR p.name = $2::text)
   AND ($3::text = '' OR q.namespace = $3::text) AND ($4::text = '' OR q.task = $4::text)`
 
-// sqlMessageState computes the status of message m (semantics.md §7.9) as a lateral
-// subquery s. It reads the message's DLQ rows (idx_dlq_message_group) and the cursors
-// of its partition (the partition_consumers unique key): a handful of rows per
-// message. Cursors are compared as (created_at, id) tuples, never by id alone.
-const sqlMessageState = `
-SELECT st.*,
-       CASE WHEN st.dlq THEN 'dead_letter'
-            WHEN NOT st.has_qm AND st.bus_groups > 0 THEN
-                 CASE WHEN st.bus_consumed = st.bus_groups THEN 'completed' ELSE 'pending' END
-            WHEN st.qm_consumed THEN 'completed'
-            WHEN st.qm_lease IS NOT NULL THEN 'processing'
-            ELSE 'pending' END AS status,
-       CASE WHEN st.dlq_qm THEN 'dead_letter'
-            WHEN st.qm_consumed THEN 'completed'
-            WHEN st.qm_lease IS NOT NULL THEN 'processing'
-            ELSE 'pending' END AS queue_status
-FROM (
-    SELECT EXISTS (SELECT 1 FROM queen.dead_letter_queue d WHERE d.message_id = m.id) AS dlq,
-           EXISTS (SELECT 1 FROM queen.dead_letter_queue d
-                   WHERE d.message_id = m.id AND d.consumer_group = '__QUEUE_MODE__') AS dlq_qm,
-           coalesce(bool_or(c.qm), false) AS has_qm,
-           (count(*) FILTER (WHERE NOT c.qm))::int AS bus_groups,
-           (count(*) FILTER (WHERE NOT c.qm AND c.consumed))::int AS bus_consumed,
-           count(*)::int AS total_groups,
-           (count(*) FILTER (WHERE c.consumed))::int AS consumed_by,
-           coalesce(bool_or(c.qm AND c.consumed), false) AS qm_consumed,
-           max(c.lease) FILTER (WHERE c.qm) AS qm_lease
-    FROM (
-        SELECT pc.consumer_group = '__QUEUE_MODE__' AS qm,
-               (pc.last_consumed_created_at IS NOT NULL
-                AND (pc.last_consumed_created_at, pc.last_consumed_id) >= (m.created_at, m.id)) AS consumed,
-               CASE WHEN pc.worker_id IS NOT NULL AND pc.lease_expires_at > now()
-                    THEN pc.lease_expires_at END AS lease
-        FROM queen.partition_consumers pc
-        WHERE pc.partition_id = m.partition_id
-    ) c
-) st`
-
-// sqlMessageInfoColumns are the columns scanned by scanMessageInfo, over m, x and s.
-const sqlMessageInfoColumns = `m.id::text, m.transaction_id, m.partition_id::text, x.pname, x.qname, x.ns, x.task,
-       coalesce(m.trace_id::text, ''), coalesce(m.producer_sub, ''), x.prio, m.created_at,
-       s.status, s.queue_status, s.consumed_by, s.total_groups, s.has_qm, s.bus_groups, s.bus_consumed, s.qm_lease`
-
-// sqlMessageWindow joins the filtered partitions to their messages created in
-// [$5, $6): one range scan of idx_messages_partition_created_id per partition.
-const sqlMessageWindow = `
+// sqlMessageCursors (the CTE c) adds to each partition of x the cursor facts the
+// status needs, read once per partition through the partition_consumers unique key:
+// the queue-mode cursor and live lease, the number of named (bus) groups and the
+// lowest bus cursor (NULL when some bus group has not consumed anything yet).
+const sqlMessageCursors = `
+SELECT x.*, (qm.id IS NOT NULL) AS has_qm, qm.last_consumed_created_at AS qm_ts, qm.last_consumed_id AS qm_id,
+       CASE WHEN qm.worker_id IS NOT NULL AND qm.lease_expires_at > now() THEN qm.lease_expires_at END AS qm_lease,
+       bus.n AS bus_groups, bmin.ts AS bus_ts, bmin.id AS bus_id
 FROM x
-JOIN queen.messages m ON m.partition_id = x.id AND m.created_at >= $5 AND m.created_at < $6`
+LEFT JOIN queen.partition_consumers qm ON qm.partition_id = x.id AND qm.consumer_group = '__QUEUE_MODE__'
+CROSS JOIN LATERAL (
+    SELECT count(*)::int AS n FROM queen.partition_consumers pc
+    WHERE pc.partition_id = x.id AND pc.consumer_group <> '__QUEUE_MODE__'
+) bus
+LEFT JOIN LATERAL (
+    SELECT pc.last_consumed_created_at AS ts, pc.last_consumed_id AS id FROM queen.partition_consumers pc
+    WHERE pc.partition_id = x.id AND pc.consumer_group <> '__QUEUE_MODE__'
+    ORDER BY pc.last_consumed_created_at NULLS FIRST, pc.last_consumed_id
+    LIMIT 1
+) bmin ON true`
 
-const sqlMessageListPage = `WITH x AS (` + sqlMessagePartsFiltered + `)
-SELECT ` + sqlMessageInfoColumns + sqlMessageWindow + `
-CROSS JOIN LATERAL (` + sqlMessageState + `) s
-WHERE ($7::text = '' OR s.status = $7::text)
-ORDER BY m.created_at DESC, m.id DESC
-LIMIT $8 OFFSET $9`
+// sqlMessageStatus is the status of message m in partition c (semantics.md §7.9):
+// dead_letter with any DLQ row (one probe of idx_dlq_message_group); in bus mode
+// (named groups, no queue-mode cursor) completed iff every bus cursor is at or past
+// it; else completed / processing (live lease) / pending from queue mode. Cursors are
+// compared as (created_at, id) tuples, never by id alone.
+const sqlMessageStatus = `CASE
+    WHEN EXISTS (SELECT 1 FROM queen.dead_letter_queue d WHERE d.message_id = m.id) THEN 'dead_letter'
+    WHEN NOT c.has_qm AND c.bus_groups > 0 THEN
+         CASE WHEN c.bus_ts IS NOT NULL AND (c.bus_ts, c.bus_id) >= (m.created_at, m.id)
+              THEN 'completed' ELSE 'pending' END
+    WHEN c.qm_ts IS NOT NULL AND (c.qm_ts, c.qm_id) >= (m.created_at, m.id) THEN 'completed'
+    WHEN c.qm_lease IS NOT NULL THEN 'processing'
+    ELSE 'pending' END`
 
-// sqlMessageListCount counts the window without computing statuses (no status filter).
-const sqlMessageListCount = `WITH x AS (` + sqlMessagePartsFiltered + `)
-SELECT count(*)` + sqlMessageWindow
+// sqlMessageQueueStatus is what queue mode alone sees of message m.
+const sqlMessageQueueStatus = `CASE
+    WHEN s.dlq_qm THEN 'dead_letter'
+    WHEN c.qm_ts IS NOT NULL AND (c.qm_ts, c.qm_id) >= (m.created_at, m.id) THEN 'completed'
+    WHEN c.qm_lease IS NOT NULL THEN 'processing'
+    ELSE 'pending' END`
 
-// sqlMessageListCountStatus counts the window's messages in status $7.
-const sqlMessageListCountStatus = `WITH x AS (` + sqlMessagePartsFiltered + `)
-SELECT count(*)` + sqlMessageWindow + `
-CROSS JOIN LATERAL (` + sqlMessageState + `) s
-WHERE s.status = $7::text`
+// sqlMessageGroupCounts (lateral s) counts, for one shown message m, the groups of its
+// partition and those at or past it; it runs only for the rows of a page.
+const sqlMessageGroupCounts = `
+SELECT (count(*) FILTER (WHERE g.consumed))::int AS consumed_by, count(*)::int AS total_groups,
+       (count(*) FILTER (WHERE g.consumed AND NOT g.qm))::int AS bus_consumed,
+       EXISTS (SELECT 1 FROM queen.dead_letter_queue d
+               WHERE d.message_id = m.id AND d.consumer_group = '__QUEUE_MODE__') AS dlq_qm
+FROM (
+    SELECT pc.consumer_group = '__QUEUE_MODE__' AS qm,
+           (pc.last_consumed_created_at IS NOT NULL
+            AND (pc.last_consumed_created_at, pc.last_consumed_id) >= (m.created_at, m.id)) AS consumed
+    FROM queen.partition_consumers pc
+    WHERE pc.partition_id = m.partition_id
+) g`
+
+// sqlMessageInfoColumns are the columns scanned by scanMessageInfo, over m, c and s.
+const sqlMessageInfoColumns = `m.id::text, m.transaction_id, m.partition_id::text, c.pname, c.qname, c.ns, c.task,
+       coalesce(m.trace_id::text, ''), coalesce(m.producer_sub, ''), c.prio, m.created_at,
+       ` + sqlMessageStatus + `, ` + sqlMessageQueueStatus + `,
+       s.consumed_by, s.total_groups, c.has_qm, c.bus_groups, s.bus_consumed, c.qm_lease`
+
+// sqlMessageListPage finds the page per partition first: a backward range scan of
+// idx_messages_partition_created_id over [$5, $6) that stops after $8 + $9 rows
+// (matching status $7, when given), so the work is bounded by partitions × (limit +
+// offset) rows, not by the window. The merged top rows are then paged and detailed.
+const sqlMessageListPage = `WITH x AS (` + sqlMessagePartsFiltered + `), c AS (` + sqlMessageCursors + `),
+page AS (
+    SELECT h.id, h.created_at FROM c CROSS JOIN LATERAL (
+        SELECT m.id, m.created_at FROM queen.messages m
+        WHERE m.partition_id = c.id AND m.created_at >= $5 AND m.created_at < $6
+          AND ($7::text = '' OR ` + sqlMessageStatus + ` = $7::text)
+        ORDER BY m.created_at DESC, m.id DESC
+        LIMIT $8::bigint + $9::bigint
+    ) h
+    ORDER BY h.created_at DESC, h.id DESC
+    LIMIT $8::bigint OFFSET $9::bigint
+)
+SELECT ` + sqlMessageInfoColumns + `
+FROM page
+JOIN queen.messages m ON m.id = page.id
+JOIN c ON c.id = m.partition_id
+CROSS JOIN LATERAL (` + sqlMessageGroupCounts + `) s
+ORDER BY m.created_at DESC, m.id DESC`
+
+// sqlMessageListCount counts the window's messages (in status $7, when given) with
+// index-only range scans per partition; a status costs one DLQ probe per message.
+const sqlMessageListCount = `WITH x AS (` + sqlMessagePartsFiltered + `), c AS (` + sqlMessageCursors + `)
+SELECT count(*) FROM c
+JOIN queen.messages m ON m.partition_id = c.id AND m.created_at >= $5 AND m.created_at < $6
+WHERE ($7::text = '' OR ` + sqlMessageStatus + ` = $7::text)`
 
 // sqlMessageListMode summarises the cursors of the filtered partitions.
 const sqlMessageListMode = `WITH x AS (` + sqlMessagePartsFiltered + `)
@@ -101,15 +128,12 @@ FROM x JOIN queen.partition_consumers pc ON pc.partition_id = x.id`
 // queries go in one round trip.
 func (s *Store) MessageList(ctx context.Context, f queue.MessageFilter) (queue.MessageList, error) {
 	var list queue.MessageList
-	filters := []any{f.Queue, f.Partition, f.Namespace, f.Task, f.From, f.To}
+	filters := []any{f.Queue, f.Partition, f.Namespace, f.Task}
+	window := append(filters[:4:4], f.From, f.To, f.Status)
 	batch := &pgx.Batch{}
-	if f.Status == "" {
-		batch.Queue(sqlMessageListCount, filters...)
-	} else {
-		batch.Queue(sqlMessageListCountStatus, append(filters, f.Status)...)
-	}
-	batch.Queue(sqlMessageListMode, filters[:4]...)
-	batch.Queue(sqlMessageListPage, append(filters, f.Status, f.Page.Limit, f.Page.Offset)...)
+	batch.Queue(sqlMessageListCount, window...)
+	batch.Queue(sqlMessageListMode, filters...)
+	batch.Queue(sqlMessageListPage, append(window[:7:7], f.Page.Limit, f.Page.Offset)...)
 	br := s.pool.SendBatch(ctx, batch)
 	defer func() { _ = br.Close() }()
 
@@ -149,20 +173,19 @@ func scanMessageInfo(row pgx.Row, mi *queue.MessageInfo, extra ...any) error {
 	return nil
 }
 
-const sqlMessageGet = `
+const sqlMessageGet = `WITH x AS (` + sqlMessageParts + ` WHERE p.id = $1::uuid), c AS (` + sqlMessageCursors + `)
 SELECT ` + sqlMessageInfoColumns + `,
-       m.payload, coalesce(m.is_encrypted, false), x.lease_time, x.retry_limit, x.retry_delay, x.ttl,
+       m.payload, coalesce(m.is_encrypted, false), c.lease_time, c.retry_limit, c.retry_delay, c.ttl,
        dl.found IS NOT NULL, dl.error_message, dl.retry_count
-FROM queen.messages m
-JOIN (` + sqlMessageParts + `) x ON x.id = m.partition_id
-CROSS JOIN LATERAL (` + sqlMessageState + `) s
+FROM c
+JOIN queen.messages m ON m.partition_id = c.id AND m.transaction_id = $2
+CROSS JOIN LATERAL (` + sqlMessageGroupCounts + `) s
 LEFT JOIN LATERAL (
     SELECT true AS found, d.error_message, d.retry_count FROM queen.dead_letter_queue d
     WHERE d.message_id = m.id
     ORDER BY d.failed_at DESC NULLS LAST, d.id DESC
     LIMIT 1
-) dl ON true
-WHERE m.partition_id = $1::uuid AND m.transaction_id = $2`
+) dl ON true`
 
 // sqlMessageGroups lists the cursors of the message's partition ($1) with whether
 // each is at or past the message ($2 created_at, $3 id); queue mode first.
@@ -243,7 +266,7 @@ WITH page AS (
            coalesce(d.consumer_group, '')::text AS grp, d.error_message, coalesce(d.retry_count, 0) AS retry_count,
            coalesce(d.failed_at, now()) AS failed_at
     ` + sqlDLQFilter + `
-    ORDER BY d.failed_at DESC NULLS LAST, d.id DESC
+    ORDER BY d.failed_at DESC, d.id DESC
     LIMIT $6 OFFSET $7
 )
 SELECT m.id::text, m.transaction_id, page.partition_id::text, page.qname, page.pname, page.grp,
