@@ -50,8 +50,12 @@ func TestRealMain(t *testing.T) {
 		{name: "ConfigDocs", args: []string{"-config-docs"}, wantCode: exitOK, wantStdout: []string{config.Markdown()}},
 		{name: "ConfigDocsIgnoresBadEnvironment", args: []string{"-config-docs"}, environ: []string{"PORT=x"},
 			wantCode: exitOK, wantStdout: []string{"# Configuration"}},
-		{name: "Help", args: []string{"-h"}, wantCode: exitOK, wantStderr: []string{"Usage: queen"}},
+		{name: "Help", args: []string{"-h"}, wantCode: exitOK,
+			wantStdout: []string{"NAME\n       queen - ", "SYNOPSIS", "ENVIRONMENT", "NOTIFY_SOCKET", "LISTEN_FDS",
+				"WATCHDOG_USEC", "SIGNALS", "FILES", "/etc/queen/queen.env", "EXIT STATUS", "RestartPreventExitStatus=78"}},
+		{name: "LongHelp", args: []string{"--help"}, wantCode: exitOK, wantStdout: []string{"SYNOPSIS"}},
 		{name: "HelpHidesConfigDocs", args: []string{"-help"}, wantCode: exitOK},
+		{name: "EnvFile", args: []string{"-env-file"}, wantCode: exitOK, wantStdout: []string{config.EnvFile()}},
 		{name: "UnknownFlag", args: []string{"-port=1"}, wantCode: exitUsage,
 			wantStderr: []string{"flag provided but not defined: -port"}},
 		{name: "UnknownCommand", args: []string{"migrate"}, wantCode: exitUsage,
@@ -72,7 +76,8 @@ func TestRealMain(t *testing.T) {
 				require.Contains(t, stderr.String(), want)
 			}
 			require.NotContains(t, stdout.String()+stderr.String(), "hunter2")
-			require.NotContains(t, stderr.String(), "config-docs")
+			require.NotContains(t, stdout.String()+stderr.String(), "config-docs", "a build helper, not for operators")
+			require.NotContains(t, stdout.String()+stderr.String(), "-env-file", "a build helper, not for operators")
 		})
 	}
 }

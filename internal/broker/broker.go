@@ -2,6 +2,7 @@ package broker
 
 import (
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -28,6 +29,9 @@ type Config struct {
 	Sealer *encryption.Sealer
 	// QueueCacheTTL bounds how long a queue's encryption flag is cached (default 5 s).
 	QueueCacheTTL time.Duration
+	// Instance names this broker in the analytics tables (worker_id); default the
+	// hostname.
+	Instance string
 }
 
 // Broker runs queen's use cases against one store.
@@ -40,6 +44,10 @@ type Broker struct {
 	// queueFlags caches per-queue settings the push path needs before SQL.
 	queueFlags *queueFlags
 	logger     *slog.Logger
+	// activity records per-minute counters for the analytics tables; maint caches
+	// the maintenance flags.
+	activity *activity
+	maint    maintenance
 
 	closeOnce sync.Once
 	closing   chan struct{}
@@ -80,7 +88,12 @@ func New(cfg Config, st *store.Store, logger *slog.Logger) *Broker {
 	if cfg.QueueCacheTTL <= 0 {
 		cfg.QueueCacheTTL = 5 * time.Second
 	}
+	hostname, _ := os.Hostname()
+	if cfg.Instance == "" {
+		cfg.Instance = hostname
+	}
 	return &Broker{
+		activity:   newActivity(hostname, cfg.Instance, os.Getpid(), time.Now()),
 		cfg:        cfg,
 		store:      st,
 		ids:        queue.NewIDGenerator(),

@@ -58,9 +58,14 @@ func (b *Broker) NormalizePop(req *queue.PopRequest) error {
 // Pop claims messages for req (already normalised by NormalizePop). With Wait it
 // parks until messages arrive, the timeout passes, the client goes away (ctx) or the
 // broker closes; parked pops hold no database connection. An empty result is not an
-// error. All attempts of one request share one lease id.
-func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (queue.PopResult, error) {
-	res := queue.PopResult{Queue: req.Queue, ConsumerGroup: req.ConsumerGroup}
+// error. All attempts of one request share one lease id. While pop maintenance mode
+// is on, every pop is answered empty at once.
+func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopResult, err error) {
+	res = queue.PopResult{Queue: req.Queue, ConsumerGroup: req.ConsumerGroup}
+	defer func() { b.activity.recordPop(time.Now(), req, res, err) }()
+	if _, pop := b.maintenanceFlags(ctx); pop {
+		return res, nil // pop maintenance: every pop is answered empty at once
+	}
 	leaseID := b.ids.New()
 	deadline := time.Now().Add(req.Timeout)
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/queenmq/queen/internal/queue"
 )
@@ -18,13 +19,19 @@ func (b *Broker) Push(ctx context.Context, items []queue.PushItem) ([]queue.Push
 	if err := b.preparePush(items, "items"); err != nil {
 		return nil, err
 	}
+	if push, _ := b.maintenanceFlags(ctx); push {
+		return nil, errPushMaintenance
+	}
 	if err := b.sealPayloads(ctx, items); err != nil {
+		b.activity.recordDBError(time.Now(), err)
 		return nil, err
 	}
 	results, err := b.store.MessageInsertBatch(ctx, items)
 	if err != nil {
+		b.activity.recordDBError(time.Now(), err)
 		return nil, err
 	}
+	b.activity.recordPush(time.Now(), results)
 	for i := range results {
 		if results[i].Status == statusFull {
 			results[i].Status = queue.StatusFailed

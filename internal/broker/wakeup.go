@@ -49,7 +49,9 @@ func (wu *wakeup) take() []string {
 }
 
 // Run serves cross-replica wake-ups until ctx is done: it listens for other replicas'
-// announcements and sends this replica's. The daemon runs it once the schema exists.
+// announcements and sends this replica's. It also refreshes the maintenance flags
+// every 2 s and samples and flushes the activity recorder (a last flush on return).
+// The daemon runs it once the schema exists.
 func (b *Broker) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -71,6 +73,8 @@ func (b *Broker) Run(ctx context.Context) {
 		defer wg.Done()
 		b.sendWakeups(ctx)
 	}()
+	wg.Go(func() { b.runMaintenanceRefresh(ctx) })
+	wg.Go(func() { b.runActivity(ctx) })
 	wg.Wait()
 }
 

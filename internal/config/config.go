@@ -83,6 +83,8 @@ type Config struct {
 	// Logging.
 	LogLevel  string // LOG_LEVEL: trace, debug, info, warn or error.
 	LogFormat string // QUEEN_LOG_FORMAT: json or text.
+	// QUEEN_STATS_LOG_INTERVAL: period of the "rates and sizes" log line, 0 = off.
+	StatsLogInterval time.Duration
 
 	// File buffer (spool).
 	FileBufferDir           string        // FILE_BUFFER_DIR

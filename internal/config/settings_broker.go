@@ -102,6 +102,12 @@ func loggingSettings() []setting {
 			doc:  "`json` (one object per line, for journald and collectors) or `text` (`key=value`). Queen-only.",
 			bind: func(c *Config) value { return enumValue{&c.LogFormat, []string{"json", "text"}, nil} },
 		},
+		{
+			name: "QUEEN_STATS_LOG_INTERVAL", def: "1m0s", group: groupLogging,
+			doc: "Period of the Info line `rates and sizes` (push, pop and ack rates, parked long-polls, " +
+				"pool use, deepest queues); `0` turns it off. Queen-only; a Go duration.",
+			bind: func(c *Config) value { return durationValue{&c.StatsLogInterval, 0} },
+		},
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/queenmq/queen/internal/encryption"
 	"github.com/queenmq/queen/internal/httpapi"
 	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/sdnotify"
 	"github.com/queenmq/queen/internal/store"
 )
 
@@ -29,6 +29,9 @@ type Options struct {
 	Listener net.Listener
 	// ReadyFunc, when set, is called with the served address once the broker is ready.
 	ReadyFunc func(addr string)
+	// Notifier reports readiness, status and watchdog keep-alives to systemd; nil
+	// means this process's own (NOTIFY_SOCKET), a no-op outside a Type=notify unit.
+	Notifier *sdnotify.Notifier
 }
 
 // ErrUnsupportedConfig marks a configuration this build cannot honour (exit 78).
@@ -52,19 +55,19 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	if cfg.JWTEnabled {
 		return fmt.Errorf("%w: JWT_ENABLED=true but JWT authentication is not implemented by this build yet; refusing to serve without it", ErrUnsupportedConfig)
 	}
-	if !isLoopback(cfg.Host) {
-		logger.Warn("serving WITHOUT authentication on a non-loopback address; set JWT_ENABLED or bind HOST=127.0.0.1 behind a proxy", "host", cfg.Host)
-	}
+	notifier := newNotifier(opts, logger)
 
-	ln := opts.Listener
+	ln, source := opts.Listener, "given by the caller"
 	if ln == nil {
 		var err error
-		ln, err = net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
-		if err != nil {
-			return fmt.Errorf("daemon: listen: %w", err)
+		if ln, source, err = listen(cfg); err != nil {
+			return err
 		}
 	}
 	defer ln.Close()
+	if host, _, _ := net.SplitHostPort(ln.Addr().String()); !isLoopback(host) {
+		logger.Warn("serving WITHOUT authentication on a non-loopback address; set JWT_ENABLED, or bind 127.0.0.1 (HOST, or ListenStream= in queen.socket) behind a proxy", "addr", ln.Addr().String())
+	}
 
 	st, err := store.Open(store.Options{
 		ConnString:       cfg.PGConnString(),
@@ -125,10 +128,18 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		ErrorLog:          slog.NewLogLogger(logger.With("component", "http").Handler(), slog.LevelWarn),
 	}
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-	logger.Info("listening", "addr", ln.Addr().String())
+	accepting := newAcceptWatch(ln)
+	go func() { serveErr <- srv.Serve(accepting) }()
+	logger.Info("listening", "addr", ln.Addr().String(), "source", source)
+	watchdogCtx, stopWatchdog := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWatchdog()
+	go runWatchdog(watchdogCtx, notifier,
+		livenessProbe(accepting, srv.Handler, b, notifier.WatchdogInterval()/3), logger.With("component", "watchdog"))
+	notifyWarn(logger, "STATUS", notifier.Status("connecting to PostgreSQL at "+pgTarget(cfg)))
 
-	if err := waitForDatabase(ctx, st, logger); err != nil {
+	if err := waitForDatabase(ctx, st, logger, func(attempt int, retryIn time.Duration, err error) {
+		reportWaiting(notifier, cfg, attempt, retryIn, err, logger)
+	}); err != nil {
 		shutdownHTTP(srv, b, cfg.ShutdownTimeout, logger)
 		if errors.Is(err, context.Canceled) {
 			return nil
@@ -147,6 +158,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	}()
 	ready.Store(true)
 	logger.Info("ready", "addr", ln.Addr().String())
+	notifyWarn(logger, "READY=1", notifier.Ready(fmt.Sprintf("ready: serving on %s, PostgreSQL at %s", ln.Addr(), pgTarget(cfg))))
 	if opts.ReadyFunc != nil {
 		opts.ReadyFunc(ln.Addr().String())
 	}
@@ -160,14 +172,20 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		}
 	}
 	ready.Store(false)
+	notifyWarn(logger, "STOPPING=1", notifier.Stopping(fmt.Sprintf(
+		"draining: answering %d parked long-polls, finishing in-flight requests (deadline %s)", b.ParkedPolls(), cfg.ShutdownTimeout)))
 	shutdownHTTP(srv, b, cfg.ShutdownTimeout, logger)
+	if err := flushSpool(context.WithoutCancel(ctx), logger); err != nil {
+		logger.Error("spool flush failed", "err", err)
+	}
+	notifyWarn(logger, "STATUS", notifier.Status("stopped: closing the PostgreSQL pool"))
 	logger.Info("stopped")
 	return nil
 }
 
 // waitForDatabase applies the schema, retrying with a capped backoff while
-// PostgreSQL is unreachable and logging each attempt.
-func waitForDatabase(ctx context.Context, st *store.Store, logger *slog.Logger) error {
+// PostgreSQL is unreachable, logging each attempt and reporting it to onWait.
+func waitForDatabase(ctx context.Context, st *store.Store, logger *slog.Logger, onWait func(attempt int, retryIn time.Duration, err error)) error {
 	delay := 500 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := st.ApplySchema(ctx)
@@ -182,6 +200,7 @@ func waitForDatabase(ctx context.Context, st *store.Store, logger *slog.Logger) 
 			return fmt.Errorf("daemon: apply schema: %w", err)
 		}
 		logger.Warn("waiting for PostgreSQL", "attempt", attempt, "retry_in", delay.String(), "err", err)
+		onWait(attempt, delay, err)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

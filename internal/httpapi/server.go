@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/queue"
@@ -31,6 +32,9 @@ type Options struct {
 	// error makes the instance not ready (e.g. while draining on shutdown). nil means
 	// always ready.
 	ReadyFunc func(ctx context.Context) error
+	// Registry receives the HTTP metrics and is served by /metrics/prometheus and
+	// summarised by /metrics; nil means a registry of the server's own.
+	Registry *prometheus.Registry
 }
 
 // Server is the HTTP API of one broker. It holds no per-request state and is safe for
@@ -42,6 +46,7 @@ type Server struct {
 	ids     *queue.IDGenerator
 	router  *chi.Mux
 	handler http.Handler
+	metrics *httpMetrics
 }
 
 // New builds the server and its routes. logger may be nil (nothing is logged).
@@ -60,13 +65,17 @@ func New(opts Options, b *broker.Broker, logger *slog.Logger) *Server {
 		ids:    queue.NewIDGenerator(),
 		router: chi.NewRouter(),
 	}
+	if opts.Registry == nil {
+		opts.Registry = prometheus.NewRegistry()
+	}
+	s.metrics = newHTTPMetrics(opts.Registry)
 	s.routes()
-	s.handler = s.requestID(s.accessLog(s.recoverer(s.cors(s.limitBody(s.router)))))
+	s.handler = s.requestID(s.accessLog(s.instrument(s.recoverer(s.cors(s.limitBody(s.router))))))
 	return s
 }
 
 // Handler returns the root handler: the router wrapped in the middleware chain
-// (request id, access log, recover, CORS, body limit).
+// (request id, access log, metrics, recover, CORS, body limit).
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // routes registers every implemented route. Paths of the spec's §0 table that are not
@@ -84,6 +93,8 @@ func (s *Server) routes() {
 		r.Get(path, s.handle(h))
 		r.Head(path, s.handle(h))
 	}
+	r.Get("/metrics", s.handle(s.handleMetrics))
+	r.Method(http.MethodGet, "/metrics/prometheus", s.handlePrometheus())
 
 	const v1 = "/api/v1"
 	r.Post(v1+"/configure", s.handle(s.handleConfigure))
@@ -112,6 +123,16 @@ func (s *Server) routes() {
 	r.Get(v1+"/traces/names", s.handle(s.handleTraceNames))
 	r.Get(v1+"/traces/by-name/{traceName}", s.handle(s.handleTraceByName))
 	r.Get(v1+"/traces/{partitionId}/{transactionId}", s.handle(s.handleTraceList))
+
+	// Consumer-group administration (spec §9.2–9.9). The static /lagging beats {group}.
+	r.Get(v1+"/consumer-groups", s.handle(s.handleConsumerGroupList))
+	r.Get(v1+"/consumer-groups/lagging", s.handle(s.handleConsumerGroupLagging))
+	r.Get(v1+"/consumer-groups/{group}", s.handle(s.handleConsumerGroupGet))
+	r.Delete(v1+"/consumer-groups/{group}", s.handle(s.handleConsumerGroupDelete))
+	r.Post(v1+"/consumer-groups/{group}/subscription", s.handle(s.handleSubscriptionUpdate))
+	r.Delete(v1+"/consumer-groups/{group}/queues/{queue}", s.handle(s.handleConsumerGroupDelete))
+	r.Post(v1+"/consumer-groups/{group}/queues/{queue}/seek", s.handle(s.handleConsumerGroupSeek))
+	r.Post(v1+"/consumer-groups/{group}/queues/{queue}/partitions/{partition}/seek", s.handle(s.handlePartitionSeek))
 }
 
 // allowedMethods lists the methods routed for path, for the Allow header of a 405.

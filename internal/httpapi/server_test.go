@@ -22,9 +22,9 @@ func TestRouting(t *testing.T) {
 		for _, c := range []struct{ method, path string }{
 			{http.MethodGet, "/nope"},
 			{http.MethodGet, "/api/v1/nothing-here"},
-			{http.MethodGet, "/api/v1/resources/overview"},
-			{http.MethodGet, "/api/v1/consumer-groups"},
-			{http.MethodGet, "/metrics"},
+			{http.MethodGet, "/api/v1/resources/nothing"},
+			{http.MethodGet, "/api/v1/not-a-route/x"},
+			{http.MethodGet, "/metricsx"},
 			{http.MethodPost, "/streams/v1/queries"},
 			{http.MethodPost, "/internal/api/notify"},
 			{http.MethodDelete, "/api/v1/queues/q/clear"},

@@ -1,0 +1,106 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// MaxConsumerGroupRows caps every consumer-group listing: (group, queue) rows of the
+// overview, cursors of the lagging list and of one group.
+const MaxConsumerGroupRows = 10000
+
+// ConsumerGroups summarises every consumer group (queue mode included) on every queue
+// it has cursors on, ordered by group then queue.
+func (b *Broker) ConsumerGroups(ctx context.Context) ([]queue.ConsumerGroupSummary, error) {
+	return b.store.ConsumerGroupList(ctx, MaxConsumerGroupRows)
+}
+
+// ConsumerGroupsLagging returns the cursors, of every group, whose oldest unconsumed
+// message is older than minLag, most lagging first.
+func (b *Broker) ConsumerGroupsLagging(ctx context.Context, minLag time.Duration) ([]queue.ConsumerGroupCursor, error) {
+	if minLag < 0 {
+		return nil, queue.Invalid("minLagSeconds", "minLagSeconds must not be negative")
+	}
+	return b.store.ConsumerGroupLagging(ctx, minLag, MaxConsumerGroupRows)
+}
+
+// ConsumerGroup returns one group's cursors with their lag, by queue;
+// queue.ErrNotFound when the group has neither a cursor nor a subscription.
+func (b *Broker) ConsumerGroup(ctx context.Context, group string) (queue.ConsumerGroupDetail, error) {
+	if err := queue.CheckName("group", group); err != nil {
+		return nil, err
+	}
+	d, err := b.store.ConsumerGroupCursors(ctx, group, MaxConsumerGroupRows)
+	if err != nil {
+		return nil, err
+	}
+	if len(d) == 0 {
+		return nil, fmt.Errorf("%w: consumer group %q", queue.ErrNotFound, group)
+	}
+	return d, nil
+}
+
+// ConsumerGroupDelete deletes a group's cursors and leases on queueName ("" = every
+// queue), its watermarks and, with deleteMetadata, its subscriptions, so that its next
+// pop starts over (semantics.md §6.6). It returns the number of cursors deleted.
+func (b *Broker) ConsumerGroupDelete(ctx context.Context, group, queueName string, deleteMetadata bool) (int, error) {
+	if err := queue.CheckName("group", group); err != nil {
+		return 0, err
+	}
+	if queueName != "" {
+		if err := queue.CheckName("queue", queueName); err != nil {
+			return 0, err
+		}
+	}
+	return b.store.ConsumerGroupDelete(ctx, group, queueName, deleteMetadata)
+}
+
+// ConsumerGroupSubscriptionUpdate moves every subscription of a group (all queues) to
+// ts. Only partitions on which the group has no cursor yet read from it. It returns the
+// number of subscriptions updated.
+func (b *Broker) ConsumerGroupSubscriptionUpdate(ctx context.Context, group string, ts time.Time) (int, error) {
+	if err := queue.CheckName("group", group); err != nil {
+		return 0, err
+	}
+	return b.store.ConsumerGroupSubscriptionUpdate(ctx, group, ts)
+}
+
+// ConsumerGroupSeek moves a group's cursors on a queue to the end or to a timestamp
+// (see queen.consumer_group_seek_q1 for what is moved, and why a timestamp seek also
+// moves the group's subscription back). It returns the number of cursors written;
+// queue.ErrNotFound when the queue does not exist. A timestamp seek wakes the queue's
+// parked long-polls, which may now have messages to replay.
+func (b *Broker) ConsumerGroupSeek(ctx context.Context, group, queueName string, seek queue.ConsumerGroupSeek) (int, error) {
+	if err := queue.CheckName("group", group); err != nil {
+		return 0, err
+	}
+	if err := queue.CheckName("queue", queueName); err != nil {
+		return 0, err
+	}
+	n, err := b.store.ConsumerGroupSeek(ctx, group, queueName, seek)
+	if err != nil {
+		return 0, err
+	}
+	if !seek.ToEnd {
+		b.waiters.notify(queueName)
+		b.wakeup.announce(queueName)
+	}
+	return n, nil
+}
+
+// ConsumerGroupPartitionSeek moves a group's cursor on one partition to its newest
+// message and releases its lease; queue.ErrNotFound when the queue or the partition
+// does not exist.
+func (b *Broker) ConsumerGroupPartitionSeek(ctx context.Context, group, queueName, partition string) (queue.ConsumerGroupPartitionSeek, error) {
+	for _, v := range []struct{ field, value string }{
+		{"group", group}, {"queue", queueName}, {"partition", partition},
+	} {
+		if err := queue.CheckName(v.field, v.value); err != nil {
+			return queue.ConsumerGroupPartitionSeek{}, err
+		}
+	}
+	return b.store.ConsumerGroupPartitionSeek(ctx, group, queueName, partition)
+}

@@ -1,0 +1,37 @@
+package broker
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+// readProc reads CPU times (getrusage) and resident and virtual memory
+// (/proc/self/statm) of this process.
+func readProc() (procReading, bool) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return procReading{}, false
+	}
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return procReading{}, false
+	}
+	fields := bytes.Fields(data)
+	if len(fields) < 2 {
+		return procReading{}, false
+	}
+	size, err1 := strconv.ParseUint(string(fields[0]), 10, 64)
+	resident, err2 := strconv.ParseUint(string(fields[1]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return procReading{}, false
+	}
+	page := float64(os.Getpagesize())
+	return procReading{
+		cpuUserUs:    float64(ru.Utime.Sec)*1e6 + float64(ru.Utime.Usec),
+		cpuSysUs:     float64(ru.Stime.Sec)*1e6 + float64(ru.Stime.Usec),
+		rssBytes:     float64(resident) * page,
+		virtualBytes: float64(size) * page,
+	}, true
+}

@@ -1,0 +1,173 @@
+package checker_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/checker"
+	"github.com/queenmq/queen/internal/pgtest"
+)
+
+// Sizes of TestSemanticsChecker; zero keeps the default (or the -checker.long preset).
+// Example: go test -run TestSemanticsChecker ./internal/checker/ -args -checker.messages=200000
+var (
+	flagLong       = flag.Bool("checker.long", false, "use the long preset (make check-semantics)")
+	flagMessages   = flag.Int("checker.messages", 0, "messages to push")
+	flagProducers  = flag.Int("checker.producers", 0, "concurrent producers")
+	flagPartitions = flag.Int("checker.partitions", 0, "partitions of the queue")
+	flagGroups     = flag.Int("checker.groups", 0, "named consumer groups (queue mode comes on top)")
+	flagConsumers  = flag.Int("checker.consumers", 0, "consumers per group")
+	flagBatch      = flag.Int("checker.batch", 0, "largest pop batch")
+	flagRestarts   = flag.Int("checker.restarts", -1, "broker restarts while producing")
+	flagRetries    = flag.Int("checker.retrylimit", -1, "retryLimit of the queue")
+	flagDuration   = flag.Duration("checker.duration", 0, "how long the producers push")
+	flagLease      = flag.Duration("checker.lease", 0, "leaseTime of the queue (whole seconds)")
+	flagFail       = flag.Float64("checker.fail", -1, "probability of a failed ack")
+	flagAbandon    = flag.Float64("checker.abandon", -1, "probability of abandoning a lease")
+	flagSeed       = flag.Uint64("checker.seed", 0, "seed of the random choices")
+	flagHistory    = flag.String("checker.history", "", "write the recorded history to this file (default: a temporary file when the run fails)")
+)
+
+// longConfig is the preset of make check-semantics: minutes of traffic.
+func longConfig() checker.Config {
+	c := checker.DefaultConfig()
+	c.Messages = 60000
+	c.Producers = 8
+	c.Partitions = 16
+	c.PushBatch = 6
+	c.Duration = 3 * time.Minute
+	c.Groups = 3
+	c.ConsumersPerGroup = 4
+	c.MaxBatch = 10
+	c.MaxPartitions = 4
+	c.Restarts = 6
+	c.DrainTimeout = 10 * time.Minute
+	return c
+}
+
+func configFromFlags() checker.Config {
+	c := checker.DefaultConfig()
+	if *flagLong {
+		c = longConfig()
+	}
+	setInt := func(dst *int, v, unset int) {
+		if v != unset {
+			*dst = v
+		}
+	}
+	setInt(&c.Messages, *flagMessages, 0)
+	setInt(&c.Producers, *flagProducers, 0)
+	setInt(&c.Partitions, *flagPartitions, 0)
+	setInt(&c.Groups, *flagGroups, 0)
+	setInt(&c.ConsumersPerGroup, *flagConsumers, 0)
+	setInt(&c.MaxBatch, *flagBatch, 0)
+	setInt(&c.Restarts, *flagRestarts, -1)
+	setInt(&c.RetryLimit, *flagRetries, -1)
+	if *flagDuration > 0 {
+		c.Duration = *flagDuration
+	}
+	if *flagLease > 0 {
+		c.LeaseTime = *flagLease
+	}
+	if *flagFail >= 0 {
+		c.FailProbability = *flagFail
+	}
+	if *flagAbandon >= 0 {
+		c.AbandonProbability = *flagAbandon
+	}
+	if *flagSeed != 0 {
+		c.Seed = *flagSeed
+	}
+	return c
+}
+
+// TestSemanticsChecker runs the concurrency checker against two brokers on one
+// database, one of them killed and restarted mid-run, and requires no violation. It
+// also requires that the run exercised what it claims to: restarts, redeliveries,
+// failed acks, expired leases and dead letters.
+func TestSemanticsChecker(t *testing.T) {
+	t.Parallel()
+
+	cfg := configFromFlags()
+	cfg.Logf = t.Logf
+	dbURL := pgtest.NewDBURL(t)
+	cl := startCluster(t, dbURL)
+
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+cfg.DrainTimeout+2*time.Minute)
+	defer cancel()
+	pool, err := pgxpool.New(ctx, dbURL)
+	require.NoError(t, err)
+	defer pool.Close()
+
+	rep, err := checker.Run(ctx, cfg, cl, deadLetters(pool))
+	require.NoError(t, err)
+	t.Log(rep.Summary())
+	t.Logf("checker: pushRetries=%d popErrors=%d", rep.PushRetries, rep.PopErrors)
+	for _, v := range rep.Violations {
+		t.Errorf("checker violation: %s", v)
+	}
+	if !rep.OK() || *flagHistory != "" {
+		writeHistory(t, rep.History)
+	}
+	require.True(t, rep.OK(), rep.Summary())
+
+	require.Equal(t, cfg.Messages, rep.Pushed, "every message was pushed")
+	require.Equal(t, cfg.Restarts, rep.Restarts, "every restart happened")
+	require.Positive(t, rep.Redelivered, "the run redelivered messages")
+	if cfg.FailProbability > 0 {
+		require.Positive(t, rep.FailedAcks, "the run retried failed messages")
+		require.Positive(t, rep.DeadLettered, "poison messages reached the dead-letter queue")
+	}
+	if cfg.AbandonProbability > 0 {
+		require.Positive(t, rep.ExpiredLeases, "the run let leases expire")
+	}
+}
+
+// writeHistory saves the recorded history for reading violations in context.
+func writeHistory(t *testing.T, h *checker.History) {
+	t.Helper()
+	path := *flagHistory
+	if path == "" {
+		f, err := os.CreateTemp("", "checker-history-*.txt")
+		require.NoError(t, err)
+		path = f.Name()
+		require.NoError(t, f.Close())
+	}
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	_, err = h.WriteTo(f)
+	require.NoError(t, errors.Join(err, f.Close()))
+	t.Logf("checker: history written to %s", path)
+}
+
+// deadLetters reads the dead-letter rows of a queue (GET /api/v1/dlq does not exist yet).
+func deadLetters(pool *pgxpool.Pool) checker.DeadLetterFunc {
+	return func(ctx context.Context, queue string) ([]checker.DeadLetter, error) {
+		rows, err := pool.Query(ctx, `
+			SELECT d.message_id::text, coalesce(d.consumer_group, ''), coalesce(d.retry_count, -1)
+			FROM queen.dead_letter_queue d
+			JOIN queen.partitions p ON p.id = d.partition_id
+			JOIN queen.queues q ON q.id = p.queue_id
+			WHERE q.name = $1`, queue)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []checker.DeadLetter
+		for rows.Next() {
+			var d checker.DeadLetter
+			if err := rows.Scan(&d.MessageID, &d.ConsumerGroup, &d.RetryCount); err != nil {
+				return nil, err
+			}
+			out = append(out, d)
+		}
+		return out, rows.Err()
+	}
+}

@@ -1,0 +1,171 @@
+package checker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config sizes a checker run. Zero fields take the values of [DefaultConfig].
+type Config struct {
+	// Queue is the queue the run uses (created by the run; it must not exist).
+	Queue string
+	// Producers push Messages messages in total, spread over Duration, in requests of
+	// 1..PushBatch items, to Partitions partitions.
+	Producers  int
+	Messages   int
+	Partitions int
+	PushBatch  int
+	Duration   time.Duration
+	// Groups named consumer groups, plus queue mode unless NoQueueMode, each with
+	// ConsumersPerGroup consumers spread over the brokers.
+	Groups            int
+	NoQueueMode       bool
+	ConsumersPerGroup int
+	// MaxBatch bounds a pop's batch, MaxPartitions its partitions (some pops ask for
+	// more than one partition when it is above 1).
+	MaxBatch      int
+	MaxPartitions int
+	// FailProbability is the chance that a consumer acks a message failed, and
+	// AbandonProbability the chance it leaves a pop's lease to expire (half of it again
+	// to stop acking in the middle of a batch).
+	FailProbability    float64
+	AbandonProbability float64
+	// PoisonEvery: messages whose sequence number is 0 or 1 modulo PoisonEvery are
+	// always acked failed by every other group, so they must end dead-lettered
+	// (negative: none).
+	PoisonEvery int
+	// RetryLimit, RetryDelay (whole milliseconds; negative: 0) and LeaseTime (whole
+	// seconds) configure the queue.
+	RetryLimit int
+	RetryDelay time.Duration
+	LeaseTime  time.Duration
+	// PopWait is the long-poll timeout of each pop.
+	PopWait time.Duration
+	// Restarts is how many times a broker is stopped abruptly and restarted while the
+	// producers run (alternating between the brokers, starting with the second).
+	Restarts int
+	// Quiet ends the drain when no group received anything for that long;
+	// DrainTimeout bounds the drain.
+	Quiet        time.Duration
+	DrainTimeout time.Duration
+	// Seed makes the consumers' and producers' choices repeatable (not their timing).
+	Seed uint64
+	// Logf receives progress lines (nil: none).
+	Logf func(format string, args ...any)
+}
+
+// DefaultConfig is a small run: a few seconds of traffic, well under a minute with
+// the race detector on two cores.
+func DefaultConfig() Config {
+	return Config{
+		Queue:              "checker",
+		Producers:          4,
+		Messages:           1200,
+		Partitions:         8,
+		PushBatch:          4,
+		Duration:           6 * time.Second,
+		Groups:             2,
+		ConsumersPerGroup:  3,
+		MaxBatch:           5,
+		MaxPartitions:      3,
+		FailProbability:    0.05,
+		AbandonProbability: 0.02,
+		PoisonEvery:        100,
+		RetryLimit:         2,
+		RetryDelay:         100 * time.Millisecond,
+		LeaseTime:          time.Second,
+		PopWait:            time.Second,
+		Restarts:           1,
+		DrainTimeout:       90 * time.Second,
+		Seed:               1,
+	}
+}
+
+// withDefaults fills zero fields from DefaultConfig and checks the result.
+func (c Config) withDefaults() (Config, error) {
+	d := DefaultConfig()
+	def := func(v *int, dv int) {
+		if *v == 0 {
+			*v = dv
+		}
+	}
+	defDur := func(v *time.Duration, dv time.Duration) {
+		if *v == 0 {
+			*v = dv
+		}
+	}
+	if c.Queue == "" {
+		c.Queue = d.Queue
+	}
+	def(&c.Producers, d.Producers)
+	def(&c.Messages, d.Messages)
+	def(&c.Partitions, d.Partitions)
+	def(&c.PushBatch, d.PushBatch)
+	def(&c.Groups, d.Groups)
+	def(&c.ConsumersPerGroup, d.ConsumersPerGroup)
+	def(&c.MaxBatch, d.MaxBatch)
+	def(&c.MaxPartitions, d.MaxPartitions)
+	def(&c.PoisonEvery, d.PoisonEvery)
+	defDur(&c.Duration, d.Duration)
+	defDur(&c.LeaseTime, d.LeaseTime)
+	defDur(&c.PopWait, d.PopWait)
+	defDur(&c.DrainTimeout, d.DrainTimeout)
+	defDur(&c.RetryDelay, d.RetryDelay)
+	c.RetryDelay = max(c.RetryDelay, 0)
+	if c.Quiet == 0 {
+		c.Quiet = 2*c.LeaseTime + 2*c.PopWait + time.Second
+	}
+	if c.Seed == 0 {
+		c.Seed = d.Seed
+	}
+	if c.Logf == nil {
+		c.Logf = func(string, ...any) {}
+	}
+	var errs []error
+	if c.Producers < 1 || c.Messages < c.Producers || c.Partitions < 1 || c.PushBatch < 1 {
+		errs = append(errs, fmt.Errorf("need producers >= 1, messages >= producers, partitions >= 1, pushBatch >= 1"))
+	}
+	if c.Groups < 0 || (c.Groups == 0 && c.NoQueueMode) || c.ConsumersPerGroup < 1 {
+		errs = append(errs, fmt.Errorf("need at least one group and one consumer per group"))
+	}
+	if c.LeaseTime < time.Second || c.LeaseTime%time.Second != 0 {
+		errs = append(errs, fmt.Errorf("leaseTime must be whole seconds (got %s)", c.LeaseTime))
+	}
+	if c.RetryLimit < 0 || c.FailProbability < 0 || c.FailProbability >= 1 || c.AbandonProbability < 0 || c.AbandonProbability >= 1 {
+		errs = append(errs, fmt.Errorf("need retryLimit >= 0 and probabilities in [0, 1)"))
+	}
+	return c, errors.Join(errs...)
+}
+
+// groupNames returns the consumer groups of c: g1..gN, then queue mode.
+func (c Config) groupNames() []string {
+	var out []string
+	for i := 1; i <= c.Groups; i++ {
+		out = append(out, fmt.Sprintf("g%d", i))
+	}
+	if !c.NoQueueMode {
+		out = append(out, queueModeGroup)
+	}
+	return out
+}
+
+// poison reports whether group g always fails the seq-th message of a producer.
+func (c Config) poison(seq, g int) bool {
+	return c.PoisonEvery > 0 && g%2 == 0 && seq%c.PoisonEvery <= 1
+}
+
+// Cluster is the set of brokers a run drives, all on one database.
+type Cluster interface {
+	// URLs returns each broker's base URL. A restarted broker keeps its URL.
+	URLs() []string
+	// Restart stops broker i abruptly (in-flight requests may fail or go unanswered),
+	// keeps it down for a moment and starts a fresh broker on the same database and
+	// URL, returning once it is ready.
+	Restart(ctx context.Context, i int) error
+}
+
+// DeadLetterFunc returns the dead-letter rows of queue (until GET /api/v1/dlq exists
+// the test reads queen.dead_letter_queue).
+type DeadLetterFunc func(ctx context.Context, queue string) ([]DeadLetter, error)

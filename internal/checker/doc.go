@@ -1,0 +1,39 @@
+// Package checker is a concurrency checker for queen's delivery semantics, for tests.
+//
+// [Run] drives real brokers over HTTP with internal/client, all of them on one
+// database: producers push uniquely identified messages (payload {"p": producer,
+// "s": sequence}, transactionId "p<producer>-s<sequence>") to many partitions of one
+// queue, several producers often on the same partition; consumers in several named
+// consumer groups and in queue mode, spread over the brokers, long-poll with batches
+// and sometimes several partitions, ack completed mostly, failed now and then (and
+// always for "poison" messages, which must end in the dead-letter queue), and
+// sometimes abandon a lease so that it expires. Meanwhile brokers are stopped
+// abruptly and restarted through a [Cluster]; clients retry transport errors against
+// another broker. Every delivery, ack result and abandoned lease is recorded with
+// client-side send and receive times.
+//
+// Once the producers are done and the consumers have drained the queue, [Verify]
+// checks the recorded [History] (semantics.md §3.2, §6, §7) and counts violations:
+//
+//   - no message lost: every pushed message was delivered to every group, and its
+//     last delivery ended in a successful completed ack or a dead-letter;
+//   - nothing delivered to a group after that group completed it (or a later message
+//     of the same partition), nor completed twice by one group;
+//   - per-partition order for every group: the messages of one partition in one pop
+//     are consecutive in (createdAt, id) order, first deliveries follow that order, a
+//     lease starts right after the last acked message (never skips one), and the
+//     (createdAt, id) order of each producer's messages is its push order;
+//   - redeliveries only after a failed ack or a lease left to expire: a live lease is
+//     never taken over, and an ack under it is never refused before it expires;
+//   - the dead-letter queue holds exactly the messages whose failed acks used up the
+//     queue's retryLimit, per group, each once, after exactly retryLimit retries.
+//
+// Timing is judged conservatively: an event counts as "before" another only when the
+// client saw its answer before sending the other request, so a violation is never a
+// scheduling artefact. Acks whose answer was lost to a killed broker have an unknown
+// outcome and are accepted either way.
+//
+// The package never touches the database itself (it does not import pgx): the test
+// that runs it supplies the brokers ([Cluster]) and the dead-letter rows
+// ([DeadLetterFunc]).
+package checker

@@ -1,0 +1,361 @@
+package checker_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/config"
+	"github.com/queenmq/queen/internal/daemon"
+)
+
+// childEnv marks a re-executed test binary that must serve as a broker (runChild).
+// Not QUEEN_*: config.Load rejects unknown QUEEN_ variables.
+const childEnv = "CHECKER_BROKER_CHILD"
+
+const (
+	readyTimeout = 60 * time.Second // schema apply included, under -race
+	stopTimeout  = 30 * time.Second
+	downTime     = 300 * time.Millisecond // how long a restarted broker stays away
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		os.Exit(runChild())
+	}
+	os.Exit(m.Run())
+}
+
+// runChild serves a broker on the listener inherited as fd 3 until SIGTERM, or until
+// its stdin closes (the test process is gone), and prints "READY addr" once ready.
+func runChild() int {
+	cfg, err := config.Load(os.Environ())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "checker child:", err)
+		return 2
+	}
+	f := os.NewFile(3, "listener")
+	ln, err := net.FileListener(f)
+	_ = f.Close()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "checker child: inherited listener:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		stop()
+	}()
+	err = daemon.Run(ctx, cfg, daemon.Options{Stdout: os.Stderr, Listener: ln,
+		ReadyFunc: func(addr string) { fmt.Printf("READY %s\n", addr) }})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "checker child:", err)
+		return 1
+	}
+	return 0
+}
+
+// brokerEnv is the environment of a broker on dbURL.
+func brokerEnv(t *testing.T, dbURL string) []string {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	require.NoError(t, err)
+	env := []string{"PG_HOST=" + u.Hostname(), "PG_PORT=" + u.Port(), "PG_DB=" + strings.TrimPrefix(u.Path, "/"),
+		"HOST=127.0.0.1", "LOG_LEVEL=warn", "DB_POOL_SIZE=12", "QUEEN_SHUTDOWN_TIMEOUT=5s"}
+	if u.User != nil {
+		env = append(env, "PG_USER="+u.User.Username())
+		if pw, ok := u.User.Password(); ok {
+			env = append(env, "PG_PASSWORD="+pw)
+		}
+	}
+	return env
+}
+
+// cluster is two brokers on one database: broker 0 runs daemon.Run in this process,
+// broker 1 in a child process (this test binary again). Restarting broker 1 kills
+// the process (SIGKILL); restarting broker 0 cancels its daemon and cuts every open
+// connection at once. Each keeps its address across restarts.
+type cluster struct {
+	t    *testing.T
+	env  []string
+	urls []string
+	in   inProcess
+	ch   childProcess
+}
+
+func startCluster(t *testing.T, dbURL string) *cluster {
+	t.Helper()
+	c := &cluster{t: t, env: brokerEnv(t, dbURL)}
+	cfg, err := config.Load(c.env)
+	require.NoError(t, err)
+	c.in.cfg = cfg
+	require.NoError(t, c.in.start("127.0.0.1:0"))
+	t.Cleanup(func() { require.NoError(t, c.in.stop(false), "in-process broker: %s", c.in.logs.tail()) })
+	c.ch.env = append(append([]string{childEnv + "=1", "PATH=" + os.Getenv("PATH")}, c.env...), passThrough()...)
+	require.NoError(t, c.ch.start("127.0.0.1:0"))
+	t.Cleanup(func() { require.NoError(t, c.ch.stop(), "child broker: %s", c.ch.stderr.tail()) })
+	c.urls = []string{"http://" + c.in.addr, "http://" + c.ch.addr}
+	return c
+}
+
+// passThrough keeps the variables the race detector and the Go runtime read.
+func passThrough() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "GORACE=") || strings.HasPrefix(kv, "GOTRACEBACK=") || strings.HasPrefix(kv, "TMPDIR=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func (c *cluster) URLs() []string { return c.urls }
+
+func (c *cluster) Restart(ctx context.Context, i int) error {
+	var err error
+	switch i {
+	case 0:
+		err = c.in.stop(true)
+	case 1:
+		err = c.ch.kill()
+	default:
+		return fmt.Errorf("no broker %d", i)
+	}
+	if err != nil {
+		return err
+	}
+	t := time.NewTimer(downTime)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+	}
+	if i == 0 {
+		return c.in.start(c.in.addr)
+	}
+	return c.ch.start(c.ch.addr)
+}
+
+// inProcess is a broker run by daemon.Run in the test process.
+type inProcess struct {
+	cfg    *config.Config
+	addr   string
+	cancel context.CancelFunc
+	done   chan error
+	ln     *trackingListener
+	logs   syncBuffer
+}
+
+func (b *inProcess) start(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	b.ln = &trackingListener{Listener: ln, conns: make(map[net.Conn]struct{})}
+	b.addr = ln.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	b.cancel, b.done = cancel, make(chan error, 1)
+	ready := make(chan struct{})
+	go func() {
+		b.done <- daemon.Run(ctx, b.cfg, daemon.Options{Stdout: &b.logs, Listener: b.ln,
+			ReadyFunc: func(string) { close(ready) }})
+	}()
+	select {
+	case <-ready:
+		return nil
+	case err := <-b.done:
+		b.done <- err
+		return fmt.Errorf("in-process broker exited before ready: %v: %s", err, b.logs.tail())
+	case <-time.After(readyTimeout):
+		return fmt.Errorf("in-process broker not ready within %s", readyTimeout)
+	}
+}
+
+// stop cancels the daemon; abrupt also cuts every connection it has accepted, so
+// in-flight requests die with it.
+func (b *inProcess) stop(abrupt bool) error {
+	if b.cancel == nil {
+		return nil
+	}
+	b.cancel()
+	b.cancel = nil
+	if abrupt {
+		b.ln.closeAll()
+	}
+	select {
+	case err := <-b.done:
+		return err
+	case <-time.After(stopTimeout):
+		return fmt.Errorf("in-process broker did not stop within %s", stopTimeout)
+	}
+}
+
+// trackingListener remembers accepted connections so that closeAll can cut them.
+type trackingListener struct {
+	net.Listener
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool
+}
+
+func (l *trackingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		_ = c.Close()
+	} else {
+		l.conns[c] = struct{}{}
+	}
+	return c, nil
+}
+
+func (l *trackingListener) closeAll() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	for c := range l.conns {
+		_ = c.Close()
+	}
+}
+
+// childProcess is a broker in a child process.
+type childProcess struct {
+	env    []string
+	addr   string
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	done   chan error
+	stderr syncBuffer
+}
+
+func (b *childProcess) start(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	b.addr = ln.Addr().String()
+	f, err := ln.(*net.TCPListener).File()
+	_ = ln.Close() // the child serves the duplicate
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	ready := &readyWriter{ch: make(chan struct{})}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = b.env
+	cmd.ExtraFiles = []*os.File{f}
+	cmd.Stdout, cmd.Stderr = ready, &b.stderr
+	if b.stdin, err = cmd.StdinPipe(); err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	b.cmd, b.done = cmd, make(chan error, 1)
+	go func() { b.done <- cmd.Wait() }()
+	select {
+	case <-ready.ch:
+		return nil
+	case err := <-b.done:
+		b.done <- err
+		return fmt.Errorf("child broker exited before ready: %v: %s", err, b.stderr.tail())
+	case <-time.After(readyTimeout):
+		return fmt.Errorf("child broker not ready within %s", readyTimeout)
+	}
+}
+
+// kill ends the child with SIGKILL.
+func (b *childProcess) kill() error {
+	if err := b.cmd.Process.Kill(); err != nil {
+		return err
+	}
+	return b.wait(true)
+}
+
+// stop closes the child's stdin, which makes it drain and exit; it must exit 0.
+func (b *childProcess) stop() error {
+	if b.cmd == nil {
+		return nil
+	}
+	_ = b.stdin.Close()
+	return b.wait(false)
+}
+
+func (b *childProcess) wait(killed bool) error {
+	select {
+	case err := <-b.done:
+		b.cmd = nil
+		if bytes.Contains(b.stderr.bytes(), []byte("DATA RACE")) {
+			return errors.New("the race detector reported a data race in the child broker")
+		}
+		if killed {
+			return nil
+		}
+		return err
+	case <-time.After(stopTimeout):
+		_ = b.cmd.Process.Kill()
+		return fmt.Errorf("child broker did not exit within %s", stopTimeout)
+	}
+}
+
+// readyWriter closes ch when the child prints its READY line.
+type readyWriter struct {
+	mu   sync.Mutex
+	buf  []byte
+	ch   chan struct{}
+	once sync.Once
+}
+
+func (w *readyWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	if bytes.Contains(w.buf, []byte("READY ")) && bytes.Contains(w.buf, []byte("\n")) {
+		w.once.Do(func() { close(w.ch) })
+	}
+	return len(p), nil
+}
+
+// syncBuffer is a concurrency-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *syncBuffer) bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Clone(s.buf.Bytes())
+}
+
+// tail returns the last 4 KiB of the log.
+func (s *syncBuffer) tail() string {
+	b := s.bytes()
+	return string(b[max(0, len(b)-4096):])
+}

@@ -1,0 +1,379 @@
+package checker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/client"
+)
+
+const queueModeGroup = api.QueueModeGroup
+
+// run is the state of one checker run.
+type run struct {
+	cfg     Config
+	cl      Cluster
+	clients []*client.Client
+	hcs     []*http.Client
+	groups  []string
+	start   time.Time
+
+	// offsets[p] is the index in msgs of producer p's first message.
+	offsets []int
+
+	mu         sync.Mutex // guards msgs' learned fields, violations, resolved
+	msgs       []Message
+	violations []Violation
+	resolved   [][]bool // [group][msg]: completed or dead-lettered (known)
+	nResolved  []int
+	nPushed    int
+
+	producersDone atomic.Bool
+	stop          atomic.Bool
+	lastDelivery  atomic.Int64 // time offset, nanoseconds
+	restarts      atomic.Int64
+	pushRetries   atomic.Int64
+	popErrors     atomic.Int64
+
+	errOnce sync.Once
+	err     error
+	cancel  context.CancelFunc
+}
+
+// Run drives cl's brokers with cfg's traffic, drains the queue, reads the dead-letter
+// rows with dead and verifies the history. The error is for a run that could not be
+// carried out (a broker that cannot restart, a push rejected with 4xx...); broken
+// guarantees are in the report.
+func Run(ctx context.Context, cfg Config, cl Cluster, dead DeadLetterFunc) (*Report, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r := &run{cfg: cfg, cl: cl, groups: cfg.groupNames(), start: time.Now(), cancel: cancel}
+	for _, u := range cl.URLs() {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = 128
+		hc := &http.Client{Transport: tr}
+		r.hcs = append(r.hcs, hc)
+		r.clients = append(r.clients, client.New(u, client.WithHTTPClient(hc)))
+	}
+	defer func() {
+		for _, hc := range r.hcs {
+			hc.CloseIdleConnections()
+		}
+	}()
+	r.plan()
+
+	if _, err := r.clients[0].Configure(ctx, api.ConfigureRequest{Queue: cfg.Queue, Options: &api.QueueOptions{
+		LeaseTime: api.Int(int(cfg.LeaseTime / time.Second)), RetryLimit: api.Int(cfg.RetryLimit),
+		RetryDelay: api.Int(int(cfg.RetryDelay / time.Millisecond)),
+	}}); err != nil {
+		return nil, fmt.Errorf("checker: configure %s: %w", cfg.Queue, err)
+	}
+
+	var consumers sync.WaitGroup
+	var all []*consumer
+	for g := range r.groups {
+		for i := range cfg.ConsumersPerGroup {
+			c := &consumer{r: r, id: len(all), group: g, home: (g + i) % len(r.clients),
+				rng: rand.New(rand.NewPCG(cfg.Seed, uint64(1000+len(all))))}
+			all = append(all, c)
+			consumers.Go(func() { c.loop(ctx) })
+		}
+	}
+	var background sync.WaitGroup
+	background.Go(func() { r.restarter(ctx) })
+	var producers sync.WaitGroup
+	for p := range cfg.Producers {
+		producers.Go(func() { r.produce(ctx, p) })
+	}
+	producers.Wait()
+	r.producersDone.Store(true)
+	cfg.Logf("checker: producers done after %s (%d pushed)", r.since().Round(time.Millisecond), r.pushed())
+	reason := r.drain(ctx)
+	cfg.Logf("checker: drain ended (%s) after %s", reason, r.since().Round(time.Millisecond))
+	consumers.Wait()
+	background.Wait()
+	if r.err != nil {
+		return nil, r.err
+	}
+
+	rows, err := dead(ctx, cfg.Queue)
+	if err != nil {
+		return nil, fmt.Errorf("checker: read the dead-letter queue: %w", err)
+	}
+	rep := Verify(r.history(all, rows))
+	rep.Brokers = len(r.clients)
+	rep.Restarts = int(r.restarts.Load())
+	rep.PushRetries = int(r.pushRetries.Load())
+	rep.PopErrors = int(r.popErrors.Load())
+	rep.Elapsed = r.since()
+	return rep, nil
+}
+
+// fail records the first error that makes the run impossible and stops it.
+func (r *run) fail(err error) {
+	r.errOnce.Do(func() {
+		r.err = err
+		r.cancel()
+	})
+}
+
+func (r *run) since() time.Duration { return time.Since(r.start) }
+
+func (r *run) violation(kind, format string, args ...any) {
+	r.mu.Lock()
+	r.violations = append(r.violations, Violation{Kind: kind, Detail: fmt.Sprintf(format, args...)})
+	r.mu.Unlock()
+}
+
+func (r *run) pushed() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.nPushed
+}
+
+// plan lays out every message: producer p's seq-th message (from 1) is msgs[offsets[p]+seq-1].
+func (r *run) plan() {
+	cfg := r.cfg
+	rng := rand.New(rand.NewPCG(cfg.Seed, 7))
+	r.offsets = make([]int, cfg.Producers)
+	for p := range cfg.Producers {
+		r.offsets[p] = len(r.msgs)
+		n := cfg.Messages / cfg.Producers
+		if p < cfg.Messages%cfg.Producers {
+			n++
+		}
+		part := 0
+		for seq := 1; seq <= n; seq++ {
+			// Runs of a few messages share a partition (so poison pairs often meet), and
+			// a third of all messages go to the two hot partitions every producer shares.
+			if seq == 1 || rng.IntN(3) == 0 {
+				part = rng.IntN(cfg.Partitions)
+				if rng.IntN(3) == 0 {
+					part = rng.IntN(min(2, cfg.Partitions))
+				}
+			}
+			r.msgs = append(r.msgs, Message{Producer: p, Seq: seq, TxID: TxID(p, seq), Partition: part})
+		}
+	}
+	r.resolved = make([][]bool, len(r.groups))
+	for g := range r.resolved {
+		r.resolved[g] = make([]bool, len(r.msgs))
+	}
+	r.nResolved = make([]int, len(r.groups))
+}
+
+// msgIndex maps a transaction id back to its message.
+func (r *run) msgIndex(txid string) (int, bool) {
+	var p, seq int
+	if n, err := fmt.Sscanf(txid, "p%d-s%d", &p, &seq); n != 2 || err != nil || p < 0 || p >= len(r.offsets) || seq < 1 {
+		return 0, false
+	}
+	i := r.offsets[p] + seq - 1
+	if i >= len(r.msgs) || r.msgs[i].Producer != p {
+		return 0, false
+	}
+	return i, true
+}
+
+// produce pushes producer p's messages, paced over cfg.Duration, one request at a
+// time: a push starts only after the previous one was answered.
+func (r *run) produce(ctx context.Context, p int) {
+	cfg := r.cfg
+	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(100+p)))
+	first := r.offsets[p]
+	n := cfg.Messages / cfg.Producers
+	if p < cfg.Messages%cfg.Producers {
+		n++
+	}
+	for k := 0; k < n; {
+		if !r.waitUntil(ctx, time.Duration(int64(cfg.Duration)*int64(k)/int64(n))) {
+			return
+		}
+		size := min(1+rng.IntN(cfg.PushBatch), n-k)
+		idx := make([]int, size)
+		items := make([]api.PushItem, size)
+		for j := range size {
+			m := &r.msgs[first+k+j] // plan fields only: never written after plan
+			idx[j] = first + k + j
+			items[j] = api.PushItem{Queue: cfg.Queue, Partition: PartitionName(m.Partition), TransactionID: m.TxID,
+				Payload: json.RawMessage(fmt.Sprintf(`{"p":%d,"s":%d}`, m.Producer, m.Seq))}
+		}
+		if err := r.push(ctx, p%len(r.clients), items, idx); err != nil {
+			if ctx.Err() == nil {
+				r.fail(err)
+			}
+			return
+		}
+		k += size
+	}
+}
+
+// push sends items until a broker answers, moving to the next broker after a
+// transport error or a 5xx; the transaction ids make a retried push idempotent.
+func (r *run) push(ctx context.Context, b int, items []api.PushItem, idx []int) error {
+	for attempt := 0; ; attempt++ {
+		res, err := r.clients[b].Push(ctx, items...)
+		if err == nil {
+			r.recordPush(items, idx, res, attempt)
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !retryable(err) {
+			return fmt.Errorf("checker: push %s...: %w", items[0].TransactionID, err)
+		}
+		r.pushRetries.Add(1)
+		b = (b + 1) % len(r.clients)
+		if !r.pause(ctx, time.Duration(min(attempt+1, 8))*20*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+}
+
+func (r *run) recordPush(items []api.PushItem, idx []int, res []api.PushResult, attempt int) {
+	if len(res) != len(items) {
+		r.violation("push", "push of %d items answered %d results", len(items), len(res))
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for j, pr := range res {
+		m := &r.msgs[idx[j]]
+		switch {
+		case pr.Status == api.PushStatusDuplicate && attempt == 0:
+			r.violations = append(r.violations, Violation{"push", fmt.Sprintf("%s: first push answered duplicate", m.TxID)})
+		case pr.Status != api.PushStatusQueued && pr.Status != api.PushStatusDuplicate:
+			r.violations = append(r.violations, Violation{"push", fmt.Sprintf("%s: push answered %q", m.TxID, pr.Status)})
+			continue
+		}
+		if pr.ID() != m.TxID {
+			r.violations = append(r.violations, Violation{"push", fmt.Sprintf("%s: push result %d names %s", m.TxID, j, pr.ID())})
+		}
+		if m.ID != "" && m.ID != pr.MessageID {
+			r.violations = append(r.violations, Violation{"data", fmt.Sprintf("%s: push answered id %s, delivered as %s", m.TxID, pr.MessageID, m.ID)})
+		}
+		if m.ID == "" {
+			m.ID = pr.MessageID
+		}
+		if pr.PartitionID != "" {
+			if m.PartitionID != "" && m.PartitionID != pr.PartitionID {
+				r.violations = append(r.violations, Violation{"data", fmt.Sprintf("%s: push answered partition %s, delivered from %s", m.TxID, pr.PartitionID, m.PartitionID)})
+			}
+			m.PartitionID = pr.PartitionID
+		}
+		if !m.Pushed {
+			m.Pushed = true
+			r.nPushed++
+		}
+	}
+}
+
+// restarter restarts the brokers in turn, evenly spread over the producers' time.
+func (r *run) restarter(ctx context.Context) {
+	for i := range r.cfg.Restarts {
+		at := time.Duration(int64(r.cfg.Duration) * int64(i+1) / int64(r.cfg.Restarts+1))
+		if !r.waitUntil(ctx, at) {
+			return
+		}
+		b := (i + 1) % len(r.clients)
+		r.cfg.Logf("checker: restarting broker %d at %s", b, r.since().Round(time.Millisecond))
+		if err := r.cl.Restart(ctx, b); err != nil {
+			r.fail(fmt.Errorf("checker: restart broker %d: %w", b, err))
+			return
+		}
+		r.restarts.Add(1)
+		r.cfg.Logf("checker: broker %d back at %s", b, r.since().Round(time.Millisecond))
+	}
+}
+
+// drain waits, once the producers are done, until every group has completed every
+// pushed message, or nothing was delivered for cfg.Quiet, or cfg.DrainTimeout; then
+// it stops the consumers.
+func (r *run) drain(ctx context.Context) string {
+	defer r.stop.Store(true)
+	deadline := r.since() + r.cfg.DrainTimeout
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return "cancelled"
+		case <-tick.C:
+		}
+		now := r.since()
+		switch {
+		case r.allResolved():
+			return "every group completed every message"
+		case now-time.Duration(r.lastDelivery.Load()) > r.cfg.Quiet:
+			return fmt.Sprintf("nothing delivered for %s", r.cfg.Quiet)
+		case now > deadline:
+			return "drain timeout"
+		}
+	}
+}
+
+func (r *run) allResolved() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range r.nResolved {
+		if n < r.nPushed {
+			return false
+		}
+	}
+	return true
+}
+
+// waitUntil waits until offset at of the run; false when ctx ended first.
+func (r *run) waitUntil(ctx context.Context, at time.Duration) bool {
+	return r.pause(ctx, at-r.since())
+}
+
+// pause waits d (pacing, back-off); false when ctx ended first.
+func (r *run) pause(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// retryable reports whether err may go away on another broker: no answer at all
+// (transport error) or a 5xx.
+func retryable(err error) bool {
+	s := client.StatusCode(err)
+	return s == 0 || s >= 500
+}
+
+// history assembles what the run recorded.
+func (r *run) history(all []*consumer, rows []DeadLetter) *History {
+	h := &History{Groups: r.groups, Partitions: r.cfg.Partitions, LeaseTime: r.cfg.LeaseTime,
+		RetryLimit: r.cfg.RetryLimit, RetryDelay: r.cfg.RetryDelay, Messages: r.msgs, DeadLetters: rows}
+	h.Violations = append(h.Violations, r.violations...)
+	for _, c := range all {
+		base := len(h.Episodes)
+		h.Episodes = append(h.Episodes, c.episodes...)
+		for _, d := range c.deliveries {
+			d.Episode += base
+			h.Deliveries = append(h.Deliveries, d)
+		}
+	}
+	return h
+}

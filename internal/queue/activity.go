@@ -1,0 +1,401 @@
+package queue
+
+import (
+	"encoding/json"
+	"math"
+	"time"
+)
+
+// ActivityCounts are operation counters over some span (a minute, a bucket of the
+// dashboard series, a process lifetime), per queue or per broker process
+// (semantics.md §15). Every field adds up across spans and processes except
+// LagMaxMs, which is a maximum.
+type ActivityCounts struct {
+	// PushRequests counts /push requests (per queue: requests with an item for it).
+	PushRequests int64
+	// PushMessages counts items stored as new messages (duplicates excluded).
+	PushMessages int64
+	// PopRequests counts pop requests; PopEmpty those that delivered nothing.
+	PopRequests int64
+	PopEmpty    int64
+	// PopMessages counts delivered messages.
+	PopMessages int64
+	// AckRequests counts ack and ack/batch requests; AckMessages their items.
+	AckRequests int64
+	AckMessages int64
+	// AckSuccess counts acks that completed their message; AckFailed counts every
+	// other ack item: negative acks (failed, dlq, retry) and refused ones.
+	AckSuccess int64
+	AckFailed  int64
+	// AutoAcked counts messages delivered by autoAck pops (consumed without an ack).
+	AutoAcked int64
+	// Transactions counts /transaction requests.
+	Transactions int64
+	// DLQ counts messages moved to the dead-letter queue.
+	DLQ int64
+	// DBErrors counts requests that failed in the database.
+	DBErrors int64
+	// LagCount, LagSumMs and LagMaxMs describe pop lag: delivery time minus the
+	// message's createdAt, one sample per delivered message.
+	LagCount int64
+	LagSumMs int64
+	LagMaxMs int64
+}
+
+// Add accumulates o into c.
+func (c *ActivityCounts) Add(o ActivityCounts) {
+	c.PushRequests += o.PushRequests
+	c.PushMessages += o.PushMessages
+	c.PopRequests += o.PopRequests
+	c.PopEmpty += o.PopEmpty
+	c.PopMessages += o.PopMessages
+	c.AckRequests += o.AckRequests
+	c.AckMessages += o.AckMessages
+	c.AckSuccess += o.AckSuccess
+	c.AckFailed += o.AckFailed
+	c.AutoAcked += o.AutoAcked
+	c.Transactions += o.Transactions
+	c.DLQ += o.DLQ
+	c.DBErrors += o.DBErrors
+	c.LagCount += o.LagCount
+	c.LagSumMs += o.LagSumMs
+	c.LagMaxMs = max(c.LagMaxMs, o.LagMaxMs)
+}
+
+// IsZero reports whether nothing was counted.
+func (c ActivityCounts) IsZero() bool { return c == ActivityCounts{} }
+
+// AvgLagMs is the mean pop lag in milliseconds (0 without samples).
+func (c ActivityCounts) AvgLagMs() float64 {
+	if c.LagCount == 0 {
+		return 0
+	}
+	return float64(c.LagSumMs) / float64(c.LagCount)
+}
+
+// Processed counts messages whose processing finished: completed acks plus messages
+// delivered by autoAck pops.
+func (c ActivityCounts) Processed() int64 { return c.AckSuccess + c.AutoAcked }
+
+// Requests counts every request of the span.
+func (c ActivityCounts) Requests() int64 {
+	return c.PushRequests + c.PopRequests + c.AckRequests + c.Transactions
+}
+
+// QueueActivity is one row of queue_lag_metrics: a queue's activity in one bucket,
+// summed over the cluster.
+type QueueActivity struct {
+	Bucket time.Time
+	Queue  string
+	ActivityCounts
+	// Parked is the average number of parked long-polls over the bucket.
+	Parked float64
+	// PartitionsCreated and PartitionsDeleted count partition changes in the bucket;
+	// PartitionCount is the queue's partition count at the bucket's last flush.
+	PartitionsCreated int64
+	PartitionsDeleted int64
+	PartitionCount    int64
+}
+
+// WorkerGauges are the sampled process gauges of worker_metrics, stored as sums over
+// Samples so that they add up across flushes and buckets.
+type WorkerGauges struct {
+	Samples int64
+	// EventLoopLag is how late the 1 Hz sampler ran (Go scheduling delay), in ms.
+	EventLoopLagSumMs float64
+	EventLoopLagMaxMs float64
+	// FreeSlots are database connections this process could still take (pool size
+	// minus connections in use); FreeSlotsMin is -1 when no sample exists.
+	FreeSlotsSum int64
+	FreeSlotsMin int64
+	// DBConnections is the pool size.
+	DBConnections int64
+	// Parked are parked long-polls.
+	ParkedSum int64
+	ParkedMax int64
+}
+
+// Add accumulates o into g.
+func (g *WorkerGauges) Add(o WorkerGauges) {
+	if o.Samples == 0 {
+		return
+	}
+	if g.Samples == 0 {
+		g.FreeSlotsMin = o.FreeSlotsMin
+	} else {
+		g.FreeSlotsMin = min(g.FreeSlotsMin, o.FreeSlotsMin)
+	}
+	g.Samples += o.Samples
+	g.EventLoopLagSumMs += o.EventLoopLagSumMs
+	g.EventLoopLagMaxMs = max(g.EventLoopLagMaxMs, o.EventLoopLagMaxMs)
+	g.FreeSlotsSum += o.FreeSlotsSum
+	g.DBConnections = max(g.DBConnections, o.DBConnections)
+	g.ParkedSum += o.ParkedSum
+	g.ParkedMax = max(g.ParkedMax, o.ParkedMax)
+}
+
+// AvgEventLoopLagMs is the mean sampler delay (0 without samples).
+func (g WorkerGauges) AvgEventLoopLagMs() float64 { return ratio(g.EventLoopLagSumMs, g.Samples) }
+
+// AvgFreeSlots is the mean number of free connection slots (0 without samples).
+func (g WorkerGauges) AvgFreeSlots() float64 { return ratio(float64(g.FreeSlotsSum), g.Samples) }
+
+// AvgParked is the mean number of parked long-polls (0 without samples).
+func (g WorkerGauges) AvgParked() float64 { return ratio(float64(g.ParkedSum), g.Samples) }
+
+func ratio(sum float64, n int64) float64 {
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// WorkerActivity is one row of worker_metrics: one broker process in one bucket.
+type WorkerActivity struct {
+	Bucket   time.Time
+	Hostname string
+	WorkerID string
+	PID      int
+	ActivityCounts
+	WorkerGauges
+	// LastSeen is when the row was last written.
+	LastSeen time.Time
+}
+
+// ParkedReplica is one row of queue_parked_replica: the average number of long-polls
+// parked on a queue at one replica over a bucket.
+type ParkedReplica struct {
+	Bucket   time.Time
+	Queue    string
+	Hostname string
+	WorkerID string
+	Parked   float64
+	Max      int64
+}
+
+// Stat summarises samples of one process gauge.
+type Stat struct {
+	Avg  float64 `json:"avg"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
+	Last float64 `json:"last"`
+	// N is the number of samples behind Avg; not part of the wire shape.
+	N int64 `json:"-"`
+}
+
+// Observe adds one sample.
+func (s *Stat) Observe(v float64) {
+	if s.N == 0 {
+		s.Min, s.Max = v, v
+	} else {
+		s.Min, s.Max = math.Min(s.Min, v), math.Max(s.Max, v)
+	}
+	s.Avg = (s.Avg*float64(s.N) + v) / float64(s.N+1)
+	s.Last = v
+	s.N++
+}
+
+// Merge combines a later summary o of n samples into s.
+func (s *Stat) Merge(o Stat) {
+	if o.N == 0 {
+		return
+	}
+	if s.N == 0 {
+		*s = o
+		return
+	}
+	s.Min, s.Max = math.Min(s.Min, o.Min), math.Max(s.Max, o.Max)
+	s.Avg = (s.Avg*float64(s.N) + o.Avg*float64(o.N)) / float64(s.N+o.N)
+	s.Last = o.Last
+	s.N += o.N
+}
+
+// SystemSample groups process gauges: group → key → summary, e.g.
+// memory → rss_bytes → {avg,min,max,last} (http-api.md §8.7).
+type SystemSample map[string]map[string]Stat
+
+// Observe records value v of group/key.
+func (m SystemSample) Observe(group, key string, v float64) {
+	g := m[group]
+	if g == nil {
+		g = make(map[string]Stat)
+		m[group] = g
+	}
+	st := g[key]
+	st.Observe(v)
+	g[key] = st
+}
+
+// Merge combines a later aggregate o of samples into m.
+func (m SystemSample) Merge(o SystemSample, samples int64) {
+	for group, keys := range o {
+		g := m[group]
+		if g == nil {
+			g = make(map[string]Stat, len(keys))
+			m[group] = g
+		}
+		for key, st := range keys {
+			if st.N == 0 {
+				st.N = samples
+			}
+			cur := g[key]
+			cur.Merge(st)
+			g[key] = cur
+		}
+	}
+}
+
+// SystemMetrics is one row of system_metrics: one process's aggregate for a minute.
+type SystemMetrics struct {
+	Bucket   time.Time
+	Hostname string
+	WorkerID string
+	PID      int
+	Samples  int64
+	Metrics  SystemSample
+}
+
+// ActivityFlush is what one flush of a broker's activity recorder writes: closed (or,
+// on demand, current) minutes of counters, added to what is stored; the process's
+// system aggregates, which replace what is stored.
+type ActivityFlush struct {
+	Hostname string
+	WorkerID string
+	PID      int
+	Queues   []QueueActivity
+	Workers  []WorkerActivity
+	Parked   []ParkedReplica
+	System   []SystemMetrics
+}
+
+// IsEmpty reports whether the flush writes nothing.
+func (f ActivityFlush) IsEmpty() bool {
+	return len(f.Queues) == 0 && len(f.Workers) == 0 && len(f.Parked) == 0 && len(f.System) == 0
+}
+
+// SeriesFilter selects rows of the analytics series: the window [From, To), bucket
+// width, and exact-match filters (empty = any).
+type SeriesFilter struct {
+	From      time.Time
+	To        time.Time
+	Bucket    time.Duration
+	Queue     string
+	Namespace string
+	Task      string
+	Hostname  string
+	WorkerID  string
+}
+
+// RetentionBucket sums retention_history over one bucket.
+type RetentionBucket struct {
+	Bucket                 time.Time
+	RetentionMsgs          int64
+	CompletedRetentionMsgs int64
+	EvictionMsgs           int64
+	EventCount             int64
+}
+
+// CountBucket is a message count in one bucket.
+type CountBucket struct {
+	Bucket time.Time
+	Count  int64
+}
+
+// GroupCounters are the live counters of a set of partitions (a queue, a namespace,
+// a task, everything) from the queue-mode cursor's point of view.
+type GroupCounters struct {
+	// Key is the queue name, namespace or task the row groups by ("" for all).
+	Key        string
+	Queues     int64
+	Partitions int64
+	Counters   Counters
+}
+
+// PartitionStatus is one partition with its live counters and queue-mode cursor.
+type PartitionStatus struct {
+	PartitionInfo
+	Queue           string
+	QueueID         string
+	Namespace       string
+	Task            string
+	TotalConsumed   int64
+	BatchesConsumed int64
+	LastActivity    *time.Time
+}
+
+// QueueStatus is a queue with its live counters, for the status listings.
+type QueueStatus struct {
+	ID            string
+	Name          string
+	Namespace     string
+	Task          string
+	CreatedAt     time.Time
+	Partitions    int64
+	Counters      Counters
+	TotalConsumed int64
+}
+
+// Lag summarises one lag measure over the partitions with pending messages.
+type Lag struct {
+	Avg    float64
+	Median float64
+	Min    float64
+	Max    float64
+}
+
+// Overview is the live cluster summary of /resources/overview.
+type Overview struct {
+	Queues     int64
+	Partitions int64
+	Namespaces int64
+	Tasks      int64
+	Counters   Counters
+	// TimeLag is the age in seconds of the oldest pending message, per partition;
+	// OffsetLag the number of pending messages, per partition with any.
+	TimeLag   Lag
+	OffsetLag Lag
+}
+
+// LeaseSummary describes the live queue leases of a status view.
+type LeaseSummary struct {
+	Active               int64
+	PartitionsWithLeases int64
+	TotalBatchSize       int64
+	TotalAcked           int64
+}
+
+// ErrorCount is one dead-letter error message with how often it occurs.
+type ErrorCount struct {
+	Error string
+	Count int64
+}
+
+// DLQSummary describes the dead-letter entries of a status view.
+type DLQSummary struct {
+	TotalMessages      int64
+	AffectedPartitions int64
+	TopErrors          []ErrorCount
+}
+
+// StatusFilter selects the scope of the /status view: a window of message creation
+// and failure times, and exact-match filters (empty = any).
+type StatusFilter struct {
+	From      time.Time
+	To        time.Time
+	Queue     string
+	Namespace string
+	Task      string
+}
+
+// StatusSnapshot is the live part of the /status view.
+type StatusSnapshot struct {
+	// Messages counts the messages created in the window.
+	Messages Counters
+	Queues   []QueueStatus
+	Leases   LeaseSummary
+	DLQ      DLQSummary
+}
+
+// PostgresStats is free-form PostgreSQL catalog data (http-api.md §8.13), one JSON
+// object built by the database.
+type PostgresStats json.RawMessage

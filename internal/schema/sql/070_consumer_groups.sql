@@ -1,0 +1,129 @@
+-- Consumer-group cursor moves (http-api.md §9.8–9.9, semantics.md §10). Every cursor
+-- write takes the per-(partition, group) ack lock (queen.ack_lock_key) in partition-id
+-- order, as ack_q1 and tx_prepare_q1 do, so a seek never interleaves with an ack of the
+-- same group on the same partition and the three cannot deadlock.
+
+-- queen.cursor_seek_q1 writes p_group's cursor on each partition of p_pids: the
+-- partition's newest message when p_to_end, else the newest message created at or
+-- before p_ts ("before everything", a NULL cursor, when there is none). A missing cursor
+-- row is created, except by a to-end seek of a partition without messages (an existing
+-- cursor on such a partition keeps its position). The lease, a retry-delay hold and the
+-- retry counter are cleared: they belonged to the old position. Returns the number of
+-- cursor rows written.
+CREATE OR REPLACE FUNCTION queen.cursor_seek_q1(
+    p_group text, p_pids uuid[], p_to_end boolean, p_ts timestamptz
+) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_pid  uuid;
+    v_n    integer;
+    c_zero constant uuid := '00000000-0000-0000-0000-000000000000';
+BEGIN
+    FOR v_pid IN SELECT DISTINCT x.pid FROM unnest(p_pids) AS x(pid) ORDER BY 1 LOOP
+        PERFORM pg_advisory_xact_lock(queen.ack_lock_key(v_pid, p_group));
+    END LOOP;
+
+    INSERT INTO queen.partition_consumers AS pc
+           (partition_id, consumer_group, last_consumed_created_at, last_consumed_id)
+    SELECT t.pid, p_group, h.created_at, coalesce(h.id, c_zero)
+    FROM (SELECT DISTINCT x.pid FROM unnest(p_pids) AS x(pid)) t
+    LEFT JOIN LATERAL (
+        SELECT m.created_at, m.id FROM queen.messages m
+        WHERE m.partition_id = t.pid AND (p_to_end OR m.created_at <= p_ts)
+        ORDER BY m.created_at DESC, m.id DESC
+        LIMIT 1) h ON true
+    WHERE h.id IS NOT NULL OR NOT p_to_end
+       OR EXISTS (SELECT 1 FROM queen.partition_consumers c
+                  WHERE c.partition_id = t.pid AND c.consumer_group = p_group)
+    ON CONFLICT (partition_id, consumer_group) DO UPDATE SET
+        last_consumed_created_at = CASE WHEN p_to_end AND excluded.last_consumed_created_at IS NULL
+                                        THEN pc.last_consumed_created_at
+                                        ELSE excluded.last_consumed_created_at END,
+        last_consumed_id         = CASE WHEN p_to_end AND excluded.last_consumed_created_at IS NULL
+                                        THEN pc.last_consumed_id
+                                        ELSE excluded.last_consumed_id END,
+        lease_acquired_at = NULL, lease_expires_at = NULL, worker_id = NULL,
+        batch_size = 0, acked_count = 0, batch_retry_count = 0;
+    GET DIAGNOSTICS v_n = ROW_COUNT;
+    RETURN v_n;
+END;
+$$;
+
+-- queen.consumer_group_seek_q1 moves p_group's cursors on p_queue (http-api.md §9.8):
+-- to the end, or to p_ts. Returns the number of cursors written, NULL when the queue
+-- does not exist. Two [GO] decisions:
+--   * Every partition of the queue that has messages is moved, not only those the group
+--     has a cursor on: "replay from T" (or "skip everything") then holds for the whole
+--     queue, not just the partitions the group happened to touch.
+--   * A timestamp seek of a named group also moves its subscription on the queue back
+--     to p_ts: the queue-wide and partition-specific rows later than p_ts are set to
+--     p_ts, and a queue-wide row (mode 'timestamp', at the earlier of p_ts and now) is
+--     created when there is none. Otherwise a cursor reset to NULL would be re-seeded
+--     from the old subscription time (semantics.md §6.6 rule 1), or from "now" by a
+--     later subscriptionMode=new pop, and the history the operator asked for would be
+--     skipped. Watermarks are deleted as upstream does for timestamp seeks.
+CREATE OR REPLACE FUNCTION queen.consumer_group_seek_q1(
+    p_group text, p_queue text, p_to_end boolean, p_ts timestamptz
+) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_qid  uuid;
+    v_pids uuid[];
+    v_n    integer;
+BEGIN
+    SELECT q.id INTO v_qid FROM queen.queues q WHERE q.name = p_queue;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    SELECT coalesce(array_agg(p.id ORDER BY p.id), '{}') INTO v_pids
+    FROM queen.partitions p
+    WHERE p.queue_id = v_qid
+      AND (EXISTS (SELECT 1 FROM queen.messages m WHERE m.partition_id = p.id)
+           OR EXISTS (SELECT 1 FROM queen.partition_consumers c
+                      WHERE c.partition_id = p.id AND c.consumer_group = p_group));
+    v_n := queen.cursor_seek_q1(p_group, v_pids, p_to_end, p_ts);
+
+    IF NOT p_to_end THEN
+        DELETE FROM queen.consumer_watermarks w
+         WHERE w.queue_name = p_queue AND w.consumer_group = p_group;
+        IF p_group <> '__QUEUE_MODE__' THEN
+            UPDATE queen.consumer_groups_metadata md
+               SET subscription_timestamp = p_ts
+             WHERE md.consumer_group = p_group AND md.queue_name = p_queue
+               AND md.namespace = '' AND md.task = ''
+               AND md.subscription_timestamp > p_ts;
+            INSERT INTO queen.consumer_groups_metadata
+                   (consumer_group, queue_name, partition_name, subscription_mode, subscription_timestamp)
+            VALUES (p_group, p_queue, '', 'timestamp', least(p_ts, now()))
+            ON CONFLICT DO NOTHING;
+        END IF;
+    END IF;
+    RETURN v_n;
+END;
+$$;
+
+-- queen.consumer_group_seek_partition_q1 moves p_group's cursor on one partition to
+-- its newest message (http-api.md §9.9). o_found is false when the queue or the
+-- partition does not exist; o_moved_to is where the cursor points afterwards.
+CREATE OR REPLACE FUNCTION queen.consumer_group_seek_partition_q1(
+    p_group text, p_queue text, p_partition text
+) RETURNS TABLE (o_found boolean, o_updated boolean, o_moved_to timestamptz)
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_pid uuid;
+    v_n   integer;
+BEGIN
+    SELECT p.id INTO v_pid
+    FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
+    WHERE q.name = p_queue AND p.name = p_partition;
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT false, false, NULL::timestamptz;
+        RETURN;
+    END IF;
+    v_n := queen.cursor_seek_q1(p_group, ARRAY[v_pid], true, NULL);
+    RETURN QUERY
+        SELECT true, v_n > 0,
+               (SELECT c.last_consumed_created_at FROM queen.partition_consumers c
+                 WHERE c.partition_id = v_pid AND c.consumer_group = p_group);
+END;
+$$;

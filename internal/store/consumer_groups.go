@@ -1,0 +1,295 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// sqlCursorLag selects the cursor rows of group $1 (NULL = every group) with their lag
+// (semantics.md §10). A cursor's unconsumed messages are those after it or, when it is
+// NULL, after the group's subscription timestamp (a partition-specific subscription
+// wins over the queue-wide one, as in queen.subscription_start_q1), or all of them for
+// queue mode and groups without a subscription. Messages past the queue's ttl are left
+// out: pop never delivers them. The count is one range scan of
+// idx_messages_partition_created_id per cursor, as long as the backlog.
+const sqlCursorLag = `
+SELECT pc.consumer_group::text AS grp, q.name::text AS qname, p.name::text AS pname, p.id AS pid,
+       coalesce(pc.worker_id, '')::text AS worker_id,
+       (pc.worker_id IS NOT NULL AND pc.lease_expires_at > now()) AS lease_active,
+       pc.last_consumed_at, coalesce(pc.total_messages_consumed, 0) AS total_consumed,
+       l.lag, l.oldest
+FROM queen.partition_consumers pc
+JOIN queen.partitions p ON p.id = pc.partition_id
+JOIN queen.queues q ON q.id = p.queue_id
+CROSS JOIN LATERAL (
+    SELECT coalesce(pc.last_consumed_created_at,
+                    CASE WHEN pc.consumer_group <> '__QUEUE_MODE__' THEN (
+                        SELECT md.subscription_timestamp FROM queen.consumer_groups_metadata md
+                        WHERE md.consumer_group = pc.consumer_group AND md.queue_name = q.name
+                          AND md.partition_name IN (p.name, '') AND md.namespace = '' AND md.task = ''
+                        ORDER BY (md.partition_name = '') ASC
+                        LIMIT 1) END,
+                    '-infinity') AS ts,
+           CASE WHEN pc.last_consumed_created_at IS NULL THEN '00000000-0000-0000-0000-000000000000'::uuid
+                ELSE pc.last_consumed_id END AS id,
+           CASE WHEN coalesce(q.ttl, 0) > 0 THEN now() - make_interval(secs => q.ttl)
+                ELSE '-infinity' END AS ttl_cut
+) s
+CROSS JOIN LATERAL (
+    SELECT count(*) AS lag, min(m.created_at) AS oldest
+    FROM queen.messages m
+    WHERE m.partition_id = pc.partition_id
+      AND (m.created_at, m.id) > (s.ts, s.id)
+      AND m.created_at > s.ttl_cut
+) l
+WHERE ($1::text IS NULL OR pc.consumer_group = $1::text)`
+
+// sqlGroupQueueList aggregates sqlCursorLag per (group, queue), with the group's
+// subscription on the queue (the queue-wide one, else the oldest partition-specific
+// one). $2 caps the rows.
+const sqlGroupQueueList = `
+WITH c AS (` + sqlCursorLag + `),
+g AS (
+    SELECT c.grp, c.qname, count(*)::int AS members,
+           (count(*) FILTER (WHERE c.lag > 0))::int AS with_lag,
+           coalesce(sum(c.lag), 0)::bigint AS total_lag,
+           min(c.oldest) AS oldest,
+           bool_or(c.last_consumed_at IS NOT NULL) AS ever_consumed
+    FROM c
+    GROUP BY c.grp, c.qname
+)
+SELECT g.grp, g.qname, g.members, g.with_lag, g.total_lag,
+       coalesce(extract(epoch FROM now() - g.oldest), 0)::float8, g.ever_consumed,
+       md.subscription_mode, md.subscription_timestamp, md.created_at
+FROM g
+LEFT JOIN LATERAL (
+    SELECT coalesce(m.subscription_mode, '')::text AS subscription_mode, m.subscription_timestamp,
+           coalesce(m.created_at, now()) AS created_at
+    FROM queen.consumer_groups_metadata m
+    WHERE m.consumer_group = g.grp AND m.queue_name = g.qname AND m.namespace = '' AND m.task = ''
+    ORDER BY (m.partition_name = '') DESC, m.created_at, m.id
+    LIMIT 1
+) md ON true
+ORDER BY g.grp, g.qname
+LIMIT $2`
+
+// ConsumerGroupList summarises every consumer group on every queue it has cursors on,
+// ordered by group then queue, at most limit rows.
+func (s *Store) ConsumerGroupList(ctx context.Context, limit int) ([]queue.ConsumerGroupSummary, error) {
+	rows, err := s.pool.Query(ctx, sqlGroupQueueList, nil, limit)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	defer rows.Close()
+	var out []queue.ConsumerGroupSummary
+	for rows.Next() {
+		var g queue.ConsumerGroupSummary
+		var lagSeconds float64
+		var mode *string
+		var subTS, subCreated *time.Time
+		if err := rows.Scan(&g.Group, &g.Queue, &g.Members, &g.PartitionsWithLag, &g.TotalLag, &lagSeconds,
+			&g.EverConsumed, &mode, &subTS, &subCreated); err != nil {
+			return nil, interpretError(err)
+		}
+		g.MaxTimeLag = secondsDuration(lagSeconds)
+		if mode != nil {
+			g.Subscription = &queue.ConsumerGroupSubscription{Mode: *mode, Timestamp: utcPtr(subTS)}
+			if subCreated != nil {
+				g.Subscription.CreatedAt = subCreated.UTC()
+			}
+		}
+		out = append(out, g)
+	}
+	return out, interpretError(rows.Err())
+}
+
+// sqlCursorLagList selects sqlCursorLag rows with their time lag in seconds.
+const sqlCursorLagList = `
+WITH c AS (` + sqlCursorLag + `)
+SELECT c.grp, c.qname, c.pname, c.pid::text, c.worker_id, c.lease_active, c.last_consumed_at,
+       c.total_consumed, c.lag, c.oldest, coalesce(extract(epoch FROM now() - c.oldest), 0)::float8 AS time_lag
+FROM c`
+
+// sqlCursorLagging selects the cursors whose oldest unconsumed message is more than $2
+// seconds old, most lagging first; $3 caps the rows.
+const sqlCursorLagging = sqlCursorLagList + `
+WHERE c.oldest < now() - make_interval(secs => $2::float8)
+ORDER BY c.oldest, c.lag DESC, c.grp, c.qname, c.pname
+LIMIT $3`
+
+// ConsumerGroupLagging returns the cursors (of every group) whose oldest unconsumed
+// message is older than minLag, most lagging first, at most limit.
+func (s *Store) ConsumerGroupLagging(ctx context.Context, minLag time.Duration, limit int) ([]queue.ConsumerGroupCursor, error) {
+	rows, err := s.pool.Query(ctx, sqlCursorLagging, nil, minLag.Seconds(), limit)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	return collectCursorLag(rows)
+}
+
+// sqlGroupCursors selects the cursors of group $1 by queue and partition name; $2 caps
+// the rows.
+const sqlGroupCursors = sqlCursorLagList + `
+ORDER BY c.qname, c.pname
+LIMIT $2`
+
+// sqlGroupSubscribedQueues lists the queues group $1 has a subscription on.
+const sqlGroupSubscribedQueues = `
+SELECT DISTINCT md.queue_name::text FROM queen.consumer_groups_metadata md
+WHERE md.consumer_group = $1 AND md.queue_name <> ''
+ORDER BY 1
+LIMIT $2`
+
+// ConsumerGroupCursors returns one group's cursors by queue (at most limit cursors),
+// plus an empty entry for each queue it is subscribed to without a cursor. An unknown
+// group yields an empty map.
+func (s *Store) ConsumerGroupCursors(ctx context.Context, group string, limit int) (queue.ConsumerGroupDetail, error) {
+	batch := &pgx.Batch{}
+	batch.Queue(sqlGroupCursors, group, limit)
+	batch.Queue(sqlGroupSubscribedQueues, group, limit)
+	br := s.pool.SendBatch(ctx, batch)
+	defer func() { _ = br.Close() }()
+
+	rows, err := br.Query()
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	cursors, err := collectCursorLag(rows)
+	if err != nil {
+		return nil, err
+	}
+	rows, err = br.Query()
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	subscribed, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	out := make(queue.ConsumerGroupDetail)
+	for _, name := range subscribed {
+		out[name] = nil
+	}
+	for _, c := range cursors {
+		out[c.Queue] = append(out[c.Queue], c)
+	}
+	return out, nil
+}
+
+func collectCursorLag(rows pgx.Rows) ([]queue.ConsumerGroupCursor, error) {
+	defer rows.Close()
+	var out []queue.ConsumerGroupCursor
+	for rows.Next() {
+		var c queue.ConsumerGroupCursor
+		var lastConsumed, oldest *time.Time
+		var lagSeconds float64
+		if err := rows.Scan(&c.Group, &c.Queue, &c.Partition, &c.PartitionID, &c.WorkerID, &c.LeaseActive,
+			&lastConsumed, &c.TotalConsumed, &c.OffsetLag, &oldest, &lagSeconds); err != nil {
+			return nil, interpretError(err)
+		}
+		c.LastConsumedAt, c.OldestUnconsumedAt = utcPtr(lastConsumed), utcPtr(oldest)
+		c.TimeLag = secondsDuration(lagSeconds)
+		out = append(out, c)
+	}
+	return out, interpretError(rows.Err())
+}
+
+// secondsDuration converts a non-negative number of seconds from SQL into a Duration.
+func secondsDuration(s float64) time.Duration {
+	return time.Duration(max(s, 0) * float64(time.Second))
+}
+
+// sqlGroupDelete deletes group $1's cursors (and leases) on queue $2 (NULL = every
+// queue) and its watermarks, and its subscriptions when $3. Returns the number of
+// cursors deleted.
+const sqlGroupDelete = `
+WITH d AS (
+    DELETE FROM queen.partition_consumers pc
+    WHERE pc.consumer_group = $1::text
+      AND ($2::text IS NULL OR pc.partition_id IN (
+           SELECT p.id FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = $2::text))
+    RETURNING 1
+), w AS (
+    DELETE FROM queen.consumer_watermarks w
+    WHERE w.consumer_group = $1::text AND ($2::text IS NULL OR w.queue_name = $2::text)
+), md AS (
+    DELETE FROM queen.consumer_groups_metadata md
+    WHERE $3::boolean AND md.consumer_group = $1::text AND ($2::text IS NULL OR md.queue_name = $2::text)
+)
+SELECT count(*)::int FROM d`
+
+// ConsumerGroupDelete deletes a consumer group's cursors on queueName ("" = every
+// queue), its watermarks and, with deleteMetadata, its subscriptions; it returns the
+// number of cursors deleted.
+func (s *Store) ConsumerGroupDelete(ctx context.Context, group, queueName string, deleteMetadata bool) (int, error) {
+	var q *string
+	if queueName != "" {
+		q = &queueName
+	}
+	var n int
+	err := s.pool.QueryRow(ctx, sqlGroupDelete, group, q, deleteMetadata).Scan(&n)
+	return n, interpretError(err)
+}
+
+// sqlGroupSubscriptionUpdate sets the subscription timestamp of every subscription of
+// group $1 to $2 and deletes its watermarks. Returns the number of subscriptions.
+const sqlGroupSubscriptionUpdate = `
+WITH u AS (
+    UPDATE queen.consumer_groups_metadata md SET subscription_timestamp = $2
+    WHERE md.consumer_group = $1
+    RETURNING 1
+), w AS (
+    DELETE FROM queen.consumer_watermarks w WHERE w.consumer_group = $1
+)
+SELECT count(*)::int FROM u`
+
+// ConsumerGroupSubscriptionUpdate moves every subscription of a group to ts; it returns the
+// number of subscriptions updated.
+func (s *Store) ConsumerGroupSubscriptionUpdate(ctx context.Context, group string, ts time.Time) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, sqlGroupSubscriptionUpdate, group, ts).Scan(&n)
+	return n, interpretError(err)
+}
+
+// ConsumerGroupSeek moves a consumer group's cursors on a queue (see
+// queen.consumer_group_seek_q1) and returns the number of cursors written;
+// queue.ErrNotFound when the queue does not exist.
+func (s *Store) ConsumerGroupSeek(ctx context.Context, group, queueName string, seek queue.ConsumerGroupSeek) (int, error) {
+	var ts *time.Time
+	if !seek.ToEnd {
+		ts = &seek.Timestamp
+	}
+	var n *int
+	err := s.pool.QueryRow(ctx, `SELECT queen.consumer_group_seek_q1($1, $2, $3, $4)`,
+		group, queueName, seek.ToEnd, ts).Scan(&n)
+	if err != nil {
+		return 0, interpretError(err)
+	}
+	if n == nil {
+		return 0, fmt.Errorf("%w: queue %q", queue.ErrNotFound, queueName)
+	}
+	return *n, nil
+}
+
+// ConsumerGroupPartitionSeek moves a consumer group's cursor on one partition to its newest
+// message; queue.ErrNotFound when the queue or the partition does not exist.
+func (s *Store) ConsumerGroupPartitionSeek(ctx context.Context, group, queueName, partition string) (queue.ConsumerGroupPartitionSeek, error) {
+	var res queue.ConsumerGroupPartitionSeek
+	var found bool
+	var movedTo *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT o_found, o_updated, o_moved_to FROM queen.consumer_group_seek_partition_q1($1, $2, $3)`,
+		group, queueName, partition).Scan(&found, &res.Updated, &movedTo)
+	if err != nil {
+		return res, interpretError(err)
+	}
+	if !found {
+		return res, fmt.Errorf("%w: partition %q of queue %q", queue.ErrNotFound, partition, queueName)
+	}
+	res.CursorMovedTo = utcPtr(movedTo)
+	return res, nil
+}

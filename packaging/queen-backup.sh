@@ -1,0 +1,85 @@
+#!/bin/sh
+# queen-backup: one pg_dump of queen's schema, then rotation. Run by
+# queen-backup.service (see /usr/share/doc/queen/backup.md), as the user queen.
+#
+# Connection: queen's own variables from /etc/queen/queen.env (PG_HOST, PG_PORT,
+# PG_USER, PG_DB, PG_PASSWORD, PG_USE_SSL, PG_SSL_REJECT_UNAUTHORIZED), with queen's
+# defaults. The password comes from $CREDENTIALS_DIRECTORY/PG_PASSWORD if present,
+# else PG_PASSWORD, and reaches pg_dump through a pgpass file in the unit's private
+# runtime directory: never through the command line or the environment.
+#
+# Output: $BACKUP_DIR (default /var/lib/queen/backups)/queen-YYYYmmddTHHMMSSZ.dump
+# (pg_dump --format=custom, restore with pg_restore). Only a dump that
+# pg_restore --list can read replaces older ones; the newest $KEEP (default 7) stay.
+set -eu
+umask 077
+
+dir=${BACKUP_DIR:-/var/lib/queen/backups}
+keep=${KEEP:-7}
+case $keep in '' | *[!0-9]* | 0) echo "queen-backup: KEEP=$keep must be a positive integer" >&2; exit 2 ;; esac
+
+truthy() {
+	case $(printf '%s' "$1" | tr '[:upper:]' '[:lower:]') in
+	true | 1 | yes | on | y | t) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+
+PGHOST=${PG_HOST:-localhost}
+PGPORT=${PG_PORT:-5432}
+PGUSER=${PG_USER:-postgres}
+PGDATABASE=${PG_DB:-postgres}
+PGSSLMODE=disable
+if truthy "${PG_USE_SSL:-false}"; then
+	PGSSLMODE=require
+	truthy "${PG_SSL_REJECT_UNAUTHORIZED:-true}" || PGSSLMODE=prefer
+fi
+PGCONNECT_TIMEOUT=10
+PGAPPNAME=queen-backup
+export PGHOST PGPORT PGUSER PGDATABASE PGSSLMODE PGCONNECT_TIMEOUT PGAPPNAME
+unset PGPASSWORD
+
+# As queen: unset means the default "postgres", set but empty means no password.
+password=${PG_PASSWORD-postgres}
+if [ -n "${CREDENTIALS_DIRECTORY:-}" ] && [ -r "$CREDENTIALS_DIRECTORY/PG_PASSWORD" ]; then
+	password=$(cat "$CREDENTIALS_DIRECTORY/PG_PASSWORD")
+fi
+unset PG_PASSWORD
+if [ -n "$password" ]; then
+	rundir=${RUNTIME_DIRECTORY:-}
+	[ -n "$rundir" ] || rundir=$(mktemp -d)
+	PGPASSFILE=$rundir/pgpass
+	# pgpass fields escape \ and : with a backslash.
+	esc=$(printf '%s' "$password" | sed -e 's/\\/\\\\/g' -e 's/:/\\:/g')
+	printf '*:*:*:*:%s\n' "$esc" >"$PGPASSFILE"
+	chmod 600 "$PGPASSFILE"
+	export PGPASSFILE
+fi
+password=
+esc=
+
+mkdir -p "$dir"
+name=queen-$(date -u +%Y%m%dT%H%M%SZ).dump
+tmp=$dir/.$name.partial
+trap 'rm -f "$tmp"' EXIT
+start=$(date +%s)
+echo "queen-backup: dumping schema queen of database $PGDATABASE on $PGHOST port $PGPORT as $PGUSER"
+pg_dump --format=custom --schema=queen --no-owner --file="$tmp"
+pg_restore --list "$tmp" >/dev/null
+mv "$tmp" "$dir/$name"
+trap - EXIT
+size=$(wc -c <"$dir/$name")
+echo "queen-backup: wrote $dir/$name ($size bytes) in $(($(date +%s) - start)) s"
+
+# Rotation: the glob sorts the names, oldest first; delete all but the newest $keep.
+set -- "$dir"/queen-[0-9]*Z.dump
+[ -e "$1" ] || set --
+excess=$(($# - keep))
+removed=0
+for old in "$@"; do
+	[ "$excess" -gt 0 ] || break
+	rm -f "$old"
+	excess=$((excess - 1))
+	removed=$((removed + 1))
+done
+echo "queen-backup: keeping the newest $keep dumps; removed $removed"
