@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -29,6 +28,8 @@ const (
 	// after a failed one.
 	activityFlushTimeout  = 10 * time.Second
 	activityRetryInterval = 10 * time.Second
+	// finalFlushTimeout bounds the flush on shutdown, which delays the exit.
+	finalFlushTimeout = 3 * time.Second
 )
 
 // activity is the in-process recorder behind the analytics tables (semantics.md §15).
@@ -569,7 +570,7 @@ func (b *Broker) runActivity(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), activityFlushTimeout)
+			flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalFlushTimeout)
 			if _, err := b.flushActivity(flushCtx, time.Now(), true); err != nil {
 				b.logger.Warn("final activity flush failed; the last minutes of analytics are lost", "err", err)
 			}
@@ -583,7 +584,6 @@ func (b *Broker) runActivity(ctx context.Context) {
 				continue
 			}
 			if minute.After(lastMinute) {
-				b.logRates(ctx)
 				lastMinute = minute
 			}
 			if failing && now.Before(retryAt) {
@@ -605,24 +605,6 @@ func (b *Broker) runActivity(ctx context.Context) {
 		}
 	}
 }
-
-// logRates logs the last complete minute's rates, when anything happened.
-func (b *Broker) logRates(ctx context.Context) {
-	r := b.Activity().Rates
-	if r.PushRequestsPerSecond+r.PopRequestsPerSecond+r.AckRequestsPerSecond+r.TransactionsPerSecond == 0 {
-		return
-	}
-	b.logger.LogAttrs(ctx, slog.LevelInfo, "activity",
-		slog.Time("minute", r.Minute),
-		slog.Float64("push_msgs_per_sec", round2(r.PushMessagesPerSecond)),
-		slog.Float64("pop_msgs_per_sec", round2(r.PopMessagesPerSecond)),
-		slog.Float64("ack_msgs_per_sec", round2(r.AckMessagesPerSecond)),
-		slog.Float64("empty_pops_per_sec", round2(r.EmptyPopsPerSecond)),
-		slog.Float64("tx_per_sec", round2(r.TransactionsPerSecond)),
-		slog.Float64("avg_lag_ms", round2(r.AvgLagMs)), slog.Int64("max_lag_ms", r.MaxLagMs))
-}
-
-func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
 
 // countByQueue returns the number of long-polls parked on each queue.
 func (ws *waiters) countByQueue() map[string]int {

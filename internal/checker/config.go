@@ -32,7 +32,7 @@ type Config struct {
 	// to stop acking in the middle of a batch).
 	FailProbability    float64
 	AbandonProbability float64
-	// PoisonEvery: messages whose sequence number is 0 or 1 modulo PoisonEvery are
+	// PoisonEvery: two consecutive messages in every PoisonEvery of each producer are
 	// always acked failed by every other group, so they must end dead-lettered
 	// (negative: none).
 	PoisonEvery int
@@ -151,9 +151,11 @@ func (c Config) groupNames() []string {
 	return out
 }
 
-// poison reports whether group g always fails the seq-th message of a producer.
-func (c Config) poison(seq, g int) bool {
-	return c.PoisonEvery > 0 && g%2 == 0 && seq%c.PoisonEvery <= 1
+// poison reports whether group g always fails the seq-th message of producer p:
+// pairs of consecutive messages, at a different phase for each producer so that
+// the pairs of all producers do not arrive at once.
+func (c Config) poison(p, seq, g int) bool {
+	return c.PoisonEvery > 0 && g%2 == 0 && (seq+37*p)%c.PoisonEvery <= 1
 }
 
 // Cluster is the set of brokers a run drives, all on one database.

@@ -134,35 +134,56 @@ func (c *consumer) handle(ctx context.Context, b int, resp *api.PopResponse, sen
 		}
 		return
 	}
-	var plans [][]planned
-	for _, run := range runs {
-		var p []planned
-		for j, di := range run {
-			if j > 0 && c.rng.Float64() < cfg.AbandonProbability/2 {
-				break // stop in the middle: the rest comes back when the lease expires
-			}
-			fail := cfg.poison(r.msgs[c.deliveries[di].Msg].Seq, c.group) || c.rng.Float64() < cfg.FailProbability
-			p = append(p, planned{d: di, failed: fail})
-			if fail && c.rng.Float64() < 0.7 {
-				break // usually stop at a failure; otherwise the rest must be refused
-			}
-		}
-		plans = append(plans, p)
-	}
 	if c.rng.IntN(2) == 0 {
-		c.ackBatch(ctx, resp.LeaseID, plans)
+		c.ackBatch(ctx, resp.LeaseID, c.plan(runs))
 	} else {
-		c.ackOneByOne(ctx, resp.LeaseID, plans)
+		for _, run := range runs {
+			c.ackOneByOne(ctx, resp.LeaseID, run)
+		}
 	}
-	for i, run := range runs {
+	for _, run := range runs {
 		rest := Abandoned
-		for _, p := range plans[i] {
-			if c.deliveries[p.d].Outcome == Retried {
+		for _, di := range run {
+			if c.deliveries[di].Outcome == Retried {
 				rest = Released
 			}
 		}
 		c.settle(run, rest)
 	}
+}
+
+// fail decides whether the consumer fails delivery di.
+func (c *consumer) fail(di int) bool {
+	m := &c.r.msgs[c.deliveries[di].Msg]
+	return c.r.cfg.poison(m.Producer, m.Seq, c.group) || c.rng.Float64() < c.r.cfg.FailProbability
+}
+
+// stopEarly decides whether the consumer stops acking a partition before its j-th
+// message (the rest comes back when the lease expires).
+func (c *consumer) stopEarly(j int) bool {
+	return j > 0 && c.rng.Float64() < c.r.cfg.AbandonProbability/2
+}
+
+// plan decides the acks of a batch call, per partition: completed or failed, usually
+// up to the first failure; sometimes the items after a failure are sent too (after
+// a retry they must be refused).
+func (c *consumer) plan(runs [][]int) [][]planned {
+	var plans [][]planned
+	for _, run := range runs {
+		var p []planned
+		for j, di := range run {
+			if c.stopEarly(j) {
+				break
+			}
+			fail := c.fail(di)
+			p = append(p, planned{d: di, failed: fail})
+			if fail && c.rng.Float64() < 0.7 {
+				break
+			}
+		}
+		plans = append(plans, p)
+	}
+	return plans
 }
 
 // settle gives every delivery of run that has no outcome yet the outcome o.
@@ -268,29 +289,31 @@ func (c *consumer) ackBatch(ctx context.Context, leaseID string, plans [][]plann
 	}
 }
 
-// ackOneByOne acks each partition's planned items in order, one request each, and
-// stops a partition at a refusal or a lost answer (after a retry it sometimes goes
-// on: those acks must be refused).
-func (c *consumer) ackOneByOne(ctx context.Context, leaseID string, plans [][]planned) {
+// ackOneByOne acks the messages of one partition in order, one request each,
+// deciding as it goes: it stops at a refusal or a lost answer, goes on after a
+// dead-letter, and after a retry sometimes goes on (those acks must be refused).
+func (c *consumer) ackOneByOne(ctx context.Context, leaseID string, run []int) {
 	goOn := c.rng.IntN(2) == 0
-	for _, p := range plans {
-		for _, x := range p {
-			d := &c.deliveries[x.d]
-			it := c.ackItem(leaseID, x)
-			b := c.broker()
-			d.Failed, d.AckSent = x.failed, c.r.since()
-			res, err := c.r.clients[b].Ack(ctx, api.AckRequest{TransactionID: it.TransactionID, PartitionID: it.PartitionID,
-				LeaseID: it.LeaseID, Status: it.Status, ConsumerGroup: c.groupParam(), Error: it.Error})
-			d.AckReceived = c.r.since()
-			if err != nil {
-				d.Outcome = Unknown
-				c.noteAckError(b, err)
-				break
-			}
-			c.record(d, res)
-			if o := d.Outcome; o == Rejected || o == Errored || (o == Retried && !goOn) {
-				break
-			}
+	for j, di := range run {
+		if c.stopEarly(j) {
+			return
+		}
+		x := planned{d: di, failed: c.fail(di)}
+		d := &c.deliveries[di]
+		it := c.ackItem(leaseID, x)
+		b := c.broker()
+		d.Failed, d.AckSent = x.failed, c.r.since()
+		res, err := c.r.clients[b].Ack(ctx, api.AckRequest{TransactionID: it.TransactionID, PartitionID: it.PartitionID,
+			LeaseID: it.LeaseID, Status: it.Status, ConsumerGroup: c.groupParam(), Error: it.Error})
+		d.AckReceived = c.r.since()
+		if err != nil {
+			d.Outcome = Unknown
+			c.noteAckError(b, err)
+			return
+		}
+		c.record(d, res)
+		if o := d.Outcome; o == Rejected || o == Errored || o == Released || (o == Retried && !goOn) {
+			return
 		}
 	}
 }

@@ -107,13 +107,19 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		PopWaitBackoffMultiple:  cfg.PopWaitBackoffMultiplier,
 		PopWaitMaxInterval:      cfg.PopWaitMaxInterval,
 		Sealer:                  sealer,
+		Instance:                cfg.Instance,
 	}, st, logger.With("component", "broker"))
+	registry, tel, err := newTelemetry(st, b, logger)
+	if err != nil {
+		return err
+	}
 
 	var ready atomic.Bool
 	api := httpapi.New(httpapi.Options{
 		MaxBodyBytes:       cfg.MaxBodyBytes,
 		CORSAllowedOrigins: cfg.CORSAllowedOrigins,
 		Version:            buildinfo.Version,
+		Registry:           registry,
 		ReadyFunc: func(context.Context) error {
 			if !ready.Load() {
 				return errors.New("starting or draining")
@@ -147,6 +153,8 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		return err
 	}
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
+	waitTelemetry := runTelemetry(runCtx, tel, cfg)
+	defer waitTelemetry() // deferred first, so it runs after stopRun below
 	runDone := make(chan struct{})
 	go func() {
 		defer close(runDone)

@@ -67,6 +67,8 @@ func notFound(msg string, cause error) error {
 //	queue.ErrNotFound                       404                    not_found
 //	queue.ErrConflict                       409                    conflict
 //	queue.ErrNotSupported                   400                    not_supported
+//	*queue.UnavailableError (e.g. push      503 + Retry-After: 1   unavailable (its message)
+//	maintenance without a spool)
 //	queue.ErrUnavailable                    503 + Retry-After: 1   unavailable
 //	client gone (request context done)      nothing is written
 //	anything else                           500                    internal
@@ -106,6 +108,7 @@ func classify(err error) (int, api.ErrorBody) {
 		he  *httpError
 		ve  *queue.ValidationError
 		mbe *http.MaxBytesError
+		ue  *queue.UnavailableError
 	)
 	switch {
 	case errors.As(err, &he):
@@ -122,6 +125,8 @@ func classify(err error) (int, api.ErrorBody) {
 		return http.StatusConflict, api.ErrorBody{Error: err.Error(), Code: api.ErrorCodeConflict}
 	case errors.Is(err, queue.ErrNotSupported):
 		return http.StatusBadRequest, api.ErrorBody{Error: err.Error(), Code: api.ErrorCodeNotSupported}
+	case errors.As(err, &ue):
+		return http.StatusServiceUnavailable, api.ErrorBody{Error: ue.Message, Code: api.ErrorCodeUnavailable}
 	case errors.Is(err, queue.ErrUnavailable):
 		return http.StatusServiceUnavailable, api.ErrorBody{Error: msgUnavailable, Code: api.ErrorCodeUnavailable}
 	case errors.Is(err, context.Canceled):

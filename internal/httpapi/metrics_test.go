@@ -115,6 +115,8 @@ var alwaysThere = []string{
 	"queen_metrics_refresh_duration_seconds", "queen_metrics_refresh_success", "queen_metrics_refresh_timestamp_seconds",
 	"queen_metrics_refresh_truncated",
 	"queen_http_requests_total", "queen_http_request_duration_seconds", "queen_http_requests_in_flight",
+	"queen_requests_total", "queen_db_errors_total", "queen_activity_pending_buckets", "queen_activity_dropped_buckets_total",
+	"queen_maintenance_mode_enabled", "queen_pop_maintenance_mode_enabled",
 	"go_goroutines",
 }
 
@@ -169,6 +171,9 @@ func TestMetricsPrometheus(t *testing.T) {
 		require.Equal(t, 0.0, before.value(t, "queen_queue_messages", "queue", q, "state", "processing"))
 		require.Equal(t, 0.0, before.value(t, "queen_queue_dlq_messages", "queue", q))
 		require.Equal(t, 1.0, before.value(t, "queen_http_requests_total", "route", "/api/v1/push", "method", "POST", "code", "201"))
+		require.Equal(t, 3.0, before.value(t, "queen_messages_pushed_total", "queue", q))
+		require.Equal(t, 1.0, before.value(t, "queen_requests_total", "op", "push"))
+		require.Equal(t, 0.0, before.value(t, "queen_requests_total", "op", "pop"))
 
 		pop := b.popOne(t, q, "batch=2")
 		msgs := pop["messages"].([]any)
@@ -196,6 +201,12 @@ func TestMetricsPrometheus(t *testing.T) {
 		require.Equal(t, 1.0, after.value(t, "queen_http_requests_total", "route", "unmatched", "method", "GET", "code", "404"),
 			"unknown paths share one label value")
 		require.Greater(t, after.value(t, "queen_metrics_refresh_timestamp_seconds"), 0.0)
+		require.Equal(t, 3.0, after.value(t, "queen_messages_pushed_total", "queue", q))
+		require.Equal(t, 2.0, after.value(t, "queen_messages_popped_total", "queue", q))
+		require.Equal(t, 1.0, after.value(t, "queen_messages_acked_total", "queue", q, "result", "success"))
+		require.Equal(t, 1.0, after.value(t, "queen_messages_acked_total", "queue", q, "result", "failed"))
+		require.Equal(t, 1.0, after.value(t, "queen_requests_total", "op", "pop"))
+		require.Equal(t, 1.0, after.value(t, "queen_requests_total", "op", "ack"))
 		for _, mt := range after["queen_http_requests_total"].GetMetric() {
 			for _, lp := range mt.GetLabel() {
 				require.NotContains(t, lp.GetValue(), "metrics-traffic", "no path leaks into a label")
@@ -275,6 +286,7 @@ func TestMetricsJSON(t *testing.T) {
 	var got struct {
 		Uptime   float64
 		Requests struct{ Total, Rate float64 }
+		Messages struct{ Total, Rate float64 }
 		Database struct{ PoolSize, IdleConnections, WaitingRequests int64 }
 		Memory   struct{ RSS, HeapTotal, HeapUsed int64 }
 		CPU      struct{ User, System int64 }
@@ -283,6 +295,8 @@ func TestMetricsJSON(t *testing.T) {
 	require.Greater(t, got.Uptime, 0.0)
 	require.Equal(t, 1.0, got.Requests.Total, "the push; this request is not answered yet")
 	require.Greater(t, got.Requests.Rate, 0.0)
+	require.Equal(t, 1.0, got.Messages.Total, "the pushed message")
+	require.Greater(t, got.Messages.Rate, 0.0)
 	require.Equal(t, int64(8), got.Database.PoolSize)
 	require.GreaterOrEqual(t, got.Database.IdleConnections, int64(1), "the push left its connection idle")
 	require.Zero(t, got.Database.WaitingRequests)

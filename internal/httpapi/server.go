@@ -133,6 +133,31 @@ func (s *Server) routes() {
 	r.Delete(v1+"/consumer-groups/{group}/queues/{queue}", s.handle(s.handleConsumerGroupDelete))
 	r.Post(v1+"/consumer-groups/{group}/queues/{queue}/seek", s.handle(s.handleConsumerGroupSeek))
 	r.Post(v1+"/consumer-groups/{group}/queues/{queue}/partitions/{partition}/seek", s.handle(s.handlePartitionSeek))
+
+	// Resource summaries, status, analytics, stats refresh and maintenance (spec §7.1,
+	// §7.5, §8, §9.1, §9.10, §12.2).
+	r.Get(v1+"/resources/overview", s.handle(s.handleOverview))
+	r.Get(v1+"/resources/namespaces", s.handle(s.handleNamespaces))
+	r.Get(v1+"/resources/tasks", s.handle(s.handleTasks))
+	r.Get(v1+"/resources/partitions", s.handle(s.handlePartitions))
+	r.Get(v1+"/status", s.handle(s.handleStatus))
+	r.Get(v1+"/status/queues", s.handle(s.handleStatusQueues))
+	r.Get(v1+"/status/queues/{queue}", s.handle(s.handleStatusQueue))
+	r.Get(v1+"/status/queues/{queue}/messages", s.handle(s.handleStatusQueueMessages))
+	r.Get(v1+"/status/analytics", s.handle(s.handleStatusAnalytics))
+	r.Get(v1+"/status/buffers", s.handle(s.handleStatusBuffers))
+	r.Get(v1+"/analytics/system-metrics", s.handle(s.handleSystemMetrics))
+	r.Get(v1+"/analytics/worker-metrics", s.handle(s.handleWorkerMetrics))
+	r.Get(v1+"/analytics/queue-lag", s.handle(s.handleQueueLag))
+	r.Get(v1+"/analytics/queue-ops", s.handle(s.handleQueueOps))
+	r.Get(v1+"/analytics/queue-parked-replicas", s.handle(s.handleParkedReplicas))
+	r.Get(v1+"/analytics/retention", s.handle(s.handleRetention))
+	r.Get(v1+"/analytics/postgres-stats", s.handle(s.handlePostgresStats))
+	r.Post(v1+"/stats/refresh", s.handle(s.handleStatsRefresh))
+	r.Get(v1+"/system/maintenance", s.handle(s.handleMaintenanceGet))
+	r.Post(v1+"/system/maintenance", s.handle(s.handleMaintenanceSet))
+	r.Get(v1+"/system/maintenance/pop", s.handle(s.handlePopMaintenanceGet))
+	r.Post(v1+"/system/maintenance/pop", s.handle(s.handlePopMaintenanceSet))
 }
 
 // allowedMethods lists the methods routed for path, for the Allow header of a 405.

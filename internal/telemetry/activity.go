@@ -24,7 +24,23 @@ func (t *Telemetry) readActivity() activityTotals {
 // brokerCollectors are the families fed by the broker's in-memory activity recorder
 // and its maintenance flags.
 func (t *Telemetry) brokerCollectors() []prometheus.Collector {
-	return []prometheus.Collector{newActivityCollector(t.broker)}
+	return []prometheus.Collector{
+		newActivityCollector(t.broker),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "maintenance_mode_enabled",
+			Help: "1 while push maintenance mode is on (pushes are refused), as this replica last read it (upstream name).",
+		}, func() float64 {
+			push, _ := t.broker.Maintenance()
+			return boolFloat(push)
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: namespace, Subsystem: "pop", Name: "maintenance_mode_enabled",
+			Help: "1 while pop maintenance mode is on (pops answer empty at once), as this replica last read it.",
+		}, func() float64 {
+			_, pop := t.broker.Maintenance()
+			return boolFloat(pop)
+		}),
+	}
 }
 
 // activityCollector turns the broker's activity snapshot into counters at scrape
@@ -53,10 +69,10 @@ func newActivityCollector(b *broker.Broker) *activityCollector {
 			"Broker operations served by this process, by op (push, pop, ack, transaction).", []string{"op"}, nil),
 		dbErrors: prometheus.NewDesc("queen_db_errors_total",
 			"Broker operations of this process that failed in the database.", nil, nil),
-		pendingMin: prometheus.NewDesc("queen_activity_pending_minutes",
-			"Minutes of analytics counters held in memory, not yet written to PostgreSQL.", nil, nil),
-		dropped: prometheus.NewDesc("queen_activity_dropped_minutes_total",
-			"Minutes of analytics counters dropped because PostgreSQL refused them for too long.", nil, nil),
+		pendingMin: prometheus.NewDesc("queen_activity_pending_buckets",
+			"One-minute buckets of analytics counters held in memory, not yet written to PostgreSQL.", nil, nil),
+		dropped: prometheus.NewDesc("queen_activity_dropped_buckets_total",
+			"One-minute buckets of analytics counters dropped because PostgreSQL refused them for too long.", nil, nil),
 	}
 }
 

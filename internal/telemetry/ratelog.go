@@ -71,6 +71,9 @@ func (t *Telemetry) logRates(ctx context.Context, now time.Time) {
 		slog.Int("db_pool_in_use", pool.AcquiredConns),
 		slog.Int("db_pool_max", pool.MaxConns),
 	}
+	if push, pop := t.broker.Maintenance(); push || pop {
+		attrs = append(attrs, slog.Bool("maintenance_push", push), slog.Bool("maintenance_pop", pop))
+	}
 	if r := t.cachedBacklog(); r != nil {
 		var pending int64
 		for _, q := range r.Queues {

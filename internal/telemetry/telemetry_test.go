@@ -99,16 +99,17 @@ func (tb *testBundle) lookup(t *testing.T, name string, labels ...string) (float
 // forbidding, ends the open ones: a PostgreSQL outage for this database only.
 func (tb *testBundle) setConnections(t *testing.T, allow bool) {
 	t.Helper()
+	ctx := context.WithoutCancel(t.Context()) // also used from a cleanup
 	u, err := url.Parse(tb.dbURL)
 	require.NoError(t, err)
 	name := pgx.Identifier{strings.TrimPrefix(u.Path, "/")}.Sanitize()
-	admin, err := pgx.Connect(t.Context(), pgtest.URL(t))
+	admin, err := pgx.Connect(ctx, pgtest.URL(t))
 	require.NoError(t, err)
-	defer admin.Close(context.WithoutCancel(t.Context()))
-	_, err = admin.Exec(t.Context(), fmt.Sprintf("ALTER DATABASE %s WITH ALLOW_CONNECTIONS %t", name, allow))
+	defer admin.Close(ctx)
+	_, err = admin.Exec(ctx, fmt.Sprintf("ALTER DATABASE %s WITH ALLOW_CONNECTIONS %t", name, allow))
 	require.NoError(t, err)
 	if !allow {
-		_, err = admin.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`,
+		_, err = admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`,
 			strings.TrimPrefix(u.Path, "/"))
 		require.NoError(t, err)
 	}
@@ -282,4 +283,142 @@ queen_build_info{goversion=%q,revision="abc1234",version="1.2.3"} 1
 	problems, err := testutil.CollectAndLint(c)
 	require.NoError(t, err)
 	require.Empty(t, problems)
+}
+
+func (tb *testBundle) popAck(t *testing.T, q string, batch int, statuses ...string) {
+	t.Helper()
+	req := queue.PopRequest{Queue: q, Batch: batch}
+	require.NoError(t, tb.b.NormalizePop(&req))
+	res, err := tb.b.Pop(t.Context(), req)
+	require.NoError(t, err)
+	require.Len(t, res.Messages, batch)
+	acks := make([]queue.Ack, len(statuses))
+	for i, s := range statuses {
+		m := res.Messages[i]
+		acks[i] = queue.Ack{TransactionID: m.TransactionID, PartitionID: m.PartitionID, LeaseID: res.LeaseID, Status: s}
+	}
+	_, err = tb.b.Ack(t.Context(), "", acks)
+	require.NoError(t, err)
+}
+
+func TestActivityCounters(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	_, ok := tb.lookup(t, "queen_messages_pushed_total", "queue", "tel-act")
+	require.False(t, ok, "a queue appears with its first operation")
+	require.Equal(t, 0.0, tb.gauge(t, "queen_requests_total", "op", "push"))
+
+	tb.push(t, "tel-act", 3)
+	tb.popAck(t, "tel-act", 2, queue.AckCompleted, queue.AckDLQ)
+
+	require.Equal(t, 3.0, tb.gauge(t, "queen_messages_pushed_total", "queue", "tel-act"))
+	require.Equal(t, 2.0, tb.gauge(t, "queen_messages_popped_total", "queue", "tel-act"))
+	require.Equal(t, 1.0, tb.gauge(t, "queen_messages_acked_total", "queue", "tel-act", "result", "success"))
+	require.Equal(t, 1.0, tb.gauge(t, "queen_messages_acked_total", "queue", "tel-act", "result", "failed"))
+	require.Equal(t, 1.0, tb.gauge(t, "queen_messages_dead_lettered_total", "queue", "tel-act"))
+	for _, op := range []string{"push", "pop", "ack"} {
+		require.Equal(t, 1.0, tb.gauge(t, "queen_requests_total", "op", op), op)
+	}
+	require.Equal(t, 0.0, tb.gauge(t, "queen_requests_total", "op", "transaction"))
+	require.Equal(t, 0.0, tb.gauge(t, "queen_db_errors_total"))
+}
+
+func TestRateLog(t *testing.T) {
+	t.Parallel()
+
+	t.Run("LogsRatesAndSizes", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t)
+		tb.tel.LogRates(t.Context())
+		lines, _ := tb.logs.lines(t, telemetry.RateLogMessage)
+		require.Len(t, lines, 1)
+		first := lines[0]
+		require.Equal(t, "INFO", first["level"])
+		require.Equal(t, "unavailable", first["backlog"], "no refresh has run yet")
+		require.NotContains(t, first, "top_queues")
+		require.NotContains(t, first, "maintenance_push", "maintenance flags appear only when on")
+		require.Equal(t, 0.0, first["push_per_sec"])
+		require.Equal(t, 4.0, first["db_pool_max"])
+
+		// Seven queues with 1..7 pending messages, one of them half consumed.
+		for i := 1; i <= 7; i++ {
+			tb.push(t, fmt.Sprintf("tel-rate-%d", i), i)
+		}
+		tb.popAck(t, "tel-rate-7", 4, queue.AckCompleted, queue.AckCompleted, queue.AckCompleted, queue.AckCompleted)
+		require.NoError(t, tb.tel.Refresh(t.Context()))
+		tb.tel.LogRates(t.Context())
+
+		lines, raw := tb.logs.lines(t, telemetry.RateLogMessage)
+		require.Len(t, lines, 2)
+		l := lines[1]
+		for _, k := range []string{"window", "push_per_sec", "pop_per_sec", "ack_per_sec", "parked_longpolls",
+			"db_pool_in_use", "db_pool_max", "pending_messages", "dlq_messages", "top_queues"} {
+			require.Contains(t, l, k)
+		}
+		require.NotContains(t, l, "backlog")
+		require.NotContains(t, l, "spool_pending", "no spool yet: nothing is made up")
+		require.Greater(t, l["push_per_sec"], 0.0, "28 messages were pushed since the first line")
+		require.Greater(t, l["pop_per_sec"], 0.0)
+		require.Greater(t, l["ack_per_sec"], 0.0)
+		require.Equal(t, 0.0, l["parked_longpolls"])
+		require.Equal(t, 0.0, l["db_pool_in_use"])
+		require.Equal(t, 24.0, l["pending_messages"], "1+…+6 plus 3 left of 7")
+		require.Equal(t, 0.0, l["dlq_messages"])
+		require.Contains(t, raw[1], `"top_queues":{"tel-rate-6":6,"tel-rate-5":5,"tel-rate-4":4,"tel-rate-3":3,"tel-rate-7":3}`,
+			"the five deepest, deepest first, ties by name")
+
+		// Nothing happened since: the next line's rates are zero.
+		tb.tel.LogRates(t.Context())
+		lines, _ = tb.logs.lines(t, telemetry.RateLogMessage)
+		require.Equal(t, 0.0, lines[2]["push_per_sec"])
+		require.Equal(t, 0.0, lines[2]["pop_per_sec"])
+	})
+
+	t.Run("RunRateLogWritesEveryInterval", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			tb.tel.RunRateLog(ctx, 5*time.Millisecond)
+		}()
+		require.Eventually(t, func() bool {
+			lines, _ := tb.logs.lines(t, telemetry.RateLogMessage)
+			return len(lines) >= 2
+		}, 10*time.Second, 5*time.Millisecond)
+		cancel()
+		<-done
+	})
+
+	t.Run("ZeroIntervalIsOff", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t)
+		tb.tel.RunRateLog(t.Context(), 0) // returns at once
+		lines, _ := tb.logs.lines(t, telemetry.RateLogMessage)
+		require.Empty(t, lines)
+	})
+}
+
+func TestMaintenanceGauges(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	require.Equal(t, 0.0, tb.gauge(t, "queen_maintenance_mode_enabled"))
+	require.Equal(t, 0.0, tb.gauge(t, "queen_pop_maintenance_mode_enabled"))
+
+	_, _, err := tb.b.SetPushMaintenance(t.Context(), true)
+	require.NoError(t, err)
+	require.Equal(t, 1.0, tb.gauge(t, "queen_maintenance_mode_enabled"))
+	require.Equal(t, 0.0, tb.gauge(t, "queen_pop_maintenance_mode_enabled"))
+	tb.tel.LogRates(t.Context())
+	lines, _ := tb.logs.lines(t, telemetry.RateLogMessage)
+	require.Equal(t, true, lines[0]["maintenance_push"], "the rate log says why pushes stopped")
+	require.Equal(t, false, lines[0]["maintenance_pop"])
+
+	_, _, err = tb.b.SetPopMaintenance(t.Context(), true)
+	require.NoError(t, err)
+	_, _, err = tb.b.SetPushMaintenance(t.Context(), false)
+	require.NoError(t, err)
+	require.Equal(t, 0.0, tb.gauge(t, "queen_maintenance_mode_enabled"))
+	require.Equal(t, 1.0, tb.gauge(t, "queen_pop_maintenance_mode_enabled"))
 }

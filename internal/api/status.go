@@ -1,0 +1,674 @@
+package api
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// This file holds the wire types of the status, analytics, resource-summary,
+// stats-refresh and maintenance routes (http-api.md §7.1, §7.5, §8, §9.1, §9.10,
+// §12.2). No client asserts on these shapes beyond the top-level keys; the dashboard
+// reads them. Every list renders [] when empty.
+
+// TimeLayoutSeconds is the bucket timestamp of the analytics series, without a
+// fraction (2026-04-26T10:59:00Z).
+const TimeLayoutSeconds = "2006-01-02T15:04:05Z"
+
+// FormatSeconds renders t in UTC as [TimeLayoutSeconds].
+func FormatSeconds(t time.Time) string { return t.UTC().Format(TimeLayoutSeconds) }
+
+// nonNil returns s, or an empty slice for nil, so lists render as [].
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// TimeRange is the effective window of a view: from is the start of its first
+// bucket, to the requested end.
+type TimeRange struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// MaintenanceStatus is the answer of GET /api/v1/system/maintenance. queen has no
+// file buffer yet, so the buffer counters are always 0 and a push under maintenance
+// is refused (503) instead of buffered; BufferHealthy is false while push maintenance
+// is on, since pushes are then not accepted at all.
+type MaintenanceStatus struct {
+	MaintenanceMode    bool        `json:"maintenanceMode"`
+	PopMaintenanceMode bool        `json:"popMaintenanceMode"`
+	BufferedMessages   int         `json:"bufferedMessages"`
+	BufferHealthy      bool        `json:"bufferHealthy"`
+	BufferStats        BufferStats `json:"bufferStats"`
+}
+
+// BufferStats describes the (absent) file buffer.
+type BufferStats struct {
+	PendingCount int         `json:"pendingCount"`
+	FailedCount  int         `json:"failedCount"`
+	DBHealthy    bool        `json:"dbHealthy"`
+	FailedFiles  FailedFiles `json:"failedFiles"`
+}
+
+// FailedFiles describes the (absent) failed-files directory of the file buffer.
+type FailedFiles struct {
+	Count         int     `json:"count"`
+	TotalBytes    int64   `json:"totalBytes"`
+	TotalMB       float64 `json:"totalMB"`
+	FailoverCount int     `json:"failoverCount"`
+	QoS0Count     int     `json:"qos0Count"`
+}
+
+// MaintenanceToggle is the answer of POST /api/v1/system/maintenance.
+type MaintenanceToggle struct {
+	MaintenanceMode  bool   `json:"maintenanceMode"`
+	BufferedMessages int    `json:"bufferedMessages"`
+	BufferHealthy    bool   `json:"bufferHealthy"`
+	Message          string `json:"message"`
+}
+
+// PopMaintenance is the answer of GET and POST /api/v1/system/maintenance/pop.
+type PopMaintenance struct {
+	PopMaintenanceMode bool   `json:"popMaintenanceMode"`
+	Message            string `json:"message"`
+}
+
+// BufferStatus is the answer of GET /api/v1/status/buffers.
+type BufferStatus struct {
+	Pending   int    `json:"pending"`
+	Failed    int    `json:"failed"`
+	DBHealthy bool   `json:"dbHealthy"`
+	Worker    int    `json:"worker"`
+	Note      string `json:"note,omitempty"`
+}
+
+// StatsRefresh is the answer of POST /api/v1/stats/refresh. queen computes the
+// resource and status views live, so there is no statistics cache to recompute; the
+// call flushes this broker's activity counters (the analytics tables) instead.
+type StatsRefresh struct {
+	Refreshed bool         `json:"refreshed"`
+	Mode      string       `json:"mode"`
+	Flushed   FlushedStats `json:"flushed"`
+}
+
+// FlushedStats counts what a stats refresh wrote.
+type FlushedStats struct {
+	Minutes    int `json:"minutes"`
+	QueueRows  int `json:"queueRows"`
+	WorkerRows int `json:"workerRows"`
+	ParkedRows int `json:"parkedRows"`
+	SystemRows int `json:"systemRows"`
+}
+
+// StatusResponse is the answer of GET /api/v1/status.
+type StatusResponse struct {
+	TimeRange     TimeRange         `json:"timeRange"`
+	BucketMinutes int               `json:"bucketMinutes"`
+	PointCount    int               `json:"pointCount"`
+	Throughput    []ThroughputPoint `json:"throughput"` // newest first
+	// Queues lists the queues with messages created in the window.
+	Queues          []StatusQueue  `json:"queues"`
+	Messages        StatusMessages `json:"messages"`
+	Leases          StatusLeases   `json:"leases"`
+	DeadLetterQueue StatusDLQ      `json:"deadLetterQueue"`
+	Workers         []WorkerStatus `json:"workers"`
+	Errors          StatusErrors   `json:"errors"`
+	// StatsAge is seconds since this broker last flushed its counters (-1: never).
+	StatsAge int64 `json:"statsAge"`
+}
+
+// MarshalJSON renders nil lists as [].
+func (s StatusResponse) MarshalJSON() ([]byte, error) {
+	type plain StatusResponse
+	s.Throughput, s.Queues, s.Workers = nonNil(s.Throughput), nonNil(s.Queues), nonNil(s.Workers)
+	s.DeadLetterQueue.TopErrors = nonNil(s.DeadLetterQueue.TopErrors)
+	return json.Marshal(plain(s))
+}
+
+// ThroughputPoint is one bucket of [StatusResponse.Throughput]. Message counts and
+// lag are those of the view's queues; event-loop lag, free slots, database errors,
+// CPU, memory and pool figures are those of every broker process (summed).
+type ThroughputPoint struct {
+	Timestamp          string  `json:"timestamp"`
+	Ingested           int64   `json:"ingested"`
+	Processed          int64   `json:"processed"`
+	PopMessages        int64   `json:"popMessages"`
+	IngestedPerSecond  float64 `json:"ingestedPerSecond"`
+	ProcessedPerSecond float64 `json:"processedPerSecond"`
+	PopPerSecond       float64 `json:"popPerSecond"`
+	AvgLagMs           float64 `json:"avgLagMs"`
+	MaxLagMs           int64   `json:"maxLagMs"`
+	AvgEventLoopLagMs  float64 `json:"avgEventLoopLagMs"`
+	MaxEventLoopLagMs  float64 `json:"maxEventLoopLagMs"`
+	// MinFreeSlots is null for a bucket without samples.
+	MinFreeSlots    *int64  `json:"minFreeSlots"`
+	DBErrors        int64   `json:"dbErrors"`
+	AckFailed       int64   `json:"ackFailed"`
+	DLQCount        int64   `json:"dlqCount"`
+	QueenCPUUserPct float64 `json:"queenCpuUserPct"`
+	QueenCPUSysPct  float64 `json:"queenCpuSysPct"`
+	QueenRSSMB      float64 `json:"queenRssMb"`
+	DBPoolActive    float64 `json:"dbPoolActive"`
+	DBPoolIdle      float64 `json:"dbPoolIdle"`
+	DBPoolSize      float64 `json:"dbPoolSize"`
+}
+
+// StatusQueue is one queue of [StatusResponse.Queues].
+type StatusQueue struct {
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	Namespace     string `json:"namespace"`
+	Task          string `json:"task"`
+	Partitions    int64  `json:"partitions"`
+	TotalConsumed int64  `json:"totalConsumed"`
+}
+
+// StatusMessages counts the messages created in the window, plus request counts.
+type StatusMessages struct {
+	Total           int64           `json:"total"`
+	Pending         int64           `json:"pending"`
+	Processing      int64           `json:"processing"`
+	Completed       int64           `json:"completed"`
+	Failed          int64           `json:"failed"`
+	DeadLetter      int64           `json:"deadLetter"`
+	Requests        RequestCounts   `json:"requests"`
+	BatchEfficiency BatchEfficiency `json:"batchEfficiency"`
+}
+
+// RequestCounts counts push, pop and ack requests.
+type RequestCounts struct {
+	Push int64 `json:"push"`
+	Pop  int64 `json:"pop"`
+	Ack  int64 `json:"ack"`
+}
+
+// BatchEfficiency is messages per request (0 without requests).
+type BatchEfficiency struct {
+	Push float64 `json:"push"`
+	Pop  float64 `json:"pop"`
+	Ack  float64 `json:"ack"`
+}
+
+// StatusLeases describes live queue leases.
+type StatusLeases struct {
+	Active               int64 `json:"active"`
+	PartitionsWithLeases int64 `json:"partitionsWithLeases"`
+	TotalBatchSize       int64 `json:"totalBatchSize"`
+	TotalAcked           int64 `json:"totalAcked"`
+}
+
+// StatusDLQ describes the dead-letter entries that failed in the window.
+type StatusDLQ struct {
+	TotalMessages      int64        `json:"totalMessages"`
+	AffectedPartitions int64        `json:"affectedPartitions"`
+	TopErrors          []ErrorCount `json:"topErrors"`
+}
+
+// ErrorCount is one dead-letter error message with its number of entries.
+type ErrorCount struct {
+	Error string `json:"error"`
+	Count int64  `json:"count"`
+}
+
+// StatusErrors sums the window's failures.
+type StatusErrors struct {
+	DBErrors    int64 `json:"dbErrors"`
+	AckFailed   int64 `json:"ackFailed"`
+	DLQMessages int64 `json:"dlqMessages"`
+}
+
+// WorkerStatus summarises one broker process over a window. queen has no job queue:
+// requests wait for a pool connection instead, so JobQueueSize is always 0;
+// BackoffSize is the average number of parked long-polls.
+type WorkerStatus struct {
+	Hostname          string  `json:"hostname"`
+	WorkerID          string  `json:"workerId"`
+	AvgEventLoopLagMs float64 `json:"avgEventLoopLagMs"`
+	MaxEventLoopLagMs float64 `json:"maxEventLoopLagMs"`
+	FreeSlots         float64 `json:"freeSlots"`
+	DBConnections     int64   `json:"dbConnections"`
+	JobQueueSize      int64   `json:"jobQueueSize"`
+	BackoffSize       float64 `json:"backoffSize"`
+	MessagesProcessed int64   `json:"messagesProcessed"`
+	LastSeen          string  `json:"lastSeen"`
+}
+
+// StatusQueueList is the answer of GET /api/v1/status/queues.
+type StatusQueueList struct {
+	Queues     []QueueSummary `json:"queues"`
+	Pagination Pagination     `json:"pagination"`
+}
+
+// MarshalJSON renders nil Queues as [].
+func (l StatusQueueList) MarshalJSON() ([]byte, error) {
+	type plain StatusQueueList
+	l.Queues = nonNil(l.Queues)
+	return json.Marshal(plain(l))
+}
+
+// StatusQueueDetail is the answer of GET /api/v1/status/queues/{queue}.
+type StatusQueueDetail struct {
+	Queue      StatusQueueInfo   `json:"queue"`
+	Partitions []StatusPartition `json:"partitions"`
+	Totals     StatusTotals      `json:"totals"`
+}
+
+// MarshalJSON renders nil Partitions as [].
+func (d StatusQueueDetail) MarshalJSON() ([]byte, error) {
+	type plain StatusQueueDetail
+	d.Partitions = nonNil(d.Partitions)
+	return json.Marshal(plain(d))
+}
+
+// StatusQueueInfo is a queue with its main configuration.
+type StatusQueueInfo struct {
+	ID        string            `json:"id"`
+	Name      string            `json:"name"`
+	Namespace string            `json:"namespace"`
+	Task      string            `json:"task"`
+	Priority  int               `json:"priority"`
+	CreatedAt string            `json:"createdAt"`
+	Config    StatusQueueConfig `json:"config"`
+}
+
+// StatusQueueConfig is the part of a queue's options the status view shows.
+type StatusQueueConfig struct {
+	LeaseTime       int  `json:"leaseTime"`
+	RetryLimit      int  `json:"retryLimit"`
+	RetryDelay      int  `json:"retryDelay"`
+	TTL             int  `json:"ttl"`
+	MaxQueueSize    int  `json:"maxQueueSize"`
+	DeadLetterQueue bool `json:"deadLetterQueue"`
+}
+
+// StatusPartition is one partition of a [StatusQueueDetail]: Messages and Stats hold
+// the same counters.
+type StatusPartition struct {
+	ID            string          `json:"id"`
+	Name          string          `json:"name"`
+	CreatedAt     string          `json:"createdAt"`
+	Messages      Counters        `json:"messages"`
+	Stats         Counters        `json:"stats"`
+	Cursor        PartitionCursor `json:"cursor"`
+	LastActivity  *string         `json:"lastActivity"`
+	OldestMessage *string         `json:"oldestMessage"`
+	NewestMessage *string         `json:"newestMessage"`
+}
+
+// PartitionCursor holds the queue-mode cursor's counters.
+type PartitionCursor struct {
+	TotalConsumed   int64 `json:"totalConsumed"`
+	BatchesConsumed int64 `json:"batchesConsumed"`
+}
+
+// StatusTotals sums the partitions: the counters both nested and flat.
+type StatusTotals struct {
+	Messages Counters `json:"messages"`
+	Counters
+}
+
+// QueueMessage is one element of GET /api/v1/status/queues/{queue}/messages (a
+// top-level array, newest first); Status is the queue-mode consumer's view.
+type QueueMessage struct {
+	ID            string `json:"id"`
+	TransactionID string `json:"transactionId"`
+	PartitionID   string `json:"partitionId"`
+	QueuePath     string `json:"queuePath"`
+	Queue         string `json:"queue"`
+	Partition     string `json:"partition"`
+	Status        string `json:"status"`
+	CreatedAt     string `json:"createdAt"`
+}
+
+// MessageAnalytics is the answer of GET /api/v1/status/analytics.
+type MessageAnalytics struct {
+	DataPoints []DataPoint `json:"dataPoints"` // oldest first, zero-filled
+	Interval   string      `json:"interval"`
+	From       string      `json:"from"`
+	To         string      `json:"to"`
+}
+
+// MarshalJSON renders nil DataPoints as [].
+func (a MessageAnalytics) MarshalJSON() ([]byte, error) {
+	type plain MessageAnalytics
+	a.DataPoints = nonNil(a.DataPoints)
+	return json.Marshal(plain(a))
+}
+
+// DataPoint counts the messages created in one bucket.
+type DataPoint struct {
+	Timestamp string `json:"timestamp"`
+	Messages  int64  `json:"messages"`
+}
+
+// Stat summarises samples of one process gauge.
+type Stat struct {
+	Avg  float64 `json:"avg"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
+	Last float64 `json:"last"`
+}
+
+// SystemMetrics is the answer of GET /api/v1/analytics/system-metrics.
+type SystemMetrics struct {
+	TimeRange     TimeRange       `json:"timeRange"`
+	Replicas      []SystemReplica `json:"replicas"`
+	ReplicaCount  int             `json:"replicaCount"`
+	BucketMinutes int             `json:"bucketMinutes"`
+	PointCount    int             `json:"pointCount"`
+}
+
+// MarshalJSON renders nil Replicas as [].
+func (m SystemMetrics) MarshalJSON() ([]byte, error) {
+	type plain SystemMetrics
+	m.Replicas = nonNil(m.Replicas)
+	return json.Marshal(plain(m))
+}
+
+// SystemReplica is one broker process's series, oldest bucket first.
+type SystemReplica struct {
+	Hostname   string        `json:"hostname"`
+	WorkerID   string        `json:"workerId"`
+	TimeSeries []SystemPoint `json:"timeSeries"`
+}
+
+// SystemPoint is one bucket of a [SystemReplica]. Metrics groups gauges as
+// group → key → [Stat]: cpu (user_us, system_us: CPU µs per second), memory
+// (rss_bytes, virtual_bytes, heap_bytes, go_total_bytes), database (pool_size,
+// pool_open, pool_idle, pool_active), runtime (goroutines, gc_cycles, gc_cpu_us,
+// scheduler_delay_ms) and longpoll (parked).
+type SystemPoint struct {
+	Timestamp   string                     `json:"timestamp"`
+	SampleCount int64                      `json:"sampleCount"`
+	Metrics     map[string]map[string]Stat `json:"metrics"`
+}
+
+// WorkerMetrics is the answer of GET /api/v1/analytics/worker-metrics.
+type WorkerMetrics struct {
+	TimeRange     TimeRange      `json:"timeRange"`
+	BucketMinutes int            `json:"bucketMinutes"`
+	PointCount    int            `json:"pointCount"`
+	TimeSeries    []WorkerPoint  `json:"timeSeries"` // newest first
+	Workers       []WorkerStatus `json:"workers"`
+	Queues        []QueueLag     `json:"queues"`
+	Summary       WorkerSummary  `json:"summary"`
+}
+
+// MarshalJSON renders nil lists as [].
+func (m WorkerMetrics) MarshalJSON() ([]byte, error) {
+	type plain WorkerMetrics
+	m.TimeSeries, m.Workers, m.Queues = nonNil(m.TimeSeries), nonNil(m.Workers), nonNil(m.Queues)
+	return json.Marshal(plain(m))
+}
+
+// WorkerPoint is one bucket of [WorkerMetrics.TimeSeries], summed over processes.
+type WorkerPoint struct {
+	Timestamp         string  `json:"timestamp"`
+	PushMessages      int64   `json:"pushMessages"`
+	PopMessages       int64   `json:"popMessages"`
+	AckMessages       int64   `json:"ackMessages"`
+	PushRequests      int64   `json:"pushRequests"`
+	PopRequests       int64   `json:"popRequests"`
+	AckRequests       int64   `json:"ackRequests"`
+	JobsDone          int64   `json:"jobsDone"`
+	PushPerSecond     float64 `json:"pushPerSecond"`
+	PopPerSecond      float64 `json:"popPerSecond"`
+	AckPerSecond      float64 `json:"ackPerSecond"`
+	AvgEventLoopLagMs float64 `json:"avgEventLoopLagMs"`
+	MaxEventLoopLagMs float64 `json:"maxEventLoopLagMs"`
+	AvgFreeSlots      float64 `json:"avgFreeSlots"`
+	MinFreeSlots      *int64  `json:"minFreeSlots"`
+	DBConnections     int64   `json:"dbConnections"`
+	AvgJobQueueSize   float64 `json:"avgJobQueueSize"`
+	MaxJobQueueSize   int64   `json:"maxJobQueueSize"`
+	BackoffSize       float64 `json:"backoffSize"`
+	AvgLagMs          float64 `json:"avgLagMs"`
+	MaxLagMs          int64   `json:"maxLagMs"`
+	LagCount          int64   `json:"lagCount"`
+	DBErrors          int64   `json:"dbErrors"`
+	AckSuccess        int64   `json:"ackSuccess"`
+	AckFailed         int64   `json:"ackFailed"`
+	DLQCount          int64   `json:"dlqCount"`
+}
+
+// QueueLag is one queue's pop lag over the window.
+type QueueLag struct {
+	QueueName string  `json:"queueName"`
+	PopCount  int64   `json:"popCount"`
+	AvgLagMs  float64 `json:"avgLagMs"`
+	MaxLagMs  int64   `json:"maxLagMs"`
+}
+
+// WorkerSummary totals [WorkerMetrics] over the window.
+type WorkerSummary struct {
+	TotalPushMessages int64 `json:"totalPushMessages"`
+	TotalPopMessages  int64 `json:"totalPopMessages"`
+	TotalAckMessages  int64 `json:"totalAckMessages"`
+	TotalPushRequests int64 `json:"totalPushRequests"`
+	TotalPopRequests  int64 `json:"totalPopRequests"`
+	TotalAckRequests  int64 `json:"totalAckRequests"`
+	TotalDBErrors     int64 `json:"totalDbErrors"`
+	TotalAckFailed    int64 `json:"totalAckFailed"`
+	TotalDLQ          int64 `json:"totalDlq"`
+	// PendingMessages counts messages created in the window not yet consumed by the
+	// queue-mode consumer.
+	PendingMessages int64 `json:"pendingMessages"`
+}
+
+// QueueLagBucket is one element of GET /api/v1/analytics/queue-lag (a top-level
+// array, newest first).
+type QueueLagBucket struct {
+	QueueName  string  `json:"queueName"`
+	PopCount   int64   `json:"popCount"`
+	AvgLagMs   float64 `json:"avgLagMs"`
+	MaxLagMs   int64   `json:"maxLagMs"`
+	BucketTime string  `json:"bucketTime"`
+}
+
+// QueueOps is the answer of GET /api/v1/analytics/queue-ops.
+type QueueOps struct {
+	TimeRange     TimeRange       `json:"timeRange"`
+	BucketMinutes int             `json:"bucketMinutes"`
+	Series        []QueueOpsPoint `json:"series"` // newest first
+	Queues        []string        `json:"queues"`
+}
+
+// MarshalJSON renders nil lists as [].
+func (o QueueOps) MarshalJSON() ([]byte, error) {
+	type plain QueueOps
+	o.Series, o.Queues = nonNil(o.Series), nonNil(o.Queues)
+	return json.Marshal(plain(o))
+}
+
+// QueueOpsPoint is one queue in one bucket. PartitionsDeleted stays 0 until the
+// partition-cleanup job exists; ParkedCount is the bucket's average.
+type QueueOpsPoint struct {
+	Bucket            string  `json:"bucket"`
+	QueueName         string  `json:"queueName"`
+	PushRequests      int64   `json:"pushRequests"`
+	PushMessages      int64   `json:"pushMessages"`
+	PopMessages       int64   `json:"popMessages"`
+	PopEmpty          int64   `json:"popEmpty"`
+	AckRequests       int64   `json:"ackRequests"`
+	AckSuccess        int64   `json:"ackSuccess"`
+	AckFailed         int64   `json:"ackFailed"`
+	Transactions      int64   `json:"transactions"`
+	PartitionsCreated int64   `json:"partitionsCreated"`
+	PartitionsDeleted int64   `json:"partitionsDeleted"`
+	PartitionCount    int64   `json:"partitionCount"`
+	AvgLagMs          float64 `json:"avgLagMs"`
+	MaxLagMs          int64   `json:"maxLagMs"`
+	PushPerSecond     float64 `json:"pushPerSecond"`
+	PopPerSecond      float64 `json:"popPerSecond"`
+	AckPerSecond      float64 `json:"ackPerSecond"`
+	EmptyPerSecond    float64 `json:"emptyPerSecond"`
+	ParkedCount       float64 `json:"parkedCount"`
+}
+
+// ParkedReplicas is the answer of GET /api/v1/analytics/queue-parked-replicas.
+type ParkedReplicas struct {
+	TimeRange     TimeRange     `json:"timeRange"`
+	BucketMinutes int           `json:"bucketMinutes"`
+	Series        []ParkedPoint `json:"series"` // newest first
+	Replicas      []ReplicaID   `json:"replicas"`
+}
+
+// MarshalJSON renders nil lists as [].
+func (p ParkedReplicas) MarshalJSON() ([]byte, error) {
+	type plain ParkedReplicas
+	p.Series, p.Replicas = nonNil(p.Series), nonNil(p.Replicas)
+	return json.Marshal(plain(p))
+}
+
+// ParkedPoint is the average number of long-polls parked on a queue at one replica
+// over a bucket.
+type ParkedPoint struct {
+	Bucket      string  `json:"bucket"`
+	QueueName   string  `json:"queueName"`
+	Hostname    string  `json:"hostname"`
+	WorkerID    string  `json:"workerId"`
+	ParkedCount float64 `json:"parkedCount"`
+}
+
+// ReplicaID names one broker process.
+type ReplicaID struct {
+	Hostname string `json:"hostname"`
+	WorkerID string `json:"workerId"`
+}
+
+// Retention is the answer of GET /api/v1/analytics/retention.
+type Retention struct {
+	TimeRange     TimeRange        `json:"timeRange"`
+	BucketMinutes int              `json:"bucketMinutes"`
+	Series        []RetentionPoint `json:"series"` // newest first
+	Totals        RetentionTotals  `json:"totals"`
+}
+
+// MarshalJSON renders nil Series as [].
+func (r Retention) MarshalJSON() ([]byte, error) {
+	type plain Retention
+	r.Series = nonNil(r.Series)
+	return json.Marshal(plain(r))
+}
+
+// RetentionTotals sums retention and eviction deletions.
+type RetentionTotals struct {
+	RetentionMsgs          int64 `json:"retentionMsgs"`
+	CompletedRetentionMsgs int64 `json:"completedRetentionMsgs"`
+	EvictionMsgs           int64 `json:"evictionMsgs"`
+	TotalMsgs              int64 `json:"totalMsgs"`
+	EventCount             int64 `json:"eventCount"`
+}
+
+// RetentionPoint is one bucket of [Retention.Series].
+type RetentionPoint struct {
+	Bucket string `json:"bucket"`
+	RetentionTotals
+}
+
+// Overview is the answer of GET /api/v1/resources/overview, computed live
+// (StatsAge 0).
+type Overview struct {
+	Queues     int64              `json:"queues"`
+	Partitions int64              `json:"partitions"`
+	Namespaces int64              `json:"namespaces"`
+	Tasks      int64              `json:"tasks"`
+	Messages   Counters           `json:"messages"`
+	Lag        OverviewLag        `json:"lag"`
+	Throughput OverviewThroughput `json:"throughput"`
+	Timestamp  string             `json:"timestamp"`
+	StatsAge   int64              `json:"statsAge"`
+}
+
+// OverviewLag describes the partitions with pending messages: Time is the age in
+// seconds of their oldest pending message, Offset their number of pending messages.
+type OverviewLag struct {
+	Time   LagStats `json:"time"`
+	Offset LagStats `json:"offset"`
+}
+
+// LagStats summarises one lag measure.
+type LagStats struct {
+	Avg    float64 `json:"avg"`
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+}
+
+// OverviewThroughput is the cluster's rate over the last complete minute.
+type OverviewThroughput struct {
+	IngestedPerSecond  float64 `json:"ingestedPerSecond"`
+	ProcessedPerSecond float64 `json:"processedPerSecond"`
+}
+
+// NamespaceList is the answer of GET /api/v1/resources/namespaces.
+type NamespaceList struct {
+	Namespaces []NamespaceStats `json:"namespaces"`
+}
+
+// MarshalJSON renders nil Namespaces as [].
+func (l NamespaceList) MarshalJSON() ([]byte, error) {
+	type plain NamespaceList
+	l.Namespaces = nonNil(l.Namespaces)
+	return json.Marshal(plain(l))
+}
+
+// NamespaceStats is one namespace with live counters.
+type NamespaceStats struct {
+	Namespace  string   `json:"namespace"`
+	Queues     int64    `json:"queues"`
+	Partitions int64    `json:"partitions"`
+	Messages   Counters `json:"messages"`
+}
+
+// TaskList is the answer of GET /api/v1/resources/tasks.
+type TaskList struct {
+	Tasks []TaskStats `json:"tasks"`
+}
+
+// MarshalJSON renders nil Tasks as [].
+func (l TaskList) MarshalJSON() ([]byte, error) {
+	type plain TaskList
+	l.Tasks = nonNil(l.Tasks)
+	return json.Marshal(plain(l))
+}
+
+// TaskStats is one task with live counters.
+type TaskStats struct {
+	Task       string   `json:"task"`
+	Queues     int64    `json:"queues"`
+	Partitions int64    `json:"partitions"`
+	Messages   Counters `json:"messages"`
+}
+
+// PartitionList is the answer of GET /api/v1/resources/partitions (a route upstream
+// documents but does not serve, http-api.md §12.2).
+type PartitionList struct {
+	Partitions []PartitionSummary `json:"partitions"`
+	Pagination Pagination         `json:"pagination"`
+}
+
+// MarshalJSON renders nil Partitions as [].
+func (l PartitionList) MarshalJSON() ([]byte, error) {
+	type plain PartitionList
+	l.Partitions = nonNil(l.Partitions)
+	return json.Marshal(plain(l))
+}
+
+// PartitionSummary is one partition with live counters and its queue-mode cursor.
+type PartitionSummary struct {
+	ID            string          `json:"id"`
+	Name          string          `json:"name"`
+	Queue         string          `json:"queue"`
+	QueueID       string          `json:"queueId"`
+	Namespace     string          `json:"namespace"`
+	Task          string          `json:"task"`
+	CreatedAt     string          `json:"createdAt"`
+	Messages      Counters        `json:"messages"`
+	Cursor        PartitionCursor `json:"cursor"`
+	LastActivity  *string         `json:"lastActivity"`
+	OldestMessage *string         `json:"oldestMessage"`
+	NewestMessage *string         `json:"newestMessage"`
+}

@@ -1,0 +1,175 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/queue"
+)
+
+func TestActivityRecorder(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 4, 26, 10, 0, 30, 0, time.UTC)
+	minute := t0.Truncate(time.Minute)
+
+	setup := func(t *testing.T) *activity {
+		t.Helper()
+		a := newActivity("host", "w1", 42, t0)
+		a.recordPush(t0, []queue.PushResult{
+			{Queue: "a", Status: queue.StatusQueued}, {Queue: "a", Status: queue.StatusDuplicate},
+			{Queue: "b", Status: queue.StatusQueued},
+		})
+		a.recordPop(t0, queue.PopRequest{Queue: "a"}, queue.PopResult{Queue: "a", Messages: []queue.Message{
+			{CreatedAt: t0.Add(-3 * time.Second)}, {CreatedAt: t0.Add(-time.Second)},
+		}}, nil)
+		a.recordPop(t0, queue.PopRequest{Queue: "a", AutoAck: true}, queue.PopResult{}, errors.New("connection reset"))
+		a.recordAck(t0, []queue.Ack{{Status: "completed"}, {Status: "DLQ"}, {}},
+			[]queue.AckResult{{Success: true, QueueName: "a"}, {Success: true, DLQ: true, QueueName: "a"},
+				{Success: false, QueueName: ""}})
+		a.observe(gaugeSample{at: t0, parked: map[string]int{"a": 2}, parkedAll: 2, freeSlots: 7, poolSize: 8,
+			system: queue.SystemSample{"runtime": {"goroutines": {Avg: 10, Min: 10, Max: 10, Last: 10, N: 1}}}})
+		return a
+	}
+
+	t.Run("CountsPerQueueAndProcess", func(t *testing.T) {
+		t.Parallel()
+		a := setup(t)
+		f, taken := a.take(minute.Add(time.Minute), false)
+		require.Len(t, taken, 1)
+		require.Len(t, f.Workers, 1)
+		w := f.Workers[0]
+		require.Equal(t, queue.ActivityCounts{
+			PushRequests: 1, PushMessages: 2, PopRequests: 2, PopEmpty: 1, PopMessages: 2, AckRequests: 1,
+			AckMessages: 3, AckSuccess: 1, AckFailed: 2, DLQ: 1, DBErrors: 1, LagCount: 2, LagSumMs: 4000, LagMaxMs: 3000,
+		}, w.ActivityCounts)
+		require.Equal(t, int64(1), w.Samples)
+		require.Equal(t, int64(7), w.FreeSlotsMin)
+		require.Equal(t, []string{"a", "b"}, []string{f.Queues[0].Queue, f.Queues[1].Queue})
+		qa := f.Queues[0].ActivityCounts
+		require.Equal(t, int64(1), qa.PushRequests)
+		require.Equal(t, int64(1), qa.PushMessages)
+		require.Equal(t, int64(2), qa.PopRequests)
+		require.Equal(t, int64(0), qa.DBErrors, "database errors are per process only")
+		require.Equal(t, int64(2), qa.AckMessages, "the unknown message has no queue")
+		require.Len(t, f.Parked, 1)
+		require.InDelta(t, 2.0/60, f.Parked[0].Parked, 1e-9)
+		require.Len(t, f.System, 1)
+		require.Equal(t, int64(1), f.System[0].Samples)
+
+		totals := a.queues["a"]
+		require.Equal(t, int64(2), totals.PopMessages, "lifetime totals survive the flush")
+		require.Equal(t, int64(1), a.total.DBErrors)
+	})
+
+	t.Run("PartialFlushKeepsTheMinuteSystemAggregate", func(t *testing.T) {
+		t.Parallel()
+		a := setup(t)
+		f, _ := a.take(minute, true)
+		require.Equal(t, int64(2), f.Workers[0].PushMessages)
+		require.Len(t, f.System, 1)
+		again, _ := a.take(minute, true)
+		require.Empty(t, again.Workers, "counters were reset by the first flush")
+		require.Empty(t, again.Queues)
+		require.Len(t, again.System, 1, "the system aggregate is rewritten whole each time")
+	})
+
+	t.Run("RestoreAfterAFailedFlushAddsUp", func(t *testing.T) {
+		t.Parallel()
+		a := setup(t)
+		_, taken := a.take(minute, true)
+		a.recordPush(t0, []queue.PushResult{{Queue: "a", Status: queue.StatusQueued}})
+		require.Zero(t, a.restore(taken))
+		f, _ := a.take(minute, true)
+		require.Equal(t, int64(3), f.Workers[0].PushMessages)
+		require.Equal(t, int64(2), f.Queues[0].PushRequests, "two requests touched queue a")
+	})
+
+	t.Run("RestoreDropsMinutesBeyondTheBound", func(t *testing.T) {
+		t.Parallel()
+		a := newActivity("host", "w1", 42, t0)
+		for i := range maxPendingMinutes + 5 {
+			a.recordPush(t0.Add(time.Duration(i)*time.Minute), []queue.PushResult{{Queue: "a", Status: queue.StatusQueued}})
+		}
+		_, taken := a.take(minute.Add(time.Duration(maxPendingMinutes+5)*time.Minute), false)
+		require.Len(t, taken, maxPendingMinutes+5)
+		require.Equal(t, 4, a.restore(taken))
+		require.Len(t, a.minutes, maxPendingMinutes+1)
+		require.Equal(t, int64(4), a.dropped)
+	})
+
+	t.Run("RatesAreThoseOfTheLastCompleteMinute", func(t *testing.T) {
+		t.Parallel()
+		a := newActivity("host", "w1", 42, t0)
+		for range 60 {
+			a.recordPush(t0, []queue.PushResult{{Queue: "a", Status: queue.StatusQueued}})
+		}
+		a.recordPush(t0.Add(time.Minute), nil)
+		require.Equal(t, minute, a.rateMinute.Add(-time.Minute))
+		r := ratesOf(minute, a.rateLast)
+		require.InDelta(t, 1.0, r.PushMessagesPerSecond, 1e-9)
+		a.rollRates(minute.Add(5 * time.Minute))
+		require.True(t, a.rateLast.IsZero(), "an idle minute has no rate")
+	})
+}
+
+func TestIsDBError(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{queue.Invalid("x", "bad"), false},
+		{context.Canceled, false},
+		{fmt.Errorf("%w: q", queue.ErrNotFound), false},
+		{errPushMaintenance, false},
+		{fmt.Errorf("%w: dial", queue.ErrUnavailable), true},
+		{errors.New("syntax error"), true},
+	} {
+		require.Equal(t, tc.want, isDBError(tc.err), "%v", tc.err)
+	}
+}
+
+func TestWindow(t *testing.T) {
+	t.Parallel()
+	to := time.Date(2026, 4, 26, 10, 3, 27, 0, time.UTC)
+	for _, tc := range []struct {
+		name     string
+		from, to time.Time
+		bucket   time.Duration
+		points   int
+		first    time.Time
+		err      string
+	}{
+		{name: "DefaultHour", to: to, bucket: time.Minute, points: 60, first: time.Date(2026, 4, 26, 9, 4, 0, 0, time.UTC)},
+		{name: "SixHours", from: to.Add(-6 * time.Hour), to: to, bucket: 5 * time.Minute, points: 72},
+		{name: "Day", from: to.Add(-24 * time.Hour), to: to, bucket: 15 * time.Minute, points: 96},
+		{name: "Week", from: to.Add(-7 * 24 * time.Hour), to: to, bucket: time.Hour, points: 168},
+		{name: "Month", from: to.Add(-30 * 24 * time.Hour), to: to, bucket: 6 * time.Hour, points: 120},
+		{name: "AlignedFrom", from: time.Date(2026, 4, 26, 10, 0, 0, 0, time.UTC), to: to, bucket: time.Minute, points: 4},
+		{name: "Reversed", from: to, to: to.Add(-time.Hour), err: "from must be before to"},
+		{name: "TooLong", from: to.Add(-400 * 24 * time.Hour), to: to, err: "from..to must span at most 366 days"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w, err := window(tc.from, tc.to, DefaultStatusWindow, 0)
+			if tc.err != "" {
+				require.EqualError(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.bucket, w.Bucket)
+			buckets := w.Buckets()
+			require.Len(t, buckets, tc.points)
+			require.Equal(t, to.Truncate(tc.bucket), buckets[0], "newest bucket holds to")
+			if !tc.first.IsZero() {
+				require.Equal(t, tc.first, buckets[len(buckets)-1])
+			}
+		})
+	}
+}

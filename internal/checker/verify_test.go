@@ -1,0 +1,218 @@
+package checker
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// builder makes small histories for the verifier: one group "g", one partition,
+// messages m0, m1, ... of producer 0 in push order, lease time 1 s, retryLimit 1.
+type builder struct{ h History }
+
+func newBuilder(n int) *builder {
+	b := &builder{h: History{Groups: []string{"g"}, Partitions: 1, LeaseTime: time.Second, RetryLimit: 1}}
+	for i := range n {
+		b.h.Messages = append(b.h.Messages, Message{Producer: 0, Seq: i + 1, TxID: TxID(0, i+1), Pushed: true,
+			ID: fmt.Sprintf("id-%02d", i), CreatedAt: fmt.Sprintf("2026-01-01T00:00:00.%06dZ", i)})
+	}
+	return b
+}
+
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// pop records a lease answered with msgs, sent at sent ms, answered 5 ms later.
+func (b *builder) pop(sent int, msgs ...int) int {
+	e := len(b.h.Episodes)
+	b.h.Episodes = append(b.h.Episodes, Episode{LeaseID: fmt.Sprintf("lease-%d", e), Sent: ms(sent), Received: ms(sent + 5)})
+	for pos, m := range msgs {
+		b.h.Deliveries = append(b.h.Deliveries, Delivery{Msg: m, Episode: e, Pos: pos, Outcome: Abandoned})
+	}
+	return e
+}
+
+// ack records the outcome of the pos-th message of episode e, acked at at ms.
+func (b *builder) ack(e, pos int, o Outcome, at int, released bool) *builder {
+	for i := range b.h.Deliveries {
+		d := &b.h.Deliveries[i]
+		if d.Episode == e && d.Pos == pos {
+			d.Outcome, d.AckSent, d.AckReceived, d.LeaseReleased = o, ms(at), ms(at+2), released
+			d.Failed = o == Retried || o == DeadLettered
+		}
+	}
+	return b
+}
+
+// good is a clean history: m0, m1 acked in one lease; m2 failed once, then acked;
+// m3 dead-lettered after one retry.
+func good() *builder {
+	b := newBuilder(4)
+	e := b.pop(0, 0, 1)
+	b.ack(e, 0, Acked, 10, false).ack(e, 1, Acked, 20, true)
+	e = b.pop(30, 2, 3)
+	b.ack(e, 0, Retried, 40, true).ack(e, 1, Released, 40, false)
+	e = b.pop(50, 2, 3)
+	b.ack(e, 0, Acked, 60, false).ack(e, 1, Retried, 70, true)
+	e = b.pop(80, 3)
+	b.ack(e, 0, DeadLettered, 90, true)
+	b.h.DeadLetters = []DeadLetter{{MessageID: "id-03", ConsumerGroup: "g", RetryCount: 1}}
+	return b
+}
+
+func TestVerifyAcceptsACleanHistory(t *testing.T) {
+	t.Parallel()
+	rep := Verify(&good().h)
+	require.True(t, rep.OK(), "%v", rep.Violations)
+	require.Equal(t, 4, rep.Pushed)
+	require.Equal(t, 7, rep.Delivered)
+	require.Equal(t, 3, rep.Redelivered)
+	require.Equal(t, 2, rep.FailedAcks)
+	require.Equal(t, 1, rep.DeadLettered)
+	require.Contains(t, rep.Summary(), " OK")
+}
+
+// TestVerifyCatchesEachViolation breaks the clean history in one way per case and
+// requires the verifier to report that kind.
+func TestVerifyCatchesEachViolation(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		kind  string
+		build func() *builder
+	}{
+		{"NeverDelivered", "lost", func() *builder {
+			b := good()
+			b.h.Messages = append(b.h.Messages, Message{TxID: "p0-s5", Seq: 5, Pushed: true, ID: "id-04"})
+			return b
+		}},
+		{"RetriedButNeverBack", "lost", func() *builder {
+			b := newBuilder(1)
+			b.ack(b.pop(0, 0), 0, Retried, 10, true)
+			return b
+		}},
+		{"AbandonedButNeverBack", "lost", func() *builder {
+			b := newBuilder(2)
+			e := b.pop(0, 0, 1)
+			b.ack(e, 0, Acked, 10, false)
+			return b
+		}},
+		{"DeliveredAfterCompletion", "after-completion", func() *builder {
+			b := good()
+			b.ack(b.pop(200, 1), 0, Abandoned, 0, false)
+			return b
+		}},
+		{"CompletedTwice", "completed-twice", func() *builder {
+			b := good()
+			b.ack(b.pop(200, 1), 0, Acked, 210, true)
+			return b
+		}},
+		{"FirstDeliveriesOutOfOrder", "order", func() *builder {
+			b := newBuilder(2)
+			b.ack(b.pop(0, 1), 0, Acked, 10, true)
+			b.ack(b.pop(20, 0), 0, Acked, 30, true)
+			return b
+		}},
+		{"GapInOneLease", "gap", func() *builder {
+			b := newBuilder(3)
+			e := b.pop(0, 0, 2)
+			b.ack(e, 0, Acked, 10, false).ack(e, 1, Acked, 20, true)
+			b.ack(b.pop(30, 1), 0, Acked, 40, true)
+			return b
+		}},
+		{"LeaseSkipsAnUnackedMessage", "skip", func() *builder {
+			b := newBuilder(2)
+			b.pop(0, 0) // abandoned
+			b.ack(b.pop(2000, 1), 0, Acked, 2010, true)
+			b.ack(b.pop(3000, 0), 0, Acked, 3010, true)
+			return b
+		}},
+		{"AckRefusedBeforeExpiry", "lease-lost", func() *builder {
+			b := good()
+			b.ack(1, 0, Rejected, 40, false).ack(1, 1, Abandoned, 0, false)
+			b.ack(b.pop(2000, 2), 0, Retried, 2010, true)
+			return b
+		}},
+		{"LiveLeaseTakenOver", "lease-overlap", func() *builder {
+			b := newBuilder(1)
+			b.pop(0, 0) // abandoned: live for 1 s
+			b.ack(b.pop(100, 0), 0, Acked, 110, true)
+			return b
+		}},
+		{"RedeliveredBeforeRetryDelay", "retry-delay", func() *builder {
+			b := good()
+			b.h.RetryDelay = 500 * time.Millisecond
+			return b
+		}},
+		{"DeadLetterRowMissing", "dlq-missing", func() *builder {
+			b := good()
+			b.h.DeadLetters = nil
+			return b
+		}},
+		{"DeadLetterRowUnexpected", "dlq-unexpected", func() *builder {
+			b := good()
+			b.h.DeadLetters = append(b.h.DeadLetters, DeadLetter{MessageID: "id-02", ConsumerGroup: "g", RetryCount: 1})
+			return b
+		}},
+		{"DeadLetterRowOfAnotherGroup", "dlq-unexpected", func() *builder {
+			b := good()
+			b.h.DeadLetters = append(b.h.DeadLetters, DeadLetter{MessageID: "id-03", ConsumerGroup: "other", RetryCount: 1})
+			return b
+		}},
+		{"DeadLetteredTwice", "dlq-twice", func() *builder {
+			b := good()
+			b.h.DeadLetters = append(b.h.DeadLetters, b.h.DeadLetters[0])
+			return b
+		}},
+		{"DeadLetteredBeforeRetryLimit", "dlq-retries", func() *builder {
+			b := good()
+			b.h.RetryLimit = 2
+			return b
+		}},
+		{"RetriedBeyondRetryLimit", "dlq-retries", func() *builder {
+			b := good()
+			b.h.RetryLimit = 0
+			b.h.DeadLetters[0].RetryCount = 0
+			return b
+		}},
+		{"DeadLetterRowRetryCount", "dlq-retries", func() *builder {
+			b := good()
+			b.h.DeadLetters[0].RetryCount = 3
+			return b
+		}},
+		{"PushOrderNotKept", "push-order", func() *builder {
+			b := good()
+			b.h.Messages[0].CreatedAt, b.h.Messages[1].CreatedAt = b.h.Messages[1].CreatedAt, b.h.Messages[0].CreatedAt
+			return b
+		}},
+		{"RecordedViolation", "data", func() *builder {
+			b := good()
+			b.h.Violations = []Violation{{Kind: "data", Detail: "bad payload"}}
+			return b
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rep := Verify(&tc.build().h)
+			require.False(t, rep.OK())
+			require.Positive(t, rep.Kinds()[tc.kind], "want a %q violation, got %v", tc.kind, rep.Violations)
+			require.Contains(t, rep.Summary(), "FAILED")
+		})
+	}
+}
+
+// TestVerifyAcceptsUnknownOutcomes: an ack whose answer was lost may or may not have
+// applied, so neither a missing redelivery nor a dead-letter row after it is held
+// against the broker.
+func TestVerifyAcceptsUnknownOutcomes(t *testing.T) {
+	t.Parallel()
+	b := newBuilder(2)
+	e := b.pop(0, 0, 1)
+	b.ack(e, 0, Unknown, 10, false).ack(e, 1, Unknown, 10, false)
+	b.h.Deliveries[1].Failed = true
+	b.h.DeadLetters = []DeadLetter{{MessageID: "id-01", ConsumerGroup: "g", RetryCount: 0}}
+	rep := Verify(&b.h)
+	require.True(t, rep.OK(), "%v", rep.Violations)
+	require.Equal(t, 2, rep.UnknownAcks)
+}

@@ -1,0 +1,95 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// The resource summaries (spec §7.1, §7.5, §12.2) are computed live on every call:
+// upstream serves them from a statistics table refreshed every 10 s, queen counts
+// the messages themselves (the cost grows with the number of stored messages).
+
+// handleOverview is GET /api/v1/resources/overview: cluster totals, the lag of the
+// partitions with pending messages, and the last complete minute's rates; statsAge
+// is 0 because nothing is cached.
+func (s *Server) handleOverview(w http.ResponseWriter, r *http.Request) error {
+	o, err := s.broker.Overview(r.Context())
+	if err != nil {
+		return err
+	}
+	lag := func(l queue.Lag) api.LagStats {
+		return api.LagStats{Avg: l.Avg, Median: l.Median, Min: l.Min, Max: l.Max}
+	}
+	return writeJSON(w, http.StatusOK, api.Overview{
+		Queues: o.Queues, Partitions: o.Partitions, Namespaces: o.Namespaces, Tasks: o.Tasks,
+		Messages: counters(o.Counters),
+		Lag:      api.OverviewLag{Time: lag(o.TimeLag), Offset: lag(o.OffsetLag)},
+		Throughput: api.OverviewThroughput{IngestedPerSecond: o.IngestedPerSecond,
+			ProcessedPerSecond: o.ProcessedPerSecond},
+		Timestamp: api.FormatMillis(time.Now()), StatsAge: 0,
+	})
+}
+
+// handleNamespaces is GET /api/v1/resources/namespaces: every non-empty namespace
+// with its queues, partitions and live counters.
+func (s *Server) handleNamespaces(w http.ResponseWriter, r *http.Request) error {
+	groups, err := s.broker.Namespaces(r.Context())
+	if err != nil {
+		return err
+	}
+	out := api.NamespaceList{}
+	for _, g := range groups {
+		out.Namespaces = append(out.Namespaces, api.NamespaceStats{Namespace: g.Key, Queues: g.Queues,
+			Partitions: g.Partitions, Messages: counters(g.Counters)})
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// handleTasks is GET /api/v1/resources/tasks: every non-empty task with its queues,
+// partitions and live counters.
+func (s *Server) handleTasks(w http.ResponseWriter, r *http.Request) error {
+	groups, err := s.broker.Tasks(r.Context())
+	if err != nil {
+		return err
+	}
+	out := api.TaskList{}
+	for _, g := range groups {
+		out.Tasks = append(out.Tasks, api.TaskStats{Task: g.Key, Queues: g.Queues, Partitions: g.Partitions,
+			Messages: counters(g.Counters)})
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// handlePartitions is GET /api/v1/resources/partitions[?queue=&limit=&offset=]
+// (missing upstream, spec §12.2): partitions by queue then name, with live counters
+// and the queue-mode cursor; 404 {"error":"Queue not found"} for an unknown queue.
+func (s *Server) handlePartitions(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	page, err := queryPage(q, defaultPartitionsListLimit)
+	if err != nil {
+		return err
+	}
+	name, _ := queryString(q, "queue")
+	parts, err := s.broker.Partitions(r.Context(), name, page)
+	if errors.Is(err, queue.ErrNotFound) {
+		return notFound("Queue not found", err)
+	}
+	if err != nil {
+		return err
+	}
+	out := api.PartitionList{Pagination: api.Pagination{Limit: page.Limit, Offset: page.Offset}}
+	for _, p := range parts {
+		out.Partitions = append(out.Partitions, api.PartitionSummary{
+			ID: p.ID, Name: p.Name, Queue: p.Queue, QueueID: p.QueueID, Namespace: p.Namespace, Task: p.Task,
+			CreatedAt: api.FormatMillis(p.CreatedAt), Messages: counters(p.Counters),
+			Cursor:       api.PartitionCursor{TotalConsumed: p.TotalConsumed, BatchesConsumed: p.BatchesConsumed},
+			LastActivity: optionalTime(p.LastActivity), OldestMessage: optionalTime(p.OldestMessage),
+			NewestMessage: optionalTime(p.NewestMessage),
+		})
+	}
+	return writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,119 @@
+package store_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/store"
+)
+
+func TestActivityAdd(t *testing.T) {
+	t.Parallel()
+	st, err := store.Open(store.Options{ConnString: pgtest.NewDBURL(t), MaxConns: 4})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	ctx := t.Context()
+	minute := time.Now().UTC().Truncate(time.Minute).Add(-2 * time.Minute)
+
+	flush := func(worker string, push, pop, lagSum, lagMax int64, parked float64) queue.ActivityFlush {
+		c := queue.ActivityCounts{PushRequests: 1, PushMessages: push, PopRequests: 1, PopMessages: pop,
+			LagCount: pop, LagSumMs: lagSum, LagMaxMs: lagMax}
+		return queue.ActivityFlush{Hostname: "h", WorkerID: worker, PID: 1,
+			Queues: []queue.QueueActivity{{Bucket: minute, Queue: "q1", ActivityCounts: c},
+				{Bucket: minute, Queue: "q2", ActivityCounts: c}},
+			Workers: []queue.WorkerActivity{{Bucket: minute, ActivityCounts: c,
+				WorkerGauges: queue.WorkerGauges{Samples: 2, FreeSlotsSum: 6, FreeSlotsMin: 2, DBConnections: 4}}},
+			Parked: []queue.ParkedReplica{{Bucket: minute, Queue: "q1", Parked: parked, Max: 1}},
+			System: []queue.SystemMetrics{{Bucket: minute, Samples: 2,
+				Metrics: queue.SystemSample{"memory": {"rss_bytes": {Avg: 5, Min: 4, Max: 6, Last: 6}}}}},
+		}
+	}
+
+	// Two processes flush the same minute concurrently, one of them twice.
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	for _, f := range []queue.ActivityFlush{flush("w1", 3, 2, 30, 20, 0.5), flush("w2", 5, 1, 40, 40, 0.25),
+		flush("w1", 1, 1, 10, 10, 0.25)} {
+		wg.Go(func() { errs <- st.ActivityAdd(ctx, f) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+
+	window := queue.SeriesFilter{From: minute, To: minute.Add(time.Minute), Bucket: time.Minute}
+	qs, err := st.QueueActivitySeries(ctx, window)
+	require.NoError(t, err)
+	require.Len(t, qs, 2)
+	q1 := qs[0]
+	require.Equal(t, "q1", q1.Queue)
+	require.Equal(t, int64(9), q1.PushMessages)
+	require.Equal(t, int64(3), q1.PushRequests)
+	require.Equal(t, int64(4), q1.PopMessages)
+	require.Equal(t, 20.0, q1.AvgLagMs(), "weighted: (30+40+10)/4")
+	require.Equal(t, int64(40), q1.LagMaxMs)
+	require.InDelta(t, 1.0, q1.Parked, 1e-9, "parked averages of both replicas add up")
+	require.Zero(t, qs[1].Parked)
+
+	ws, err := st.WorkerActivitySeries(ctx, window)
+	require.NoError(t, err)
+	require.Len(t, ws, 2)
+	require.Equal(t, "w1", ws[0].WorkerID)
+	require.Equal(t, int64(4), ws[0].PushMessages)
+	require.Equal(t, int64(4), ws[0].Samples)
+	require.Equal(t, 3.0, ws[0].AvgFreeSlots())
+	require.Equal(t, int64(2), ws[0].FreeSlotsMin)
+
+	parked, err := st.ParkedReplicaSeries(ctx, window)
+	require.NoError(t, err)
+	require.Len(t, parked, 2)
+	require.InDelta(t, 0.75, parked[0].Parked, 1e-9, "w1 flushed twice")
+
+	sys, err := st.SystemMetricsList(ctx, window)
+	require.NoError(t, err)
+	require.Len(t, sys, 2, "one row per process, rewritten rather than added")
+	require.Equal(t, int64(2), sys[0].Samples)
+	require.Equal(t, 6.0, sys[0].Metrics["memory"]["rss_bytes"].Max)
+
+	other := window
+	other.Queue = "q2"
+	only, err := st.QueueActivitySeries(ctx, other)
+	require.NoError(t, err)
+	require.Len(t, only, 1)
+
+	rs, err := st.RetentionSeries(ctx, window)
+	require.NoError(t, err)
+	require.Empty(t, rs)
+}
+
+func TestMaintenanceFlags(t *testing.T) {
+	t.Parallel()
+	st, err := store.Open(store.Options{ConnString: pgtest.NewDBURL(t), MaxConns: 2})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	ctx := t.Context()
+
+	push, pop, err := st.MaintenanceGet(ctx)
+	require.NoError(t, err)
+	require.False(t, push)
+	require.False(t, pop)
+
+	require.NoError(t, st.MaintenanceSet(ctx, store.MaintenanceKeyPop, true))
+	push, pop, err = st.MaintenanceGet(ctx)
+	require.NoError(t, err)
+	require.False(t, push)
+	require.True(t, pop)
+
+	require.NoError(t, st.MaintenanceSet(ctx, store.MaintenanceKeyPush, true))
+	require.NoError(t, st.MaintenanceSet(ctx, store.MaintenanceKeyPop, false))
+	push, pop, err = st.MaintenanceGet(ctx)
+	require.NoError(t, err)
+	require.True(t, push)
+	require.False(t, pop)
+}

@@ -1,0 +1,252 @@
+// Command packages builds queen's deb and rpm packages with nfpm used as a library
+// (`make packages`, `make deb`, `make rpm`).
+//
+//	go run ./scripts/packages [-version V] [-arch amd64,arm64] [-formats deb,rpm] [-out dist]
+//
+// For each architecture it cross-compiles the binaries (CGO_ENABLED=0, -trimpath,
+// version, commit and date stamped like `make build`) into dist/stage/, then packages
+// them with packaging/nfpm.yaml into
+//
+//	dist/queen_<version>_<arch>.deb        (arch: amd64, arm64)
+//	dist/queen-<version>.<arch>.rpm        (arch: x86_64, aarch64)
+//
+// and prints one path per line. /usr/bin/queenctl joins the package when cmd/queenctl
+// exists. The version comes from git (see versionFromDescribe) unless -version or
+// $QUEEN_PKG_VERSION gives one; file dates are the commit's, so a rebuild of the same
+// commit gives the same contents.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goreleaser/nfpm/v2"
+	_ "github.com/goreleaser/nfpm/v2/deb" // registers the deb packager
+	"github.com/goreleaser/nfpm/v2/files"
+	_ "github.com/goreleaser/nfpm/v2/rpm" // registers the rpm packager
+)
+
+const (
+	module     = "github.com/queenmq/queen"
+	configPath = "packaging/nfpm.yaml"
+	stageDir   = "dist/stage" // nfpm.yaml's src paths point here
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "packages:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("packages", flag.ContinueOnError)
+	version := fs.String("version", os.Getenv("QUEEN_PKG_VERSION"), "package version (default: from git)")
+	arches := fs.String("arch", "amd64,arm64", "comma-separated GOARCH values")
+	formats := fs.String("formats", "deb,rpm", "comma-separated package formats")
+	out := fs.String("out", "dist", "output directory")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if _, err := os.Stat(configPath); err != nil {
+		return fmt.Errorf("run from the repository root: %w", err)
+	}
+	commit, mtime, err := gitCommit()
+	if err != nil {
+		return err
+	}
+	if *version == "" {
+		desc, _ := git("describe", "--tags", "--match", "v[0-9]*", "--long", "--dirty")
+		*version = versionFromDescribe(desc, commit, mtime)
+	}
+	if !validVersion(*version) {
+		return fmt.Errorf("version %q is not usable for deb and rpm (want digits first, then [0-9A-Za-z.+~])", *version)
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	for _, arch := range strings.Split(*arches, ",") {
+		if err := build(arch, *version, commit, mtime); err != nil {
+			return err
+		}
+		for _, format := range strings.Split(*formats, ",") {
+			path, err := pack(format, arch, *version, mtime, *out)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", format, arch, err)
+			}
+			fmt.Println(path)
+		}
+	}
+	return nil
+}
+
+// build cross-compiles the binaries of one architecture into stageDir.
+func build(arch, version, commit string, mtime time.Time) error {
+	if err := os.RemoveAll(stageDir); err != nil {
+		return err
+	}
+	ldflags := strings.Join([]string{
+		"-s -w",
+		"-X " + module + "/internal/buildinfo.Version=" + version,
+		"-X " + module + "/internal/buildinfo.Commit=" + commit,
+		"-X " + module + "/internal/buildinfo.Date=" + mtime.UTC().Format(time.RFC3339),
+	}, " ")
+	for _, name := range binaries() {
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags,
+			"-o", filepath.Join(stageDir, name), "./cmd/"+name)
+		cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+arch, "CGO_ENABLED=0")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("go build ./cmd/%s for %s: %w", name, arch, err)
+		}
+	}
+	return nil
+}
+
+// binaries are the commands to package: queen, and queenctl once it exists.
+func binaries() []string {
+	names := []string{"queen"}
+	if _, err := os.Stat("cmd/queenctl"); err == nil {
+		names = append(names, "queenctl")
+	}
+	return names
+}
+
+// pack writes one package from the staged binaries and returns its path.
+func pack(format, arch, version string, mtime time.Time, out string) (string, error) {
+	cfg, err := nfpm.ParseFileWithEnvMapping(configPath, func(name string) string {
+		switch name {
+		case "QUEEN_PKG_VERSION":
+			return version
+		case "QUEEN_PKG_ARCH":
+			return arch
+		}
+		return os.Getenv(name)
+	})
+	if err != nil {
+		return "", err
+	}
+	info, err := cfg.Get(format)
+	if err != nil {
+		return "", err
+	}
+	for _, name := range binaries()[1:] {
+		info.Contents = append(info.Contents, &files.Content{
+			Source: filepath.Join(stageDir, name), Destination: "/usr/bin/" + name,
+			FileInfo: &files.ContentFileInfo{Mode: 0o755},
+		})
+	}
+	info.MTime = mtime
+	info = nfpm.WithDefaults(info)
+	if err := nfpm.Validate(info); err != nil {
+		return "", err
+	}
+	packager, err := nfpm.Get(format)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(out, fileName(format, arch, version))
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	if err := packager.Package(info, f); err != nil {
+		f.Close()
+		os.Remove(path)
+		return "", err
+	}
+	return path, f.Close()
+}
+
+// fileName is queen_<version>_<arch>.deb or queen-<version>.<rpm arch>.rpm.
+func fileName(format, arch, version string) string {
+	if format == "rpm" {
+		rpmArch := map[string]string{"amd64": "x86_64", "arm64": "aarch64", "386": "i386"}[arch]
+		if rpmArch == "" {
+			rpmArch = arch
+		}
+		return fmt.Sprintf("queen-%s.%s.rpm", version, rpmArch)
+	}
+	return fmt.Sprintf("queen_%s_%s.%s", version, arch, format)
+}
+
+// describeRE parses `git describe --tags --long --dirty`: v1.2.3-5-gabc1234[-dirty].
+var describeRE = regexp.MustCompile(`^v(\d+\.\d+\.\d+)-(\d+)-g([0-9a-f]+)(-dirty)?$`)
+
+// versionFromDescribe turns git's description into a version that sorts right for
+// both dpkg and rpm:
+//
+//	v1.2.3 exactly               1.2.3
+//	5 commits after v1.2.3       1.2.3+git5.20260102T030405.abc1234   (> 1.2.3, < 1.2.4)
+//	no release tag               0.0.0+git20260102T030405.abc1234     (commit time: later commits sort later)
+//	uncommitted changes          the above + ".dirty"
+func versionFromDescribe(describe, commit string, commitTime time.Time) string {
+	stamp := commitTime.UTC().Format("20060102T150405")
+	var v string
+	m := describeRE.FindStringSubmatch(strings.TrimSpace(describe))
+	switch {
+	case m == nil:
+		v = fmt.Sprintf("0.0.0+git%s.%s", stamp, commit)
+		if strings.HasSuffix(strings.TrimSpace(describe), "-dirty") || dirty() {
+			v += ".dirty"
+		}
+		return v
+	case m[2] == "0" && m[4] == "":
+		return m[1]
+	case m[2] == "0":
+		v = m[1] + "+git0." + stamp + "." + commit
+	default:
+		v = fmt.Sprintf("%s+git%s.%s.%s", m[1], m[2], stamp, commit)
+	}
+	if m[4] != "" {
+		v += ".dirty"
+	}
+	return v
+}
+
+var versionRE = regexp.MustCompile(`^[0-9][0-9A-Za-z.+~]*$`)
+
+func validVersion(v string) bool { return versionRE.MatchString(v) }
+
+// gitCommit returns HEAD's short hash and commit time.
+func gitCommit() (string, time.Time, error) {
+	commit, err := git("rev-parse", "--short=12", "HEAD")
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("the version comes from git; give -version outside a git checkout: %w", err)
+	}
+	ct, err := git("log", "-1", "--format=%ct")
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	sec, err := strconv.ParseInt(ct, 10, 64)
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("commit time %q: %w", ct, err)
+	}
+	return commit, time.Unix(sec, 0), nil
+}
+
+// dirty reports uncommitted changes to tracked files.
+func dirty() bool {
+	out, err := git("status", "--porcelain", "--untracked-files=no")
+	return err == nil && out != ""
+}
+
+func git(args ...string) (string, error) {
+	out, err := exec.Command("git", args...).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, ee.Stderr)
+		}
+		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}

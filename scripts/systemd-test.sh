@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+#
+# systemd-test.sh: the systemd and packaging tests (`make test-systemd`, part of
+# `make test`).
+#
+#   scripts/systemd-test.sh [SCENARIO...]     (default: every scenario)
+#
+# 1. Static checks, no box needed: the maintainer scripts parse (sh -n, shellcheck
+#    when installed); `systemd-analyze security --offline` scores every service unit
+#    2.0 or better; the deb and the rpm hold the same files; the env file is a deb
+#    conffile and an rpm %config(noreplace).
+# 2. Scenarios, each in its own disposable systemd (scripts/sdbox.sh) with its own
+#    PostgreSQL cluster, the two of them in parallel: scripts/systemd-test/deb.sh and
+#    rpm.sh (see their headers). They need root, util-linux unshare/nsenter,
+#    overlayfs and cgroup2; where the machine cannot boot a box they are SKIPPED with
+#    the reason. rpm.sh needs `rpm`: installed with apt-get when missing (root).
+#
+# Packages: two amd64 builds of the working tree, v1 = the version from git and
+# v2 = v1 + ".upgrade" (sorts higher for dpkg and rpm), built with
+# scripts/packages into $QUEEN_SYSTEMD_TEST_DIR (default: a temporary directory).
+# Prints "N passed, N failed" (", N skipped") last; exits non-zero on any failure.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+sdbox=$root/scripts/sdbox.sh
+scenarios=("$@")
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(deb rpm)
+
+passed=0 failed=0 skipped=0
+say() { printf 'systemd-test: %s\n' "$*"; }
+ok() { passed=$((passed + 1)); say "ok   $*"; }
+bad() { failed=$((failed + 1)); say "FAIL $*"; }
+skip() { skipped=$((skipped + 1)); say "SKIP $*"; }
+summary() {
+	printf 'systemd-test: %d passed, %d failed, %d skipped\n' "$passed" "$failed" "$skipped"
+	[ "$failed" = 0 ]
+}
+
+work=${QUEEN_SYSTEMD_TEST_DIR:-}
+if [ -z "$work" ]; then
+	work=$(mktemp -d /tmp/queen-systemd-test.XXXXXX)
+	trap 'rm -rf "$work"' EXIT
+fi
+mkdir -p "$work"
+
+# --- static checks ------------------------------------------------------------------
+for s in packaging/scripts/*.sh packaging/queen-backup.sh; do
+	if sh -n "$s"; then ok "sh -n $s"; else bad "sh -n $s"; fi
+done
+if command -v shellcheck >/dev/null 2>&1; then
+	if out=$(shellcheck -s sh packaging/scripts/*.sh packaging/queen-backup.sh &&
+		shellcheck -x scripts/systemd-test.sh scripts/systemd-test/*.sh 2>&1); then
+		ok "shellcheck maintainer, backup and test scripts"
+	else
+		bad "shellcheck" && printf '%s\n' "$out"
+	fi
+else
+	skip "shellcheck: not installed"
+fi
+if command -v systemd-analyze >/dev/null 2>&1; then
+	for u in systemd/*.service; do
+		out=$(systemd-analyze security --offline=yes --threshold=20 "$u" 2>&1) && rc=0 || rc=$?
+		score=$(printf '%s\n' "$out" | grep -o 'Overall exposure level for [^:]*: [0-9.]*' | grep -o '[0-9.]*$' || true)
+		if [ "$rc" = 0 ]; then ok "security $u: exposure $score ≤ 2.0"; else bad "security $u: exposure ${score:-?} > 2.0"; fi
+	done
+else
+	skip "systemd-analyze not installed: no unit checks"
+fi
+
+# --- packages -----------------------------------------------------------------------
+say "building packages in $work"
+t=$(date +%s)
+go run ./scripts/packages -arch amd64 -out "$work/v1" >"$work/v1.list"
+v1=$(sed -n 's|.*/queen_\(.*\)_amd64\.deb$|\1|p' "$work/v1.list")
+v2=$v1.upgrade
+go run ./scripts/packages -arch amd64 -version "$v2" -out "$work/v2" >"$work/v2.list"
+say "built $v1 and $v2 in $(($(date +%s) - t)) s"
+deb1=$work/v1/queen_${v1}_amd64.deb deb2=$work/v2/queen_${v2}_amd64.deb
+rpm1=$work/v1/queen-$v1.x86_64.rpm rpm2=$work/v2/queen-$v2.x86_64.rpm
+for f in "$deb1" "$deb2" "$rpm1" "$rpm2"; do
+	if [ -s "$f" ]; then ok "package $(basename "$f")"; else bad "package $(basename "$f") missing"; fi
+done
+
+debfiles=$(dpkg-deb -c "$deb1" | awk '{print $NF}' | sed -e 's|^\./|/|' -e 's|/$||' | grep -v '^/$' | sort)
+if [ "$(dpkg-deb -f "$deb1" Version)" = "$v1" ]; then ok "deb version $v1"; else bad "deb version"; fi
+if dpkg-deb -I "$deb1" conffiles | grep -qx /etc/queen/queen.env; then ok "deb: queen.env is a conffile"; else bad "deb: queen.env is not a conffile"; fi
+if ! command -v rpm >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+	say "installing rpm (apt-get install rpm) for the rpm checks"
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq rpm >/dev/null 2>&1 ||
+		{ apt-get -o DPkg::Lock::Timeout=300 update -qq >/dev/null 2>&1 &&
+			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq rpm >/dev/null 2>&1; } || true
+fi
+if command -v rpm >/dev/null 2>&1; then
+	rpmfiles=$(rpm -qpl "$rpm1" 2>/dev/null | sort)
+	# dpkg lists the parent directories too; compare the files and the directories rpm owns.
+	missing=$(comm -23 <(printf '%s\n' "$rpmfiles") <(printf '%s\n' "$debfiles"))
+	extra=$(comm -13 <(printf '%s\n' "$rpmfiles") <(printf '%s\n' "$debfiles") | while read -r p; do
+		case $p in /etc | /usr | /usr/bin | /usr/lib | /usr/lib/systemd | /usr/lib/systemd/system | /usr/lib/sysusers.d | /usr/lib/tmpfiles.d | /usr/share | /usr/share/doc) ;; *) echo "$p" ;; esac
+	done)
+	if [ -z "$missing$extra" ]; then
+		ok "rpm -qpl lists the same files as the deb ($(printf '%s\n' "$rpmfiles" | wc -l) paths)"
+	else
+		bad "rpm and deb contents differ" && printf 'only in rpm: %s\nonly in deb: %s\n' "$missing" "$extra"
+	fi
+	if rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$rpm1" 2>/dev/null | grep -qx 'cn /etc/queen/queen.env'; then
+		ok "rpm: queen.env is %config(noreplace)"
+	else
+		bad "rpm: queen.env is not %config(noreplace)"
+	fi
+	if [ "$(rpm -qp --qf '%{VERSION}' "$rpm1" 2>/dev/null)" = "$v1" ]; then ok "rpm version $v1"; else bad "rpm version"; fi
+else
+	skip "rpm checks: rpm not installed and not installable here"
+fi
+
+# --- scenarios in boxes ----------------------------------------------------------------
+why_no_box() {
+	[ "$(id -u)" = 0 ] || { echo "not root"; return; }
+	for c in unshare nsenter pivot_root ip; do
+		command -v "$c" >/dev/null 2>&1 || { echo "$c not installed"; return; }
+	done
+	[ -x /lib/systemd/systemd ] || { echo "systemd is not installed in the root filesystem"; return; }
+	grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null || { echo "no overlayfs"; return; }
+	grep -qw cgroup2 /proc/filesystems || { echo "no cgroup2"; return; }
+	local name=probe-$$ out
+	if ! out=$(SDBOX_DIR=$work/box "$sdbox" up "$name" 2>&1); then
+		SDBOX_DIR=$work/box "$sdbox" down "$name" >/dev/null 2>&1 || true
+		echo "a test box did not boot: $(printf '%s' "$out" | tail -3 | tr '\n' ' ')"
+		return
+	fi
+	SDBOX_DIR=$work/box "$sdbox" down "$name" >/dev/null 2>&1 || true
+}
+reason=$(why_no_box)
+if [ -n "$reason" ]; then
+	for s in "${scenarios[@]}"; do skip "scenario $s: this machine cannot boot a disposable systemd ($reason)"; done
+	summary
+	exit
+fi
+
+run_scenario() { # NAME: boot a box, run scripts/systemd-test/NAME.sh in it, power off
+	local name=$1 box=q$1-$$ status=0
+	local -x SDBOX_DIR=$work/box
+	if ! "$sdbox" up "$box" >"$work/$name.log" 2>&1; then
+		echo "box did not boot" >>"$work/$name.log"
+		return 1
+	fi
+	local share=$SDBOX_DIR/$box/share
+	cp scripts/systemd-test/lib.sh "scripts/systemd-test/$name.sh" "$share/"
+	cp "$deb1" "$share/v1.deb" && cp "$deb2" "$share/v2.deb"
+	[ -f "$rpm1" ] && cp "$rpm1" "$share/v1.rpm" && cp "$rpm2" "$share/v2.rpm"
+	printf 'V1=%s\nV2=%s\n' "$v1" "$v2" >"$share/versions"
+	timeout 600 "$sdbox" run "$box" bash "/mnt/share/$name.sh" >>"$work/$name.log" 2>&1 || status=$?
+	"$sdbox" down "$box" >/dev/null 2>&1 || true
+	return "$status"
+}
+
+declare -A pids
+for s in "${scenarios[@]}"; do
+	if [ "$s" = rpm ] && ! command -v rpm >/dev/null 2>&1; then
+		skip "scenario rpm: rpm is not installed"
+		continue
+	fi
+	run_scenario "$s" &
+	pids[$s]=$!
+done
+for s in "${!pids[@]}"; do
+	t=$(date +%s)
+	status=0
+	wait "${pids[$s]}" || status=$?
+	cat "$work/$s.log"
+	line=$(grep -E "^$s: [0-9]+ passed, [0-9]+ failed" "$work/$s.log" | tail -1 || true)
+	p=$(printf '%s' "$line" | sed -n 's/.*: \([0-9]*\) passed.*/\1/p')
+	f=$(printf '%s' "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
+	passed=$((passed + ${p:-0}))
+	failed=$((failed + ${f:-0}))
+	if [ "$status" != 0 ] && [ "${f:-0}" = 0 ]; then bad "scenario $s exited $status"; fi
+done
+summary
