@@ -46,6 +46,10 @@ test-short: ## unit tests only (go test -short; no PostgreSQL needed)
 bench: ## benchmarks against a throwaway PostgreSQL
 	scripts/pgtest.sh run -- $(GO) test -run '^$$' -bench . -benchtime 100x ./...
 
+.PHONY: check-semantics
+check-semantics: ## long concurrency checker (2 brokers, kill/restart); -args via CHECKER_ARGS
+	scripts/pgtest.sh run -- $(GO) test -race -count=1 -timeout 90m -run '^TestSemanticsChecker$$' -v ./internal/checker/ -args -checker.long $(CHECKER_ARGS)
+
 .PHONY: lint
 lint: ## gofmt (must list nothing) and go vet
 	@# The files the go tool sees: not under dot or underscore directories.

@@ -44,7 +44,8 @@ type activity struct {
 	started  time.Time
 
 	// sampleMu serialises gauge sampling (the loop and FlushActivity) and guards the
-	// previous CPU reading.
+	// previous CPU reading. Lock order: sampleMu, then mu (or waiters.mu); never the
+	// reverse.
 	sampleMu sync.Mutex
 	prevProc procState
 	prevAt   time.Time
@@ -87,16 +88,34 @@ func newActivity(hostname, workerID string, pid int, now time.Time) *activity {
 	}
 }
 
-// minute returns the bucket of t, creating it. Callers hold a.mu.
+// minute returns the bucket of t, creating it. Callers hold a.mu. Creating one drops
+// the oldest beyond maxPendingMinutes, so memory stays bounded even when nothing
+// flushes (Run not running, database refusing).
 func (a *activity) minute(t time.Time) *activityMinute {
 	key := t.UTC().Truncate(time.Minute)
 	m := a.minutes[key]
 	if m == nil {
 		m = &activityMinute{queues: make(map[string]*queueMinute), system: make(queue.SystemSample)}
 		a.minutes[key] = m
+		a.dropOldest()
 	}
 	a.rollRates(key)
 	return m
+}
+
+// dropOldest drops the oldest minutes beyond maxPendingMinutes+1 (the closed ones
+// kept for a retry, plus the current one) and counts them. Callers hold a.mu.
+func (a *activity) dropOldest() int {
+	if len(a.minutes) <= maxPendingMinutes+1 {
+		return 0
+	}
+	keys := slices.SortedFunc(maps.Keys(a.minutes), time.Time.Compare)
+	n := len(keys) - (maxPendingMinutes + 1)
+	for _, k := range keys[:n] {
+		delete(a.minutes, k)
+	}
+	a.dropped += int64(n)
+	return n
 }
 
 // rollRates moves the rate window to minute m. Callers hold a.mu.
@@ -113,7 +132,7 @@ func (a *activity) rollRates(m time.Time) {
 	a.rateMinute = m
 }
 
-func (m *activityMinute) queue(name string) *queueMinute {
+func (m *activityMinute) queueOf(name string) *queueMinute {
 	q := m.queues[name]
 	if q == nil {
 		q = &queueMinute{}
@@ -134,7 +153,7 @@ func (a *activity) add(now time.Time, w queue.ActivityCounts, byQueue map[string
 		if name == "" {
 			continue
 		}
-		m.queue(name).counts.Add(c)
+		m.queueOf(name).counts.Add(c)
 		lt := a.queues[name]
 		if lt == nil {
 			if len(a.queues) >= maxLifetimeQueues {
@@ -319,7 +338,7 @@ func (a *activity) observe(s gaugeSample) {
 		ParkedSum: int64(s.parkedAll), ParkedMax: int64(s.parkedAll),
 	})
 	for name, n := range s.parked {
-		q := m.queue(name)
+		q := m.queueOf(name)
 		q.parkedSum += int64(n)
 		q.parkedMax = max(q.parkedMax, int64(n))
 	}
@@ -404,20 +423,13 @@ func (a *activity) restore(taken map[time.Time]*activityMinute) (dropped int) {
 		m.worker.Add(t.worker)
 		m.gauges.Add(t.gauges)
 		for name, q := range t.queues {
-			mq := m.queue(name)
+			mq := m.queueOf(name)
 			mq.counts.Add(q.counts)
 			mq.parkedSum += q.parkedSum
 			mq.parkedMax = max(mq.parkedMax, q.parkedMax)
 		}
 	}
-	keys := slices.SortedFunc(maps.Keys(a.minutes), time.Time.Compare)
-	for len(keys) > maxPendingMinutes+1 {
-		delete(a.minutes, keys[0])
-		keys = keys[1:]
-		dropped++
-	}
-	a.dropped += int64(dropped)
-	return dropped
+	return a.dropOldest()
 }
 
 // ActivityRates are per-second rates over the last complete minute of this process.

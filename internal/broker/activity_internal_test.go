@@ -92,14 +92,28 @@ func TestActivityRecorder(t *testing.T) {
 	t.Run("RestoreDropsMinutesBeyondTheBound", func(t *testing.T) {
 		t.Parallel()
 		a := newActivity("host", "w1", 42, t0)
-		for i := range maxPendingMinutes + 5 {
+		for i := range maxPendingMinutes + 1 {
 			a.recordPush(t0.Add(time.Duration(i)*time.Minute), []queue.PushResult{{Queue: "a", Status: queue.StatusQueued}})
 		}
-		_, taken := a.take(minute.Add(time.Duration(maxPendingMinutes+5)*time.Minute), false)
-		require.Len(t, taken, maxPendingMinutes+5)
-		require.Equal(t, 4, a.restore(taken))
+		now := t0.Add(time.Duration(maxPendingMinutes+1) * time.Minute)
+		_, taken := a.take(now.Truncate(time.Minute), false)
+		require.Len(t, taken, maxPendingMinutes+1)
+		a.recordPush(now, []queue.PushResult{{Queue: "a", Status: queue.StatusQueued}})
+		require.Equal(t, 1, a.restore(taken), "the oldest minute goes")
 		require.Len(t, a.minutes, maxPendingMinutes+1)
-		require.Equal(t, int64(4), a.dropped)
+		require.NotContains(t, a.minutes, minute)
+		require.Equal(t, int64(1), a.dropped)
+	})
+
+	t.Run("MinutesStayBoundedWithoutFlushes", func(t *testing.T) {
+		t.Parallel()
+		a := newActivity("host", "w1", 42, t0)
+		for i := range 3 * maxPendingMinutes {
+			a.recordPush(t0.Add(time.Duration(i)*time.Minute), []queue.PushResult{{Queue: "a", Status: queue.StatusQueued}})
+		}
+		require.Len(t, a.minutes, maxPendingMinutes+1)
+		require.Equal(t, int64(2*maxPendingMinutes-1), a.dropped)
+		require.Equal(t, int64(3*maxPendingMinutes), a.total.PushMessages, "lifetime totals keep counting")
 	})
 
 	t.Run("RatesAreThoseOfTheLastCompleteMinute", func(t *testing.T) {

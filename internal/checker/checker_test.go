@@ -38,13 +38,13 @@ var (
 // longConfig is the preset of make check-semantics: minutes of traffic.
 func longConfig() checker.Config {
 	c := checker.DefaultConfig()
-	c.Messages = 60000
+	c.Messages = 50000
 	c.Producers = 8
 	c.Partitions = 16
 	c.PushBatch = 6
 	c.Duration = 3 * time.Minute
 	c.Groups = 3
-	c.ConsumersPerGroup = 4
+	c.ConsumersPerGroup = 6
 	c.MaxBatch = 10
 	c.MaxPartitions = 4
 	c.Restarts = 6

@@ -77,9 +77,9 @@ func brokerEnv(t *testing.T, dbURL string) []string {
 	require.NoError(t, err)
 	env := []string{"PG_HOST=" + u.Hostname(), "PG_PORT=" + u.Port(), "PG_DB=" + strings.TrimPrefix(u.Path, "/"),
 		"HOST=127.0.0.1", "LOG_LEVEL=warn", "DB_POOL_SIZE=12", "QUEEN_SHUTDOWN_TIMEOUT=5s",
-		// Leases expire and retry delays end without a wake-up: re-check parked pops
-		// often so that the drain does not wait on the default 1 s back-off.
-		"POP_WAIT_MAX_INTERVAL_MS=200"}
+		// Leases expire, acks release them and retry delays end without a wake-up:
+		// re-check parked pops often rather than with the default 100 ms..1 s back-off.
+		"POP_WAIT_INITIAL_INTERVAL_MS=25", "POP_WAIT_MAX_INTERVAL_MS=100"}
 	if u.User != nil {
 		env = append(env, "PG_USER="+u.User.Username())
 		if pw, ok := u.User.Password(); ok {

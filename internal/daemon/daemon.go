@@ -115,6 +115,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	}
 
 	var ready atomic.Bool
+	gate := newStartGate()
 	api := httpapi.New(httpapi.Options{
 		MaxBodyBytes:       cfg.MaxBodyBytes,
 		CORSAllowedOrigins: cfg.CORSAllowedOrigins,
@@ -128,7 +129,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		},
 	}, b, logger.With("component", "http"))
 	srv := &http.Server{
-		Handler:           api.Handler(),
+		Handler:           gate.Wrap(api.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.With("component", "http").Handler(), slog.LevelWarn),
@@ -146,6 +147,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	if err := waitForDatabase(ctx, st, logger, func(attempt int, retryIn time.Duration, err error) {
 		reportWaiting(notifier, cfg, attempt, retryIn, err, logger)
 	}); err != nil {
+		gate.Abort()
 		shutdownHTTP(srv, b, cfg.ShutdownTimeout, logger)
 		if errors.Is(err, context.Canceled) {
 			return nil
@@ -165,6 +167,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		<-runDone
 	}()
 	ready.Store(true)
+	gate.Open()
 	logger.Info("ready", "addr", ln.Addr().String())
 	notifyWarn(logger, "READY=1", notifier.Ready(fmt.Sprintf("ready: serving on %s, PostgreSQL at %s", ln.Addr(), pgTarget(cfg))))
 	if opts.ReadyFunc != nil {

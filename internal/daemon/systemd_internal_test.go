@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -193,4 +194,47 @@ func TestMultiListener(t *testing.T) {
 		_, err := net.DialTimeout("tcp", l.Addr().String(), time.Second)
 		require.Error(t, err, "%s must be closed", l.Addr())
 	}
+}
+
+// TestStartGate: /health passes a closed gate; other requests wait for Open, or get
+// 503 unavailable when the start-up is abandoned.
+func TestStartGate(t *testing.T) {
+	t.Parallel()
+	g := newStartGate()
+	h := g.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	serve := func(path string) chan int {
+		done := make(chan int, 1)
+		go func() {
+			w := &probeWriter{header: make(http.Header)}
+			h.ServeHTTP(w, &http.Request{Method: http.MethodGet, URL: &url.URL{Path: path}})
+			done <- w.status
+		}()
+		return done
+	}
+	require.Equal(t, http.StatusNoContent, <-serve("/health/live"), "health routes are never held")
+
+	first := serve("/api/v1/push")
+	select {
+	case s := <-first:
+		t.Fatalf("served (%d) before the gate opened", s)
+	case <-time.After(100 * time.Millisecond):
+	}
+	g.Open()
+	require.Equal(t, http.StatusNoContent, <-first)
+	g.Abort() // an open gate stays open
+	require.Equal(t, http.StatusNoContent, <-serve("/api/v1/push"))
+
+	g2 := newStartGate()
+	h = g2.Wrap(http.NotFoundHandler())
+	held := make(chan int, 1)
+	go func() {
+		w := &probeWriter{header: make(http.Header)}
+		h.ServeHTTP(w, &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/api/v1/pop/queue/q"}})
+		held <- w.status
+	}()
+	time.Sleep(50 * time.Millisecond)
+	g2.Abort()
+	require.Equal(t, http.StatusServiceUnavailable, <-held)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -200,9 +201,25 @@ func TestSystemdNotifyLifecycle(t *testing.T) {
 	require.Contains(t, msg, "STATUS=waiting for PostgreSQL at 127.0.0.1 port "+proxyPort)
 	require.NotContains(t, strings.Join(ns.all(), "\n"), "READY=1")
 
+	// A push that arrives before readiness (under socket activation: the request that
+	// started queen) is held until the schema is applied, then served.
+	held := make(chan int, 1)
+	go func() {
+		resp, err := http.Post("http://"+ln.Addr().String()+"/api/v1/push", "application/json",
+			strings.NewReader(`{"items":[{"queue":"held","payload":{"early":true}}]}`))
+		if err != nil {
+			held <- 0
+			return
+		}
+		resp.Body.Close()
+		held <- resp.StatusCode
+	}()
+	time.Sleep(200 * time.Millisecond)
+
 	proxy.start(t, proxyAddr)
 	msg, seen := ns.waitFor(t, "READY=1", 30*time.Second)
 	require.Contains(t, msg, "STATUS=ready: serving on "+ln.Addr().String())
+	require.Equal(t, http.StatusCreated, <-held, "the early push is served once ready")
 
 	require.Eventually(t, func() bool {
 		msgs, _ := ns.since(seen)

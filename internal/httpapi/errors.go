@@ -88,7 +88,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if status >= 500 {
 		body.Success = api.Bool(false)
 		body.RequestID = reqID
-		s.logger.LogAttrs(r.Context(), slog.LevelError, "request failed",
+		level := slog.LevelError
+		if ue := (*queue.UnavailableError)(nil); errors.As(err, &ue) {
+			level = slog.LevelDebug // a deliberate refusal (push maintenance), not a fault
+		}
+		s.logger.LogAttrs(r.Context(), level, "request failed",
 			slog.String("request_id", reqID), slog.String("method", r.Method),
 			slog.Int("status", status), slog.Any("err", err))
 	} else {

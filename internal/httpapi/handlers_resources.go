@@ -69,7 +69,7 @@ func (s *Server) handleTasks(w http.ResponseWriter, r *http.Request) error {
 // and the queue-mode cursor; 404 {"error":"Queue not found"} for an unknown queue.
 func (s *Server) handlePartitions(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	page, err := queryPage(q, defaultPartitionsListLimit)
+	page, err := listPage(q, defaultPartitionsListLimit)
 	if err != nil {
 		return err
 	}

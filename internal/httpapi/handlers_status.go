@@ -3,8 +3,6 @@ package httpapi
 import (
 	"errors"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/queenmq/queen/internal/api"
@@ -19,52 +17,15 @@ const (
 	defaultPartitionsListLimit = 100
 )
 
-// queryTime parses an RFC 3339 timestamp query parameter; absent or empty is the
-// zero time, anything else unparsable a 400 naming the parameter.
-func queryTime(q url.Values, name string) (time.Time, error) {
-	v, _ := queryString(q, name)
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		return time.Time{}, queue.Invalid(name, "%s must be an RFC 3339 timestamp (e.g. 2026-04-26T10:00:00Z)", name)
-	}
-	return t, nil
-}
-
-// queryPage parses limit (default def) and offset (default 0).
-func queryPage(q url.Values, def int) (queue.Page, error) {
-	limit, ok, err := queryInt(q, "limit")
-	if err != nil {
-		return queue.Page{}, err
-	}
-	if !ok {
-		limit = int64(def)
-	}
-	offset, _, err := queryInt(q, "offset")
-	if err != nil {
-		return queue.Page{}, err
-	}
-	if limit < 1 || limit > broker.MaxListLimit {
-		return queue.Page{}, queue.Invalid("limit", "limit must be between 1 and %d", broker.MaxListLimit)
-	}
-	if offset < 0 || offset > 1<<31 {
-		return queue.Page{}, queue.Invalid("offset", "offset must be between 0 and %d", 1<<31)
-	}
-	return queue.Page{Limit: int(limit), Offset: int(offset)}, nil
-}
-
 // statusFilter reads from, to, queue, namespace and task.
 func statusFilter(r *http.Request) (queue.StatusFilter, error) {
 	q := r.URL.Query()
 	var f queue.StatusFilter
 	var err error
-	if f.From, err = queryTime(q, "from"); err != nil {
+	if f.From, err = queryTimestamp(q, "from"); err != nil {
 		return f, err
 	}
-	if f.To, err = queryTime(q, "to"); err != nil {
+	if f.To, err = queryTimestamp(q, "to"); err != nil {
 		return f, err
 	}
 	f.Queue, _ = queryString(q, "queue")
@@ -180,7 +141,7 @@ func workerStatuses(ws []broker.WorkerSummary) []api.WorkerStatus {
 // (namespace and task filter by exact match), newest first, with live counters.
 func (s *Server) handleStatusQueues(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	page, err := queryPage(q, defaultStatusQueuesLimit)
+	page, err := listPage(q, defaultStatusQueuesLimit)
 	if err != nil {
 		return err
 	}
@@ -246,7 +207,7 @@ func (s *Server) handleStatusQueueMessages(w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return err
 	}
-	page, err := queryPage(r.URL.Query(), defaultQueueMessagesLimit)
+	page, err := listPage(r.URL.Query(), defaultQueueMessagesLimit)
 	if err != nil {
 		return err
 	}

@@ -207,9 +207,9 @@ func TestStatusRoutes(t *testing.T) {
 	t.Run("StatusRejectsBadTimes", func(t *testing.T) {
 		t.Parallel()
 		requireError(t, b.get(t, "/api/v1/status?from=yesterday"), http.StatusBadRequest, "invalid_argument",
-			"from must be an RFC 3339 timestamp (e.g. 2026-04-26T10:00:00Z)", "from")
+			"from must be an RFC 3339 timestamp or a date (YYYY-MM-DD)", "from")
 		requireError(t, b.get(t, "/api/v1/analytics/queue-ops?to=2026-13-01T00:00:00Z"), http.StatusBadRequest,
-			"invalid_argument", "to must be an RFC 3339 timestamp (e.g. 2026-04-26T10:00:00Z)", "to")
+			"invalid_argument", "to must be an RFC 3339 timestamp or a date (YYYY-MM-DD)", "to")
 		requireError(t, b.get(t, "/api/v1/status?from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z"),
 			http.StatusBadRequest, "invalid_argument", "from must be before to", "from")
 	})

@@ -130,7 +130,8 @@ ON CONFLICT (bucket_time, queue_name, hostname, worker_id) DO UPDATE SET
     updated_at   = now()`
 
 // sqlSystemMetricsPut writes one process's minute aggregates, replacing earlier
-// writes of the same minute (the process holds the whole minute until it closes).
+// writes of the same minute (the process holds the whole minute until it closes); a
+// late write of an older, smaller aggregate does not replace a newer one.
 const sqlSystemMetricsPut = `
 INSERT INTO queen.system_metrics AS t (bucket_time, hostname, worker_id, pid, sample_count, metrics)
 SELECT x.b, $1, $2, $3, x.n, x.m
@@ -139,13 +140,15 @@ ORDER BY x.b
 ON CONFLICT (bucket_time, hostname, worker_id, pid) DO UPDATE SET
     sample_count = excluded.sample_count,
     metrics      = excluded.metrics,
-    updated_at   = now()`
+    updated_at   = now()
+WHERE t.sample_count <= excluded.sample_count`
 
 // sqlQueueActivityDerive recomputes the derived columns of queue_lag_metrics for the
 // given (bucket, queue) keys: the cluster's parked average (the sum over replicas),
 // the queue's partition count and the partitions created in that minute. It sets
 // rather than adds, so running it twice is harmless; it reads only the partitions of
-// the given queues.
+// the given queues. Two brokers deriving the same key at once may leave the parked
+// average one flush behind; the next flush of that key corrects it.
 const sqlQueueActivityDerive = `
 WITH k AS (
     SELECT DISTINCT x.b, x.q FROM unnest($1::timestamptz[], $2::text[]) AS x(b, q)

@@ -34,11 +34,11 @@ func TestActivityAdd(t *testing.T) {
 		}
 	}
 
-	// Two processes flush the same minute concurrently, one of them twice.
+	// Two processes flush the same minute concurrently (rows are locked in one order:
+	// no deadlock), then one of them again: the counters add up.
 	var wg sync.WaitGroup
-	errs := make(chan error, 3)
-	for _, f := range []queue.ActivityFlush{flush("w1", 3, 2, 30, 20, 0.5), flush("w2", 5, 1, 40, 40, 0.25),
-		flush("w1", 1, 1, 10, 10, 0.25)} {
+	errs := make(chan error, 2)
+	for _, f := range []queue.ActivityFlush{flush("w1", 3, 2, 30, 20, 0.5), flush("w2", 5, 1, 40, 40, 0.25)} {
 		wg.Go(func() { errs <- st.ActivityAdd(ctx, f) })
 	}
 	wg.Wait()
@@ -46,6 +46,7 @@ func TestActivityAdd(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
+	require.NoError(t, st.ActivityAdd(ctx, flush("w1", 1, 1, 10, 10, 0.25)))
 
 	window := queue.SeriesFilter{From: minute, To: minute.Add(time.Minute), Bucket: time.Minute}
 	qs, err := st.QueueActivitySeries(ctx, window)

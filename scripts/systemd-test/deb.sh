@@ -10,11 +10,12 @@
 # pushes in flight) → config error (exit 78 once, no restart) → upgrade (edited
 # conffile kept, no prompt, service restarted on the new version) → remove → purge.
 set -uo pipefail
-# shellcheck source=lib.sh
+# shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib.sh"
 # shellcheck disable=SC1091
 . "$SHARE/versions"
 
+no_policy_rc_d
 pg_setup
 log "PostgreSQL ready ($PG_UNIT)"
 

@@ -58,14 +58,21 @@ wait_until() {
 }
 
 finish() {
-	log "journal of queen units (last 60 lines) for the record:"
-	journalctl --no-pager -o short-monotonic -u 'queen*' -n 60 2>/dev/null | sed 's/^/       | /' | tail -60
+	if [ "$FAILED" != 0 ]; then
+		log "journal of the queen units (last 80 lines, cut at 300 characters):"
+		journalctl --no-pager -o short-monotonic -u 'queen*' -n 80 2>/dev/null | cut -c1-300 | sed 's/^/       | /'
+	fi
 	printf '%s: %d passed, %d failed\n' "$SCENARIO" "$PASSED" "$FAILED"
 	[ "$FAILED" = 0 ]
 }
 
 # show UNIT PROP: one systemd property's value.
 show() { systemctl show -P "$2" "$1"; }
+
+# no_policy_rc_d: the host image may carry Docker's /usr/sbin/policy-rc.d ("exit
+# 101": never start services from maintainer scripts), which deb-systemd-invoke
+# obeys. The box is a normal machine: remove it (from the box's overlay only).
+no_policy_rc_d() { rm -f /usr/sbin/policy-rc.d; }
 
 # pg_setup: a PostgreSQL cluster in the box (a systemd unit, postgresql@V-qtest),
 # with a role and database queen that the user queen reaches by peer
