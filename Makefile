@@ -35,8 +35,13 @@ run: build ## serve on :6632 against PG_* or a throwaway PostgreSQL
 	scripts/run.sh
 
 .PHONY: test
-test: lint build ## lint, build, then every test against a throwaway PostgreSQL
+test: lint build ## lint, build, every Go test against a throwaway PostgreSQL, then test-systemd
 	scripts/pgtest.sh run -- $(GO) test $(TEST_FLAGS) ./...
+	scripts/systemd-test.sh
+
+.PHONY: test-systemd
+test-systemd: ## units, packages, deb/rpm lifecycle in a disposable systemd (root; skips what the machine cannot do)
+	scripts/systemd-test.sh
 
 .PHONY: test-short
 test-short: ## unit tests only (go test -short; no PostgreSQL needed)
@@ -58,9 +63,9 @@ lint: ## gofmt (must list nothing) and go vet
 	$(GO) vet ./...
 
 .PHONY: verify
-verify: ## go.mod/go.sum tidy, docs/configuration.md up to date
+verify: ## go.mod/go.sum tidy, docs/configuration.md and etc/queen.env up to date
 	$(GO) mod tidy -diff
-	$(GO) test -count=1 ./internal/config/  # includes the docs/configuration.md drift test
+	$(GO) test -count=1 ./internal/config/  # includes the docs/configuration.md and etc/queen.env drift tests
 
 .PHONY: pg-start
 pg-start: ## start a long-lived dev PostgreSQL (.pgtest); eval its env for go test
@@ -72,6 +77,23 @@ pg-start: ## start a long-lived dev PostgreSQL (.pgtest); eval its env for go te
 pg-stop: ## stop and remove the dev PostgreSQL started by pg-start
 	scripts/pgtest.sh stop $(PGTEST_LINK)
 
+# Packages: scripts/packages builds the binaries per architecture and packs them with
+# nfpm (packaging/nfpm.yaml). The version comes from git; PKG_VERSION=1.2.3 overrides.
+PKG_ARCH ?= amd64,arm64
+PKG_FLAGS = -arch $(PKG_ARCH) -out dist $(if $(PKG_VERSION),-version $(PKG_VERSION))
+
+.PHONY: packages
+packages: ## deb and rpm for amd64 and arm64 into dist/ (PKG_VERSION=, PKG_ARCH= override)
+	$(GO) run ./scripts/packages $(PKG_FLAGS) -formats deb,rpm
+
+.PHONY: deb
+deb: ## only the deb packages (dist/queen_<version>_<arch>.deb)
+	$(GO) run ./scripts/packages $(PKG_FLAGS) -formats deb
+
+.PHONY: rpm
+rpm: ## only the rpm packages (dist/queen-<version>.<arch>.rpm)
+	$(GO) run ./scripts/packages $(PKG_FLAGS) -formats rpm
+
 .PHONY: clean
-clean: ## remove build and coverage output
-	rm -rf bin/ coverage.out coverage.html *.coverprofile
+clean: ## remove build, package and coverage output
+	rm -rf bin/ dist/ coverage.out coverage.html *.coverprofile

@@ -148,6 +148,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		reportWaiting(notifier, cfg, attempt, retryIn, err, logger)
 	}); err != nil {
 		gate.Abort()
+		notifyWarn(logger, "STOPPING=1", notifier.Stopping("stopping before ready"))
 		shutdownHTTP(srv, b, cfg.ShutdownTimeout, logger)
 		if errors.Is(err, context.Canceled) {
 			return nil

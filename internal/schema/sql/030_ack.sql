@@ -64,12 +64,6 @@ BEGIN
         FOR UPDATE;
         v_has_row := FOUND;
 
-        IF it.lease <> '' AND NOT (v_has_row AND pc.worker_id = it.lease AND pc.lease_expires_at > v_now) THEN
-            o_success := false; o_error := 'Invalid or expired lease';
-            RETURN NEXT;
-            CONTINUE;
-        END IF;
-
         v_status := it.status;
         IF v_status = 'success' THEN
             v_status := 'completed';
@@ -81,6 +75,13 @@ BEGIN
             ELSE
                 o_success := false; o_error := 'lease released by earlier failure';
             END IF;
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+
+        -- coalesce: a released lease has NULL worker_id/expiry, and NOT NULL is NULL.
+        IF it.lease <> '' AND NOT coalesce(v_has_row AND pc.worker_id = it.lease AND pc.lease_expires_at > v_now, false) THEN
+            o_success := false; o_error := 'Invalid or expired lease';
             RETURN NEXT;
             CONTINUE;
         END IF;

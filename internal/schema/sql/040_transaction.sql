@@ -83,7 +83,7 @@ BEGIN
     SELECT * INTO pc FROM queen.partition_consumers c
     WHERE c.partition_id = p_pid::uuid AND c.consumer_group = p_group FOR UPDATE;
 
-    IF coalesce(p_lease, '') <> '' AND NOT (pc.worker_id = p_lease AND pc.lease_expires_at > now()) THEN
+    IF coalesce(p_lease, '') <> '' AND NOT coalesce(pc.worker_id = p_lease AND pc.lease_expires_at > now(), false) THEN
         RETURN QUERY SELECT false, 'Invalid or expired lease'::text, false;
         RETURN;
     END IF;
