@@ -62,10 +62,10 @@ func DefaultConfig() Config {
 	return Config{
 		Queue:              "checker",
 		Producers:          4,
-		Messages:           1200,
+		Messages:           1000,
 		Partitions:         8,
 		PushBatch:          4,
-		Duration:           6 * time.Second,
+		Duration:           5 * time.Second,
 		Groups:             2,
 		ConsumersPerGroup:  3,
 		MaxBatch:           5,

@@ -139,9 +139,13 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	go func() { serveErr <- srv.Serve(accepting) }()
 	logger.Info("listening", "addr", ln.Addr().String(), "source", source)
 	watchdogCtx, stopWatchdog := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopWatchdog()
-	go runWatchdog(watchdogCtx, notifier,
-		livenessProbe(accepting, srv.Handler, b, notifier.WatchdogInterval()/3), logger.With("component", "watchdog"))
+	watchdogDone := make(chan struct{})
+	go func() {
+		defer close(watchdogDone)
+		runWatchdog(watchdogCtx, notifier,
+			livenessProbe(accepting, srv.Handler, b, notifier.WatchdogInterval()/3), logger.With("component", "watchdog"))
+	}()
+	defer func() { stopWatchdog(); <-watchdogDone }()
 	notifyWarn(logger, "STATUS", notifier.Status("connecting to PostgreSQL at "+pgTarget(cfg)))
 
 	if err := waitForDatabase(ctx, st, logger, func(attempt int, retryIn time.Duration, err error) {

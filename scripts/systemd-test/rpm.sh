@@ -116,14 +116,18 @@ else
 	fail "replicas: queen.target restarted both" "$p1→$(show queen@1.service MainPID) $p2→$(show queen@2.service MainPID)" \
 		"$(systemctl status --no-pager queen.target 'queen@*' 2>&1 | tail -40)"
 fi
-systemctl disable --now queen@1.socket queen@2.socket >/dev/null 2>&1
-systemctl stop 'queen@*.service'
+# Replica 2 stays enabled and running next to queen.service through the upgrade and the
+# erase: both must be restarted by the upgrade, and the erase must disable the template's
+# instances too.
+systemctl disable --now queen@1.socket >/dev/null 2>&1
+systemctl stop queen@1.service
 systemctl enable --now queen.socket >/dev/null 2>&1
+systemctl start queen.service
 read -r code body <<<"$(http POST /api/v1/push '{"items":[{"queue":"upgrade","payload":{"kept":"rpm"}}]}')"
-expect_eq "back to the single service" 201 "$code"
+expect_eq "queen.service and queen@2 side by side" 201 "$code"
 
 # --- upgrade and erase ---------------------------------------------------------------
-old=$(show queen.service MainPID)
+old=$(show queen.service MainPID) old2=$(show queen@2.service MainPID)
 check "rpm -U v2 ($V2)" rpm -U --nodeps "$SHARE/v2.rpm"
 expect_eq "rpm -q after upgrade" "queen-$V2-1.x86_64" "$(rpmq -q queen)"
 wait_until 20 systemctl is-active --quiet queen.service
@@ -135,6 +139,9 @@ else
 fi
 expect_eq "upgrade: socket still enabled and listening" "enabled active" \
 	"$(systemctl is-enabled queen.socket) $(systemctl is-active queen.socket)"
+wait_until 20 systemctl is-active --quiet queen@2.service
+new2=$(show queen@2.service MainPID)
+if [ "$new2" != 0 ] && [ "$new2" != "$old2" ]; then pass "upgrade: replica queen@2 restarted too ($old2 → $new2)"; else fail "upgrade: replica queen@2 restarted too" "old=$old2 new=$new2"; fi
 expect_match "upgrade: edited queen.env kept" '^# edited by the rpm test$' "$(cat /etc/queen/queen.env)"
 check "upgrade: no .rpmnew (the shipped file did not change)" test ! -e /etc/queen/queen.env.rpmnew
 read -r code body <<<"$(http GET /health)"
@@ -143,8 +150,8 @@ read -r code body <<<"$(http GET '/api/v1/pop/queue/upgrade?autoAck=true')"
 expect_match "upgrade: data kept" '"kept":"rpm"' "$body"
 
 check "rpm -e" rpm -e queen
-expect_eq "erase: socket and service stopped" "inactive inactive" \
-	"$(systemctl is-active queen.socket) $(systemctl is-active queen.service)"
+expect_eq "erase: sockets and services stopped" "inactive inactive inactive inactive" \
+	"$(systemctl is-active queen.socket queen.service queen@2.socket queen@2.service | tr '\n' ' ' | sed 's/ $//')"
 expect_eq "erase: no enablement symlinks left" "" "$(find /etc/systemd/system -name 'queen*' 2>/dev/null)"
 check "erase: edited queen.env saved as .rpmsave" test -f /etc/queen/queen.env.rpmsave
 check "erase: binary gone" test ! -e /usr/bin/queen
