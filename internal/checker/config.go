@@ -77,7 +77,7 @@ func DefaultConfig() Config {
 		RetryDelay:         100 * time.Millisecond,
 		LeaseTime:          time.Second,
 		PopWait:            time.Second,
-		Restarts:           1,
+		Restarts:           2,
 		DrainTimeout:       90 * time.Second,
 		Seed:               1,
 	}

@@ -124,7 +124,8 @@ func (c *consumer) handle(ctx context.Context, b int, resp *api.PopResponse, sen
 		if m.LeaseID != resp.LeaseID || m.ConsumerGroup != group {
 			r.violation("data", "group %s: message %d of a pop carries leaseId %q, consumerGroup %q (answer: %q)", group, i, m.LeaseID, m.ConsumerGroup, resp.LeaseID)
 		}
-		c.deliveries = append(c.deliveries, Delivery{Group: c.group, Msg: msg, Episode: len(c.episodes) - len(runs) + k, Pos: len(runs[k])})
+		c.deliveries = append(c.deliveries, Delivery{Group: c.group, Msg: msg, Episode: len(c.episodes) - len(runs) + k,
+			Pos: len(runs[k]), RetryCount: m.RetryCount})
 		runs[k] = append(runs[k], len(c.deliveries)-1)
 	}
 

@@ -103,8 +103,9 @@ type Episode struct {
 // Delivery is one message in one pop answer, and what the consumer did with it.
 type Delivery struct {
 	Group, Msg, Episode int
-	// Pos is the message's index among the episode's messages.
-	Pos int
+	// Pos is the message's index among the episode's messages; RetryCount is the
+	// retry count the pop reported for it (its failed deliveries so far).
+	Pos, RetryCount int
 	// Failed is true when the consumer acked it failed (false: completed).
 	Failed  bool
 	Outcome Outcome
@@ -201,7 +202,7 @@ func TxID(producer, seq int) string { return fmt.Sprintf("p%d-s%d", producer, se
 // WriteTo writes h as text, one lease per line, grouped by consumer group and
 // partition and ordered by pop time, for reading a violation in context:
 //
-//	g1 p03 lease=… consumer=4 broker=1 pop=1.204..1.210 | p2-s7@2026-…Z completed acked [1.211..1.215] released | …
+//	g1 p03 lease=… consumer=4 broker=1 pop=1.204..1.210 | p2-s7@2026-…Z r=0 completed acked [1.211..1.215] released | …
 func (h *History) WriteTo(w io.Writer) (int64, error) {
 	eps := make([]int, len(h.Episodes))
 	for i := range eps {
@@ -231,7 +232,7 @@ func (h *History) WriteTo(w io.Writer) (int64, error) {
 			if d.Failed {
 				status = "failed"
 			}
-			k, _ = fmt.Fprintf(bw, " | %s@%s %s %s", m.TxID, m.CreatedAt, status, d.Outcome)
+			k, _ = fmt.Fprintf(bw, " | %s@%s r=%d %s %s", m.TxID, m.CreatedAt, d.RetryCount, status, d.Outcome)
 			n += int64(k)
 			if d.AckSent != 0 {
 				k, _ = fmt.Fprintf(bw, " [%s..%s]", secs(d.AckSent), secs(d.AckReceived))
