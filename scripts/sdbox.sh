@@ -11,6 +11,11 @@
 # Host files can be passed in through $STATE/share (mounted at /mnt/share inside).
 # Env: SDBOX_NET=host keeps the host network namespace (default: private, lo only).
 #      SDBOX_DIR=dir   parent of the per-box state directories (default /tmp/sdbox).
+#
+# The recipe of shared/notes/systemd-test-harness.md, with the box's PID 1 found by its
+# PID namespace (concurrent boots used to pick a transient child). Used by
+# scripts/systemd-test.sh; handy by hand to try a unit or a package:
+#   scripts/sdbox.sh up t && scripts/sdbox.sh run t systemctl status; scripts/sdbox.sh down t
 set -euo pipefail
 
 cmd=${1:?usage: sdbox up|run|pid|down NAME ...}
@@ -30,6 +35,9 @@ systemd-udevd.service systemd-udev-trigger.service systemd-udev-settle.service
 getty.target console-getty.service serial-getty@.service getty@.service
 e2scrub_all.timer e2scrub_reap.service fstrim.timer apt-daily.timer
 apt-daily-upgrade.timer dpkg-db-backup.timer man-db.timer systemd-firstboot.service"
+
+# shellcheck disable=SC2086,SC2116 # the names on one line, for the init script
+mask_list=$(echo $mask_units)
 
 boxpid() { cat "$STATE/pid"; }
 
@@ -66,7 +74,7 @@ ln -s /proc/self/fd/1 "\$R/dev/stdout"; ln -s /proc/self/fd/2 "\$R/dev/stderr"
 mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs "\$R/run"
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "\$R/tmp"
 mkdir -p "\$R/mnt/share"; mount --bind "\$S/share" "\$R/mnt/share"
-for u in $(echo $mask_units); do ln -sf /dev/null "\$R/etc/systemd/system/\$u"; done
+for u in $mask_list; do ln -sf /dev/null "\$R/etc/systemd/system/\$u"; done
 echo "sdbox-$name" >"\$R/etc/hostname"; hostname "sdbox-$name"
 rm -f "\$R/etc/machine-id"; : >"\$R/etc/machine-id"    # fresh transient id per boot
 ip link set lo up 2>/dev/null || true
@@ -83,19 +91,25 @@ EOF
       bash "$STATE/init.sh" </dev/null >"$STATE/init.log" 2>&1
   ) &
   upid=$!
-  # the child of unshare is the box's PID 1
-  for i in $(seq 100); do
-    p=$(ps -o pid= --ppid "$upid" 2>/dev/null | tr -d ' ' || true)
-    [ -n "$p" ] && break; sleep 0.1
+  # The box's PID 1 is the child of unshare that is PID 1 in its own PID namespace
+  # (NSpid ends in 1). Checking that matters: before exec'ing unshare, the subshell
+  # briefly has other children (mkdir), and taking one of those for the box made
+  # concurrent boots fail with "box died".
+  p=
+  for _ in $(seq 100); do
+    for c in $(ps -o pid= --ppid "$upid" 2>/dev/null || true); do
+      if [ "$(awk '/^NSpid:/ {print $NF}' "/proc/$c/status" 2>/dev/null)" = 1 ]; then p=$c; break 2; fi
+    done
+    sleep 0.1
   done
   [ -n "$p" ] || { echo "no box pid"; cat "$STATE/init.log"; exit 1; }
   echo "$p" >"$STATE/pid"; echo "$upid" >"$STATE/unshare.pid"
   # wait until systemd answers and has finished booting
   t0=$(date +%s%N)
-  for i in $(seq 600); do
+  for _ in $(seq 600); do
     st=$("$0" run "$name" systemctl is-system-running 2>/dev/null || true)
     case $st in running|degraded) break;; esac
-    kill -0 "$p" 2>/dev/null || { echo "box died"; cat "$STATE/init.log"; exit 1; }
+    kill -0 "$p" 2>/dev/null || { echo "box died"; cat "$STATE/init.log"; tail -20 "$STATE/console.log"; exit 1; }
     sleep 0.1
   done
   echo "box $name pid $p state=$st boot=$(( ($(date +%s%N) - t0) / 1000000 ))ms"
@@ -112,12 +126,17 @@ down)
   p=$(boxpid 2>/dev/null || true)
   if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then
     "$0" run "$name" systemctl poweroff --no-block >/dev/null 2>&1 || kill -s SIGRTMIN+4 "$p" || true
-    for i in $(seq 300); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    for _ in $(seq 300); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
     if kill -0 "$p" 2>/dev/null; then echo "poweroff timed out; SIGKILL box pid $p"; kill -9 "$p"; sleep 0.5; fi
   fi
   if [ -n "$CG2" ] && [ -d "$CG2/sdbox-$name" ]; then
     # remove the (now empty) cgroup tree bottom-up
-    find "$CG2/sdbox-$name" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+    # (the kernel may take a moment to release the last processes' cgroups)
+    for _ in $(seq 30); do
+      find "$CG2/sdbox-$name" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+      [ -d "$CG2/sdbox-$name" ] || break
+      sleep 0.1
+    done
     [ -d "$CG2/sdbox-$name" ] && echo "warning: cgroup $CG2/sdbox-$name still present"
   fi
   rm -rf "$STATE"

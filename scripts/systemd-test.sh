@@ -122,6 +122,18 @@ why_no_box() {
 	[ -x /lib/systemd/systemd ] || { echo "systemd is not installed in the root filesystem"; return; }
 	grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null || { echo "no overlayfs"; return; }
 	grep -qw cgroup2 /proc/filesystems || { echo "no cgroup2"; return; }
+	# The scenarios run their own PostgreSQL cluster (pg_createcluster) and curl, both
+	# from the host's root file system.
+	if ! command -v pg_createcluster >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+		(
+			# shellcheck source-path=SCRIPTDIR
+			. scripts/lib/pg.sh
+			pg_install
+		) >/dev/null 2>&1 || true
+	fi
+	for c in pg_createcluster curl; do
+		command -v "$c" >/dev/null 2>&1 || { echo "$c not installed"; return; }
+	done
 	local name=probe-$$ out
 	if ! out=$(SDBOX_DIR=$work/box "$sdbox" up "$name" 2>&1); then
 		SDBOX_DIR=$work/box "$sdbox" down "$name" >/dev/null 2>&1 || true
@@ -141,8 +153,12 @@ run_scenario() { # NAME: boot a box, run scripts/systemd-test/NAME.sh in it, pow
 	local name=$1 box=q$1-$$ status=0
 	local -x SDBOX_DIR=$work/box
 	if ! "$sdbox" up "$box" >"$work/$name.log" 2>&1; then
-		echo "box did not boot" >>"$work/$name.log"
-		return 1
+		"$sdbox" down "$box" >/dev/null 2>&1 || true
+		echo "box did not boot; trying once more" >>"$work/$name.log"
+		if ! "$sdbox" up "$box" >>"$work/$name.log" 2>&1; then
+			echo "box did not boot" >>"$work/$name.log"
+			return 1
+		fi
 	fi
 	local share=$SDBOX_DIR/$box/share
 	cp scripts/systemd-test/lib.sh "scripts/systemd-test/$name.sh" "$share/"
