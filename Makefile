@@ -35,8 +35,10 @@ run: build ## serve on :6632 against PG_* or a throwaway PostgreSQL
 	scripts/run.sh
 
 .PHONY: test
-test: lint build ## lint, build, every Go test against a throwaway PostgreSQL, then test-systemd
-	scripts/pgtest.sh run -- $(GO) test $(TEST_FLAGS) ./...
+test: lint build ## lint, build, every Go test and one pass of every benchmark (plus queen-bench -quick) against a throwaway PostgreSQL, then test-systemd
+	@# -bench . -benchtime 1x runs each Go benchmark once after the tests, so none rots;
+	@# queen-bench -quick runs every bench code path in seconds (its numbers mean nothing).
+	scripts/pgtest.sh run -- bash -c '$(GO) test $(TEST_FLAGS) -bench . -benchtime 1x ./... && bin/queen-bench -quick'
 	scripts/systemd-test.sh
 
 .PHONY: test-systemd
@@ -47,9 +49,20 @@ test-systemd: ## units, packages, deb/rpm lifecycle in a disposable systemd (roo
 test-short: ## unit tests only (go test -short; no PostgreSQL needed)
 	$(GO) test -short ./...
 
+# queen-bench (docs/benchmarks.md) runs against the cluster in PG_* when any PG_* variable
+# is set, else against a throwaway one; BENCH_ARGS='-o json' ends the output with one
+# JSON line of results.
+BENCH_ARGS ?=
+
 .PHONY: bench
-bench: ## benchmarks against a throwaway PostgreSQL
+bench: build ## Go benchmarks, then queen-bench: broker vs raw PostgreSQL ceilings (BENCH_ARGS='-o json')
 	scripts/pgtest.sh run -- $(GO) test -run '^$$' -bench . -benchtime 100x ./...
+	@if [ -n "$$(compgen -e PG_ || true)" ]; then \
+		echo "bench: using the PostgreSQL in PG_* (PG_HOST=$${PG_HOST:-localhost} PG_PORT=$${PG_PORT:-5432})" >&2; \
+		bin/queen-bench $(BENCH_ARGS); \
+	else \
+		scripts/pgtest.sh run -- bin/queen-bench $(BENCH_ARGS); \
+	fi
 
 .PHONY: check-semantics
 check-semantics: ## long concurrency checker (2 brokers, kill/restart); -args via CHECKER_ARGS

@@ -71,7 +71,7 @@ func TestBinaryUnderSocketActivation(t *testing.T) {
 	cmd.ExtraFiles = []*os.File{lnFile} // fd 3
 	cmd.Env = []string{"LISTEN_FDS=1", "LISTEN_FDNAMES=http", "NOTIFY_SOCKET=" + notifyPath,
 		"HOST=127.0.0.1", "PORT=" + takenPort, "PG_HOST=127.0.0.1", "PG_PORT=" + freePort(t),
-		"DB_CONNECTION_TIMEOUT=500", "PATH=/usr/bin:/bin"}
+		"DB_CONNECTION_TIMEOUT=500", "PATH=/usr/bin:/bin", "FILE_BUFFER_DIR=" + t.TempDir()}
 	var stdout, stderr lockedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second

@@ -32,39 +32,48 @@ type TimeRange struct {
 	To   string `json:"to"`
 }
 
-// MaintenanceStatus is the answer of GET /api/v1/system/maintenance. queen has no
-// file buffer yet, so the buffer counters are always 0 and a push under maintenance
-// is refused (503) instead of buffered; BufferHealthy is false while push maintenance
-// is on, since pushes are then not accepted at all.
+// MaintenanceStatus is the answer of GET /api/v1/system/maintenance. While push
+// maintenance is on, pushes go to the broker's disk spool (answered "buffered") and
+// are replayed when it is turned off; BufferedMessages is what the spool of the
+// answering broker still holds.
 type MaintenanceStatus struct {
 	MaintenanceMode    bool        `json:"maintenanceMode"`
 	PopMaintenanceMode bool        `json:"popMaintenanceMode"`
-	BufferedMessages   int         `json:"bufferedMessages"`
+	BufferedMessages   int64       `json:"bufferedMessages"`
 	BufferHealthy      bool        `json:"bufferHealthy"`
 	BufferStats        BufferStats `json:"bufferStats"`
 }
 
-// BufferStats describes the (absent) file buffer.
+// BufferStats describes the answering broker's spool (upstream's file buffer).
 type BufferStats struct {
-	PendingCount int         `json:"pendingCount"`
-	FailedCount  int         `json:"failedCount"`
+	// PendingCount is the records waiting to be replayed; FailedCount the records
+	// quarantined in dead-letter files (refused by the database).
+	PendingCount int64       `json:"pendingCount"`
+	FailedCount  int64       `json:"failedCount"`
 	DBHealthy    bool        `json:"dbHealthy"`
 	FailedFiles  FailedFiles `json:"failedFiles"`
+	// queen additions: pending bytes, age of the oldest pending record, corrupt
+	// regions skipped since start, and the last write error while writes fail.
+	PendingBytes            int64   `json:"pendingBytes"`
+	OldestPendingAgeSeconds float64 `json:"oldestPendingAgeSeconds"`
+	CorruptRegions          int64   `json:"corruptRegions"`
+	LastError               string  `json:"lastError,omitempty"`
 }
 
-// FailedFiles describes the (absent) failed-files directory of the file buffer.
+// FailedFiles describes the spool's dead/ directory: quarantine files and damaged
+// segments kept for inspection.
 type FailedFiles struct {
-	Count         int     `json:"count"`
+	Count         int64   `json:"count"`
 	TotalBytes    int64   `json:"totalBytes"`
 	TotalMB       float64 `json:"totalMB"`
-	FailoverCount int     `json:"failoverCount"`
+	FailoverCount int64   `json:"failoverCount"`
 	QoS0Count     int     `json:"qos0Count"`
 }
 
 // MaintenanceToggle is the answer of POST /api/v1/system/maintenance.
 type MaintenanceToggle struct {
 	MaintenanceMode  bool   `json:"maintenanceMode"`
-	BufferedMessages int    `json:"bufferedMessages"`
+	BufferedMessages int64  `json:"bufferedMessages"`
 	BufferHealthy    bool   `json:"bufferHealthy"`
 	Message          string `json:"message"`
 }
@@ -75,13 +84,31 @@ type PopMaintenance struct {
 	Message            string `json:"message"`
 }
 
-// BufferStatus is the answer of GET /api/v1/status/buffers.
+// BufferStatus is the answer of GET /api/v1/status/buffers: the answering broker's
+// spool. Pending and Failed are upstream's keys (records to replay, records
+// quarantined); the rest are queen's.
 type BufferStatus struct {
-	Pending   int    `json:"pending"`
-	Failed    int    `json:"failed"`
+	Pending   int64  `json:"pending"`
+	Failed    int64  `json:"failed"`
 	DBHealthy bool   `json:"dbHealthy"`
 	Worker    int    `json:"worker"`
 	Note      string `json:"note,omitempty"`
+	// PendingBytes and Segments: the spool's size and files; OldestPendingAgeSeconds:
+	// how long the oldest pending record has waited (0 when none).
+	PendingBytes            int64   `json:"pendingBytes"`
+	Segments                int     `json:"segments"`
+	OldestPendingAgeSeconds float64 `json:"oldestPendingAgeSeconds"`
+	// CorruptRegions and CorruptBytes: torn or damaged ranges skipped (and reported)
+	// since the broker started, including those found at start-up.
+	CorruptRegions int64 `json:"corruptRegions"`
+	CorruptBytes   int64 `json:"corruptBytes"`
+	// Healthy is false while spool writes fail (pushes that need it get 503);
+	// LastError says why.
+	Healthy   bool   `json:"healthy"`
+	LastError string `json:"lastError,omitempty"`
+	// Appended and Replayed count records since the broker started.
+	Appended uint64 `json:"appended"`
+	Replayed uint64 `json:"replayed"`
 }
 
 // StatsRefresh is the answer of POST /api/v1/stats/refresh. queen computes the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/queenmq/queen/internal/encryption"
 	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/spool"
 	"github.com/queenmq/queen/internal/store"
 )
 
@@ -32,6 +33,12 @@ type Config struct {
 	// Instance names this broker in the analytics tables (worker_id); default the
 	// hostname.
 	Instance string
+	// Spool takes pushes while PostgreSQL is unreachable or push maintenance mode is
+	// on (nil: such pushes fail with 503). SpoolFlushInterval is the drain period
+	// (default 100 ms) and SpoolMaxBatch the records replayed per insert (default 100).
+	Spool              *spool.Spool
+	SpoolFlushInterval time.Duration
+	SpoolMaxBatch      int
 }
 
 // Broker runs queen's use cases against one store.
@@ -48,6 +55,7 @@ type Broker struct {
 	// the maintenance flags.
 	activity *activity
 	maint    maintenance
+	spooler  *spooler
 
 	closeOnce sync.Once
 	closing   chan struct{}
@@ -88,6 +96,12 @@ func New(cfg Config, st *store.Store, logger *slog.Logger) *Broker {
 	if cfg.QueueCacheTTL <= 0 {
 		cfg.QueueCacheTTL = 5 * time.Second
 	}
+	if cfg.SpoolFlushInterval <= 0 {
+		cfg.SpoolFlushInterval = 100 * time.Millisecond
+	}
+	if cfg.SpoolMaxBatch <= 0 {
+		cfg.SpoolMaxBatch = 100
+	}
 	hostname, _ := os.Hostname()
 	if cfg.Instance == "" {
 		cfg.Instance = hostname
@@ -102,6 +116,7 @@ func New(cfg Config, st *store.Store, logger *slog.Logger) *Broker {
 		queueFlags: newQueueFlags(cfg.QueueCacheTTL),
 		logger:     logger,
 		closing:    make(chan struct{}),
+		spooler:    newSpooler(cfg),
 	}
 }
 

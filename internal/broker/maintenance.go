@@ -18,12 +18,11 @@ const maintenanceRefreshInterval = 2 * time.Second
 // maintenanceRefreshTimeout bounds one refresh.
 const maintenanceRefreshTimeout = 2 * time.Second
 
-// errPushMaintenance answers a push while push maintenance mode is on. Upstream
-// writes such pushes to a local durable buffer and drains them when the mode is
-// turned off; queen has no such spool yet, so it refuses the push (nothing stored,
-// safe to retry) rather than claim a success it cannot keep.
+// errPushMaintenance answers a push while push maintenance mode is on and the broker
+// has no spool (Config.Spool nil; the daemon always has one): it refuses the push
+// (nothing stored, safe to retry) rather than claim a success it cannot keep.
 var errPushMaintenance = &queue.UnavailableError{
-	Message: "push maintenance mode is on and this broker has no spool yet; retry when maintenance is off",
+	Message: "push maintenance mode is on and this broker has no spool; retry when maintenance is off",
 }
 
 // maintenance caches the two cluster-wide maintenance flags of queen.system_state.
@@ -35,8 +34,8 @@ type maintenance struct {
 	loadMu sync.Mutex
 }
 
-// Maintenance returns the cached maintenance flags: push (pushes are refused with
-// 503) and pop (pops answer empty at once). It runs no SQL; the cache is at most
+// Maintenance returns the cached maintenance flags: push (pushes go to the spool,
+// or are refused with 503 without one) and pop (pops answer empty at once). It runs no SQL; the cache is at most
 // about two seconds behind the database while Run is running.
 func (b *Broker) Maintenance() (push, pop bool) {
 	return b.maint.push.Load(), b.maint.pop.Load()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/queenmq/queen/internal/queue"
@@ -11,7 +12,9 @@ import (
 
 // Push validates items, assigns message ids (and transaction ids the client left
 // out), appends them in one transaction and wakes long-polls of the touched queues
-// after the commit. Results are in request order.
+// after the commit. Results are in request order. While push maintenance mode is on,
+// or when PostgreSQL is unreachable, the items go to the spool instead and are
+// answered "buffered" (see spool.go); with no spool such a push fails (503).
 func (b *Broker) Push(ctx context.Context, items []queue.PushItem) ([]queue.PushResult, error) {
 	if len(items) == 0 {
 		return []queue.PushResult{}, nil
@@ -19,9 +22,28 @@ func (b *Broker) Push(ctx context.Context, items []queue.PushItem) ([]queue.Push
 	if err := b.preparePush(items, "items"); err != nil {
 		return nil, err
 	}
-	if push, _ := b.maintenanceFlags(ctx); push {
-		return nil, errPushMaintenance
+	if b.spoolFirst() {
+		return b.spoolPush(ctx, items, "PostgreSQL is unreachable")
 	}
+	if push, _ := b.maintenanceFlags(ctx); push {
+		if b.spooler.sp == nil {
+			return nil, errPushMaintenance
+		}
+		return b.spoolPush(ctx, items, "push maintenance mode is on")
+	}
+	// The insert works on a copy: sealing replaces payloads, and the spool must get
+	// the plaintext (replay encrypts again).
+	results, err := b.insert(ctx, slices.Clone(items))
+	if err != nil && b.canSpool(err) {
+		b.markDatabaseDown()
+		return b.spoolPush(ctx, items, "PostgreSQL is unreachable")
+	}
+	return results, err
+}
+
+// insert is the database part of a push (also used by the spool drainer): encrypt,
+// insert in one transaction, count, report full queues, wake long-polls.
+func (b *Broker) insert(ctx context.Context, items []queue.PushItem) ([]queue.PushResult, error) {
 	if err := b.sealPayloads(ctx, items); err != nil {
 		b.activity.recordDBError(time.Now(), err)
 		return nil, err

@@ -75,6 +75,7 @@ func (b *Broker) Run(ctx context.Context) {
 	}()
 	wg.Go(func() { b.runMaintenanceRefresh(ctx) })
 	wg.Go(func() { b.runActivity(ctx) })
+	wg.Go(func() { b.runDrain(ctx) })
 	wg.Wait()
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -104,12 +105,14 @@ type cluster struct {
 func startCluster(t *testing.T, dbURL string) *cluster {
 	t.Helper()
 	c := &cluster{t: t, env: brokerEnv(t, dbURL)}
-	cfg, err := config.Load(c.env)
+	// One spool directory per broker (kept across its restarts).
+	cfg, err := config.Load(append(slices.Clone(c.env), "FILE_BUFFER_DIR="+t.TempDir()))
 	require.NoError(t, err)
 	c.in.cfg = cfg
 	require.NoError(t, c.in.start("127.0.0.1:0"))
 	t.Cleanup(func() { require.NoError(t, c.in.stop(false), "in-process broker: %s", c.in.logs.tail()) })
-	c.ch.env = append(append([]string{childEnv + "=1", "PATH=" + os.Getenv("PATH")}, c.env...), passThrough()...)
+	c.ch.env = append(append([]string{childEnv + "=1", "PATH=" + os.Getenv("PATH"), "FILE_BUFFER_DIR=" + t.TempDir()},
+		c.env...), passThrough()...)
 	require.NoError(t, c.ch.start("127.0.0.1:0"))
 	t.Cleanup(func() { require.NoError(t, c.ch.stop(), "child broker: %s", c.ch.stderr.tail()) })
 	c.urls = []string{"http://" + c.in.addr, "http://" + c.ch.addr}

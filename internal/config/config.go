@@ -97,6 +97,7 @@ type Config struct {
 	RetentionBatchSize               int           // RETENTION_BATCH_SIZE
 	PartitionCleanupDays             int           // PARTITION_CLEANUP_DAYS
 	MetricsRetentionDays             int           // METRICS_RETENTION_DAYS
+	DLQRetentionDays                 int           // DLQ_RETENTION_DAYS, 0 = off
 	EvictionInterval                 time.Duration // EVICTION_INTERVAL (ms)
 	EvictionBatchSize                int           // EVICTION_BATCH_SIZE
 	StatsInterval                    time.Duration // STATS_INTERVAL_MS
@@ -183,7 +184,7 @@ func Load(environ []string) (*Config, error) {
 func (c *Config) lookup(s setting, env map[string]string, credDir string) (raw, src string, err error) {
 	envRaw, inEnv := env[s.name]
 	inEnv = inEnv && (envRaw != "" || s.emptyOK)
-	if s.secret && credDir != "" {
+	if (s.secret || s.credential) && credDir != "" {
 		cred, ok, err := readCredential(credDir, s.name)
 		if err != nil {
 			return "", "", &Error{Name: s.name, Value: redacted, Reason: err.Error()}

@@ -310,6 +310,14 @@ func TestLoadCredentials(t *testing.T) {
 		require.NoError(t, os.Mkdir(filepath.Join(b.dir, "JWT_SECRET"), 0o700))
 		require.Contains(t, loadErr(t, "CREDENTIALS_DIRECTORY="+b.dir), "config: JWT_SECRET=<redacted>: read credential")
 	})
+	t.Run("PublicKeyFromCredential", func(t *testing.T) {
+		t.Parallel()
+		pemText := "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=\n-----END PUBLIC KEY-----\n"
+		b := setup(t, map[string]string{"JWT_PUBLIC_KEY": pemText})
+		c := mustLoad(t, "CREDENTIALS_DIRECTORY="+b.dir)
+		require.Equal(t, strings.TrimSuffix(pemText, "\n"), c.JWTPublicKey)
+		require.Equal(t, SourceCredential, c.Source("JWT_PUBLIC_KEY"))
+	})
 	t.Run("UnusedSecretCredentialWarns", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, map[string]string{"QUEEN_SYNC_SECRET": "abc"})

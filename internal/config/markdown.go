@@ -62,6 +62,9 @@ func kindDoc(s setting) string {
 	if s.secret {
 		k += ", **secret**"
 	}
+	if s.credential {
+		k += ", credential"
+	}
 	return cell(k)
 }
 
@@ -113,6 +116,9 @@ file without editing it. For example:
 LoadCredential=PG_PASSWORD:/etc/queen/credentials/pg_password
 LoadCredential=JWT_SECRET:/etc/queen/credentials/jwt_secret
 ` + "```" + `
+
+` + "`JWT_PUBLIC_KEY`" + ` is not a secret, but it may come from a credential the same way (type
+"credential" above): the PEM file as it is, without the ` + "`\\n`" + ` escaping an env file needs.
 
 ### Exit status
 

@@ -12,6 +12,9 @@ type setting struct {
 	defDoc string // how the docs show the default, when def alone would mislead
 	group  group
 	secret bool // value never printed or logged; may come from $CREDENTIALS_DIRECTORY
+	// credential: not secret, but may also come from $CREDENTIALS_DIRECTORY (a PEM
+	// public key is easier to ship as a file than as an escaped env line).
+	credential bool
 	// emptyOK gives a set-but-empty value a meaning of its own; otherwise empty = unset.
 	emptyOK bool
 	doc     string // Markdown, one paragraph

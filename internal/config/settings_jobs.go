@@ -11,8 +11,8 @@ func maintenanceSettings() []setting {
 	return []setting{
 		{
 			name: "RETENTION_INTERVAL", def: "300000", group: groupMaintenance,
-			doc: "Period of the retention cycle (message and completed-message retention, empty-partition " +
-				"cleanup, metrics cleanup), in milliseconds.",
+			doc: "Period of the retention cycle (message and completed-message retention, dead-letter " +
+				"retention, empty-partition and stale consumer-state cleanup, metrics cleanup), in milliseconds.",
 			bind: func(c *Config) value { return ms(&c.RetentionInterval) },
 		},
 		{
@@ -27,12 +27,19 @@ func maintenanceSettings() []setting {
 		},
 		{
 			name: "METRICS_RETENTION_DAYS", def: "90", group: groupMaintenance,
-			doc:  "Age in days after which consumption, system-metrics and retention-history rows are deleted.",
+			doc:  "Age in days after which the per-minute analytics rows (queue, worker, parked, system metrics) and retention-history rows are deleted.",
 			bind: func(c *Config) value { return count(&c.MetricsRetentionDays) },
 		},
 		{
+			name: "DLQ_RETENTION_DAYS", def: "0", group: groupMaintenance,
+			doc: "queen only: dead-letter entries older than this many days are deleted, and until then " +
+				"completed retention keeps the messages they refer to (so the DLQ stays readable). " +
+				"0 keeps entries as long as their messages (upstream).",
+			bind: func(c *Config) value { return intValue[int]{&c.DLQRetentionDays, 0, noMax} },
+		},
+		{
 			name: "EVICTION_INTERVAL", def: "60000", group: groupMaintenance,
-			doc:  "Period of the eviction cycle for queues with `maxWaitTimeSeconds`, in milliseconds.",
+			doc:  "Period of the eviction cycle for queues with `maxWaitTimeSeconds` and of the expired-lease reclaim, in milliseconds.",
 			bind: func(c *Config) value { return ms(&c.EvictionInterval) },
 		},
 		{

@@ -31,10 +31,11 @@ func jwtSettings() []setting {
 			bind: func(c *Config) value { return urlValue{&c.JWTJWKSURL} },
 		},
 		{
-			name: "JWT_PUBLIC_KEY", def: "", group: groupJWT,
+			name: "JWT_PUBLIC_KEY", def: "", group: groupJWT, credential: true,
 			doc: "PEM public key (RSA for RS256, Ed25519 for EdDSA); when set, it verifies every asymmetric " +
 				"token and the JWKS is not consulted. Since env files hold one line per " +
-				"variable, `\\n` sequences are read as newlines when the value has no real newline.",
+				"variable, `\\n` sequences are read as newlines when the value has no real newline. " +
+				"May also be given as the systemd credential `JWT_PUBLIC_KEY` (the PEM file as is).",
 			bind: func(c *Config) value { return pemValue{&c.JWTPublicKey} },
 		},
 		{

@@ -52,8 +52,9 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	if os.Geteuid() == 0 {
 		logger.Warn("running as root; the packaged service runs as the unprivileged user queen")
 	}
-	if cfg.JWTEnabled {
-		return fmt.Errorf("%w: JWT_ENABLED=true but JWT authentication is not implemented by this build yet; refusing to serve without it", ErrUnsupportedConfig)
+	verifier, err := newVerifier(cfg, logger)
+	if err != nil {
+		return err
 	}
 	notifier := newNotifier(opts, logger)
 
@@ -65,8 +66,12 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		}
 	}
 	defer ln.Close()
-	if host, _, _ := net.SplitHostPort(ln.Addr().String()); !isLoopback(host) {
-		logger.Warn("serving WITHOUT authentication on a non-loopback address; set JWT_ENABLED, or bind 127.0.0.1 (HOST, or ListenStream= in queen.socket) behind a proxy", "addr", ln.Addr().String())
+	logAuthMode(ctx, logger, cfg, verifier, ln.Addr())
+	if verifier.UsesJWKS() {
+		jwksCtx, stopJWKS := context.WithCancel(context.WithoutCancel(ctx))
+		jwksDone := make(chan struct{})
+		go func() { defer close(jwksDone); _ = verifier.Run(jwksCtx) }()
+		defer func() { stopJWKS(); <-jwksDone }()
 	}
 
 	st, err := store.Open(store.Options{
@@ -93,6 +98,11 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		}
 	}
 	logger.Info("encryption at rest", "key_configured", sealer != nil)
+	sp, err := openSpool(cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer closeSpool(sp, logger)
 
 	b := broker.New(broker.Config{
 		DefaultTimeout:          cfg.DefaultTimeout,
@@ -108,7 +118,11 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		PopWaitMaxInterval:      cfg.PopWaitMaxInterval,
 		Sealer:                  sealer,
 		Instance:                cfg.Instance,
+		Spool:                   sp,
+		SpoolFlushInterval:      cfg.FileBufferFlushInterval,
+		SpoolMaxBatch:           cfg.FileBufferMaxBatch,
 	}, st, logger.With("component", "broker"))
+	b.SetDatabaseReady(false) // pushes are spooled until the schema is applied
 	registry, tel, err := newTelemetry(st, b, logger)
 	if err != nil {
 		return err
@@ -121,6 +135,8 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		CORSAllowedOrigins: cfg.CORSAllowedOrigins,
 		Version:            buildinfo.Version,
 		Registry:           registry,
+		Verifier:           verifier,
+		AuthSkipPaths:      cfg.JWTSkipPaths,
 		ReadyFunc: func(context.Context) error {
 			if !ready.Load() {
 				return errors.New("starting or draining")
@@ -129,7 +145,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		},
 	}, b, logger.With("component", "http"))
 	srv := &http.Server{
-		Handler:           gate.Wrap(api.Handler()),
+		Handler:           pushDuringStart(gate.Wrap(api.Handler()), api.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.With("component", "http").Handler(), slog.LevelWarn),
@@ -162,6 +178,13 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 	waitTelemetry := runTelemetry(runCtx, tel, cfg)
 	defer waitTelemetry() // deferred first, so it runs after stopRun below
+	b.SetDatabaseReady(true)
+	waitJobs, err := runMaintenance(runCtx, cfg, st, registry, logger)
+	if err != nil {
+		stopRun()
+		return err
+	}
+	defer waitJobs()
 	runDone := make(chan struct{})
 	go func() {
 		defer close(runDone)

@@ -44,7 +44,8 @@ func TestBootWaitsForPostgreSQL(t *testing.T) {
 	deadPort := dead.Addr().(*net.TCPAddr).Port
 	require.NoError(t, dead.Close())
 
-	cfg, err := config.Load([]string{"PG_HOST=127.0.0.1", "PG_PORT=" + strconv.Itoa(deadPort), "LOG_LEVEL=info"})
+	cfg, err := config.Load([]string{"PG_HOST=127.0.0.1", "PG_PORT=" + strconv.Itoa(deadPort), "LOG_LEVEL=info",
+		"FILE_BUFFER_DIR=" + t.TempDir()})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

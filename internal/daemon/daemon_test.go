@@ -159,6 +159,7 @@ func pgEnv(t *testing.T, dbURL string) []string {
 		"PG_HOST=" + u.Hostname(),
 		"PG_PORT=" + u.Port(),
 		"PG_DB=" + strings.TrimPrefix(u.Path, "/"),
+		"FILE_BUFFER_DIR=" + t.TempDir(), // one spool per broker: the default is shared and locked
 	}
 	if u.Port() == "" {
 		env[1] = "PG_PORT=5432"

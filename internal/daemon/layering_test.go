@@ -28,6 +28,7 @@ func TestPackageLayering(t *testing.T) {
 			return in(p, "internal/store", "internal/schema", "internal/pgtest", "internal/bench")
 		},
 		"github.com/go-chi/chi/":    func(p string) bool { return in(p, "internal/httpapi") },
+		"github.com/golang-jwt/":    func(p string) bool { return in(p, "internal/auth") },
 		module + "/internal/daemon": func(p string) bool { return in(p, "cmd/queen") },
 		module + "/internal/pgtest": func(p string) bool { return false },
 		module + "/internal/bench":  func(p string) bool { return in(p, "cmd/queen-bench") },

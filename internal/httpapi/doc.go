@@ -1,7 +1,8 @@
 // Package httpapi is queen's HTTP API v1: the chi router, the middleware (request id,
-// access log, panic recovery, CORS, body size limit), the handlers of the routes this
-// issue implements, and the single table that maps errors to HTTP statuses and stable
-// error codes.
+// access log, panic recovery, CORS, authentication, body size limit), the handlers of
+// the routes this issue implements, and the single table that maps errors to HTTP
+// statuses and stable error codes. Which access level each route needs is the table in
+// auth_routes.go; verification itself is package auth.
 //
 // The wire contract is /work/shared/spec/http-api.md; the response types come from
 // package api and the use cases from package broker. Handlers have the shape

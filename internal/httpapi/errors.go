@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/auth"
 	"github.com/queenmq/queen/internal/queue"
 )
 
@@ -67,6 +68,9 @@ func notFound(msg string, cause error) error {
 //	queue.ErrNotFound                       404                    not_found
 //	queue.ErrConflict                       409                    conflict
 //	queue.ErrNotSupported                   400                    not_supported
+//	*auth.Error, no or invalid token        401 + WWW-Authenticate unauthenticated (its message)
+//	*auth.Error, role below the route's     403 + WWW-Authenticate forbidden
+//	*auth.Error, JWKS cannot be fetched     503 + Retry-After: 1   unavailable
 //	*queue.UnavailableError (e.g. push      503 + Retry-After: 1   unavailable (its message)
 //	maintenance without a spool)
 //	queue.ErrUnavailable                    503 + Retry-After: 1   unavailable
@@ -103,6 +107,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}
+	if challenge := authChallenge(err); challenge != "" {
+		w.Header().Set("WWW-Authenticate", challenge)
+	}
 	writeErrorBody(w, status, body)
 }
 
@@ -113,10 +120,13 @@ func classify(err error) (int, api.ErrorBody) {
 		ve  *queue.ValidationError
 		mbe *http.MaxBytesError
 		ue  *queue.UnavailableError
+		ae  *auth.Error
 	)
 	switch {
 	case errors.As(err, &he):
 		return he.status, api.ErrorBody{Error: he.msg, Code: he.code}
+	case errors.As(err, &ae):
+		return classifyAuth(ae)
 	case errors.As(err, &ve):
 		return http.StatusBadRequest, api.ErrorBody{Error: ve.Message, Code: api.ErrorCodeInvalidArgument, Field: ve.Field}
 	case errors.As(err, &mbe):

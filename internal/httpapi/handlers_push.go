@@ -19,7 +19,8 @@ var (
 // handlePush is POST /api/v1/push (spec §4.1): 201 with a top-level array of per-item
 // results in request order; items: [] is 201 with the literal body []. The whole
 // request is rejected (400) on the first invalid item. producerSub is never taken from
-// the body; it stays empty until authentication stamps the token's subject.
+// the body: every item is stamped with the verified token's sub, or none (NULL) when
+// the request carried no verified token (spec/auth.md §6).
 func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
 	body, err := readObject(r, false)
 	if err != nil {
@@ -31,11 +32,13 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
 	}
 	items := make([]queue.PushItem, len(rawItems))
 	clientTxIDs := make([]string, len(rawItems))
+	sub := producerSub(r)
 	for i, raw := range rawItems {
 		it, err := decodePushItem(raw, fmt.Sprintf("items[%d]", i), false)
 		if err != nil {
 			return err
 		}
+		it.ProducerSub = sub
 		items[i] = it
 		clientTxIDs[i] = it.TransactionID
 	}

@@ -250,16 +250,26 @@ func (s *Server) handleStatusAnalytics(w http.ResponseWriter, r *http.Request) e
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// handleStatusBuffers is GET /api/v1/status/buffers (spec §8.6). queen has no file
-// buffer yet: the counters are 0 because nothing is ever buffered; dbHealthy is a
-// live ping.
+// handleStatusBuffers is GET /api/v1/status/buffers (spec §8.6): this broker's disk
+// spool (depth, bytes, age, quarantined and corrupt records, write health); dbHealthy
+// is a live ping.
 func (s *Server) handleStatusBuffers(w http.ResponseWriter, r *http.Request) error {
 	healthy := s.ping(r) == nil
 	if r.Context().Err() != nil {
 		return r.Context().Err()
 	}
-	return writeJSON(w, http.StatusOK, api.BufferStatus{
-		Pending: 0, Failed: 0, DBHealthy: healthy, Worker: 0,
-		Note: "queen has no file buffer yet: pushes are never buffered, so nothing is pending",
-	})
+	st, ok := s.broker.SpoolStats()
+	out := api.BufferStatus{
+		Pending: st.PendingRecords, Failed: st.QuarantinedRecords, DBHealthy: healthy, Worker: 0,
+		PendingBytes: st.PendingBytes, Segments: st.Segments, CorruptRegions: st.CorruptRegions,
+		CorruptBytes: st.CorruptBytes, Healthy: ok && st.Healthy, LastError: st.LastError,
+		Appended: st.Appended, Replayed: st.Drained,
+	}
+	if !st.OldestPending.IsZero() {
+		out.OldestPendingAgeSeconds = max(time.Since(st.OldestPending).Seconds(), 0)
+	}
+	if !ok {
+		out.Note = "this broker has no spool"
+	}
+	return writeJSON(w, http.StatusOK, out)
 }

@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
+	"time"
 
 	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/queue"
@@ -9,37 +11,55 @@ import (
 
 // Maintenance modes (spec §9.10, semantics.md §12.1–12.2) are two cluster-wide flags
 // in queen.system_state; every broker re-reads them every 2 s. Push maintenance:
-// upstream buffers pushes to a local file and replays them later; queen has no such
-// spool yet, so /push answers 503 unavailable (nothing stored, safe to retry) while
-// it is on. Transactions are not affected (as upstream). Pop maintenance: every pop
-// answers 204 at once.
+// every push goes to the broker's disk spool (201 "buffered") and the spool is
+// replayed into PostgreSQL once the mode is off; transactions are not affected (as
+// upstream). Pop maintenance: every pop answers 204 at once.
 
 const (
-	msgPushMaintenanceOn  = "Maintenance mode enabled: pushes are refused with 503 until it is turned off (this broker has no file buffer, so nothing is buffered)"
-	msgPushMaintenanceOff = "Maintenance mode disabled: pushes are written to the database"
+	msgPushMaintenanceOn  = "Maintenance mode enabled: pushes are written to this broker's disk spool (answered buffered) and replayed into the database when it is turned off"
+	msgPushMaintenanceOff = "Maintenance mode disabled: pushes are written to the database; buffered messages are being replayed"
 	msgPopMaintenanceOn   = "Pop maintenance mode enabled: every pop answers 204 (no messages) until it is turned off"
 	msgPopMaintenanceOff  = "Pop maintenance mode disabled: pops deliver messages"
+	// msgNoSpool: a broker built without a spool (tests) refuses pushes under push
+	// maintenance instead.
+	msgNoSpool = "this broker has no spool: pushes are refused with 503 while push maintenance is on"
 )
 
-// maintenanceStatus renders the GET /system/maintenance body. There is no buffer:
-// nothing is ever buffered, and the "buffer" is unhealthy exactly while push
-// maintenance refuses pushes.
-func maintenanceStatus(push, pop bool) api.MaintenanceStatus {
-	return api.MaintenanceStatus{
-		MaintenanceMode: push, PopMaintenanceMode: pop, BufferedMessages: 0, BufferHealthy: !push,
-		BufferStats: api.BufferStats{DBHealthy: true},
+// bufferStats renders the spool of this broker in upstream's bufferStats shape.
+func (s *Server) bufferStats(dbHealthy bool) (api.BufferStats, bool) {
+	st, ok := s.broker.SpoolStats()
+	out := api.BufferStats{
+		PendingCount: st.PendingRecords, FailedCount: st.QuarantinedRecords, DBHealthy: dbHealthy,
+		FailedFiles: api.FailedFiles{
+			Count: st.DeadFiles, TotalBytes: st.DeadBytes, TotalMB: float64(st.DeadBytes) / (1 << 20),
+			FailoverCount: st.DeadFiles,
+		},
+		PendingBytes: st.PendingBytes, CorruptRegions: st.CorruptRegions, LastError: st.LastError,
 	}
+	if !st.OldestPending.IsZero() {
+		out.OldestPendingAgeSeconds = max(time.Since(st.OldestPending).Seconds(), 0)
+	}
+	return out, ok && st.Healthy
 }
 
 // handleMaintenanceGet is GET /api/v1/system/maintenance: both flags, read from the
-// database (a failed read is 503, so bufferStats.dbHealthy is true whenever it is
-// answered).
+// database, and this broker's spool. When the database cannot be reached the cached
+// flags are answered with bufferStats.dbHealthy false (the spool is what an operator
+// needs to see during an outage).
 func (s *Server) handleMaintenanceGet(w http.ResponseWriter, r *http.Request) error {
 	push, pop, err := s.broker.MaintenanceStatus(r.Context())
+	dbHealthy := err == nil
 	if err != nil {
-		return err
+		if !errors.Is(err, queue.ErrUnavailable) || r.Context().Err() != nil {
+			return err
+		}
+		push, pop = s.broker.Maintenance()
 	}
-	return writeJSON(w, http.StatusOK, maintenanceStatus(push, pop))
+	stats, healthy := s.bufferStats(dbHealthy)
+	return writeJSON(w, http.StatusOK, api.MaintenanceStatus{
+		MaintenanceMode: push, PopMaintenanceMode: pop, BufferedMessages: stats.PendingCount,
+		BufferHealthy: healthy, BufferStats: stats,
+	})
 }
 
 // handleMaintenanceSet is POST /api/v1/system/maintenance {"enabled":bool}.
@@ -52,12 +72,16 @@ func (s *Server) handleMaintenanceSet(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
+	stats, healthy := s.bufferStats(true)
 	msg := msgPushMaintenanceOff
-	if push {
+	switch _, hasSpool := s.broker.SpoolStats(); {
+	case push && !hasSpool:
+		msg = msgNoSpool
+	case push:
 		msg = msgPushMaintenanceOn
 	}
 	return writeJSON(w, http.StatusOK, api.MaintenanceToggle{
-		MaintenanceMode: push, BufferedMessages: 0, BufferHealthy: !push, Message: msg,
+		MaintenanceMode: push, BufferedMessages: stats.PendingCount, BufferHealthy: healthy, Message: msg,
 	})
 }
 

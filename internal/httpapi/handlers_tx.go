@@ -12,7 +12,9 @@ import (
 // handleTransaction is POST /api/v1/transaction (spec §6.3): acks and pushes that
 // commit or roll back together. The answer is 200 whether the transaction committed
 // or not (success false with error and the results gathered before the failure);
-// only a malformed request is 400. requiredLeases is accepted and ignored.
+// only a malformed request is 400. requiredLeases is accepted and ignored. Pushed
+// items are stamped with the verified token's sub like /push (upstream leaves them
+// unstamped; semantics.md §9 [GO]); a producerSub in the body is ignored.
 func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error {
 	body, err := readObject(r, false)
 	if err != nil {
@@ -26,9 +28,13 @@ func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error
 		return queue.Invalid("operations", "operations array cannot be empty")
 	}
 	ops := make([]queue.TxOp, len(rawOps))
+	sub := producerSub(r)
 	for i, raw := range rawOps {
 		if ops[i], err = decodeTxOp(raw, fmt.Sprintf("operations[%d]", i)); err != nil {
 			return err
+		}
+		for j := range ops[i].Push {
+			ops[i].Push[j].ProducerSub = sub
 		}
 	}
 	res, err := s.broker.Transaction(r.Context(), ops)

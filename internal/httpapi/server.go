@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/queenmq/queen/internal/auth"
 	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/queue"
 )
@@ -35,6 +36,13 @@ type Options struct {
 	// Registry receives the HTTP metrics and is served by /metrics/prometheus and
 	// summarised by /metrics; nil means a registry of the server's own.
 	Registry *prometheus.Registry
+	// Verifier turns authentication on (JWT_ENABLED): every route then needs a token
+	// whose roles reach the route's level (auth_routes.go). nil means every route is
+	// open and the Authorization header is never read.
+	Verifier *auth.Verifier
+	// AuthSkipPaths are the JWT_SKIP_PATHS: paths served without a token even when
+	// authentication is on (exact, or prefix for entries ending in "/").
+	AuthSkipPaths []string
 }
 
 // Server is the HTTP API of one broker. It holds no per-request state and is safe for
@@ -55,6 +63,7 @@ func New(opts Options, b *broker.Broker, logger *slog.Logger) *Server {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	opts.CORSAllowedOrigins = slices.Clone(opts.CORSAllowedOrigins)
+	opts.AuthSkipPaths = slices.Clone(opts.AuthSkipPaths)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -70,17 +79,18 @@ func New(opts Options, b *broker.Broker, logger *slog.Logger) *Server {
 	}
 	s.metrics = newHTTPMetrics(opts.Registry)
 	s.routes()
-	s.handler = s.requestID(s.accessLog(s.instrument(s.recoverer(s.cors(s.limitBody(s.router))))))
+	s.handler = s.requestID(s.accessLog(s.instrument(s.recoverer(s.cors(s.authenticate(s.limitBody(s.router)))))))
 	return s
 }
 
 // Handler returns the root handler: the router wrapped in the middleware chain
-// (request id, access log, metrics, recover, CORS, body limit).
+// (request id, access log, metrics, recover, CORS, authentication, body limit).
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // routes registers every implemented route. Paths of the spec's §0 table that are not
 // listed here fall through to the JSON 404 (or 405 for a known path with another
-// method).
+// method). Every route needs its access level in routeLevels (auth_routes.go); a route
+// without one is admin-only when authentication is on, and fails the tests.
 func (s *Server) routes() {
 	r := s.router
 	r.NotFound(s.notFound)

@@ -617,7 +617,7 @@ func TestMaintenance(t *testing.T) {
 		requireStatus(t, http.StatusServiceUnavailable, r)
 		require.Equal(t, "1", r.header.Get("Retry-After"))
 		body := r.object(t)
-		require.Equal(t, "push maintenance mode is on and this broker has no spool yet; retry when maintenance is off", body["error"])
+		require.Equal(t, "push maintenance mode is on and this broker has no spool; retry when maintenance is off", body["error"])
 		require.Equal(t, "unavailable", body["code"])
 		requireError(t, b.get(t, "/api/v1/resources/queues/maint-q"), http.StatusNotFound, "not_found", "Queue not found", "")
 		require.Equal(t, true, b.get(t, "/api/v1/system/maintenance").object(t)["maintenanceMode"])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"time"
@@ -143,6 +144,12 @@ func interpretError(err error) error {
 func isUnavailable(err error) bool {
 	var connectErr *pgconn.ConnectError
 	if errors.As(err, &connectErr) {
+		return true
+	}
+	// The server went away mid-conversation (crash, immediate shutdown): pgconn
+	// returns the raw read error. Whatever was sent may or may not have committed;
+	// callers that fall back (the push spool) rely on idempotent replay.
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return true
 	}
 	if pgconn.SafeToRetry(err) {

@@ -26,9 +26,10 @@ func (t *Telemetry) readActivity() activityTotals {
 func (t *Telemetry) brokerCollectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		newActivityCollector(t.broker),
+		newSpoolCollector(t.broker),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "maintenance_mode_enabled",
-			Help: "1 while push maintenance mode is on (pushes are refused), as this replica last read it (upstream name).",
+			Help: "1 while push maintenance mode is on (pushes go to the disk spool), as this replica last read it (upstream name).",
 		}, func() float64 {
 			push, _ := t.broker.Maintenance()
 			return boolFloat(push)

@@ -74,6 +74,10 @@ func (t *Telemetry) logRates(ctx context.Context, now time.Time) {
 	if push, pop := t.broker.Maintenance(); push || pop {
 		attrs = append(attrs, slog.Bool("maintenance_push", push), slog.Bool("maintenance_pop", pop))
 	}
+	if st, ok := t.broker.SpoolStats(); ok && (st.PendingRecords > 0 || !st.Healthy) {
+		attrs = append(attrs, slog.Int64("spool_pending", st.PendingRecords), slog.Int64("spool_bytes", st.PendingBytes),
+			slog.Bool("spool_healthy", st.Healthy))
+	}
 	if r := t.cachedBacklog(); r != nil {
 		var pending int64
 		for _, q := range r.Queues {

@@ -64,59 +64,55 @@ BEGIN
 
     v_now := clock_timestamp();
 
-    RETURN QUERY
+    -- Every join below is an index probe or a sort, never a join of two statement-sized
+    -- sets: the planner cannot size the unnested arrays of a cached plan (it assumes a
+    -- handful of rows), and a nested loop over two CTEs is quadratic in the batch.
+    -- All rows of one partition share one timestamp (the head is read before this
+    -- statement writes it); ids, generated in item order, break the tie.
     WITH items AS (
         SELECT (x.ord - 1)::integer AS i, p.id AS pid, qq.name AS qn, x.txid, x.mid::uuid AS mid,
-               x.payload::jsonb AS payload, x.trace::uuid AS trace, x.sub, x.enc
+               x.payload, x.trace, x.sub, x.enc
         FROM unnest(p_queue, p_partition, p_txid, p_id, p_payload, p_trace, p_sub, p_encrypted)
              WITH ORDINALITY AS x(qn, pn, txid, mid, payload, trace, sub, enc, ord)
         JOIN queen.queues qq ON qq.name = x.qn
         JOIN queen.partitions p ON p.queue_id = qq.id AND p.name = x.pn
     ),
-    firsts AS (
+    fresh AS (
         SELECT DISTINCT ON (it.pid, it.txid) it.*
         FROM items it
+        WHERE NOT EXISTS (SELECT 1 FROM queen.messages m
+                          WHERE m.partition_id = it.pid AND m.transaction_id = it.txid)
         ORDER BY it.pid, it.txid, it.i
     ),
-    existing AS (
-        SELECT m.partition_id, m.transaction_id, m.id
-        FROM queen.messages m
-        JOIN firsts f ON m.partition_id = f.pid AND m.transaction_id = f.txid
-    ),
-    stamps AS (
-        SELECT d.pid, d.qn,
-               greatest(v_now, pl.last_message_created_at + interval '1 microsecond') AS ts
-        FROM (SELECT DISTINCT f.pid, f.qn FROM firsts f) d
-        LEFT JOIN queen.partition_lookup pl ON pl.partition_id = d.pid AND pl.queue_name = d.qn
-    ),
-    fresh AS (
+    numbered AS (
         SELECT f.*, row_number() OVER (PARTITION BY f.qn ORDER BY f.i) AS rn
-        FROM firsts f
-        WHERE NOT EXISTS (SELECT 1 FROM existing e
-                          WHERE e.partition_id = f.pid AND e.transaction_id = f.txid)
-    ),
-    accepted AS (
-        SELECT fr.* FROM fresh fr
-        WHERE NOT (v_caps ? fr.qn) OR fr.rn <= (v_caps ->> fr.qn)::bigint
+        FROM fresh f
     ),
     ins AS (
         INSERT INTO queen.messages (id, transaction_id, partition_id, payload, trace_id,
                                     created_at, is_encrypted, producer_sub)
-        SELECT a.mid, a.txid, a.pid, a.payload, a.trace, s.ts, a.enc, a.sub
-        FROM accepted a
-        JOIN stamps s ON s.pid = a.pid
+        SELECT a.mid, a.txid, a.pid, a.payload::jsonb, a.trace::uuid,
+               greatest(v_now, (SELECT pl.last_message_created_at FROM queen.partition_lookup pl
+                                WHERE pl.partition_id = a.pid AND pl.queue_name = a.qn)
+                               + interval '1 microsecond'),
+               a.enc, a.sub
+        FROM numbered a
+        WHERE NOT (v_caps ? a.qn) OR a.rn <= (v_caps ->> a.qn)::bigint
         ON CONFLICT (partition_id, transaction_id) DO NOTHING
-        RETURNING id, partition_id, transaction_id, created_at
+        RETURNING id, partition_id, created_at
     ),
     heads AS (
-        SELECT DISTINCT ON (ins.partition_id) ins.partition_id, ins.id, ins.created_at, s.qn
-        FROM ins JOIN stamps s ON s.pid = ins.partition_id
+        SELECT DISTINCT ON (ins.partition_id) ins.partition_id, ins.id, ins.created_at
+        FROM ins
         ORDER BY ins.partition_id, ins.created_at DESC, ins.id DESC
     ),
     lookup AS (
         INSERT INTO queen.partition_lookup AS pl
                (queue_name, partition_id, last_message_id, last_message_created_at, updated_at)
-        SELECT h.qn, h.partition_id, h.id, h.created_at, now() FROM heads h
+        SELECT (SELECT qq.name FROM queen.partitions p JOIN queen.queues qq ON qq.id = p.queue_id
+                WHERE p.id = h.partition_id),
+               h.partition_id, h.id, h.created_at, now()
+        FROM heads h
         ON CONFLICT (queue_name, partition_id) DO UPDATE
            SET last_message_id = excluded.last_message_id,
                last_message_created_at = excluded.last_message_created_at,
@@ -125,17 +121,23 @@ BEGIN
                  > (pl.last_message_created_at, pl.last_message_id)
         RETURNING 1
     )
-    SELECT it.i,
-           CASE WHEN ins.id IS NULL AND e.id IS NULL THEN 'full'
-                WHEN ins.id IS NOT NULL AND it.i = f.i THEN 'queued'
+    SELECT count(*) INTO v_n FROM ins;
+
+    -- Each item's outcome is what is now stored under its (partition, transaction id):
+    -- its own message id (queued), another one (a duplicate: stored earlier, earlier in
+    -- this batch, or by a concurrent writer), or nothing (refused: the queue is full).
+    RETURN QUERY
+    SELECT (x.ord - 1)::integer,
+           CASE WHEN m.id IS NULL THEN 'full'
+                WHEN m.id = x.mid::uuid THEN 'queued'
                 ELSE 'duplicate' END,
-           coalesce(ins.id, e.id),
-           it.pid
-    FROM items it
-    JOIN firsts f ON f.pid = it.pid AND f.txid = it.txid
-    LEFT JOIN ins ON ins.partition_id = f.pid AND ins.transaction_id = f.txid
-    LEFT JOIN existing e ON e.partition_id = f.pid AND e.transaction_id = f.txid
-    ORDER BY it.i;
+           m.id,
+           p.id
+    FROM unnest(p_queue, p_partition, p_txid, p_id) WITH ORDINALITY AS x(qn, pn, txid, mid, ord)
+    JOIN queen.queues qq ON qq.name = x.qn
+    JOIN queen.partitions p ON p.queue_id = qq.id AND p.name = x.pn
+    LEFT JOIN queen.messages m ON m.partition_id = p.id AND m.transaction_id = x.txid
+    ORDER BY x.ord;
 END;
 $$;
 

@@ -150,10 +150,13 @@ BEGIN
         FOR m IN
             SELECT mm.id, mm.transaction_id, mm.trace_id, mm.payload, mm.producer_sub, mm.created_at
             FROM queen.messages mm
+            -- Written so the cursor bounds the index scan even in a cached generic plan
+            -- (an "IS NULL OR" would make it a filter: every pop would walk the
+            -- partition's consumed messages again). created_at is never -infinity.
             WHERE mm.partition_id = v_pid
-              AND (v_cur_ts IS NULL OR (mm.created_at, mm.id) > (v_cur_ts, v_cur_id))
+              AND (mm.created_at, mm.id) > (coalesce(v_cur_ts, '-infinity'::timestamptz), coalesce(v_cur_id, c_zero))
               AND (coalesce(v_q.delayed_processing, 0) = 0 OR mm.created_at <= v_delay_cut)
-              AND (v_ttl_cut IS NULL OR mm.created_at > v_ttl_cut)
+              AND mm.created_at > coalesce(v_ttl_cut, '-infinity'::timestamptz)
             ORDER BY mm.created_at, mm.id
             LIMIT v_budget
         LOOP

@@ -10,6 +10,10 @@
 --   * retryDelay is honoured: after a failed ack within retryLimit the partition is not
 --     redelivered to the group before retry_delay milliseconds.
 -- p_lease holds '' for "no lease check". Returns one row per item, by input index.
+-- The cursor row of the current partition is read once (locked) and updated in memory
+-- item by item; it is written back once, when the partition changes and at the end.
+-- Nobody else can change it meanwhile (row lock and advisory lock), so the outcome is
+-- the one per-item UPDATEs would give, without a new row version per acked message.
 CREATE OR REPLACE FUNCTION queen.ack_q1(
     p_txid   text[],
     p_pid    text[],
@@ -28,6 +32,8 @@ DECLARE
     v_released  boolean;
     v_dlq       boolean;
     v_has_row   boolean;
+    v_loaded    boolean := false;
+    v_dirty     boolean := false;
     v_forward   boolean;
     v_status    text;
     v_now       timestamptz := now();
@@ -55,14 +61,27 @@ BEGIN
         END IF;
 
         IF v_locked IS DISTINCT FROM it.pid THEN
+            IF v_dirty THEN
+                UPDATE queen.partition_consumers c
+                   SET (last_consumed_created_at, last_consumed_id, last_consumed_at, total_messages_consumed,
+                        acked_count, batch_retry_count, batch_size, lease_acquired_at, lease_expires_at, worker_id)
+                     = (pc.last_consumed_created_at, pc.last_consumed_id, pc.last_consumed_at, pc.total_messages_consumed,
+                        pc.acked_count, pc.batch_retry_count, pc.batch_size, pc.lease_acquired_at, pc.lease_expires_at, pc.worker_id)
+                 WHERE c.id = pc.id;
+                v_dirty := false;
+            END IF;
             PERFORM pg_advisory_xact_lock(queen.ack_lock_key(it.pid, p_group));
             v_locked := it.pid;
+            v_loaded := false;
         END IF;
 
-        SELECT * INTO pc FROM queen.partition_consumers c
-        WHERE c.partition_id = it.pid AND c.consumer_group = p_group
-        FOR UPDATE;
-        v_has_row := FOUND;
+        IF NOT v_loaded THEN
+            SELECT * INTO pc FROM queen.partition_consumers c
+            WHERE c.partition_id = it.pid AND c.consumer_group = p_group
+            FOR UPDATE;
+            v_has_row := FOUND;
+            v_loaded := true;
+        END IF;
 
         v_status := it.status;
         IF v_status = 'success' THEN
@@ -90,13 +109,15 @@ BEGIN
             IF v_has_row AND pc.worker_id IS NOT NULL THEN
                 -- retryDelay: a failed batch is not redelivered before its delay; the
                 -- partition stays blocked for the group until then (no holder).
-                UPDATE queen.partition_consumers c
-                   SET lease_acquired_at = NULL, worker_id = NULL, batch_size = 0, acked_count = 0,
-                       lease_expires_at = CASE WHEN v_status = 'failed' AND it.retry_delay > 0
-                                               THEN clock_timestamp() + make_interval(secs => it.retry_delay / 1000.0)
-                                               END,
-                       batch_retry_count = c.batch_retry_count + CASE WHEN v_status = 'failed' THEN 1 ELSE 0 END
-                 WHERE c.id = pc.id;
+                pc.lease_acquired_at := NULL;
+                pc.worker_id := NULL;
+                pc.batch_size := 0;
+                pc.acked_count := 0;
+                pc.lease_expires_at := CASE WHEN v_status = 'failed' AND it.retry_delay > 0
+                                            THEN clock_timestamp() + make_interval(secs => it.retry_delay / 1000.0)
+                                            END;
+                pc.batch_retry_count := pc.batch_retry_count + CASE WHEN v_status = 'failed' THEN 1 ELSE 0 END;
+                v_dirty := true;
             END IF;
             v_retried := v_retried || it.pid;
             o_success := true; o_error := NULL; o_lease_released := true;
@@ -125,6 +146,7 @@ BEGIN
                         total_messages_consumed)
                 VALUES (it.pid, p_group, it.mid, it.mts, v_now, 1)
                 ON CONFLICT (partition_id, consumer_group) DO NOTHING;
+                v_loaded := false; -- the next item of this partition reads the new row
             END IF;
             o_success := true; o_error := NULL; o_dlq := v_dlq;
             RETURN NEXT;
@@ -135,22 +157,35 @@ BEGIN
                      OR (it.mts, it.mid) > (pc.last_consumed_created_at, pc.last_consumed_id);
         v_released := pc.batch_size > 0 AND pc.acked_count + 1 >= pc.batch_size;
 
-        UPDATE queen.partition_consumers c
-           SET last_consumed_created_at = CASE WHEN v_forward THEN it.mts ELSE c.last_consumed_created_at END,
-               last_consumed_id         = CASE WHEN v_forward THEN it.mid ELSE c.last_consumed_id END,
-               last_consumed_at         = v_now,
-               total_messages_consumed  = c.total_messages_consumed + 1,
-               acked_count              = CASE WHEN v_released THEN 0 ELSE c.acked_count + 1 END,
-               batch_retry_count        = CASE WHEN v_forward OR v_released THEN 0 ELSE c.batch_retry_count END,
-               batch_size               = CASE WHEN v_released THEN 0 ELSE c.batch_size END,
-               lease_acquired_at        = CASE WHEN v_released THEN NULL ELSE c.lease_acquired_at END,
-               lease_expires_at         = CASE WHEN v_released THEN NULL ELSE c.lease_expires_at END,
-               worker_id                = CASE WHEN v_released THEN NULL ELSE c.worker_id END
-         WHERE c.id = pc.id;
+        IF v_forward THEN
+            pc.last_consumed_created_at := it.mts;
+            pc.last_consumed_id := it.mid;
+        END IF;
+        pc.last_consumed_at := v_now;
+        pc.total_messages_consumed := pc.total_messages_consumed + 1;
+        pc.acked_count := CASE WHEN v_released THEN 0 ELSE pc.acked_count + 1 END;
+        IF v_forward OR v_released THEN
+            pc.batch_retry_count := 0;
+        END IF;
+        IF v_released THEN
+            pc.batch_size := 0;
+            pc.lease_acquired_at := NULL;
+            pc.lease_expires_at := NULL;
+            pc.worker_id := NULL;
+        END IF;
+        v_dirty := true;
 
         o_success := true; o_error := NULL; o_lease_released := v_released; o_dlq := v_dlq;
         RETURN NEXT;
     END LOOP;
+    IF v_dirty THEN
+        UPDATE queen.partition_consumers c
+           SET (last_consumed_created_at, last_consumed_id, last_consumed_at, total_messages_consumed,
+                acked_count, batch_retry_count, batch_size, lease_acquired_at, lease_expires_at, worker_id)
+             = (pc.last_consumed_created_at, pc.last_consumed_id, pc.last_consumed_at, pc.total_messages_consumed,
+                pc.acked_count, pc.batch_retry_count, pc.batch_size, pc.lease_acquired_at, pc.lease_expires_at, pc.worker_id)
+         WHERE c.id = pc.id;
+    END IF;
 END;
 $$;
 

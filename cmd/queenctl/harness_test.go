@@ -1,0 +1,346 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/client"
+	"github.com/queenmq/queen/internal/config"
+	"github.com/queenmq/queen/internal/daemon"
+	"github.com/queenmq/queen/internal/pgtest"
+)
+
+// testVersion is stamped into the queenctl binary the tests run.
+const testVersion = "9.9.9-test"
+
+// queenctlBin is the binary built once by TestMain; every test runs it.
+var queenctlBin string
+
+// TestMain builds queenctl once, as `make build` does, so that the tests exercise the
+// real binary: flag parsing, exit statuses and stream handling included.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "queenctl-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	queenctlBin = filepath.Join(dir, "queenctl")
+	build := exec.Command("go", "build", "-trimpath", "-o", queenctlBin,
+		"-ldflags", "-X github.com/queenmq/queen/internal/buildinfo.Version="+testVersion, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build queenctl: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// Timeouts of the harness.
+const (
+	startTimeout = 30 * time.Second
+	stopTimeout  = 15 * time.Second
+	runTimeout   = 30 * time.Second
+)
+
+// testBroker is a queen daemon served in process (daemon.Run, as
+// internal/daemon's tests do) on 127.0.0.1:0 against a fresh database.
+type testBroker struct {
+	url    string
+	client *client.Client
+}
+
+// startBroker starts a broker with extraEnv (NAME=value) and stops it when the test
+// ends.
+func startBroker(t *testing.T, extraEnv ...string) *testBroker {
+	t.Helper()
+	b, err := tryStartBroker(t, extraEnv...)
+	require.NoError(t, err)
+	return b
+}
+
+// tryStartBroker is startBroker returning daemon.Run's error when the broker stops
+// before it is ready (e.g. an unsupported configuration).
+func tryStartBroker(t *testing.T, extraEnv ...string) (*testBroker, error) {
+	t.Helper()
+	dbURL := pgtest.NewDBURL(t)
+	env := append(pgEnv(t, dbURL), "HOST=127.0.0.1", "LOG_LEVEL=warn", "DB_POOL_SIZE=8",
+		"FILE_BUFFER_DIR="+t.TempDir())
+	cfg, err := config.Load(append(env, extraEnv...))
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := &logWriter{t: t}
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- daemon.Run(ctx, cfg, daemon.Options{Stdout: logs, Listener: ln, ReadyFunc: func(addr string) { ready <- addr }})
+	}()
+	select {
+	case addr := <-ready:
+		t.Cleanup(func() {
+			cancel()
+			select {
+			case err := <-done:
+				require.NoError(t, err, "daemon.Run after cancel")
+			case <-time.After(stopTimeout):
+				t.Errorf("daemon.Run did not return within %s", stopTimeout)
+			}
+			logs.close()
+		})
+		u := "http://" + addr
+		return &testBroker{url: u, client: client.New(u)}, nil
+	case err := <-done:
+		cancel()
+		logs.close()
+		return nil, err
+	case <-time.After(startTimeout):
+		cancel()
+		return nil, errors.New("broker not ready in time")
+	}
+}
+
+// result is one finished queenctl run.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// String shows the run for failure messages.
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+}
+
+// run runs queenctl against the broker with args. HOME is a fresh directory, so no
+// config file applies unless the test writes one.
+func (b *testBroker) run(t *testing.T, args ...string) result {
+	t.Helper()
+	return runQueenctl(t, []string{"QUEEN_SERVER=" + b.url}, "", args...)
+}
+
+// runIn is run with standard input.
+func (b *testBroker) runIn(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	return runQueenctl(t, []string{"QUEEN_SERVER=" + b.url}, stdin, args...)
+}
+
+// runQueenctl runs the binary with a minimal environment plus env, and stdin.
+func runQueenctl(t *testing.T, env []string, stdin string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, queenctlBin, args...)
+	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		require.NoError(t, err, "run queenctl %q", args)
+	}
+	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// ok requires exit 0 and an empty stderr, and returns stdout.
+func ok(t *testing.T, r result) string {
+	t.Helper()
+	require.Equal(t, 0, r.code, "%s", r)
+	require.Empty(t, r.stderr, "%s", r)
+	return r.stdout
+}
+
+// fails requires the exit status and a stderr line containing every want.
+func fails(t *testing.T, r result, code int, want ...string) {
+	t.Helper()
+	require.Equal(t, code, r.code, "%s", r)
+	require.True(t, strings.HasPrefix(r.stderr, "queenctl"), "errors start with the program name: %s", r)
+	for _, w := range want {
+		require.Contains(t, r.stderr, w, "%s", r)
+	}
+}
+
+// decode parses JSON output into v.
+func decode(t *testing.T, out string, v any) {
+	t.Helper()
+	require.NoError(t, json.Unmarshal([]byte(out), v), "JSON output:\n%s", out)
+}
+
+// lines splits output into lines without the trailing empty one.
+func lines(out string) []string { return strings.Split(strings.TrimRight(out, "\n"), "\n") }
+
+// fields splits each non-blank line into its whitespace-separated cells.
+func fields(out string) [][]string {
+	var rows [][]string
+	for _, l := range lines(out) {
+		if f := strings.Fields(l); len(f) > 0 {
+			rows = append(rows, f)
+		}
+	}
+	return rows
+}
+
+// ctxT is a context for one test step.
+func ctxT(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// push stores payloads in queue (partition "" is Default) through the client.
+func (b *testBroker) push(t *testing.T, queue, partition string, payloads ...string) []api.PushResult {
+	t.Helper()
+	items := make([]api.PushItem, len(payloads))
+	for i, p := range payloads {
+		items[i] = api.PushItem{Queue: queue, Partition: partition, Payload: json.RawMessage(p)}
+	}
+	res, err := b.client.Push(ctxT(t), items...)
+	require.NoError(t, err)
+	for _, r := range res {
+		require.Equal(t, api.PushStatusQueued, r.Status)
+	}
+	return res
+}
+
+// deadLetter pushes payloads to queue and moves each to the DLQ with error msg.
+func (b *testBroker) deadLetter(t *testing.T, queue, msg string, payloads ...string) {
+	t.Helper()
+	b.push(t, queue, "", payloads...)
+	for range payloads {
+		r, err := b.client.Pop(ctxT(t), client.PopOptions{Queue: queue})
+		require.NoError(t, err)
+		require.Len(t, r.Messages, 1)
+		m := r.Messages[0]
+		res, err := b.client.Ack(ctxT(t), api.AckRequest{TransactionID: m.TransactionID, PartitionID: m.PartitionID,
+			LeaseID: m.LeaseID, Status: api.AckStatusDLQ, Error: msg})
+		require.NoError(t, err)
+		require.True(t, res.Success, "%+v", res)
+	}
+}
+
+// closedServer returns the URL of a port nothing listens on.
+func closedServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return "http://" + addr
+}
+
+// pgEnv turns a postgres:// URL into the daemon's PG_* variables.
+func pgEnv(t *testing.T, dbURL string) []string {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	require.NoError(t, err)
+	port := u.Port()
+	if port == "" {
+		port = "5432"
+	}
+	env := []string{"PG_HOST=" + u.Hostname(), "PG_PORT=" + port, "PG_DB=" + strings.TrimPrefix(u.Path, "/")}
+	if u.User != nil {
+		env = append(env, "PG_USER="+u.User.Username())
+		if pw, ok := u.User.Password(); ok {
+			env = append(env, "PG_PASSWORD="+pw)
+		}
+	}
+	if u.Query().Get("sslmode") == "require" {
+		env = append(env, "PG_USE_SSL=true")
+	}
+	return env
+}
+
+// logWriter sends the daemon's log lines to t.Log until the test ends.
+type logWriter struct {
+	t *testing.T
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// Write implements io.Writer.
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed {
+		w.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+// close stops logging (t.Log after the test ends panics).
+func (w *logWriter) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+}
+
+// popOpts pops up to 1000 messages of queue in queue mode, auto-acked.
+func popOpts(queue string) client.PopOptions {
+	return client.PopOptions{Queue: queue, Batch: 1000, Partitions: 100}
+}
+
+// popAll pops (auto-ack) whatever is poppable in queue.
+func popAll(t *testing.T, b *testBroker, queue string) *api.PopResponse {
+	t.Helper()
+	o := popOpts(queue)
+	o.AutoAck = true
+	r, err := b.client.Pop(ctxT(t), o)
+	require.NoError(t, err)
+	return r
+}
+
+// payloads returns the messages' data in canonical JSON (jsonb does not keep key
+// order or spacing).
+func payloads(r *api.PopResponse) []string {
+	out := make([]string, len(r.Messages))
+	for i, m := range r.Messages {
+		var v any
+		if json.Unmarshal(m.Data, &v) != nil {
+			out[i] = string(m.Data)
+			continue
+		}
+		b, _ := json.Marshal(v)
+		out[i] = string(b)
+	}
+	return out
+}
+
+// syncBuffer is a bytes.Buffer safe for a process writing while the test reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write implements io.Writer.
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns what was written so far.
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

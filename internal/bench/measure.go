@@ -1,0 +1,127 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// errDrained is returned by an operation when there is nothing left to consume.
+var errDrained = errors.New("drained")
+
+// window says how long a measurement runs: results of the warm-up are discarded, then
+// completed messages are counted for the duration (or until the work is drained).
+type window struct {
+	warmup   time.Duration
+	duration time.Duration
+}
+
+// measurement is what one load run counted inside its window.
+type measurement struct {
+	msgs    int64
+	elapsed time.Duration
+	// cpu is the broker's CPU time inside the window (0 when not sampled).
+	cpu time.Duration
+	// empty counts operations that found nothing to do (contended or drained).
+	empty int64
+}
+
+func (m measurement) rate() float64 {
+	if m.elapsed <= 0 {
+		return 0
+	}
+	return float64(m.msgs) / m.elapsed.Seconds()
+}
+
+// op runs one unit of work for worker w and returns the number of messages it
+// completed (0: nothing available right now). errDrained stops that worker cleanly.
+type op func(ctx context.Context, w int) (int, error)
+
+// run starts workers running fn in a loop and counts completed messages inside win.
+// limit > 0 ends the measurement early once that many messages completed in total
+// (finite, pre-filled work); then the window is cut at that moment. cpu, when not
+// nil, reads the broker's CPU time at the window's edges.
+func (win window) run(parent context.Context, workers int, limit int64, cpu func() time.Duration, fn op) (measurement, error) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	var (
+		done, empty atomic.Int64
+		mu          sync.Mutex
+		firstErr    error
+		wg          sync.WaitGroup
+	)
+	finished := make(chan struct{}) // closed once limit messages completed
+	var finishOnce sync.Once
+	for w := range workers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				n, err := fn(ctx, w)
+				if errors.Is(err, errDrained) {
+					return
+				}
+				if err != nil {
+					if ctx.Err() == nil {
+						mu.Lock()
+						if firstErr == nil {
+							firstErr = fmt.Errorf("worker %d: %w", w, err)
+						}
+						mu.Unlock()
+						cancel()
+					}
+					return
+				}
+				if n == 0 {
+					empty.Add(1)
+					continue
+				}
+				if total := done.Add(int64(n)); limit > 0 && total >= limit {
+					finishOnce.Do(func() { close(finished) })
+				}
+			}
+		})
+	}
+	allDone := make(chan struct{})
+	go func() { wg.Wait(); close(allDone) }()
+
+	readCPU := func() time.Duration {
+		if cpu == nil {
+			return 0
+		}
+		return cpu()
+	}
+	start := time.Now()
+	startMsgs, startCPU, startEmpty := int64(0), readCPU(), int64(0)
+	warm := time.NewTimer(win.warmup)
+	defer warm.Stop()
+	ended := false
+	select {
+	case <-warm.C:
+		start, startMsgs, startCPU, startEmpty = time.Now(), done.Load(), readCPU(), empty.Load()
+	case <-finished:
+		ended = true // drained during warm-up: the whole run is the window
+	case <-allDone:
+		ended = true
+	case <-ctx.Done():
+	}
+	if !ended {
+		t := time.NewTimer(win.duration)
+		select {
+		case <-t.C:
+		case <-finished:
+		case <-allDone:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	m := measurement{msgs: done.Load() - startMsgs, elapsed: time.Since(start), cpu: readCPU() - startCPU,
+		empty: empty.Load() - startEmpty}
+	cancel()
+	<-allDone
+	if firstErr != nil {
+		return m, firstErr
+	}
+	return m, parent.Err()
+}

@@ -1,0 +1,304 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/spool"
+	"github.com/queenmq/queen/internal/store"
+)
+
+// Spool fallback and drain (semantics.md §12). A push goes to the spool instead of
+// PostgreSQL while push maintenance mode is on, before the daemon has reached the
+// database at startup, and when the database turns out to be unreachable
+// (queue.ErrUnavailable); it is answered "buffered" once the spool has fsynced it.
+// One drainer per process replays the spool through the normal push path (dedup on
+// the preserved transaction id, encryption, partition_lookup, wake-ups) in spool
+// order, which keeps the order of each partition.
+const (
+	// spoolBypassWindow: after the database was found unreachable, pushes go straight
+	// to the spool for this long instead of each waiting for its own failure.
+	spoolBypassWindow = 500 * time.Millisecond
+	// drainTimeout bounds one replayed batch.
+	drainTimeout = 30 * time.Second
+	// drainMaxBackoff caps the pause after a failed drain attempt.
+	drainMaxBackoff = 5 * time.Second
+)
+
+// spooler is the broker's spool state; nil spool means the broker has none.
+type spooler struct {
+	sp         *spool.Spool
+	interval   time.Duration
+	maxBatch   int
+	dbNotReady atomic.Bool  // set by the daemon until the schema is applied
+	bypassTill atomic.Int64 // Unix nanos; see spoolBypassWindow
+	failing    atomic.Bool  // the last append failed (logged once per episode)
+	kick       chan struct{}
+}
+
+func newSpooler(cfg Config) *spooler {
+	return &spooler{sp: cfg.Spool, interval: cfg.SpoolFlushInterval, maxBatch: cfg.SpoolMaxBatch, kick: make(chan struct{}, 1)}
+}
+
+// SetDatabaseReady tells the broker whether the database can be used at all. The
+// daemon sets it false before serving and true once the schema is applied: in
+// between, pushes go to the spool without touching the database.
+func (b *Broker) SetDatabaseReady(ready bool) { b.spooler.dbNotReady.Store(!ready) }
+
+// SpoolStats returns the spool's statistics; ok is false when the broker has no spool.
+func (b *Broker) SpoolStats() (st spool.Stats, ok bool) {
+	if b.spooler.sp == nil {
+		return spool.Stats{}, false
+	}
+	return b.spooler.sp.Stats(), true
+}
+
+// DatabaseReachable reports whether the last push or replay reached PostgreSQL (or
+// none has failed yet). It runs no SQL.
+func (b *Broker) DatabaseReachable() bool {
+	return !b.spooler.dbNotReady.Load() && time.Now().UnixNano() >= b.spooler.bypassTill.Load()
+}
+
+// spoolFirst reports whether a push should skip the database and go to the spool.
+func (b *Broker) spoolFirst() bool {
+	s := b.spooler
+	return s.sp != nil && (s.dbNotReady.Load() || time.Now().UnixNano() < s.bypassTill.Load())
+}
+
+// canSpool reports whether err (from the push path) lets the push fall back to the
+// spool: only an unreachable database does (never a constraint or validation error,
+// never a broker refusal).
+func (b *Broker) canSpool(err error) bool {
+	var ue *queue.UnavailableError
+	return b.spooler.sp != nil && errors.Is(err, queue.ErrUnavailable) && !errors.As(err, &ue)
+}
+
+// markDatabaseDown starts the bypass window after an unreachable-database error.
+func (b *Broker) markDatabaseDown() {
+	b.spooler.bypassTill.Store(time.Now().Add(spoolBypassWindow).UnixNano())
+}
+
+// spoolPush writes items (validated, transaction ids assigned, payloads unsealed)
+// to the spool and answers them "buffered". If the spool cannot be written the push
+// fails as a whole with 503: nothing of it is kept, nothing claims success.
+func (b *Broker) spoolPush(ctx context.Context, items []queue.PushItem, why string) ([]queue.PushResult, error) {
+	s := b.spooler
+	if err := s.sp.Append(ctx, items); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !s.failing.Swap(true) {
+			b.logger.Error("spool write failed: pushes are refused with 503 until it can be written again",
+				"reason", why, "dir", s.sp.Dir(), "err", err)
+		}
+		return nil, &queue.UnavailableError{Message: fmt.Sprintf(
+			"push not stored: %s and the spool cannot be written (%s); retry later", why, spoolProblem(err))}
+	}
+	if s.failing.Swap(false) {
+		b.logger.Info("spool writable again", "dir", s.sp.Dir())
+	}
+	results := make([]queue.PushResult, len(items))
+	for i, it := range items {
+		results[i] = queue.PushResult{
+			Index: i, Status: queue.StatusBuffered, TransactionID: it.TransactionID,
+			Queue: it.Queue, Partition: it.Partition, TraceID: it.TraceID,
+		}
+	}
+	b.kickDrain()
+	return results, nil
+}
+
+// spoolProblem names the cause of a failed append in words a client may see (no
+// paths).
+func spoolProblem(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return "disk full"
+	case errors.Is(err, syscall.EROFS), errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		return "not writable"
+	case errors.Is(err, spool.ErrClosed):
+		return "the broker is shutting down"
+	}
+	return "I/O error"
+}
+
+// kickDrain wakes the drainer (it also runs on its own timer).
+func (b *Broker) kickDrain() {
+	select {
+	case b.spooler.kick <- struct{}{}:
+	default:
+	}
+}
+
+// runDrain replays the spool until ctx is done: on a timer (FILE_BUFFER_FLUSH_MS)
+// and when a push was spooled, skipping while push maintenance is on and backing off
+// while the database is unreachable.
+func (b *Broker) runDrain(ctx context.Context) {
+	s := b.spooler
+	if s.sp == nil {
+		return
+	}
+	tick := time.NewTicker(s.interval)
+	defer tick.Stop()
+	var (
+		backoff     time.Duration
+		pausedUntil time.Time
+		paused      bool // logged the pause
+		replayed    int  // records replayed since the spool was last empty
+	)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-s.kick:
+		}
+		if push, _ := b.Maintenance(); push || time.Now().Before(pausedUntil) {
+			continue
+		}
+		n, err := b.drain(ctx)
+		replayed += n
+		switch {
+		case err == nil:
+			if paused {
+				b.logger.Info("spool drain resumed: the database is reachable again")
+			}
+			backoff, paused = 0, false
+			if replayed > 0 {
+				st := s.sp.Stats()
+				b.logger.Info("spool drained", "replayed", replayed, "quarantined_total", st.QuarantinedRecords,
+					"corrupt_regions_total", st.CorruptRegions)
+				replayed = 0
+			}
+		case ctx.Err() != nil:
+			return
+		default:
+			backoff = min(max(2*backoff, 100*time.Millisecond), drainMaxBackoff)
+			pausedUntil = time.Now().Add(backoff)
+			if !paused {
+				b.logger.Warn("spool drain paused; retrying", "err", err, "retry_in", backoff.String())
+			}
+			paused = true
+		}
+	}
+}
+
+// drain replays batches until the spool is empty, push maintenance turns on, or a
+// batch cannot be replayed now (the error). It returns the records replayed.
+func (b *Broker) drain(ctx context.Context) (int, error) {
+	s := b.spooler
+	total := 0
+	for ctx.Err() == nil {
+		if push, _ := b.Maintenance(); push {
+			return total, nil
+		}
+		batch, err := s.sp.Peek(min(s.maxBatch, b.cfg.MaxPushItems))
+		if err != nil || batch == nil {
+			return total, err
+		}
+		n, err := b.replay(ctx, batch)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, ctx.Err()
+}
+
+// replay pushes one batch. The whole batch goes in one insert when it can; if the
+// database refuses it for a reason other than being unavailable, the records are
+// pushed one by one and the ones refused alone are quarantined (poison). Records
+// are committed as they are done, so a failure later in the batch replays nothing
+// twice. It returns the records pushed (queued or duplicate).
+func (b *Broker) replay(ctx context.Context, batch *spool.Batch) (int, error) {
+	s := b.spooler
+	recs := batch.Records
+	if !slices.ContainsFunc(recs, func(r spool.Record) bool { return r.Err != nil }) {
+		items := make([]queue.PushItem, len(recs))
+		for i, r := range recs {
+			items[i] = r.Item
+		}
+		results, err := b.replayItems(ctx, items)
+		if err == nil {
+			if err := b.quarantineRefused(recs, results); err != nil {
+				return 0, err
+			}
+			s.sp.Commit(batch, len(recs))
+			return len(recs), nil
+		}
+		if transient(err) {
+			return 0, err
+		}
+	}
+	done := 0
+	for i, r := range recs {
+		if r.Err != nil {
+			if err := s.sp.Quarantine(r, r.Err.Error()); err != nil {
+				return done, err
+			}
+			s.sp.Commit(batch, i+1)
+			continue
+		}
+		results, err := b.replayItems(ctx, []queue.PushItem{r.Item})
+		switch {
+		case err == nil:
+			if err := b.quarantineRefused(recs[i:i+1], results); err != nil {
+				return done, err
+			}
+			done++
+		case transient(err):
+			return done, err
+		default:
+			if err := s.sp.Quarantine(r, err.Error()); err != nil {
+				return done, err
+			}
+		}
+		s.sp.Commit(batch, i+1)
+	}
+	return done, nil
+}
+
+// quarantineRefused quarantines the records whose result is failed (a full queue);
+// results are in the order of recs.
+func (b *Broker) quarantineRefused(recs []spool.Record, results []queue.PushResult) error {
+	for i, res := range results {
+		if res.Status == queue.StatusFailed {
+			if err := b.spooler.sp.Quarantine(recs[i], res.Error); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// replayItems is the push path for spooled items: validation (an upstream record may
+// break today's rules), fresh message ids, encryption per queue, the insert (which
+// refreshes partition_lookup) and wake-ups. It ignores push maintenance (the drainer
+// checks it between batches).
+func (b *Broker) replayItems(ctx context.Context, items []queue.PushItem) ([]queue.PushResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, drainTimeout)
+	defer cancel()
+	items = slices.Clone(items)
+	if err := b.preparePush(items, "spool"); err != nil {
+		return nil, err
+	}
+	results, err := b.insert(ctx, items)
+	if err != nil {
+		return nil, err
+	}
+	b.spooler.bypassTill.Store(0)
+	return results, nil
+}
+
+// transient reports whether a replay failure means "try again later" rather than
+// "this record is poison".
+func transient(err error) bool {
+	return errors.Is(err, queue.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, spool.ErrClosed) || store.IsTransient(err)
+}

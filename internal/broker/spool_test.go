@@ -1,0 +1,247 @@
+package broker_test
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/broker"
+	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/spool"
+	"github.com/queenmq/queen/internal/store"
+)
+
+// spoolBundle is a broker with a spool in its own directory, its background loops
+// (the drainer among them) running, over a fresh database.
+type spoolBundle struct {
+	*testBundle
+	dbURL string
+	dir   string
+	sp    *spool.Spool
+}
+
+func setupSpool(t *testing.T, cfg broker.Config, prepare func(dir string)) *spoolBundle {
+	t.Helper()
+	dbURL := pgtest.NewDBURL(t)
+	dir := t.TempDir()
+	if prepare != nil {
+		prepare(dir)
+	}
+	sp, err := spool.Open(spool.Options{Dir: dir})
+	require.NoError(t, err)
+	st, err := store.Open(store.Options{ConnString: dbURL, MaxConns: 8, ConnectTimeout: 2 * time.Second})
+	require.NoError(t, err)
+	cfg.Spool = sp
+	cfg.SpoolFlushInterval = 20 * time.Millisecond
+	b := broker.New(cfg, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); b.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		require.NoError(t, sp.Close())
+		st.Close()
+	})
+	return &spoolBundle{testBundle: &testBundle{b: b}, dbURL: dbURL, dir: dir, sp: sp}
+}
+
+// waitDrained waits until the spool holds nothing.
+func (sb *spoolBundle) waitDrained(t *testing.T) spool.Stats {
+	t.Helper()
+	require.Eventually(t, func() bool { return sb.sp.Stats().PendingRecords == 0 }, 20*time.Second, 10*time.Millisecond,
+		"spool not drained: %+v", sb.sp.Stats())
+	return sb.sp.Stats()
+}
+
+// popAll pops queue q with group until it is empty (autoAck) and returns the
+// transaction ids in delivery order per partition.
+func (sb *spoolBundle) popAll(t *testing.T, q, group string) map[string][]string {
+	t.Helper()
+	got := map[string][]string{}
+	for i := 0; ; i++ {
+		require.Less(t, i, 1000)
+		res := sb.pop(t, queue.PopRequest{Queue: q, ConsumerGroup: group, Batch: 100, AutoAck: true})
+		if len(res.Messages) == 0 {
+			return got
+		}
+		for _, m := range res.Messages {
+			got[m.Partition] = append(got[m.Partition], m.TransactionID)
+		}
+	}
+}
+
+// TestPushSpoolsWhileDatabaseUnreachable cuts the broker's database off: pushes are
+// answered buffered from the spool, and once the database is back the drainer
+// replays them in order, idempotently (a transaction id stored before the outage
+// stays one message).
+func TestPushSpoolsWhileDatabaseUnreachable(t *testing.T) {
+	t.Parallel()
+	sb := setupSpool(t, broker.Config{}, nil)
+	before := sb.push(t, item("out", "p1", "tx-0", `{"n":0}`))
+	require.Equal(t, queue.StatusQueued, before[0].Status)
+
+	restore := pgtest.CutOff(t, sb.dbURL)
+	var items []queue.PushItem
+	for i := 1; i <= 20; i++ {
+		items = append(items, item("out", fmt.Sprintf("p%d", i%2+1), fmt.Sprintf("tx-%d", i), fmt.Sprintf(`{"n":%d}`, i)))
+	}
+	items = append(items, item("out", "p1", "tx-0", `{"n":"again"}`)) // already stored
+	res := sb.push(t, items...)
+	for i, r := range res {
+		require.Equal(t, queue.StatusBuffered, r.Status, "item %d", i)
+		require.Equal(t, items[i].TransactionID, r.TransactionID)
+	}
+	// A push without transaction id: the generated one is spooled with it.
+	gen := sb.push(t, queue.PushItem{Queue: "out", Partition: "p2", Payload: json.RawMessage(`1`)})
+	require.Equal(t, queue.StatusBuffered, gen[0].Status)
+	require.NotEmpty(t, gen[0].TransactionID)
+	require.EqualValues(t, 22, sb.sp.Stats().PendingRecords)
+	require.False(t, sb.b.DatabaseReachable())
+
+	restore()
+	st := sb.waitDrained(t)
+	require.EqualValues(t, 22, st.Drained)
+	require.Zero(t, st.QuarantinedRecords)
+
+	got := sb.popAll(t, "out", "audit")
+	var p1, p2 []string
+	p1 = append(p1, "tx-0")
+	for i := 1; i <= 20; i++ {
+		if i%2 == 0 {
+			p1 = append(p1, fmt.Sprintf("tx-%d", i))
+		} else {
+			p2 = append(p2, fmt.Sprintf("tx-%d", i))
+		}
+	}
+	p2 = append(p2, gen[0].TransactionID)
+	require.Equal(t, map[string][]string{"p1": p1, "p2": p2}, got, "spool order per partition, no duplicate")
+	require.True(t, sb.b.DatabaseReachable())
+	entries, err := filepath.Glob(filepath.Join(sb.dir, "segment-*"))
+	require.NoError(t, err)
+	require.Empty(t, entries, "the spool shrank to nothing")
+}
+
+// TestPushMaintenanceSpoolsAndDrainWakesLongPolls: with push maintenance on, pushes
+// are buffered and nothing reaches the database; switching it off replays them,
+// and the replay wakes a long-poll parked meanwhile (well before its re-check timer).
+func TestPushMaintenanceSpoolsAndDrainWakesLongPolls(t *testing.T) {
+	t.Parallel()
+	sb := setupSpool(t, broker.Config{PopWaitInitialInterval: 10 * time.Second, PopWaitMaxInterval: 10 * time.Second}, nil)
+	ctx := t.Context()
+	_, _, err := sb.b.SetPushMaintenance(ctx, true)
+	require.NoError(t, err)
+	res := sb.push(t, item("maint", "Default", "m-1", `{"a":1}`), item("maint", "Default", "m-2", `{"a":2}`))
+	require.Equal(t, queue.StatusBuffered, res[0].Status)
+	require.Equal(t, queue.StatusBuffered, res[1].Status)
+	_, err = sb.b.QueueGet(ctx, "maint")
+	require.ErrorIs(t, err, queue.ErrNotFound, "buffered pushes stay out of the database during maintenance")
+	require.EqualValues(t, 2, sb.sp.Stats().PendingRecords)
+
+	sb.configure(t, "maint", nil)
+	popped := make(chan queue.PopResult, 1)
+	go func() {
+		req := queue.PopRequest{Queue: "maint", Batch: 10, Wait: true, Timeout: 30 * time.Second}
+		if err := sb.b.NormalizePop(&req); err != nil {
+			panic(err)
+		}
+		r, err := sb.b.Pop(context.Background(), req)
+		if err != nil {
+			panic(err)
+		}
+		popped <- r
+	}()
+	require.Eventually(t, func() bool { return sb.b.ParkedPolls() == 1 }, 10*time.Second, 5*time.Millisecond)
+	start := time.Now()
+	_, _, err = sb.b.SetPushMaintenance(ctx, false)
+	require.NoError(t, err)
+	select {
+	case r := <-popped:
+		require.NotEmpty(t, r.Messages)
+		require.Equal(t, "m-1", r.Messages[0].TransactionID)
+		require.Less(t, time.Since(start), 5*time.Second, "woken by the replay, not by the 10 s re-check")
+	case <-time.After(20 * time.Second):
+		t.Fatal("the parked long-poll never got the replayed messages")
+	}
+	sb.waitDrained(t)
+}
+
+// TestSpoolQuarantinesPoison: records the database refuses for a reason other than
+// being unavailable (a full queue; an upstream record with an invalid queue name) go
+// to the dead-letter file; the records around them are replayed.
+func TestSpoolQuarantinesPoison(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("q", 300)
+	sb := setupSpool(t, broker.Config{}, func(dir string) {
+		var b []byte
+		for _, q := range []string{"up", long, "up"} {
+			body := fmt.Sprintf(`{"queue":%q,"partition":"Default","payload":{"q":%q},"failover":true,"transactionId":"%s-%d"}`,
+				q, q[:2], q[:2], len(b))
+			b = binary.LittleEndian.AppendUint32(b, uint32(len(body)))
+			b = append(b, body...)
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "failover_0190aaaa.buf"), b, 0o644))
+	})
+	sb.waitDrained(t)
+	require.Len(t, sb.popAll(t, "up", "g")["Default"], 2, "the valid upstream records around the bad one")
+
+	sb.configure(t, "small", func(o *queue.Options) { o.MaxSize = 1 })
+	_, _, err := sb.b.SetPushMaintenance(t.Context(), true)
+	require.NoError(t, err)
+	sb.push(t, item("small", "Default", "s-1", `1`), item("small", "Default", "s-2", `2`), item("other", "Default", "o-1", `3`))
+	_, _, err = sb.b.SetPushMaintenance(t.Context(), false)
+	require.NoError(t, err)
+	st := sb.waitDrained(t)
+	require.EqualValues(t, 2, st.QuarantinedRecords, "the invalid name and the record beyond maxSize")
+	require.Equal(t, map[string][]string{"Default": {"s-1"}}, sb.popAll(t, "small", "g"))
+	require.Equal(t, map[string][]string{"Default": {"o-1"}}, sb.popAll(t, "other", "g"))
+	dead, err := filepath.Glob(filepath.Join(sb.dir, "dead", "quarantine-*"))
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
+}
+
+// TestSpoolCorruptionReplayed is the end-to-end corruption test: a spool file left
+// with a flipped byte in the middle and a torn last record is replayed into the
+// database except for the two broken records, which are reported.
+func TestSpoolCorruptionReplayed(t *testing.T) {
+	t.Parallel()
+	const n = 12
+	sb := setupSpool(t, broker.Config{}, func(dir string) {
+		sp, err := spool.Open(spool.Options{Dir: dir})
+		require.NoError(t, err)
+		for i := range n {
+			require.NoError(t, sp.Append(t.Context(), []queue.PushItem{item("damaged", "Default", fmt.Sprintf("d-%02d", i), `{"k":"v"}`)}))
+		}
+		require.NoError(t, sp.Close())
+		files, err := filepath.Glob(filepath.Join(dir, "segment-*"))
+		require.NoError(t, err)
+		require.Len(t, files, 1)
+		data, err := os.ReadFile(files[0])
+		require.NoError(t, err)
+		rec := (len(data) - 8) / n // equal-sized records after the 8-byte header
+		data[8+5*rec+20] ^= 0x01   // inside record 5's body
+		data = data[:len(data)-4]  // tear record 11
+		require.NoError(t, os.WriteFile(files[0], data, 0o644))
+	})
+	st := sb.waitDrained(t)
+	require.EqualValues(t, 2, st.CorruptRegions)
+	var want []string
+	for i := range n {
+		if i != 5 && i != n-1 {
+			want = append(want, fmt.Sprintf("d-%02d", i))
+		}
+	}
+	require.Equal(t, map[string][]string{"Default": want}, sb.popAll(t, "damaged", "g"))
+	t.Logf("corruption: %d records spooled, %d replayed, %d corrupt regions reported", n, len(want), st.CorruptRegions)
+}

@@ -1,0 +1,100 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/queenmq/queen/internal/config"
+	"github.com/queenmq/queen/internal/maintenance"
+	"github.com/queenmq/queen/internal/spool"
+	"github.com/queenmq/queen/internal/store"
+)
+
+// openSpool opens the disk spool in FILE_BUFFER_DIR (created if missing, locked
+// against a second process). Failing to open it stops the start-up, as upstream
+// does when it cannot create the directory: a broker that would answer "buffered"
+// without a place to keep it must not run.
+func openSpool(cfg *config.Config, logger *slog.Logger) (*spool.Spool, error) {
+	sp, err := spool.Open(spool.Options{
+		Dir:              cfg.FileBufferDir,
+		EventsPerSegment: cfg.FileBufferEventsPerFile,
+		Logger:           logger.With("component", "spool"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("daemon: spool (FILE_BUFFER_DIR=%s): %w", cfg.FileBufferDir, err)
+	}
+	st := sp.Stats()
+	logger.Info("spool opened", "dir", sp.Dir(), "pending_records", st.PendingRecords,
+		"pending_bytes", st.PendingBytes, "quarantined_records", st.QuarantinedRecords)
+	return sp, nil
+}
+
+// closeSpool fsyncs and closes the spool: the last step before the pool closes.
+// Whatever is still pending stays on disk and is replayed by the next start.
+func closeSpool(sp *spool.Spool, logger *slog.Logger) {
+	st := sp.Stats()
+	if err := sp.Close(); err != nil {
+		logger.Error("spool close failed", "dir", sp.Dir(), "err", err)
+		return
+	}
+	if st.PendingRecords > 0 {
+		logger.Warn("spool closed with records not yet replayed; the next start replays them",
+			"dir", sp.Dir(), "pending_records", st.PendingRecords)
+	}
+}
+
+// pushDuringStart serves POST /api/v1/push at once while the start gate still holds
+// the other routes: until PostgreSQL is reached and the schema applied the broker
+// spools every push (semantics.md §12.3 [GO]: start with PostgreSQL down and accept
+// pushes). Everything else goes through gated.
+func pushDuringStart(gated, direct http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/api/v1/push" {
+			direct.ServeHTTP(w, r)
+			return
+		}
+		gated.ServeHTTP(w, r)
+	})
+}
+
+// runMaintenance starts the background jobs' runner until ctx is done; the returned
+// wait blocks until it has stopped.
+func runMaintenance(ctx context.Context, cfg *config.Config, st *store.Store, reg prometheus.Registerer, logger *slog.Logger) (wait func(), err error) {
+	day := 24 * time.Hour
+	jobs := maintenance.Jobs(st, maintenance.Settings{
+		RetentionInterval: cfg.RetentionInterval,
+		EvictionInterval:  cfg.EvictionInterval,
+		BatchSize:         cfg.RetentionBatchSize,
+		EvictionBatchSize: cfg.EvictionBatchSize,
+		PartitionIdle:     time.Duration(cfg.PartitionCleanupDays) * day,
+		MetricsRetention:  time.Duration(cfg.MetricsRetentionDays) * day,
+		DLQRetention:      time.Duration(cfg.DLQRetentionDays) * day,
+	})
+	instance := cfg.Instance
+	if instance == "" {
+		instance = hostnameOr("queen")
+	}
+	r, err := maintenance.New(st, jobs, reg, maintenance.Options{
+		Instance: instance, Logger: logger.With("component", "maintenance"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("daemon: maintenance: %w", err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { r.Run(ctx) })
+	return wg.Wait, nil
+}
+
+func hostnameOr(def string) string {
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return def
+}

@@ -1,0 +1,108 @@
+package httpapi
+
+import "github.com/queenmq/queen/internal/auth"
+
+// routeLevels is the access level of every route, keyed "METHOD pattern" with the
+// pattern exactly as registered with chi (spec/http-api.md §0 Auth column,
+// spec/auth.md §5). It also lists routes of the spec that are not registered yet, so
+// they get the right level when they are.
+//
+// Registering a route without a row here fails TestEveryRouteHasALevel; at run time
+// such a route is treated as admin-only (routeLevel), never as open.
+var routeLevels = map[string]auth.Level{
+	// Public: health, metrics and the dashboard's static files. OPTIONS never gets
+	// here: the CORS middleware answers every preflight before authentication.
+	"GET /health":             auth.Public,
+	"HEAD /health":            auth.Public,
+	"GET /health/live":        auth.Public,
+	"HEAD /health/live":       auth.Public,
+	"GET /health/ready":       auth.Public,
+	"HEAD /health/ready":      auth.Public,
+	"GET /metrics":            auth.Public,
+	"GET /metrics/prometheus": auth.Public,
+	"GET /":                   auth.Public,
+	"GET /assets/*":           auth.Public,
+	"GET /favicon.ico":        auth.Public,
+	"GET /*":                  auth.Public, // SPA fallback; it never serves /api/ paths
+
+	// Read-write: producing and consuming (pop is a GET that consumes).
+	"POST /api/v1/configure":                                                          auth.ReadWrite,
+	"POST /api/v1/push":                                                               auth.ReadWrite,
+	"GET /api/v1/pop":                                                                 auth.ReadWrite,
+	"GET /api/v1/pop/queue/{queue}":                                                   auth.ReadWrite,
+	"GET /api/v1/pop/queue/{queue}/partition/{partition}":                             auth.ReadWrite,
+	"POST /api/v1/ack":                                                                auth.ReadWrite,
+	"POST /api/v1/ack/batch":                                                          auth.ReadWrite,
+	"POST /api/v1/transaction":                                                        auth.ReadWrite,
+	"POST /api/v1/lease/{leaseId}/extend":                                             auth.ReadWrite,
+	"DELETE /api/v1/messages/{partitionId}/{transactionId}":                           auth.ReadWrite,
+	"POST /api/v1/messages/{partitionId}/{transactionId}/retry":                       auth.ReadWrite,
+	"POST /api/v1/messages/{partitionId}/{transactionId}/dlq":                         auth.ReadWrite,
+	"POST /api/v1/traces":                                                             auth.ReadWrite,
+	"POST /api/v1/consumer-groups/{group}/subscription":                               auth.ReadWrite,
+	"POST /api/v1/consumer-groups/{group}/queues/{queue}/seek":                        auth.ReadWrite,
+	"POST /api/v1/consumer-groups/{group}/queues/{queue}/partitions/{partition}/seek": auth.ReadWrite,
+	"POST /streams/v1/queries":                                                        auth.ReadWrite,
+	"POST /streams/v1/cycle":                                                          auth.ReadWrite,
+
+	// Read-only: inspection.
+	"GET /api/v1/resources/overview":                     auth.ReadOnly,
+	"GET /api/v1/resources/queues":                       auth.ReadOnly,
+	"GET /api/v1/resources/queues/{queue}":               auth.ReadOnly,
+	"GET /api/v1/resources/namespaces":                   auth.ReadOnly,
+	"GET /api/v1/resources/tasks":                        auth.ReadOnly,
+	"GET /api/v1/resources/partitions":                   auth.ReadOnly,
+	"GET /api/v1/messages":                               auth.ReadOnly,
+	"GET /api/v1/messages/{partitionId}/{transactionId}": auth.ReadOnly,
+	"GET /api/v1/dlq":                                    auth.ReadOnly,
+	"GET /api/v1/traces/names":                           auth.ReadOnly,
+	"GET /api/v1/traces/by-name/{traceName}":             auth.ReadOnly,
+	"GET /api/v1/traces/{partitionId}/{transactionId}":   auth.ReadOnly,
+	"GET /api/v1/status":                                 auth.ReadOnly,
+	"GET /api/v1/status/queues":                          auth.ReadOnly,
+	"GET /api/v1/status/queues/{queue}":                  auth.ReadOnly,
+	"GET /api/v1/status/queues/{queue}/messages":         auth.ReadOnly,
+	"GET /api/v1/status/analytics":                       auth.ReadOnly,
+	"GET /api/v1/status/buffers":                         auth.ReadOnly,
+	"GET /api/v1/analytics/system-metrics":               auth.ReadOnly,
+	"GET /api/v1/analytics/worker-metrics":               auth.ReadOnly,
+	"GET /api/v1/analytics/queue-lag":                    auth.ReadOnly,
+	"GET /api/v1/analytics/queue-ops":                    auth.ReadOnly,
+	"GET /api/v1/analytics/queue-parked-replicas":        auth.ReadOnly,
+	"GET /api/v1/analytics/retention":                    auth.ReadOnly,
+	"GET /api/v1/analytics/postgres-stats":               auth.ReadOnly,
+	"GET /api/v1/consumer-groups":                        auth.ReadOnly,
+	"GET /api/v1/consumer-groups/lagging":                auth.ReadOnly,
+	"GET /api/v1/consumer-groups/{group}":                auth.ReadOnly,
+	"POST /streams/v1/state/get":                         auth.ReadOnly, // a POST that only reads
+
+	// Admin: destructive and cluster-wide operations, /api/v1/system/*, migration and
+	// the peer routes under /internal/.
+	"DELETE /api/v1/resources/queues/{queue}":               auth.Admin,
+	"DELETE /api/v1/queues/{queue}/clear":                   auth.Admin,
+	"POST /api/v1/stats/refresh":                            auth.Admin,
+	"DELETE /api/v1/consumer-groups/{group}":                auth.Admin,
+	"DELETE /api/v1/consumer-groups/{group}/queues/{queue}": auth.Admin,
+	"GET /api/v1/system/maintenance":                        auth.Admin,
+	"POST /api/v1/system/maintenance":                       auth.Admin,
+	"GET /api/v1/system/maintenance/pop":                    auth.Admin,
+	"POST /api/v1/system/maintenance/pop":                   auth.Admin,
+	"GET /api/v1/system/shared-state":                       auth.Admin,
+	"POST /api/v1/migration/test-connection":                auth.Admin,
+	"POST /api/v1/migration/start":                          auth.Admin,
+	"GET /api/v1/migration/status":                          auth.Admin,
+	"POST /api/v1/migration/validate":                       auth.Admin,
+	"POST /api/v1/migration/reset":                          auth.Admin,
+	"POST /internal/api/notify":                             auth.Admin,
+	"GET /internal/api/shared-state/stats":                  auth.Admin,
+	"GET /internal/api/inter-instance/stats":                auth.Admin,
+}
+
+// routeLevel is the level of a routed pattern: its row of routeLevels, or Admin, the
+// strictest, for a route someone forgot to list.
+func routeLevel(method, pattern string) auth.Level {
+	if l, ok := routeLevels[method+" "+pattern]; ok {
+		return l
+	}
+	return auth.Admin
+}

@@ -1,0 +1,159 @@
+package maintenance
+
+import (
+	"context"
+	"time"
+
+	"github.com/queenmq/queen/internal/store"
+)
+
+// Settings are the jobs' knobs (config.md §5), taken from config.Config by the daemon.
+type Settings struct {
+	// RetentionInterval paces retention, completed retention, DLQ retention and the
+	// cleanups (RETENTION_INTERVAL); EvictionInterval paces eviction and lease
+	// reclaim (EVICTION_INTERVAL).
+	RetentionInterval time.Duration
+	EvictionInterval  time.Duration
+	// BatchSize is the rows per DELETE (RETENTION_BATCH_SIZE); EvictionBatchSize the
+	// messages evicted per cycle in total (EVICTION_BATCH_SIZE).
+	BatchSize         int
+	EvictionBatchSize int
+	// PartitionIdle: partitions without messages and idle this long are deleted
+	// (PARTITION_CLEANUP_DAYS).
+	PartitionIdle time.Duration
+	// MetricsRetention: analytics rows and retention history older than this go
+	// (METRICS_RETENTION_DAYS).
+	MetricsRetention time.Duration
+	// DLQRetention: dead-letter entries older than this go, and completed retention
+	// keeps dead-lettered messages until then (DLQ_RETENTION_DAYS); 0 turns both off.
+	DLQRetention time.Duration
+	// LeaseReclaimGrace: leases expired for longer than this are cleared (default 1 min).
+	LeaseReclaimGrace time.Duration
+	// MaxBatches caps the statements of one pass (default 100); the next cycle goes on.
+	MaxBatches int
+	// NowFunc is the clock passed to the queries (tests move it forward); nil: time.Now.
+	NowFunc func() time.Time
+}
+
+// Job names (the job label of the metrics, the name in queen.maintenance_jobs).
+const (
+	JobRetention          = "retention"
+	JobCompletedRetention = "completed_retention"
+	JobEviction           = "eviction"
+	JobDLQRetention       = "dlq_retention"
+	JobPartitionCleanup   = "partition_cleanup"
+	JobConsumerCleanup    = "consumer_cleanup"
+	JobLeaseReclaim       = "lease_reclaim"
+	JobMetricsCleanup     = "metrics_cleanup"
+)
+
+// partitionCleanupLimit is upstream's cap on partitions deleted per cycle.
+const partitionCleanupLimit = 1000
+
+// Jobs returns queen's maintenance jobs over st. dlq_retention is included only when
+// s.DLQRetention is set.
+func Jobs(st *store.Store, s Settings) []Job {
+	if s.BatchSize <= 0 {
+		s.BatchSize = 1000
+	}
+	if s.EvictionBatchSize <= 0 {
+		s.EvictionBatchSize = 1000
+	}
+	if s.MaxBatches <= 0 {
+		s.MaxBatches = 100
+	}
+	if s.LeaseReclaimGrace <= 0 {
+		s.LeaseReclaimGrace = time.Minute
+	}
+	if s.NowFunc == nil {
+		s.NowFunc = time.Now
+	}
+	now := s.NowFunc
+	batches := func(f func(ctx context.Context, limit int) (int64, error)) func(context.Context) (Result, error) {
+		return func(ctx context.Context) (Result, error) { return inBatches(ctx, s.MaxBatches, s.BatchSize, f) }
+	}
+	jobs := []Job{
+		&job{name: JobRetention, interval: s.RetentionInterval, upstream: true,
+			run: batches(func(ctx context.Context, n int) (int64, error) {
+				return st.RetentionDeleteBatch(ctx, now(), n)
+			})},
+		&job{name: JobCompletedRetention, interval: s.RetentionInterval, upstream: true,
+			run: batches(func(ctx context.Context, n int) (int64, error) {
+				return st.CompletedRetentionDeleteBatch(ctx, now(), n, s.DLQRetention)
+			})},
+		// Upstream semantics: one batch of at most EVICTION_BATCH_SIZE per cycle.
+		&job{name: JobEviction, interval: s.EvictionInterval, upstream: true,
+			run: func(ctx context.Context) (Result, error) {
+				return inBatches(ctx, 1, s.EvictionBatchSize, func(ctx context.Context, n int) (int64, error) {
+					return st.EvictionDeleteBatch(ctx, now(), n)
+				})
+			}},
+		&job{name: JobPartitionCleanup, interval: s.RetentionInterval,
+			run: func(ctx context.Context) (Result, error) {
+				n, err := st.PartitionCleanupBatch(ctx, now().Add(-s.PartitionIdle), partitionCleanupLimit)
+				return Result{Rows: n, Batches: 1, Truncated: n == partitionCleanupLimit}, err
+			}},
+		&job{name: JobConsumerCleanup, interval: s.RetentionInterval,
+			run: batches(func(ctx context.Context, n int) (int64, error) {
+				return st.ConsumerStateCleanupBatch(ctx, n)
+			})},
+		&job{name: JobLeaseReclaim, interval: s.EvictionInterval,
+			run: batches(func(ctx context.Context, n int) (int64, error) {
+				return st.LeaseReclaimBatch(ctx, now().Add(-s.LeaseReclaimGrace), n)
+			})},
+		&job{name: JobMetricsCleanup, interval: s.RetentionInterval,
+			run: func(ctx context.Context) (Result, error) {
+				var total Result
+				for _, table := range store.MetricsTables() {
+					res, err := inBatches(ctx, s.MaxBatches, s.BatchSize, func(ctx context.Context, n int) (int64, error) {
+						return st.MetricsDeleteBatch(ctx, table, now().Add(-s.MetricsRetention), n)
+					})
+					total.Rows += res.Rows
+					total.Batches += res.Batches
+					total.Truncated = total.Truncated || res.Truncated
+					if err != nil {
+						return total, err
+					}
+				}
+				return total, nil
+			}},
+	}
+	if s.DLQRetention > 0 {
+		jobs = append(jobs, &job{name: JobDLQRetention, interval: s.RetentionInterval,
+			run: batches(func(ctx context.Context, n int) (int64, error) {
+				return st.DLQDeleteBatch(ctx, now().Add(-s.DLQRetention), n)
+			})})
+	}
+	return jobs
+}
+
+// job is a Job made of a function.
+type job struct {
+	name     string
+	interval time.Duration
+	upstream bool
+	run      func(context.Context) (Result, error)
+}
+
+func (j *job) Name() string                                { return j.name }
+func (j *job) Interval() time.Duration                     { return j.interval }
+func (j *job) RunOnce(ctx context.Context) (Result, error) { return j.run(ctx) }
+func (j *job) UpstreamLock() bool                          { return j.upstream }
+
+// inBatches runs f with limit until a batch comes back short, at most max times.
+func inBatches(ctx context.Context, max, limit int, f func(ctx context.Context, limit int) (int64, error)) (Result, error) {
+	var res Result
+	for res.Batches < max {
+		n, err := f(ctx, limit)
+		res.Batches++
+		res.Rows += n
+		if err != nil {
+			return res, err
+		}
+		if n < int64(limit) {
+			return res, nil
+		}
+	}
+	res.Truncated = true
+	return res, nil
+}

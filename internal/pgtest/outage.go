@@ -1,0 +1,205 @@
+package pgtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Outage helpers (style.md §2.8). CutOff makes one test database unreachable
+// without touching the shared server; Cluster starts a private server that a test
+// may stop and start (pg_ctl stop -m immediate) as often as it likes.
+
+// CutOff makes the database of dbURL (one made by NewDB or NewDBURL) refuse new
+// connections and terminates the open ones: to its clients PostgreSQL is down. The
+// returned restore lets connections in again; it is also run when the test ends.
+func CutOff(t testing.TB, dbURL string) (restore func()) {
+	t.Helper()
+	admin, _ := setup(t, URL(t))
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	ctx, cancel := context.WithTimeout(t.Context(), setupTimeout)
+	defer cancel()
+	if _, err := admin.Exec(ctx, "ALTER DATABASE "+ident(name)+" WITH ALLOW_CONNECTIONS false"); err != nil {
+		t.Fatalf("pgtest: cut off %s: %v", name, err)
+	}
+	if _, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = $1 AND pid <> pg_backend_pid()`, name); err != nil {
+		t.Fatalf("pgtest: terminate the connections of %s: %v", name, err)
+	}
+	restored := false
+	restore = func() {
+		if restored {
+			return
+		}
+		restored = true
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), cleanupTimeout)
+		defer cancel()
+		if _, err := admin.Exec(ctx, "ALTER DATABASE "+ident(name)+" WITH ALLOW_CONNECTIONS true"); err != nil {
+			t.Errorf("pgtest: restore %s: %v", name, err)
+		}
+	}
+	t.Cleanup(restore)
+	return restore
+}
+
+// Cluster is a private PostgreSQL server for one test: initdb into a temporary
+// directory, started on a free port of 127.0.0.1 (about 3 s). As root the server
+// runs as the user postgres, as initdb and postgres refuse root.
+type Cluster struct {
+	t      testing.TB
+	bindir string
+	dir    string
+	port   int
+	asUser string // run server commands through runuser as this user ("" = directly)
+}
+
+// StartCluster creates and starts a private cluster, stopped and removed when the
+// test ends. It skips under -short, like URL.
+func StartCluster(t testing.TB) *Cluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("pgtest: a private PostgreSQL cluster is not started under -short")
+	}
+	bindir, err := findBindir()
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	c := &Cluster{t: t, bindir: bindir}
+	parent := os.TempDir()
+	if os.Geteuid() == 0 {
+		c.asUser = "postgres"
+		if _, err := user.Lookup(c.asUser); err != nil {
+			t.Fatalf("pgtest: running as root but user postgres does not exist (initdb refuses root): %v", err)
+		}
+		parent = "/tmp" // reachable by postgres whatever TMPDIR is
+	}
+	c.dir, err = os.MkdirTemp(parent, "queen-pgcluster.")
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = c.run("pg_ctl", "-D", c.data(), "-m", "immediate", "-w", "-t", "30", "-s", "stop")
+		_ = os.RemoveAll(c.dir)
+	})
+	if c.asUser != "" {
+		if out, err := exec.Command("chown", c.asUser+":", c.dir).CombinedOutput(); err != nil {
+			t.Fatalf("pgtest: chown %s: %v: %s", c.dir, err, out)
+		}
+	}
+	if err := c.run("initdb", "--no-sync", "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "-D", c.data()); err != nil {
+		t.Fatalf("pgtest: initdb: %v", err)
+	}
+	c.port = freePort(t)
+	c.Start()
+	return c
+}
+
+func (c *Cluster) data() string { return filepath.Join(c.dir, "data") }
+
+// URL is the cluster's postgres database as the postgres user.
+func (c *Cluster) URL() string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", c.port)
+}
+
+// Port is the cluster's TCP port on 127.0.0.1.
+func (c *Cluster) Port() int { return c.port }
+
+// Start starts the (stopped) server and waits until it accepts connections.
+func (c *Cluster) Start() {
+	c.t.Helper()
+	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off -c synchronous_commit=off "+
+		"-c full_page_writes=off -c max_connections=100", c.port, c.dir)
+	if err := c.run("pg_ctl", "-D", c.data(), "-l", filepath.Join(c.dir, "postgres.log"), "-w", "-t", "60", "-s",
+		"-o", opts, "start"); err != nil {
+		log, _ := os.ReadFile(filepath.Join(c.dir, "postgres.log"))
+		c.t.Fatalf("pgtest: pg_ctl start: %v\n%s", err, log)
+	}
+}
+
+// Stop stops the server the way a crash would (pg_ctl stop -m immediate): open
+// connections break, new ones are refused, and the next Start runs crash recovery.
+func (c *Cluster) Stop() {
+	c.t.Helper()
+	if err := c.run("pg_ctl", "-D", c.data(), "-m", "immediate", "-w", "-t", "30", "-s", "stop"); err != nil {
+		c.t.Fatalf("pgtest: pg_ctl stop: %v", err)
+	}
+}
+
+func (c *Cluster) run(name string, args ...string) error {
+	bin := filepath.Join(c.bindir, name)
+	if c.asUser != "" {
+		args = append([]string{"-u", c.asUser, "--", bin}, args...)
+		bin = "runuser"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = "/"
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	cmd.WaitDelay = 5 * time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %w: %s", name, err, out)
+	}
+	return nil
+}
+
+// findBindir finds initdb and pg_ctl like scripts/lib/pg.sh: the directory pgtest.sh
+// recorded for the test cluster, PATH, pg_config --bindir, then the newest Debian or
+// RHEL server directory.
+func findBindir() (string, error) {
+	ok := func(d string) bool {
+		for _, b := range []string{"initdb", "pg_ctl"} {
+			if fi, err := os.Stat(filepath.Join(d, b)); err != nil || fi.IsDir() {
+				return false
+			}
+		}
+		return true
+	}
+	var cands []string
+	if dir := os.Getenv("PGTEST_DIR"); dir != "" {
+		if b, err := os.ReadFile(filepath.Join(dir, "bindir")); err == nil {
+			cands = append(cands, strings.TrimSpace(string(b)))
+		}
+	}
+	if p, err := exec.LookPath("initdb"); err == nil {
+		cands = append(cands, filepath.Dir(p))
+	}
+	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
+		cands = append(cands, strings.TrimSpace(string(out)))
+	}
+	for _, pattern := range []string{"/usr/lib/postgresql/*/bin", "/usr/pgsql-*/bin"} {
+		m, _ := filepath.Glob(pattern)
+		sort.Sort(sort.Reverse(sort.StringSlice(m)))
+		cands = append(cands, m...)
+	}
+	for _, d := range cands {
+		if d != "" && ok(d) {
+			return d, nil
+		}
+	}
+	return "", errors.New("initdb and pg_ctl not found (PATH, pg_config --bindir, /usr/lib/postgresql/*/bin)")
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}

@@ -1,0 +1,54 @@
+-- Background maintenance jobs (semantics.md §11). Every replica runs every job's loop;
+-- a cycle is claimed under the job's pg_try_advisory_xact_lock, and maintenance_jobs
+-- records when the job last ran anywhere, so with N replicas a job still runs once per
+-- cycle. Additive only.
+
+CREATE TABLE IF NOT EXISTS queen.maintenance_jobs (
+    name             text PRIMARY KEY,
+    last_run_at      timestamptz,          -- start of the last run, on any replica
+    last_finished_at timestamptz,
+    last_duration_ms bigint NOT NULL DEFAULT 0,
+    last_rows        bigint NOT NULL DEFAULT 0,
+    last_error       text,
+    last_instance    text,
+    runs             bigint NOT NULL DEFAULT 0
+);
+
+-- queen.partition_cleanup_q1 deletes up to p_limit partitions that hold no message and
+-- show no activity since p_before: created before it, no consumer row created or
+-- consuming after it, and no message pushed after it (semantics.md §11.2). Deleting
+-- cascades to cursors, the lookup row and DLQ rows. Each partition is taken under the
+-- push path's per-partition lock (try: a partition being pushed to right now is
+-- skipped) and re-checked for messages under it.
+CREATE OR REPLACE FUNCTION queen.partition_cleanup_q1(p_before timestamptz, p_limit integer)
+RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    r   record;
+    v_n bigint := 0;
+BEGIN
+    FOR r IN
+        SELECT p.id
+        FROM queen.partitions p
+        WHERE p.created_at < p_before
+          AND NOT EXISTS (SELECT 1 FROM queen.messages m WHERE m.partition_id = p.id)
+          AND NOT EXISTS (SELECT 1 FROM queen.partition_consumers pc
+                          WHERE pc.partition_id = p.id
+                            AND (pc.created_at >= p_before OR pc.last_consumed_at >= p_before))
+          AND NOT EXISTS (SELECT 1 FROM queen.partition_lookup pl
+                          WHERE pl.partition_id = p.id
+                            AND (pl.last_message_created_at >= p_before OR pl.updated_at >= p_before))
+        ORDER BY p.created_at
+        LIMIT p_limit
+    LOOP
+        CONTINUE WHEN NOT pg_try_advisory_xact_lock(queen.partition_order_key(r.id));
+        DELETE FROM queen.partitions p
+         WHERE p.id = r.id
+           AND NOT EXISTS (SELECT 1 FROM queen.messages m WHERE m.partition_id = r.id);
+        IF FOUND THEN
+            v_n := v_n + 1;
+        END IF;
+    END LOOP;
+    RETURN v_n;
+END;
+$$;
