@@ -67,17 +67,8 @@ type testBroker struct {
 }
 
 // startBroker starts a broker with extraEnv (NAME=value) and stops it when the test
-// ends.
+// ends, requiring daemon.Run to return nil.
 func startBroker(t *testing.T, extraEnv ...string) *testBroker {
-	t.Helper()
-	b, err := tryStartBroker(t, extraEnv...)
-	require.NoError(t, err)
-	return b
-}
-
-// tryStartBroker is startBroker returning daemon.Run's error when the broker stops
-// before it is ready (e.g. an unsupported configuration).
-func tryStartBroker(t *testing.T, extraEnv ...string) (*testBroker, error) {
 	t.Helper()
 	dbURL := pgtest.NewDBURL(t)
 	env := append(pgEnv(t, dbURL), "HOST=127.0.0.1", "LOG_LEVEL=warn", "DB_POOL_SIZE=8",
@@ -107,15 +98,16 @@ func tryStartBroker(t *testing.T, extraEnv ...string) (*testBroker, error) {
 			logs.close()
 		})
 		u := "http://" + addr
-		return &testBroker{url: u, client: client.New(u)}, nil
+		return &testBroker{url: u, client: client.New(u)}
 	case err := <-done:
 		cancel()
 		logs.close()
-		return nil, err
+		require.FailNow(t, "daemon.Run returned before the broker was ready", "err: %v", err)
 	case <-time.After(startTimeout):
 		cancel()
-		return nil, errors.New("broker not ready in time")
+		require.FailNow(t, "broker not ready", "no ReadyFunc call within %s", startTimeout)
 	}
+	return nil
 }
 
 // result is one finished queenctl run.

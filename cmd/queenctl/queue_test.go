@@ -102,6 +102,7 @@ func TestQueue(t *testing.T) {
 		b.push(t, "del.q", "", `1`)
 		r := b.run(t, "queue", "delete", "del.q")
 		fails(t, r, cli.ExitUsage, `Delete queue "del.q" with all its messages? Refusing without --yes`)
+		require.NotContains(t, r.stderr, "--help", "a refusal is not a command-line mistake")
 
 		require.Equal(t, "Deleted queue del.q.\n", ok(t, b.run(t, "queue", "delete", "del.q", "--yes")))
 		r = b.run(t, "queue", "delete", "-y", "del.q")

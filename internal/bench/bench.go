@@ -100,6 +100,8 @@ type runner struct {
 	// inside the measured windows.
 	brokerCPU  time.Duration
 	brokerMsgs int64
+	// brokerLog is the end of queen's log once it stopped, for error reports.
+	brokerLog string
 }
 
 var pushBatches = []int{1, 10, 100, 1000}
@@ -108,8 +110,8 @@ var pushBatches = []int{1, 10, 100, 1000}
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	var r runner
 	rep, err := r.run(ctx, opts)
-	if err != nil && r.broker != nil {
-		err = fmt.Errorf("%w\nqueen's log (tail):\n%s", err, r.broker.logTail())
+	if err != nil && r.brokerLog != "" {
+		err = fmt.Errorf("%w\nqueen's log (tail):\n%s", err, r.brokerLog)
 	}
 	return rep, err
 }
@@ -139,7 +141,10 @@ func (r *runner) run(ctx context.Context, opts Options) (*Report, error) {
 	if r.broker, err = startBroker(ctx, opts.Binary, opts.Environ, r.db, workDir); err != nil {
 		return nil, err
 	}
-	defer func() { r.broker.stop(); r.broker = nil }()
+	defer func() {
+		r.broker.stop()
+		r.brokerLog = r.broker.logTail()
+	}()
 	r.load = newHTTPLoad(r.broker.url, max(opts.Producers, opts.Consumers, 10))
 	defer r.load.close()
 

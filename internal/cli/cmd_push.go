@@ -146,7 +146,7 @@ type linePush struct {
 	in    io.Reader
 	size  int64 // of the input in bytes; 0 when unknown
 	// done counts the bytes of the lines read so far (the progress share).
-	done int64
+	done  int64
 	prog  *progress
 	start time.Time
 

@@ -15,7 +15,7 @@ func (a *app) confirm(yes bool, format string, args ...any) error {
 	}
 	question := fmt.Sprintf(format, args...)
 	if !isTerminal(a.stdin) {
-		return usagef("%s Refusing without --yes (standard input is not a terminal)", question)
+		return &codeError{code: ExitUsage, msg: question + " Refusing without --yes (standard input is not a terminal)"}
 	}
 	fmt.Fprintf(a.stderr, "%s [y/N] ", question)
 	answer, _ := bufio.NewReader(a.stdin).ReadString('\n')

@@ -18,7 +18,7 @@
 // Every command talks to the broker through internal/client and prints either a
 // human rendering (tables, coloured only on a terminal) or, with -o json / -o yaml,
 // the broker's answer in the wire shapes of internal/api. Errors go to stderr as
-// "queenctl: <command>: <what failed>: <cause>", and the exit status says what kind
+// "queenctl <command>: <what failed>: <cause>", and the exit status says what kind
 // of failure it was (the Exit constants, documented in docs/queenctl.md).
 //
 // The broker and token come from flags, then a context named by --context or

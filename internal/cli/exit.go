@@ -42,6 +42,7 @@ const (
 // sent to the broker.
 type usageError struct{ msg string }
 
+// Error implements error.
 func (e *usageError) Error() string { return e.msg }
 
 // usagef returns a [*usageError].
@@ -56,6 +57,7 @@ type codeError struct {
 	msg  string
 }
 
+// Error implements error.
 func (e *codeError) Error() string { return e.msg }
 
 // outcomeError turns a failed body-level outcome into a [*codeError]: ExitNotFound when
@@ -75,7 +77,10 @@ type opError struct {
 	err  error
 }
 
+// Error implements error.
 func (e *opError) Error() string { return e.what + ": " + e.err.Error() }
+
+// Unwrap returns the cause.
 func (e *opError) Unwrap() error { return e.err }
 
 // fail wraps err with what failed; nil stays nil.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -135,7 +136,7 @@ func (a *app) run(ctx context.Context, run runFunc, args []string) int {
 	return a.report(ctx, err)
 }
 
-// report prints err (if any) as "queenctl: <command>: <what failed>: <cause>" and
+// report prints err (if any) as "queenctl <command>: <what failed>: <cause>" and
 // returns the exit status.
 func (a *app) report(ctx context.Context, err error) int {
 	code := exitCode(ctx, err)
@@ -148,7 +149,8 @@ func (a *app) report(ctx context.Context, err error) int {
 	}
 	cmd := strings.TrimSpace("queenctl " + a.path)
 	fmt.Fprintf(a.stderr, "%s: %s\n", cmd, msg)
-	if code == ExitUsage {
+	var ue *usageError
+	if errors.As(err, &ue) {
 		fmt.Fprintf(a.stderr, "Run '%s --help' for usage.\n", cmd)
 	}
 	return code
@@ -158,8 +160,6 @@ func (a *app) report(ctx context.Context, err error) int {
 func (a *app) checkGlobals() error {
 	switch a.g.output {
 	case formatTable, formatJSON, formatYAML:
-	case "wide":
-		a.g.output = formatTable
 	default:
 		return usagef("--output %q: want table, json or yaml", a.g.output)
 	}

@@ -37,13 +37,23 @@ func (t *tw) style(code, s string) string {
 	return code + s + ansiReset
 }
 
-// Colour helpers for cells and lines.
-func (t *tw) bold(s string) string   { return t.style(ansiBold, s) }
-func (t *tw) dim(s string) string    { return t.style(ansiDim, s) }
-func (t *tw) green(s string) string  { return t.style(ansiGreen, s) }
-func (t *tw) red(s string) string    { return t.style(ansiRed, s) }
+// bold styles headers and keys.
+func (t *tw) bold(s string) string { return t.style(ansiBold, s) }
+
+// dim styles secondary text (timestamps in tail).
+func (t *tw) dim(s string) string { return t.style(ansiDim, s) }
+
+// green marks good states.
+func (t *tw) green(s string) string { return t.style(ansiGreen, s) }
+
+// red marks failures.
+func (t *tw) red(s string) string { return t.style(ansiRed, s) }
+
+// yellow marks states that need attention.
 func (t *tw) yellow(s string) string { return t.style(ansiYellow, s) }
-func (t *tw) cyan(s string) string   { return t.style(ansiCyan, s) }
+
+// cyan marks identifiers worth copying (lease ids, queue/partition in tail).
+func (t *tw) cyan(s string) string { return t.style(ansiCyan, s) }
 
 // state colours a status word: good ones green, bad ones red, in-between yellow.
 func (t *tw) state(s string) string {

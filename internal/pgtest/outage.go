@@ -121,7 +121,10 @@ func (c *Cluster) Port() int { return c.port }
 // Start starts the (stopped) server and waits until it accepts connections.
 func (c *Cluster) Start() {
 	c.t.Helper()
-	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off -c synchronous_commit=off "+
+	// synchronous_commit stays on: a commit must be written (to the OS) before it is
+	// acknowledged, or an immediate stop loses acknowledged transactions. fsync can
+	// stay off: the machine does not crash, only the server.
+	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off -c synchronous_commit=on "+
 		"-c full_page_writes=off -c max_connections=100", c.port, c.dir)
 	if err := c.run("pg_ctl", "-D", c.data(), "-l", filepath.Join(c.dir, "postgres.log"), "-w", "-t", "60", "-s",
 		"-o", opts, "start"); err != nil {

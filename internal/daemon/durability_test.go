@@ -1,0 +1,525 @@
+package daemon_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/config"
+	"github.com/queenmq/queen/internal/daemon"
+	"github.com/queenmq/queen/internal/pgtest"
+)
+
+// The durability tests of issue 6: PostgreSQL stopped under load, the broker killed
+// with a non-empty spool, a full disk, and a start with PostgreSQL down. They print
+// their counts (go test -v, or on failure).
+
+// node is a broker reached over HTTP (in process or a child process).
+type node struct {
+	base string
+	http *http.Client
+}
+
+func newNode(base string) *node {
+	return &node{base: base, http: &http.Client{Timeout: 60 * time.Second}}
+}
+
+// do sends a request and returns the status and body; err is a transport failure.
+func (n *node) do(ctx context.Context, method, path string, body any) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, n.base+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := n.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, data, err
+}
+
+func (n *node) must(t *testing.T, method, path string, body any, want int, out any) {
+	t.Helper()
+	code, data, err := n.do(t.Context(), method, path, body)
+	require.NoError(t, err)
+	require.Equal(t, want, code, "%s %s: %s", method, path, data)
+	if out != nil {
+		require.NoError(t, json.Unmarshal(data, out), "%s", data)
+	}
+}
+
+func (n *node) buffers(t *testing.T) api.BufferStatus {
+	t.Helper()
+	var st api.BufferStatus
+	n.must(t, http.MethodGet, "/api/v1/status/buffers", nil, http.StatusOK, &st)
+	return st
+}
+
+func (n *node) setMaintenance(t *testing.T, on bool) {
+	t.Helper()
+	n.must(t, http.MethodPost, "/api/v1/system/maintenance", map[string]bool{"enabled": on}, http.StatusOK, nil)
+}
+
+func (n *node) waitDrained(t *testing.T, within time.Duration) api.BufferStatus {
+	t.Helper()
+	var st api.BufferStatus
+	require.Eventually(t, func() bool {
+		st = n.buffers(t)
+		return st.Pending == 0
+	}, within, 20*time.Millisecond, "spool not drained")
+	return st
+}
+
+// consume pops everything of queue q for group (autoAck) and counts deliveries per
+// transaction id.
+func (n *node) consume(t *testing.T, q, group string) map[string]int {
+	t.Helper()
+	got := map[string]int{}
+	for i := 0; ; i++ {
+		require.Less(t, i, 10000, "consume does not end")
+		code, data, err := n.do(t.Context(), http.MethodGet,
+			"/api/v1/pop/queue/"+q+"?consumerGroup="+group+"&batch=1000&partitions=100&autoAck=true", nil)
+		require.NoError(t, err)
+		if code == http.StatusNoContent {
+			return got
+		}
+		require.Equal(t, http.StatusOK, code, "%s", data)
+		var res api.PopResponse
+		require.NoError(t, json.Unmarshal(data, &res))
+		require.NotEmpty(t, res.Messages, "%s", data)
+		for _, m := range res.Messages {
+			got[m.TransactionID]++
+		}
+	}
+}
+
+// ledger records how each pushed transaction id was answered.
+type ledger struct {
+	mu     sync.Mutex
+	status map[string]string
+	counts map[string]int
+}
+
+func newLedger() *ledger { return &ledger{status: map[string]string{}, counts: map[string]int{}} }
+
+func (l *ledger) note(id, status string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.status[id] = status
+	l.counts[status]++
+}
+
+func (l *ledger) count(status string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.counts[status]
+}
+
+// produce pushes batches of 5 (one per partition p0…p4, unique transaction ids) from
+// workers goroutines until ctx is done, recording every answer.
+func produce(ctx context.Context, n *node, q string, workers int, l *ledger) (wait func()) {
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for seq := 0; ctx.Err() == nil; seq++ {
+				items := make([]api.PushItem, 5)
+				for k := range items {
+					items[k] = api.PushItem{Queue: q, Partition: fmt.Sprintf("p%d", k),
+						TransactionID: fmt.Sprintf("w%d-%06d-%d", w, seq, k), Payload: json.RawMessage(`{"n":1}`)}
+				}
+				code, data, err := n.do(ctx, http.MethodPost, "/api/v1/push", api.PushRequest{Items: items})
+				var res []api.PushResult
+				if err == nil && code == http.StatusCreated && json.Unmarshal(data, &res) == nil && len(res) == len(items) {
+					for k, r := range res {
+						l.note(items[k].TransactionID, r.Status)
+					}
+					continue
+				}
+				answer := "error"
+				if err == nil {
+					answer = "http_" + strconv.Itoa(code)
+				}
+				for _, it := range items {
+					l.note(it.TransactionID, answer)
+				}
+			}
+		})
+	}
+	return wg.Wait
+}
+
+// verifyExactlyOnce checks deliveries against the ledger: every push answered queued,
+// duplicate or buffered is delivered exactly once; nothing else is delivered more
+// than once, and nothing is delivered that was never sent. It returns a summary.
+func verifyExactlyOnce(t *testing.T, l *ledger, delivered map[string]int) string {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	acked, unanswered, unansweredDelivered := 0, 0, 0
+	var missing []string
+	for id, st := range l.status {
+		switch st {
+		case "queued", "buffered", "duplicate":
+			acked++
+			if delivered[id] != 1 {
+				missing = append(missing, fmt.Sprintf("%s(%s, delivered %d)", id, st, delivered[id]))
+			}
+		default:
+			unanswered++
+			if delivered[id] > 0 {
+				unansweredDelivered++
+			}
+		}
+	}
+	sort.Strings(missing)
+	require.Empty(t, missing, "acknowledged pushes not delivered exactly once")
+	for id, n := range delivered {
+		_, sent := l.status[id]
+		require.True(t, sent, "delivered %s, which was never pushed", id)
+		require.Equal(t, 1, n, "%s delivered %d times", id, n)
+	}
+	keys := make([]string, 0, len(l.counts))
+	for k := range l.counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, l.counts[k]))
+	}
+	return fmt.Sprintf("pushed %d (%s); acknowledged %d, all delivered exactly once; not acknowledged %d, of which %d delivered once",
+		len(l.status), strings.Join(parts, " "), acked, unanswered, unansweredDelivered)
+}
+
+// startWithEnv runs daemon.Run in process with exactly env, waits until it is ready
+// and stops it when the test ends.
+func startWithEnv(t *testing.T, env ...string) *node {
+	t.Helper()
+	cfg, err := config.Load(env)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := &testLogWriter{t: t}
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- daemon.Run(ctx, cfg, daemon.Options{Stdout: logs, Listener: ln, ReadyFunc: func(a string) { ready <- a }})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(stopTimeout):
+			t.Errorf("daemon.Run did not return within %s", stopTimeout)
+		}
+		logs.close()
+	})
+	select {
+	case addr := <-ready:
+		return newNode("http://" + addr)
+	case err := <-done:
+		done <- err
+		require.FailNow(t, "daemon.Run returned before ready", "%v", err)
+	case <-time.After(startTimeout):
+		require.FailNow(t, "broker not ready")
+	}
+	return nil
+}
+
+// TestOutagePostgreSQLStoppedTwice is the outage test: producers push continuously
+// through a broker whose own PostgreSQL is stopped with pg_ctl stop -m immediate
+// and started again, twice. Every push answered queued or buffered is delivered
+// exactly once to a consumer group afterwards.
+func TestOutagePostgreSQLStoppedTwice(t *testing.T) {
+	t.Parallel()
+	cluster := pgtest.StartCluster(t)
+	n := startWithEnv(t, "FILE_BUFFER_DIR="+t.TempDir(), "PG_HOST=127.0.0.1", "PG_PORT="+strconv.Itoa(cluster.Port()),
+		"PG_USER=postgres", "PG_DB=postgres", "HOST=127.0.0.1", "LOG_LEVEL=error", "DB_POOL_SIZE=8",
+		"DB_CONNECTION_TIMEOUT=2000", "FILE_BUFFER_FLUSH_MS=20")
+	l := newLedger()
+	ctx, stop := context.WithCancel(context.Background())
+	wait := produce(ctx, n, "outage", 4, l)
+	grow := func(status string, by int, what string) {
+		from := l.count(status)
+		require.Eventually(t, func() bool { return l.count(status) >= from+by }, 60*time.Second, 5*time.Millisecond, what)
+	}
+	grow("queued", 100, "pushes never got through before the first outage")
+	for round := 1; round <= 2; round++ {
+		cluster.Stop()
+		grow("buffered", 200, fmt.Sprintf("outage %d: pushes were not buffered", round))
+		cluster.Start()
+		grow("queued", 100, fmt.Sprintf("after outage %d: pushes never reached the database again", round))
+	}
+	stop()
+	wait()
+	st := n.waitDrained(t, 60*time.Second)
+	require.Zero(t, st.Failed, "nothing quarantined")
+	delivered := n.consume(t, "outage", "audit")
+	summary := verifyExactlyOnce(t, l, delivered)
+	require.Positive(t, l.count("buffered"))
+	t.Logf("outage test (2 × pg_ctl stop -m immediate): %s; %d delivered; spool replayed %d, corrupt regions %d",
+		summary, len(delivered), st.Replayed, st.CorruptRegions)
+}
+
+// buildQueen builds the daemon binary (cmd/queen) into a temporary directory.
+func buildQueen(t *testing.T) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	require.NoError(t, err, "the go tool must be on PATH")
+	bin := filepath.Join(t.TempDir(), "queen")
+	out, err := exec.Command(goTool, "build", "-o", bin, "github.com/queenmq/queen/cmd/queen").CombinedOutput()
+	require.NoError(t, err, "go build:\n%s", out)
+	return bin
+}
+
+// child is the queen binary running as a child process.
+type child struct {
+	cmd    *exec.Cmd
+	out    *lockedBuffer
+	exited chan struct{}
+	err    error // Wait's result, once exited is closed
+}
+
+func startChild(t *testing.T, bin string, env []string, base string) *child {
+	t.Helper()
+	c := &child{cmd: exec.Command(bin), out: &lockedBuffer{}, exited: make(chan struct{})}
+	c.cmd.Env = env
+	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
+	require.NoError(t, c.cmd.Start())
+	go func() { c.err = c.cmd.Wait(); close(c.exited) }()
+	t.Cleanup(func() {
+		_ = c.cmd.Process.Kill()
+		<-c.exited
+		if t.Failed() {
+			t.Logf("child output:\n%s", c.out.String())
+		}
+	})
+	n := newNode(base)
+	require.Eventually(t, func() bool {
+		code, _, err := n.do(t.Context(), http.MethodGet, "/health/ready", nil)
+		return err == nil && code == http.StatusOK
+	}, startTimeout, 20*time.Millisecond, "child broker not ready: %s", c.out)
+	return c
+}
+
+// wait returns the child's exit, or fails the test after within.
+func (c *child) wait(t *testing.T, within time.Duration) error {
+	t.Helper()
+	select {
+	case <-c.exited:
+		return c.err
+	case <-time.After(within):
+		t.Fatalf("the child did not exit within %s", within)
+		return nil
+	}
+}
+
+func freeTCPPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// TestCrashWithSpoolReplaysOnRestart is the crash test: the broker binary is killed
+// with SIGKILL while producers push into its spool (push maintenance on); on restart
+// the spool drains fully, and nothing acknowledged is lost or duplicated.
+func TestCrashWithSpoolReplaysOnRestart(t *testing.T) {
+	t.Parallel()
+	bin := buildQueen(t)
+	dbURL := pgtest.NewDBURL(t)
+	dir := t.TempDir()
+	port := freeTCPPort(t)
+	// os/exec keeps the last of duplicate variables: pgEnv's own spool directory goes.
+	env := append(slices.DeleteFunc(pgEnv(t, dbURL), func(kv string) bool { return strings.HasPrefix(kv, "FILE_BUFFER_DIR=") }),
+		"FILE_BUFFER_DIR="+dir, "HOST=127.0.0.1", "PORT="+port, "LOG_LEVEL=info",
+		"DB_POOL_SIZE=6", "FILE_BUFFER_EVENTS_PER_FILE=300", "PATH="+os.Getenv("PATH"))
+	base := "http://127.0.0.1:" + port
+	n := newNode(base)
+
+	first := startChild(t, bin, env, base)
+	n.setMaintenance(t, true)
+	l := newLedger()
+	ctx, stop := context.WithCancel(context.Background())
+	wait := produce(ctx, n, "crash", 4, l)
+	require.Eventually(t, func() bool { return l.count("buffered") >= 1500 }, 60*time.Second, 5*time.Millisecond)
+	require.NoError(t, first.cmd.Process.Signal(syscall.SIGKILL)) // producers still pushing
+	err := first.wait(t, stopTimeout)
+	var exitErr *exec.ExitError
+	require.ErrorAs(t, err, &exitErr)
+	require.Equal(t, "signal: killed", exitErr.Error())
+	stop()
+	wait()
+	segments, err := filepath.Glob(filepath.Join(dir, "segment-*.spool"))
+	require.NoError(t, err)
+	require.NotEmpty(t, segments, "the spool is not empty after the crash")
+
+	second := startChild(t, bin, env, base)
+	st := n.buffers(t)
+	require.GreaterOrEqual(t, st.Pending, int64(l.count("buffered")), "every buffered push survived the crash")
+	n.setMaintenance(t, false)
+	st = n.waitDrained(t, 60*time.Second)
+	delivered := n.consume(t, "crash", "audit")
+	summary := verifyExactlyOnce(t, l, delivered)
+	left, err := filepath.Glob(filepath.Join(dir, "segment-*.spool"))
+	require.NoError(t, err)
+	require.Empty(t, left, "the drained spool has no segment left")
+
+	require.NoError(t, second.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, second.wait(t, stopTimeout), "clean exit after SIGTERM")
+	t.Logf("crash test (SIGKILL with %d segment files): %s; %d delivered; spool replayed %d, corrupt regions %d",
+		len(segments), summary, len(delivered), st.Replayed, st.CorruptRegions)
+}
+
+// TestDiskFullRefusesPushes is the disk-full test: the spool sits on a 64 KiB tmpfs
+// (as root) or in a read-only directory (otherwise). Under push maintenance, once
+// the spool cannot take a push every push is answered 503, never 2xx, and exactly
+// the pushes answered buffered are replayed.
+func TestDiskFullRefusesPushes(t *testing.T) {
+	t.Parallel()
+	dir, readOnly := unwritableSpoolDir(t)
+	n := startWithEnv(t, append([]string{"FILE_BUFFER_DIR=" + dir, "HOST=127.0.0.1", "LOG_LEVEL=error",
+		"DB_POOL_SIZE=6"}, pgEnv(t, pgtest.NewDBURL(t))...)...)
+	if readOnly != nil {
+		readOnly()
+	}
+	n.setMaintenance(t, true)
+	pad := strings.Repeat("x", 4000)
+	var buffered []string
+	refused, refusedAfter := 0, 0
+	for i := 0; refusedAfter < 20; i++ {
+		require.Less(t, i, 500, "the spool never filled up")
+		id := fmt.Sprintf("full-%03d", i)
+		code, data, err := n.do(t.Context(), http.MethodPost, "/api/v1/push", api.PushRequest{Items: []api.PushItem{
+			{Queue: "full", TransactionID: id, Payload: json.RawMessage(`{"pad":"` + pad + `"}`)}}})
+		require.NoError(t, err)
+		switch code {
+		case http.StatusCreated:
+			require.Zero(t, refused, "a push succeeded after the spool was found full: %s", data)
+			buffered = append(buffered, id)
+		case http.StatusServiceUnavailable:
+			var eb api.ErrorBody
+			require.NoError(t, json.Unmarshal(data, &eb))
+			require.Equal(t, api.ErrorCodeUnavailable, eb.Code)
+			require.Contains(t, eb.Error, "spool cannot be written")
+			refused++
+			refusedAfter++
+		default:
+			t.Fatalf("push answered %d: %s", code, data)
+		}
+	}
+	st := n.buffers(t)
+	require.False(t, st.Healthy)
+	require.EqualValues(t, len(buffered), st.Pending)
+	if readOnly == nil {
+		require.Positive(t, len(buffered), "the tmpfs took some pushes before it was full")
+	}
+
+	n.setMaintenance(t, false)
+	n.waitDrained(t, 30*time.Second)
+	delivered := n.consume(t, "full", "audit")
+	want := map[string]int{}
+	for _, id := range buffered {
+		want[id] = 1
+	}
+	require.Equal(t, want, delivered, "exactly the pushes answered buffered")
+	mode := "64 KiB tmpfs"
+	if readOnly != nil {
+		mode = "read-only directory"
+	}
+	t.Logf("disk-full test (%s): %d pushes buffered, then %d refused with 503 and none accepted", mode, len(buffered), refused)
+}
+
+// unwritableSpoolDir returns a directory for the spool that fills up quickly: a
+// 64 KiB tmpfs as root; otherwise a directory that the returned function makes
+// read-only after the broker has opened its spool (root ignores permissions, so
+// that variant only runs as another user).
+func unwritableSpoolDir(t *testing.T) (string, func()) {
+	t.Helper()
+	dir := t.TempDir()
+	if os.Geteuid() != 0 {
+		return dir, func() { require.NoError(t, os.Chmod(dir, 0o555)); t.Cleanup(func() { _ = os.Chmod(dir, 0o755) }) }
+	}
+	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k,mode=0755", "tmpfs", dir).CombinedOutput()
+	if err != nil {
+		t.Skipf("root but cannot mount a tmpfs here (%v: %s); run as another user for the read-only variant", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	return dir, nil
+}
+
+// TestStartWithPostgreSQLDown: a broker started while its database refuses
+// connections answers pushes "buffered" at once (the start gate holds the other
+// routes), becomes ready when the database comes back, and replays them.
+func TestStartWithPostgreSQLDown(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewDBURL(t)
+	restore := pgtest.CutOff(t, dbURL)
+	cfg, err := config.Load(append(pgEnv(t, dbURL), "HOST=127.0.0.1", "LOG_LEVEL=error", "DB_POOL_SIZE=4"))
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := &testLogWriter{t: t}
+	done := make(chan error, 1)
+	go func() { done <- daemon.Run(ctx, cfg, daemon.Options{Stdout: logs, Listener: ln}) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+		logs.close()
+	})
+	n := newNode("http://" + ln.Addr().String())
+
+	var res []api.PushResult
+	n.must(t, http.MethodPost, "/api/v1/push", api.PushRequest{Items: []api.PushItem{
+		{Queue: "early", TransactionID: "e-1", Payload: json.RawMessage(`1`)},
+		{Queue: "early", TransactionID: "e-2", Payload: json.RawMessage(`2`)}}}, http.StatusCreated, &res)
+	require.Equal(t, api.PushStatusBuffered, res[0].Status)
+	require.Equal(t, api.PushStatusBuffered, res[1].Status)
+	code, _, err := n.do(t.Context(), http.MethodGet, "/health/ready", nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusServiceUnavailable, code, "not ready while the database is down")
+
+	restore()
+	require.Eventually(t, func() bool {
+		code, _, err := n.do(t.Context(), http.MethodGet, "/health/ready", nil)
+		return err == nil && code == http.StatusOK
+	}, startTimeout, 20*time.Millisecond)
+	n.waitDrained(t, 30*time.Second)
+	require.Equal(t, map[string]int{"e-1": 1, "e-2": 1}, n.consume(t, "early", "g"))
+}
