@@ -95,11 +95,15 @@ func (d *database) reset(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reset tables: %w", err)
 	}
-	return nil
+	// TRUNCATE keeps the previous case's statistics; plans cached by the broker (and
+	// chosen for the next case) would be made for data that is gone. Analyzing the
+	// empty tables gives every case the statistics of a fresh deployment and
+	// invalidates the cached plans.
+	return d.analyze(ctx)
 }
 
-// analyze refreshes planner statistics after a pre-fill, for the raw cycle and the
-// broker alike (a production database has statistics; a just-truncated one has none).
+// analyze refreshes planner statistics (after a reset, and after a pre-fill), for the
+// raw cycle and the broker alike.
 func (d *database) analyze(ctx context.Context) error {
 	_, err := d.pool.Exec(ctx, `ANALYZE queen.queues, queen.partitions, queen.messages, queen.partition_consumers,
 		queen.partition_lookup`)
