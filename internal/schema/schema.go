@@ -8,10 +8,13 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"github.com/jackc/pgx/v5/pgconn"
 	"io/fs"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -56,16 +59,51 @@ func Version() string {
 	return hex.EncodeToString(sum[:])[:16]
 }
 
-// Apply runs every embedded file in order inside one transaction on conn, holding a
-// transaction-scoped advisory lock so that concurrent boots apply one after another.
+// Apply brings the database to the embedded schema. It holds a transaction-scoped
+// advisory lock so concurrent boots apply one after another, and does nothing when this
+// exact version is already recorded: DDL such as CREATE INDEX IF NOT EXISTS locks its
+// table even when the index exists, so re-running it under live traffic from other
+// replicas would stall or deadlock them. A deadlock or lock timeout while applying a new
+// version is retried a few times.
 func Apply(ctx context.Context, conn *pgx.Conn) error {
+	var err error
+	for attempt := 1; attempt <= 5; attempt++ {
+		if err = applyOnce(ctx, conn); err == nil || !isLockConflict(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+func applyOnce(ctx context.Context, conn *pgx.Conn) error {
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("schema: begin: %w", err)
 	}
-	defer func() { _ = tx.Rollback(ctx) }()
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", int32(applyLockNamespace), int32(applyLockID)); err != nil {
 		return fmt.Errorf("schema: lock: %w", err)
+	}
+	var current bool
+	if err := tx.QueryRow(ctx, `SELECT to_regclass('queen.schema_version') IS NOT NULL`).Scan(&current); err != nil {
+		return fmt.Errorf("schema: inspect: %w", err)
+	}
+	if current {
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM queen.schema_version WHERE version = $1)`,
+			Version()).Scan(&current); err != nil {
+			return fmt.Errorf("schema: inspect: %w", err)
+		}
+	}
+	if current {
+		return tx.Commit(ctx)
+	}
+	if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '5s'"); err != nil {
+		return fmt.Errorf("schema: %w", err)
 	}
 	for _, name := range Files() {
 		data, err := files.ReadFile("sql/" + name)
@@ -81,4 +119,10 @@ func Apply(ctx context.Context, conn *pgx.Conn) error {
 		return fmt.Errorf("schema: record version: %w", err)
 	}
 	return tx.Commit(ctx)
+}
+
+// isLockConflict reports a deadlock (40P01) or lock timeout (55P03).
+func isLockConflict(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "55P03")
 }
