@@ -31,6 +31,11 @@ func (b *Broker) Push(ctx context.Context, items []queue.PushItem) ([]queue.Push
 		}
 		return b.spoolPush(ctx, items, "push maintenance mode is on")
 	}
+	if behind, err := b.spoolHolds(ctx, items); err != nil {
+		return nil, err
+	} else if behind {
+		return b.spoolPush(ctx, items, "earlier pushes to the partition are still in the spool")
+	}
 	// The insert works on a copy: sealing replaces payloads, and the spool must get
 	// the plaintext (replay encrypts again).
 	results, err := b.insert(ctx, slices.Clone(items))

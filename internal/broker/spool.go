@@ -29,6 +29,12 @@ const (
 	drainTimeout = 30 * time.Second
 	// drainMaxBackoff caps the pause after a failed drain attempt.
 	drainMaxBackoff = 5 * time.Second
+	// followWait bounds how long a push to a partition that still has spooled records
+	// waits for the drainer to replay them before it is spooled behind them. The wait
+	// keeps the partition's order without letting the spool grow as fast as pushes
+	// come in (backpressure): the drainer catches up, and pushes go straight to the
+	// database again.
+	followWait = 2 * time.Second
 )
 
 // spooler is the broker's spool state; nil spool means the broker has none.
@@ -39,6 +45,7 @@ type spooler struct {
 	dbNotReady atomic.Bool  // set by the daemon until the schema is applied
 	bypassTill atomic.Int64 // Unix nanos; see spoolBypassWindow
 	failing    atomic.Bool  // the last append failed (logged once per episode)
+	draining   atomic.Bool  // the drainer runs and its last attempt reached the database
 	kick       chan struct{}
 }
 
@@ -69,6 +76,34 @@ func (b *Broker) DatabaseReachable() bool {
 func (b *Broker) spoolFirst() bool {
 	s := b.spooler
 	return s.sp != nil && (s.dbNotReady.Load() || time.Now().UnixNano() < s.bypassTill.Load())
+}
+
+// spoolHolds reports whether the spool still holds records of a partition items go
+// to, after waiting up to followWait for the drainer to replay them when it is
+// making progress. A push for which it stays true is spooled behind those records
+// (replayed in order) rather than stored ahead of them, so each partition keeps its
+// push order across an outage.
+func (b *Broker) spoolHolds(ctx context.Context, items []queue.PushItem) (bool, error) {
+	sp := b.spooler.sp
+	if sp == nil || !sp.HasPending(items) {
+		return false, nil
+	}
+	t := time.NewTimer(followWait)
+	defer t.Stop()
+	for b.spooler.draining.Load() {
+		changed := sp.Changed()
+		if !sp.HasPending(items) {
+			return false, nil
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			return true, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	return true, nil
 }
 
 // canSpool reports whether err (from the push path) lets the push fall back to the
@@ -146,6 +181,7 @@ func (b *Broker) runDrain(ctx context.Context) {
 	}
 	tick := time.NewTicker(s.interval)
 	defer tick.Stop()
+	defer s.draining.Store(false)
 	var (
 		backoff     time.Duration
 		pausedUntil time.Time
@@ -164,6 +200,7 @@ func (b *Broker) runDrain(ctx context.Context) {
 		}
 		n, err := b.drain(ctx)
 		replayed += n
+		s.draining.Store(err == nil)
 		switch {
 		case err == nil:
 			if paused {
@@ -204,6 +241,7 @@ func (b *Broker) drain(ctx context.Context) (int, error) {
 		}
 		n, err := b.replay(ctx, batch)
 		total += n
+		s.draining.Store(err == nil)
 		if err != nil {
 			return total, err
 		}

@@ -129,7 +129,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	}
 
 	var ready atomic.Bool
-	gate := newStartGate()
+	gate, spoolGate := newStartGate(), newPushGate()
 	api := httpapi.New(httpapi.Options{
 		MaxBodyBytes:       cfg.MaxBodyBytes,
 		CORSAllowedOrigins: cfg.CORSAllowedOrigins,
@@ -145,7 +145,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		},
 	}, b, logger.With("component", "http"))
 	srv := &http.Server{
-		Handler:           pushDuringStart(gate.Wrap(api.Handler()), api.Handler()),
+		Handler:           spoolGate.wrap(gate, gate.Wrap(api.Handler()), api.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.With("component", "http").Handler(), slog.LevelWarn),
@@ -166,6 +166,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 
 	if err := waitForDatabase(ctx, st, logger, func(attempt int, retryIn time.Duration, err error) {
 		reportWaiting(notifier, cfg, attempt, retryIn, err, logger)
+		spoolGate.open() // PostgreSQL is down: pushes go to the spool meanwhile
 	}); err != nil {
 		gate.Abort()
 		notifyWarn(logger, "STOPPING=1", notifier.Stopping("stopping before ready"))

@@ -50,17 +50,48 @@ func closeSpool(sp *spool.Spool, logger *slog.Logger) {
 	}
 }
 
-// pushDuringStart serves POST /api/v1/push at once while the start gate still holds
-// the other routes: until PostgreSQL is reached and the schema applied the broker
-// spools every push (semantics.md §12.3 [GO]: start with PostgreSQL down and accept
-// pushes). Everything else goes through gated.
-func pushDuringStart(gated, direct http.Handler) http.Handler {
+// pushGate lets POST /api/v1/push past the start gate once PostgreSQL has been found
+// unreachable at start-up: the broker then spools every push until the schema is
+// applied (semantics.md §12.3 [GO]: start with PostgreSQL down and accept pushes).
+// While the database answers, pushes wait for the start gate like every other route
+// (for the few milliseconds the schema takes), so that they are stored in push order.
+// A push already waiting when the database is found down goes to the spool then.
+type pushGate struct {
+	down     chan struct{}
+	downOnce sync.Once
+}
+
+func newPushGate() *pushGate { return &pushGate{down: make(chan struct{})} }
+
+// open lets pushes through: PostgreSQL is down.
+func (g *pushGate) open() { g.downOnce.Do(func() { close(g.down) }) }
+
+// wrap routes pushes to direct as soon as the start gate opens or g does; other
+// routes, and pushes when the start is abandoned, go to gated.
+func (g *pushGate) wrap(start *startGate, gated, direct http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.URL.Path == "/api/v1/push" {
-			direct.ServeHTTP(w, r)
+		if r.Method != http.MethodPost || r.URL.Path != "/api/v1/push" {
+			gated.ServeHTTP(w, r)
 			return
 		}
-		gated.ServeHTTP(w, r)
+		t := time.NewTimer(startHold)
+		defer t.Stop()
+		select {
+		case <-g.down:
+		case <-start.opened:
+		case <-r.Context().Done():
+			return
+		case <-start.aborted:
+			gated.ServeHTTP(w, r) // answers 503 at once
+			return
+		case <-t.C:
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Retry-After", "5")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"success":false,"error":"the broker is starting: waiting for PostgreSQL and the schema","code":"unavailable"}` + "\n"))
+			return
+		}
+		direct.ServeHTTP(w, r)
 	})
 }
 

@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/api"
@@ -102,14 +104,22 @@ func (n *node) waitDrained(t *testing.T, within time.Duration) api.BufferStatus 
 // transaction id.
 func (n *node) consume(t *testing.T, q, group string) map[string]int {
 	t.Helper()
-	got := map[string]int{}
+	got, _ := n.consumeInOrder(t, q, group)
+	return got
+}
+
+// consumeInOrder is consume that also returns the transaction ids of each partition
+// in delivery order.
+func (n *node) consumeInOrder(t *testing.T, q, group string) (map[string]int, map[string][]string) {
+	t.Helper()
+	got, order := map[string]int{}, map[string][]string{}
 	for i := 0; ; i++ {
 		require.Less(t, i, 10000, "consume does not end")
 		code, data, err := n.do(t.Context(), http.MethodGet,
 			"/api/v1/pop/queue/"+q+"?consumerGroup="+group+"&batch=1000&partitions=100&autoAck=true", nil)
 		require.NoError(t, err)
 		if code == http.StatusNoContent {
-			return got
+			return got, order
 		}
 		require.Equal(t, http.StatusOK, code, "%s", data)
 		var res api.PopResponse
@@ -117,6 +127,7 @@ func (n *node) consume(t *testing.T, q, group string) map[string]int {
 		require.NotEmpty(t, res.Messages, "%s", data)
 		for _, m := range res.Messages {
 			got[m.TransactionID]++
+			order[m.Partition] = append(order[m.Partition], m.TransactionID)
 		}
 	}
 }
@@ -219,6 +230,20 @@ func verifyExactlyOnce(t *testing.T, l *ledger, delivered map[string]int) string
 		len(l.status), strings.Join(parts, " "), acked, unanswered, unansweredDelivered)
 }
 
+// verifyPushOrder checks that each partition delivers every producer's pushes in
+// the order it made them (its pushes are sequential: ids w<producer>-<seq>-<k>).
+func verifyPushOrder(t *testing.T, order map[string][]string) {
+	t.Helper()
+	for p, ids := range order {
+		last := map[string]string{}
+		for _, id := range ids {
+			producer := id[:strings.IndexByte(id, '-')]
+			require.Greater(t, id, last[producer], "partition %s delivers %s after %s", p, id, last[producer])
+			last[producer] = id
+		}
+	}
+}
+
 // startWithEnv runs daemon.Run in process with exactly env, waits until it is ready
 // and stops it when the test ends.
 func startWithEnv(t *testing.T, env ...string) *node {
@@ -259,7 +284,8 @@ func startWithEnv(t *testing.T, env ...string) *node {
 // TestOutagePostgreSQLStoppedTwice is the outage test: producers push continuously
 // through a broker whose own PostgreSQL is stopped with pg_ctl stop -m immediate
 // and started again, twice. Every push answered queued or buffered is delivered
-// exactly once to a consumer group afterwards.
+// exactly once to a consumer group afterwards, and each partition keeps every
+// producer's push order across the outages.
 func TestOutagePostgreSQLStoppedTwice(t *testing.T) {
 	t.Parallel()
 	cluster := pgtest.StartCluster(t)
@@ -284,8 +310,9 @@ func TestOutagePostgreSQLStoppedTwice(t *testing.T) {
 	wait()
 	st := n.waitDrained(t, 60*time.Second)
 	require.Zero(t, st.Failed, "nothing quarantined")
-	delivered := n.consume(t, "outage", "audit")
+	delivered, order := n.consumeInOrder(t, "outage", "audit")
 	summary := verifyExactlyOnce(t, l, delivered)
+	verifyPushOrder(t, order)
 	require.Positive(t, l.count("buffered"))
 	t.Logf("outage test (2 × pg_ctl stop -m immediate): %s; %d delivered; spool replayed %d, corrupt regions %d",
 		summary, len(delivered), st.Replayed, st.CorruptRegions)
@@ -390,8 +417,9 @@ func TestCrashWithSpoolReplaysOnRestart(t *testing.T) {
 	require.GreaterOrEqual(t, st.Pending, int64(l.count("buffered")), "every buffered push survived the crash")
 	n.setMaintenance(t, false)
 	st = n.waitDrained(t, 60*time.Second)
-	delivered := n.consume(t, "crash", "audit")
+	delivered, order := n.consumeInOrder(t, "crash", "audit")
 	summary := verifyExactlyOnce(t, l, delivered)
+	verifyPushOrder(t, order)
 	left, err := filepath.Glob(filepath.Join(dir, "segment-*.spool"))
 	require.NoError(t, err)
 	require.Empty(t, left, "the drained spool has no segment left")
@@ -522,4 +550,80 @@ func TestStartWithPostgreSQLDown(t *testing.T) {
 	}, startTimeout, 20*time.Millisecond)
 	n.waitDrained(t, 30*time.Second)
 	require.Equal(t, map[string]int{"e-1": 1, "e-2": 1}, n.consume(t, "early", "g"))
+}
+
+// scrape reads /metrics/prometheus into name → samples (label set rendered as
+// "k=v,..." → value).
+func (n *node) scrape(t *testing.T) map[string]map[string]float64 {
+	t.Helper()
+	code, body, err := n.do(t.Context(), http.MethodGet, "/metrics/prometheus", nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, code)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	require.NoError(t, err)
+	out := map[string]map[string]float64{}
+	for name, mf := range mfs {
+		out[name] = map[string]float64{}
+		for _, m := range mf.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+			v := m.GetGauge().GetValue() + m.GetCounter().GetValue() + float64(m.GetHistogram().GetSampleCount())
+			out[name][strings.Join(labels, ",")] = v
+		}
+	}
+	return out
+}
+
+// TestSpoolAndJobsObservable: the spool's depth, bytes and age are in
+// /api/v1/status/buffers, /api/v1/system/maintenance and the metrics (queen's and
+// upstream's names), and the maintenance jobs run and are counted.
+func TestSpoolAndJobsObservable(t *testing.T) {
+	t.Parallel()
+	n := startWithEnv(t, append([]string{"HOST=127.0.0.1", "LOG_LEVEL=warn", "DB_POOL_SIZE=8",
+		"RETENTION_INTERVAL=200", "EVICTION_INTERVAL=200"}, pgEnv(t, pgtest.NewDBURL(t))...)...)
+	n.setMaintenance(t, true)
+	var res []api.PushResult
+	n.must(t, http.MethodPost, "/api/v1/push", api.PushRequest{Items: []api.PushItem{
+		{Queue: "obs", Payload: json.RawMessage(`1`)}, {Queue: "obs", Payload: json.RawMessage(`2`)},
+		{Queue: "obs", TransactionID: "mine", Payload: json.RawMessage(`3`)}}}, http.StatusCreated, &res)
+	require.Equal(t, []string{"buffered", "buffered", "buffered"}, []string{res[0].Status, res[1].Status, res[2].Status})
+	require.Empty(t, res[0].TransactionIDCamel, "a generated transaction id is not echoed (upstream)")
+	require.Equal(t, "mine", res[2].TransactionIDCamel)
+
+	st := n.buffers(t)
+	require.EqualValues(t, 3, st.Pending)
+	require.Positive(t, st.PendingBytes)
+	require.Equal(t, 1, st.Segments)
+	require.True(t, st.Healthy)
+	require.True(t, st.DBHealthy)
+	var ms api.MaintenanceStatus
+	n.must(t, http.MethodGet, "/api/v1/system/maintenance", nil, http.StatusOK, &ms)
+	require.True(t, ms.MaintenanceMode)
+	require.EqualValues(t, 3, ms.BufferedMessages)
+	require.EqualValues(t, 3, ms.BufferStats.PendingCount)
+	require.True(t, ms.BufferHealthy)
+
+	m := n.scrape(t)
+	for name, want := range map[string]float64{"queen_spool_pending_records": 3, "queen_file_buffer_pending": 3,
+		"queen_spool_failed_records": 0, "queen_file_buffer_failed": 0, "queen_file_buffer_db_healthy": 1,
+		"queen_spool_healthy": 1, "queen_spool_segments": 1} {
+		require.Contains(t, m, name)
+		require.Equal(t, want, m[name][""], name)
+	}
+	require.Positive(t, m["queen_spool_bytes"][""])
+	require.Contains(t, m, "queen_spool_oldest_age_seconds")
+
+	n.setMaintenance(t, false)
+	n.waitDrained(t, 10*time.Second)
+	require.Len(t, n.consume(t, "obs", "g"), 3)
+	require.Eventually(t, func() bool {
+		m := n.scrape(t)
+		return m["queen_spool_pending_records"][""] == 0 &&
+			m["queen_maintenance_runs_total"]["job=retention,result=success"] >= 1 &&
+			m["queen_maintenance_runs_total"]["job=lease_reclaim,result=success"] >= 1 &&
+			m["queen_maintenance_run_duration_seconds"]["job=metrics_cleanup"] >= 1
+	}, 20*time.Second, 50*time.Millisecond, "the jobs run every 200 ms and are counted")
 }

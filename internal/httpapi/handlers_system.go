@@ -25,8 +25,9 @@ const (
 	msgNoSpool = "this broker has no spool: pushes are refused with 503 while push maintenance is on"
 )
 
-// bufferStats renders the spool of this broker in upstream's bufferStats shape.
-func (s *Server) bufferStats(dbHealthy bool) (api.BufferStats, bool) {
+// bufferStats renders the spool of this broker in upstream's bufferStats shape, and
+// whether it can take pushes (without a spool: unless push maintenance refuses them).
+func (s *Server) bufferStats(dbHealthy, push bool) (api.BufferStats, bool) {
 	st, ok := s.broker.SpoolStats()
 	out := api.BufferStats{
 		PendingCount: st.PendingRecords, FailedCount: st.QuarantinedRecords, DBHealthy: dbHealthy,
@@ -39,7 +40,10 @@ func (s *Server) bufferStats(dbHealthy bool) (api.BufferStats, bool) {
 	if !st.OldestPending.IsZero() {
 		out.OldestPendingAgeSeconds = max(time.Since(st.OldestPending).Seconds(), 0)
 	}
-	return out, ok && st.Healthy
+	if !ok {
+		return out, !push
+	}
+	return out, st.Healthy
 }
 
 // handleMaintenanceGet is GET /api/v1/system/maintenance: both flags, read from the
@@ -55,7 +59,7 @@ func (s *Server) handleMaintenanceGet(w http.ResponseWriter, r *http.Request) er
 		}
 		push, pop = s.broker.Maintenance()
 	}
-	stats, healthy := s.bufferStats(dbHealthy)
+	stats, healthy := s.bufferStats(dbHealthy, push)
 	return writeJSON(w, http.StatusOK, api.MaintenanceStatus{
 		MaintenanceMode: push, PopMaintenanceMode: pop, BufferedMessages: stats.PendingCount,
 		BufferHealthy: healthy, BufferStats: stats,
@@ -72,7 +76,7 @@ func (s *Server) handleMaintenanceSet(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	stats, healthy := s.bufferStats(true)
+	stats, healthy := s.bufferStats(true, push)
 	msg := msgPushMaintenanceOff
 	switch _, hasSpool := s.broker.SpoolStats(); {
 	case push && !hasSpool:

@@ -29,9 +29,10 @@ type Record struct {
 
 // Batch is a run of consecutive records of one spool file, oldest first.
 type Batch struct {
-	Records []Record
-	seg     *segment
-	end     int64 // offset after the last record or corrupt region read
+	Records   []Record
+	seg       *segment
+	end       int64 // offset after the last record or corrupt region read
+	committed int   // records already committed (Commit is cumulative)
 }
 
 // Peek returns up to max of the oldest records not yet committed, all from one
@@ -126,7 +127,8 @@ func (s *Spool) read(g *segment, rf *os.File, start, limit int64, max int) (*Bat
 	return b, nil
 }
 
-// Commit marks the first n records of b as done (replayed, or quarantined first),
+// Commit marks the first n records of b as done (replayed, or quarantined first;
+// calls are cumulative: Commit(b, 2) after Commit(b, 1) adds one record),
 // together with any corrupt bytes read after them when n is all of b. It persists
 // the drain position; a file whose records are all done is removed. A crash between
 // a replay and its Commit replays those records again, which is harmless:
@@ -144,8 +146,27 @@ func (s *Spool) Commit(b *Batch, n int) {
 	case n > 0:
 		g.doneOff = max(g.doneOff, b.Records[n-1].end)
 	}
-	g.doneRecords += n
-	s.drained += uint64(n)
+	from := b.committed
+	if n > from {
+		b.committed = n
+		g.doneRecords += n - from
+		s.drained += uint64(n - from)
+	}
+	for _, r := range b.Records[from:max(n, from)] {
+		if r.Err != nil {
+			continue
+		}
+		k := keyOf(r.Item)
+		if s.byPartition[k] <= 1 {
+			delete(s.byPartition, k)
+		} else {
+			s.byPartition[k]--
+		}
+	}
+	if n > from {
+		close(s.changed)
+		s.changed = make(chan struct{})
+	}
 	g.firstAt = time.Time{}
 	if n < len(b.Records) {
 		g.firstAt = b.Records[n].SpooledAt

@@ -93,6 +93,12 @@ type Spool struct {
 	// corrupt counts the corrupt regions found (and their bytes) since Open,
 	// including those of segments already drained.
 	corruptRegions, corruptBytes int64
+	// byPartition counts the pending records of each (queue, partition), so that a
+	// push can follow its partition's spooled records instead of overtaking them.
+	byPartition map[partitionKey]int
+	// changed is closed (and replaced) whenever a commit retires records, for pushes
+	// waiting for their partition to be replayed.
+	changed chan struct{}
 
 	deadMu sync.Mutex
 	dead   *os.File
@@ -169,7 +175,8 @@ func Open(opts Options) (*Spool, error) {
 		}
 		return nil, fmt.Errorf("spool: lock %s: %w", opts.Dir, err)
 	}
-	s := &Spool{dir: opts.Dir, opts: opts, logger: opts.Logger, lock: lock, nextSeq: 1}
+	s := &Spool{dir: opts.Dir, opts: opts, logger: opts.Logger, lock: lock, nextSeq: 1,
+		byPartition: make(map[partitionKey]int), changed: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	if err := s.load(); err != nil {
 		lock.Close()
@@ -279,8 +286,9 @@ func (s *Spool) scan(g *segment, posSeg string, posOff int64) (bool, error) {
 			s.noteCorruptionLocked(g, *c)
 			continue
 		}
-		if g.records == 0 {
-			if _, at, err := decodeEvent(fr.Body); err == nil && !at.IsZero() {
+		if it, at, err := decodeEvent(fr.Body); err == nil {
+			s.byPartition[keyOf(it)]++
+			if g.records == 0 && !at.IsZero() {
 				g.firstAt = at
 			}
 		}
@@ -383,7 +391,46 @@ func (s *Spool) Append(ctx context.Context, items []queue.PushItem) error {
 	}
 	s.lastErr = nil
 	s.appended += uint64(len(items))
+	for _, it := range items {
+		s.byPartition[keyOf(it)]++
+	}
 	return nil
+}
+
+// partitionKey names a (queue, partition).
+type partitionKey struct{ queue, partition string }
+
+func keyOf(it queue.PushItem) partitionKey {
+	p := it.Partition
+	if p == "" {
+		p = queue.DefaultPartition
+	}
+	return partitionKey{it.Queue, p}
+}
+
+// Changed returns a channel closed at the next commit: wait on it, then ask
+// HasPending again (take the channel before asking, or a commit may be missed).
+func (s *Spool) Changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
+}
+
+// HasPending reports whether the spool holds records not yet replayed of any
+// (queue, partition) that items go to. The broker spools a push to such a partition
+// too, so that it is replayed after them and the partition keeps its push order.
+func (s *Spool) HasPending(items []queue.PushItem) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.byPartition) == 0 {
+		return false
+	}
+	for _, it := range items {
+		if s.byPartition[keyOf(it)] > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Spool) appendLocked(buf []byte, n int, now time.Time) error {

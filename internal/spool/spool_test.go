@@ -342,3 +342,36 @@ func FullDiskDir(t *testing.T, size int) string {
 	})
 	return dir
 }
+
+// TestSpoolCommitIsCumulative commits one batch record by record (the drainer's
+// poison path): counts and the per-partition index move by one record each time.
+func TestSpoolCommitIsCumulative(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := open(t, dir)
+	a := queue.PushItem{Queue: "q", Partition: "a", TransactionID: "1"}
+	b := queue.PushItem{Queue: "q", TransactionID: "2"} // Default partition
+	require.False(t, s.HasPending([]queue.PushItem{a}))
+	require.NoError(t, s.Append(t.Context(), []queue.PushItem{a, b, a}))
+	require.True(t, s.HasPending([]queue.PushItem{{Queue: "q", Partition: "Default"}}))
+	require.False(t, s.HasPending([]queue.PushItem{{Queue: "q", Partition: "c"}, {Queue: "r", Partition: "a"}}))
+
+	batch, err := s.Peek(10)
+	require.NoError(t, err)
+	require.Len(t, batch.Records, 3)
+	for i := 1; i <= 3; i++ {
+		s.Commit(batch, i)
+		s.Commit(batch, i) // repeating a commit changes nothing
+		st := s.Stats()
+		require.EqualValues(t, 3-i, st.PendingRecords, "after committing %d", i)
+		require.EqualValues(t, i, st.Drained)
+	}
+	require.False(t, s.HasPending([]queue.PushItem{a, b}))
+
+	// The index is rebuilt from the files at open.
+	require.NoError(t, s.Append(t.Context(), []queue.PushItem{b}))
+	require.NoError(t, s.Close())
+	s = open(t, dir)
+	require.True(t, s.HasPending([]queue.PushItem{b}))
+	require.False(t, s.HasPending([]queue.PushItem{a}))
+}
