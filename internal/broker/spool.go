@@ -155,6 +155,8 @@ func spoolProblem(err error) string {
 	switch {
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return "disk full"
+	case errors.Is(err, spool.ErrFull):
+		return "spool full: QUEEN_SPOOL_MAX_BYTES reached"
 	case errors.Is(err, syscall.EROFS), errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
 		return "not writable"
 	case errors.Is(err, spool.ErrClosed):

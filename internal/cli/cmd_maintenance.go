@@ -78,7 +78,7 @@ func showMaintenance(ctx context.Context, a *app) error {
 	}
 	return a.show(s, func(t *tw) {
 		t.table([]string{"MODE", "MAINTENANCE", "EFFECT WHILE ON"}, [][]string{
-			{"push", onOff(t, s.MaintenanceMode), "pushes are refused (HTTP 503)"},
+			{"push", onOff(t, s.MaintenanceMode), "pushes are spooled (buffered), replayed when off"},
 			{"pop", onOff(t, s.PopMaintenanceMode), "pops return no messages"},
 		}, "")
 	})

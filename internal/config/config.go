@@ -91,6 +91,7 @@ type Config struct {
 	FileBufferFlushInterval time.Duration // FILE_BUFFER_FLUSH_MS
 	FileBufferMaxBatch      int           // FILE_BUFFER_MAX_BATCH
 	FileBufferEventsPerFile int           // FILE_BUFFER_EVENTS_PER_FILE
+	SpoolMaxBytes           int64         // QUEEN_SPOOL_MAX_BYTES, 0 = no limit but the disk
 
 	// Maintenance, retention, stats and metrics jobs.
 	RetentionInterval                time.Duration // RETENTION_INTERVAL (ms)

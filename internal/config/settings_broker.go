@@ -136,5 +136,11 @@ func fileBufferSettings() []setting {
 			doc:  "Spooled messages per file before the spool starts a new file.",
 			bind: func(c *Config) value { return intValue[int]{&c.FileBufferEventsPerFile, 1, noMax} },
 		},
+		{
+			name: "QUEEN_SPOOL_MAX_BYTES", def: "0", group: groupFileBuffer,
+			doc: "queen only: most bytes the spool files may hold; a push that would exceed it is refused " +
+				"with 503, as on a full disk. 0 means limited by the disk only.",
+			bind: func(c *Config) value { return intValue[int64]{&c.SpoolMaxBytes, 0, math.MaxInt64} },
+		},
 	}
 }

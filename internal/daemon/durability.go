@@ -25,6 +25,7 @@ func openSpool(cfg *config.Config, logger *slog.Logger) (*spool.Spool, error) {
 	sp, err := spool.Open(spool.Options{
 		Dir:              cfg.FileBufferDir,
 		EventsPerSegment: cfg.FileBufferEventsPerFile,
+		MaxBytes:         cfg.SpoolMaxBytes,
 		Logger:           logger.With("component", "spool"),
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/store"
 )
 
@@ -181,7 +182,11 @@ func (r *Runner) RunCycle(ctx context.Context, j Job) (Outcome, Result, error) {
 	case err != nil:
 		if ctx.Err() == nil {
 			r.metrics.runs.WithLabelValues(name, string(OutcomeError)).Inc()
-			r.logger.Warn("maintenance job not started", "job", name, "err", err)
+			level := slog.LevelWarn
+			if errors.Is(err, queue.ErrUnavailable) {
+				level = slog.LevelDebug // an outage: the broker reports it already
+			}
+			r.logger.Log(ctx, level, "maintenance job not started", "job", name, "err", err)
 		}
 		return OutcomeError, Result{}, err
 	}

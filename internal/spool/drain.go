@@ -256,7 +256,7 @@ type Stats struct {
 	Dir string
 	// PendingRecords and PendingBytes are what waits to be replayed, in Segments
 	// files; OldestPending is the spool time of the oldest such record (zero when
-	// none, or unknown for upstream files).
+	// none; an upstream file's modification time for its records).
 	PendingRecords int64
 	PendingBytes   int64
 	Segments       int
@@ -313,8 +313,8 @@ func (s *Spool) statsLocked() Stats {
 		st.PendingRecords += int64(n)
 		st.PendingBytes += g.limit() - g.doneOff
 		at := g.firstAt
-		if at.IsZero() && !g.upstream {
-			at = g.created
+		if at.IsZero() {
+			at = g.created // upstream records carry no time: the file's
 		}
 		if !at.IsZero() && (st.OldestPending.IsZero() || at.Before(st.OldestPending)) {
 			st.OldestPending = at

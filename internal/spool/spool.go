@@ -39,6 +39,8 @@ const (
 var (
 	// ErrClosed is returned by Append after Close.
 	ErrClosed = errors.New("spool: closed")
+	// ErrFull is returned by Append when the spool holds Options.MaxBytes.
+	ErrFull = errors.New("spool: full (QUEEN_SPOOL_MAX_BYTES reached)")
 	// ErrLocked means another process holds the spool directory.
 	ErrLocked = errors.New("spool: directory is in use by another process (replicas must not share FILE_BUFFER_DIR)")
 )
@@ -53,6 +55,9 @@ type Options struct {
 	// MaxSegmentBytes starts a new segment once one is this large; 0 means
 	// DefaultMaxSegmentBytes.
 	MaxSegmentBytes int64
+	// MaxBytes bounds the bytes of all spool files (QUEEN_SPOOL_MAX_BYTES): an append
+	// beyond it fails with ErrFull. 0 means no bound but the disk.
+	MaxBytes int64
 	// Logger receives corruption reports and quarantines; nil discards.
 	Logger *slog.Logger
 	// NowFunc stamps records; nil means time.Now.
@@ -218,6 +223,10 @@ func (s *Spool) load() error {
 			}
 		}
 	}
+	// Numbers never go back, even once every segment is gone: a new segment is
+	// numbered after the clock (Unix nanoseconds) as well as after the existing ones,
+	// so no name is reused and a stale drain.pos can never point into a new file.
+	s.nextSeq = max(s.nextSeq, uint64(max(s.opts.NowFunc().UnixNano(), 0)))
 	slices.SortFunc(up, func(a, b *segment) int { return cmp.Compare(filepath.Base(a.name), filepath.Base(b.name)) })
 	slices.SortFunc(segs, func(a, b *segment) int { return cmp.Compare(a.seq, b.seq) })
 	for _, g := range append(up, segs...) {
@@ -434,6 +443,9 @@ func (s *Spool) HasPending(items []queue.PushItem) bool {
 }
 
 func (s *Spool) appendLocked(buf []byte, n int, now time.Time) error {
+	if max := s.opts.MaxBytes; max > 0 && s.fileBytesLocked()+int64(len(buf)) > max {
+		return ErrFull
+	}
 	g, err := s.writableLocked(int64(len(buf)))
 	if err != nil {
 		return err
@@ -451,6 +463,19 @@ func (s *Spool) appendLocked(buf []byte, n int, now time.Time) error {
 	g.records += n
 	s.written += uint64(w)
 	return s.waitDurableLocked(s.written)
+}
+
+// fileBytesLocked is the size of the spool files not yet removed.
+func (s *Spool) fileBytesLocked() int64 {
+	var n int64
+	for _, g := range s.segs {
+		if g.f != nil {
+			n += g.written
+		} else {
+			n += g.size
+		}
+	}
+	return n
 }
 
 // writableLocked returns the active segment, sealing a full or broken one and

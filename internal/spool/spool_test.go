@@ -375,3 +375,27 @@ func TestSpoolCommitIsCumulative(t *testing.T) {
 	require.True(t, s.HasPending([]queue.PushItem{b}))
 	require.False(t, s.HasPending([]queue.PushItem{a}))
 }
+
+// TestSpoolMaxBytes: appends beyond QUEEN_SPOOL_MAX_BYTES fail with ErrFull and
+// leave nothing behind; draining makes room again.
+func TestSpoolMaxBytes(t *testing.T) {
+	t.Parallel()
+	s := open(t, t.TempDir(), func(o *Options) { o.MaxBytes = 2000 })
+	var ok int
+	for i := range 100 {
+		err := s.Append(t.Context(), []queue.PushItem{item(i)})
+		if err != nil {
+			require.ErrorIs(t, err, ErrFull)
+			break
+		}
+		ok++
+	}
+	require.Positive(t, ok)
+	require.Less(t, ok, 100)
+	st := s.Stats()
+	require.EqualValues(t, ok, st.PendingRecords)
+	require.False(t, st.Healthy)
+	require.Len(t, drainAll(t, s, 100), ok)
+	require.NoError(t, s.Append(t.Context(), []queue.PushItem{item(0)}), "room again once drained")
+	require.True(t, s.Stats().Healthy)
+}
