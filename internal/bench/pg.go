@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"github.com/jackc/pgx/v5/pgconn"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -87,11 +90,25 @@ func (d *database) describe(ctx context.Context) (string, error) {
 }
 
 // reset empties every queue table, so each case starts from the same state whether
-// the raw ceiling or the broker runs it. The broker must be idle.
+// the raw ceiling or the broker runs it. The broker takes no traffic, but its
+// background loops (activity flush, maintenance jobs) still touch these tables, and
+// TRUNCATE's exclusive locks can deadlock with them: such a conflict is retried.
 func (d *database) reset(ctx context.Context) error {
-	_, err := d.pool.Exec(ctx, `TRUNCATE queen.queues, queen.partitions, queen.messages, queen.partition_consumers,
-		queen.partition_lookup, queen.dead_letter_queue, queen.consumer_groups_metadata, queen.consumer_watermarks,
-		queen.message_traces CASCADE`)
+	var err error
+	for attempt := 1; attempt <= 10; attempt++ {
+		if err = d.truncate(ctx); err == nil {
+			break
+		}
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || (pgErr.Code != "40P01" && pgErr.Code != "55P03") {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("reset tables: %w", err)
 	}
@@ -120,4 +137,22 @@ func (d *database) count(ctx context.Context, queue string) (int64, error) {
 		JOIN queen.partitions p ON p.id = m.partition_id JOIN queen.queues q ON q.id = p.queue_id
 		WHERE q.name = $1`, queue).Scan(&n)
 	return n, err
+}
+
+// truncate empties the queue tables in one transaction with a short lock timeout.
+func (d *database) truncate(ctx context.Context) error {
+	tx, err := d.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '2s'"); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `TRUNCATE queen.queues, queen.partitions, queen.messages, queen.partition_consumers,
+		queen.partition_lookup, queen.dead_letter_queue, queen.consumer_groups_metadata, queen.consumer_watermarks,
+		queen.message_traces CASCADE`); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
 }
