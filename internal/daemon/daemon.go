@@ -215,9 +215,6 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	notifyWarn(logger, "STOPPING=1", notifier.Stopping(fmt.Sprintf(
 		"draining: answering %d parked long-polls, finishing in-flight requests (deadline %s)", b.ParkedPolls(), cfg.ShutdownTimeout)))
 	shutdownHTTP(srv, b, cfg.ShutdownTimeout, logger)
-	if err := flushSpool(context.WithoutCancel(ctx), logger); err != nil {
-		logger.Error("spool flush failed", "err", err)
-	}
 	notifyWarn(logger, "STATUS", notifier.Status("stopped: closing the PostgreSQL pool"))
 	logger.Info("stopped")
 	return nil

@@ -311,14 +311,3 @@ func runWatchdog(ctx context.Context, n *sdnotify.Notifier, probe func(context.C
 		}
 	}
 }
-
-// flushSpool is the drain stage between "in-flight requests finished" and "close the
-// pool": it must make every spooled message durable (fsync the open segment) and
-// write back what PostgreSQL can still take before the deadline. The disk spool
-// (FILE_BUFFER_DIR) does not exist yet, so there is nothing to flush; the spool's
-// issue fills this in.
-func flushSpool(ctx context.Context, logger *slog.Logger) error {
-	_ = ctx
-	_ = logger
-	return nil
-}
