@@ -17,7 +17,12 @@ CREATE OR REPLACE FUNCTION queen.push_q1(
     p_sub       text[],
     p_encrypted boolean[]
 ) RETURNS TABLE (o_idx integer, o_status text, o_message_id uuid, o_partition_id uuid)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+-- Custom plans every call: a generic plan cached while the tables were empty (a new
+-- deployment, or after a bulk delete) would scan a whole partition per item until the
+-- next ANALYZE; planning per call costs far less than that.
+SET plan_cache_mode = force_custom_plan
+AS $$
 DECLARE
     r      record;
     v_now  timestamptz;

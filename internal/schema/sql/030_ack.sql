@@ -23,7 +23,12 @@ CREATE OR REPLACE FUNCTION queen.ack_q1(
     p_group  text
 ) RETURNS TABLE (o_idx integer, o_success boolean, o_error text, o_queue text, o_partition text,
                  o_lease_released boolean, o_dlq boolean)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+-- Custom plans every call: a generic plan cached while the tables were empty (a new
+-- deployment, or after a bulk delete) would scan a whole partition per item until the
+-- next ANALYZE; planning per call costs far less than that.
+SET plan_cache_mode = force_custom_plan
+AS $$
 DECLARE
     it          record;
     pc          queen.partition_consumers%ROWTYPE;
