@@ -29,18 +29,7 @@ DECLARE
     v_caps jsonb := '{}';
     v_n    bigint;
 BEGIN
-    INSERT INTO queen.queues (name, namespace, task, retry_delay, ttl)
-    SELECT DISTINCT x.q, split_part(x.q, '.', 1), split_part(x.q, '.', 2), 0, 0
-    FROM unnest(p_queue) AS x(q)
-    WHERE NOT EXISTS (SELECT 1 FROM queen.queues qq WHERE qq.name = x.q)
-    ON CONFLICT (name) DO NOTHING;
-
-    INSERT INTO queen.partitions (queue_id, name)
-    SELECT DISTINCT qq.id, x.pn
-    FROM unnest(p_queue, p_partition) AS x(qn, pn)
-    JOIN queen.queues qq ON qq.name = x.qn
-    WHERE NOT EXISTS (SELECT 1 FROM queen.partitions p WHERE p.queue_id = qq.id AND p.name = x.pn)
-    ON CONFLICT (queue_id, name) DO NOTHING;
+    PERFORM queen.partitions_ensure_q1(p_queue, p_partition);
 
     -- maxSize: queues with a capacity are locked (before any partition, always in this
     -- order) and counted, so concurrent pushes cannot overfill them.
@@ -157,4 +146,25 @@ $$;
 CREATE OR REPLACE FUNCTION queen.queue_capacity_key(p_queue uuid)
 RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT hashtextextended(p_queue::text, 1364283730)
+$$;
+
+-- queen.partitions_ensure_q1 creates the queues and partitions a push names ("create on
+-- first push", semantics.md §4.1): a new queue gets namespace/task from its name and
+-- queen's option defaults; existing queues and partitions are never changed.
+CREATE OR REPLACE FUNCTION queen.partitions_ensure_q1(p_queue text[], p_partition text[])
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO queen.queues (name, namespace, task, retry_delay, ttl)
+    SELECT DISTINCT x.q, split_part(x.q, '.', 1), split_part(x.q, '.', 2), 0, 0
+    FROM unnest(p_queue) AS x(q)
+    WHERE NOT EXISTS (SELECT 1 FROM queen.queues qq WHERE qq.name = x.q)
+    ON CONFLICT (name) DO NOTHING;
+
+    INSERT INTO queen.partitions (queue_id, name)
+    SELECT DISTINCT qq.id, x.pn
+    FROM unnest(p_queue, p_partition) AS x(qn, pn)
+    JOIN queen.queues qq ON qq.name = x.qn
+    WHERE NOT EXISTS (SELECT 1 FROM queen.partitions p WHERE p.queue_id = qq.id AND p.name = x.pn)
+    ON CONFLICT (queue_id, name) DO NOTHING;
+END;
 $$;

@@ -9,18 +9,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     r record;
 BEGIN
-    INSERT INTO queen.queues (name, namespace, task, retry_delay, ttl)
-    SELECT DISTINCT x.q, split_part(x.q, '.', 1), split_part(x.q, '.', 2), 0, 0
-    FROM unnest(p_push_queue) AS x(q)
-    WHERE NOT EXISTS (SELECT 1 FROM queen.queues qq WHERE qq.name = x.q)
-    ON CONFLICT (name) DO NOTHING;
-
-    INSERT INTO queen.partitions (queue_id, name)
-    SELECT DISTINCT qq.id, x.pn
-    FROM unnest(p_push_queue, p_push_partition) AS x(qn, pn)
-    JOIN queen.queues qq ON qq.name = x.qn
-    WHERE NOT EXISTS (SELECT 1 FROM queen.partitions p WHERE p.queue_id = qq.id AND p.name = x.pn)
-    ON CONFLICT (queue_id, name) DO NOTHING;
+    PERFORM queen.partitions_ensure_q1(p_push_queue, p_push_partition);
 
     FOR r IN
         SELECT qq.id FROM queen.queues qq
