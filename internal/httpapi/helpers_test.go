@@ -26,7 +26,7 @@ type testBundle struct {
 }
 
 // setup starts a server with opts over a broker on a new test database.
-func setup(t *testing.T, opts Options) *testBundle {
+func setup(t testing.TB, opts Options) *testBundle {
 	t.Helper()
 	st, err := store.Open(store.Options{ConnString: pgtest.NewDBURL(t), MaxConns: 8})
 	require.NoError(t, err)
@@ -36,7 +36,7 @@ func setup(t *testing.T, opts Options) *testBundle {
 
 // start serves a server over a broker on st. The server is closed (waiting for every
 // in-flight request, so no log line outlives the test) before st.
-func start(t *testing.T, opts Options, st *store.Store) *testBundle {
+func start(t testing.TB, opts Options, st *store.Store) *testBundle {
 	t.Helper()
 	logger := testLogger(t)
 	b := broker.New(broker.Config{}, st, logger)
@@ -46,11 +46,11 @@ func start(t *testing.T, opts Options, st *store.Store) *testBundle {
 }
 
 // testLogger logs through t.Log at Debug.
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-type tWriter struct{ t *testing.T }
+type tWriter struct{ t testing.TB }
 
 func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSuffix(string(p), "\n"))

@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/queenmq/queen/internal/queue"
 )
@@ -17,38 +19,75 @@ type pgxQuerier interface {
 }
 
 const sqlMessageInsertBatch = `SELECT o_idx, o_status, coalesce(o_message_id::text, ''), o_partition_id::text
-FROM queen.push_q1($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[])`
+FROM queen.push_q2($1::text[], $2::text[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::boolean[])`
+
+// pushAttempts bounds the retries of a push whose partition was deleted by the cleanup
+// job between its resolution and its lock (queen.push_q2): the failed call wrote
+// nothing, and the next one creates the partition again.
+const pushAttempts = 3
 
 // MessageInsertBatch appends items (already validated, with message and transaction
 // ids assigned) in one transaction and returns one result per item in input order:
 // queued, or duplicate carrying the stored message id.
 func (s *Store) MessageInsertBatch(ctx context.Context, items []queue.PushItem) ([]queue.PushResult, error) {
-	return messageInsertBatch(ctx, s.pool, items)
+	args := newPushArgs(items)
+	for attempt := 1; ; attempt++ {
+		res, err := messageInsertBatch(ctx, s.pool, items, args)
+		if err == nil || attempt == pushAttempts || !isForeignKeyViolation(err) {
+			return res, err
+		}
+	}
 }
 
-func messageInsertBatch(ctx context.Context, q pgxQuerier, items []queue.PushItem) ([]queue.PushResult, error) {
+// isForeignKeyViolation reports a 23503 error.
+func isForeignKeyViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23503"
+}
+
+// pushArgs are the arrays of one push_q2 call: the distinct (queue, partition) pairs,
+// and per item the 1-based index of its pair and its columns.
+type pushArgs struct {
+	queues, partitions   []string
+	pair                 []int32
+	txids, ids, payloads []string
+	traces, subs         []*string
+	encrypted            []bool
+}
+
+func newPushArgs(items []queue.PushItem) *pushArgs {
 	n := len(items)
-	queues := make([]string, n)
-	partitions := make([]string, n)
-	txids := make([]string, n)
-	ids := make([]string, n)
-	payloads := make([]string, n)
-	traces := make([]*string, n)
-	subs := make([]*string, n)
-	encrypted := make([]bool, n)
+	a := &pushArgs{pair: make([]int32, n), txids: make([]string, n), ids: make([]string, n),
+		payloads: make([]string, n), traces: make([]*string, n), subs: make([]*string, n), encrypted: make([]bool, n)}
+	type key struct{ queue, partition string }
+	pairs := make(map[key]int32, 1)
 	for i := range items {
 		it := &items[i]
-		queues[i], partitions[i], txids[i], ids[i] = it.Queue, it.Partition, it.TransactionID, it.MessageID
-		payloads[i] = string(it.Payload)
+		k := key{it.Queue, it.Partition}
+		p, ok := pairs[k]
+		if !ok {
+			a.queues = append(a.queues, it.Queue)
+			a.partitions = append(a.partitions, it.Partition)
+			p = int32(len(a.queues))
+			pairs[k] = p
+		}
+		a.pair[i] = p
+		a.txids[i], a.ids[i], a.payloads[i] = it.TransactionID, it.MessageID, string(it.Payload)
 		if it.TraceID != "" {
-			traces[i] = &it.TraceID
+			a.traces[i] = &it.TraceID
 		}
 		if it.ProducerSub != "" {
-			subs[i] = &it.ProducerSub
+			a.subs[i] = &it.ProducerSub
 		}
-		encrypted[i] = it.Encrypted
+		a.encrypted[i] = it.Encrypted
 	}
-	rows, err := q.Query(ctx, sqlMessageInsertBatch, queues, partitions, txids, ids, payloads, traces, subs, encrypted)
+	return a
+}
+
+func messageInsertBatch(ctx context.Context, q pgxQuerier, items []queue.PushItem, a *pushArgs) ([]queue.PushResult, error) {
+	n := len(items)
+	rows, err := q.Query(ctx, sqlMessageInsertBatch, a.queues, a.partitions, a.pair, a.txids, a.ids,
+		a.payloads, a.traces, a.subs, a.encrypted)
 	if err != nil {
 		return nil, interpretError(err)
 	}

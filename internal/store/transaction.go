@@ -45,7 +45,7 @@ func (s *Store) TransactionRun(ctx context.Context, ops []queue.TxOp) (queue.TxR
 				return res, nil
 			}
 		case "push":
-			pushed, err := messageInsertBatch(ctx, tx, op.Push)
+			pushed, err := messageInsertBatch(ctx, tx, op.Push, newPushArgs(op.Push))
 			if err != nil {
 				return res, err
 			}

@@ -1,42 +1,55 @@
--- queen.push_q1 appends a batch of messages (semantics.md §5). One call = one
--- transaction. Order without loss (semantics.md §3.2 [GO]): each touched partition is
--- locked (transaction-scoped advisory lock, sorted by id) before its timestamp is
--- chosen, and created_at is the wall clock taken under the lock, never earlier than the
--- partition's previous head + 1µs. So commit order equals (created_at, id) order per
--- partition and a consumer can never advance past a message that commits later.
--- The partition_lookup head is upserted in the same transaction (read-your-writes).
--- Returns one row per input item (o_idx is 0-based): queued or duplicate, with the
--- stored (winning) message id, or 'full' (not stored: the queue's maxSize is reached).
-CREATE OR REPLACE FUNCTION queen.push_q1(
-    p_queue     text[],
-    p_partition text[],
-    p_txid      text[],
-    p_id        text[],
-    p_payload   text[],
-    p_trace     text[],
-    p_sub       text[],
-    p_encrypted boolean[]
+-- queen.push_q2 appends a batch of messages (semantics.md §5). One call = one
+-- transaction. The items name their partition by index (p_pair, 1-based) into the
+-- distinct (queue, partition) pairs p_queues/p_partitions, so each partition is
+-- resolved once, not once per item.
+--
+-- Order without loss (semantics.md §3.2 [GO]): each touched partition is locked
+-- (transaction-scoped advisory lock, sorted by id) before its timestamp is chosen, and
+-- created_at is the wall clock taken under the lock, never earlier than the partition's
+-- previous head + 1µs. So commit order equals (created_at, id) order per partition and a
+-- consumer can never advance past a message that commits later. The partition_lookup
+-- head is upserted in the same transaction (read-your-writes).
+--
+-- Dedup is the unique index itself: the insert runs ON CONFLICT DO NOTHING in item
+-- order, so the first of several items with one transaction id wins and no lookup plan
+-- can go wrong (a probe planned against stale statistics once walked a whole
+-- partition per item). Only when some item was not stored is each item's outcome
+-- looked up. Returns one row per input item (o_idx is 0-based): queued, or duplicate
+-- with the stored (winning) message id, or 'full' (not stored: the queue's maxSize is
+-- reached).
+--
+-- A partition deleted by the cleanup job between its resolution and its lock makes
+-- the insert fail on the foreign key (23503); nothing is written and the caller
+-- retries the call.
+CREATE OR REPLACE FUNCTION queen.push_q2(
+    p_queues     text[],
+    p_partitions text[],
+    p_pair       integer[],
+    p_txid       text[],
+    p_id         text[],
+    p_payload    text[],
+    p_trace      text[],
+    p_sub        text[],
+    p_encrypted  boolean[]
 ) RETURNS TABLE (o_idx integer, o_status text, o_message_id uuid, o_partition_id uuid)
-LANGUAGE plpgsql
--- Custom plans every call: a generic plan cached while the tables were empty (a new
--- deployment, or after a bulk delete) would scan a whole partition per item until the
--- next ANALYZE; planning per call costs far less than that.
-SET plan_cache_mode = force_custom_plan
-AS $$
+LANGUAGE plpgsql AS $$
 DECLARE
-    r      record;
-    v_now  timestamptz;
-    v_caps jsonb := '{}';
-    v_n    bigint;
+    r       record;
+    v_pids  uuid[];
+    v_ts    timestamptz[];
+    v_allow boolean[];
+    v_now   timestamptz;
+    v_caps  jsonb := '{}';
+    v_n     bigint;
 BEGIN
-    PERFORM queen.partitions_ensure_q1(p_queue, p_partition);
+    v_pids := queen.partitions_resolve_q1(p_queues, p_partitions);
 
     -- maxSize: queues with a capacity are locked (before any partition, always in this
     -- order) and counted, so concurrent pushes cannot overfill them.
     FOR r IN
         SELECT qq.id, qq.name, qq.max_queue_size
         FROM queen.queues qq
-        WHERE qq.name = ANY (p_queue) AND coalesce(qq.max_queue_size, 0) > 0
+        WHERE qq.name = ANY (p_queues) AND qq.max_queue_size > 0
         ORDER BY qq.id
     LOOP
         PERFORM pg_advisory_xact_lock(queen.queue_capacity_key(r.id));
@@ -46,52 +59,45 @@ BEGIN
         v_caps := v_caps || jsonb_build_object(r.name, greatest(r.max_queue_size - v_n, 0));
     END LOOP;
 
-    FOR r IN
-        SELECT DISTINCT p.id
-        FROM unnest(p_queue, p_partition) AS x(qn, pn)
-        JOIN queen.queues qq ON qq.name = x.qn
-        JOIN queen.partitions p ON p.queue_id = qq.id AND p.name = x.pn
-        ORDER BY p.id
-    LOOP
+    FOR r IN SELECT DISTINCT x.id FROM unnest(v_pids) AS x(id) ORDER BY x.id LOOP
         PERFORM pg_advisory_xact_lock(queen.partition_order_key(r.id));
     END LOOP;
 
+    -- One timestamp per partition, chosen under its lock; ids (generated in item
+    -- order) break the tie inside the batch.
     v_now := clock_timestamp();
+    SELECT array_agg(greatest(v_now, pl.last_message_created_at + interval '1 microsecond') ORDER BY k.ord)
+      INTO v_ts
+      FROM unnest(v_pids, p_queues) WITH ORDINALITY AS k(pid, qn, ord)
+      LEFT JOIN queen.partition_lookup pl ON pl.partition_id = k.pid AND pl.queue_name = k.qn;
 
-    -- Every join below is an index probe or a sort, never a join of two statement-sized
-    -- sets: the planner cannot size the unnested arrays of a cached plan (it assumes a
-    -- handful of rows), and a nested loop over two CTEs is quadratic in the batch.
-    -- All rows of one partition share one timestamp (the head is read before this
-    -- statement writes it); ids, generated in item order, break the tie.
-    WITH items AS (
-        SELECT (x.ord - 1)::integer AS i, p.id AS pid, qq.name AS qn, x.txid, x.mid::uuid AS mid,
-               x.payload, x.trace, x.sub, x.enc
-        FROM unnest(p_queue, p_partition, p_txid, p_id, p_payload, p_trace, p_sub, p_encrypted)
-             WITH ORDINALITY AS x(qn, pn, txid, mid, payload, trace, sub, enc, ord)
-        JOIN queen.queues qq ON qq.name = x.qn
-        JOIN queen.partitions p ON p.queue_id = qq.id AND p.name = x.pn
-    ),
-    fresh AS (
-        SELECT DISTINCT ON (it.pid, it.txid) it.*
-        FROM items it
-        WHERE NOT EXISTS (SELECT 1 FROM queen.messages m
-                          WHERE m.partition_id = it.pid AND m.transaction_id = it.txid)
-        ORDER BY it.pid, it.txid, it.i
-    ),
-    numbered AS (
-        SELECT f.*, row_number() OVER (PARTITION BY f.qn ORDER BY f.i) AS rn
-        FROM fresh f
-    ),
-    ins AS (
+    IF v_caps <> '{}' THEN
+        -- Only new messages count toward a capacity: an item stored before, or
+        -- repeating an earlier item's transaction id, is a duplicate, not refused.
+        SELECT array_agg(a.allowed ORDER BY a.ord) INTO v_allow
+        FROM (
+            SELECT f.ord, NOT (v_caps ? f.qn)
+                   OR (f.fresh AND sum(f.fresh::integer) OVER (PARTITION BY f.qn ORDER BY f.ord)
+                                   <= (v_caps ->> f.qn)::bigint) AS allowed
+            FROM (
+                SELECT x.ord, p_queues[x.pair] AS qn,
+                       NOT EXISTS (SELECT 1 FROM queen.messages m
+                                   WHERE m.partition_id = v_pids[x.pair] AND m.transaction_id = x.txid)
+                       AND x.ord = min(x.ord) OVER (PARTITION BY x.pair, x.txid) AS fresh
+                FROM unnest(p_pair, p_txid) WITH ORDINALITY AS x(pair, txid, ord)
+            ) f
+        ) a;
+    END IF;
+
+    WITH ins AS (
         INSERT INTO queen.messages (id, transaction_id, partition_id, payload, trace_id,
                                     created_at, is_encrypted, producer_sub)
-        SELECT a.mid, a.txid, a.pid, a.payload::jsonb, a.trace::uuid,
-               greatest(v_now, (SELECT pl.last_message_created_at FROM queen.partition_lookup pl
-                                WHERE pl.partition_id = a.pid AND pl.queue_name = a.qn)
-                               + interval '1 microsecond'),
-               a.enc, a.sub
-        FROM numbered a
-        WHERE NOT (v_caps ? a.qn) OR a.rn <= (v_caps ->> a.qn)::bigint
+        SELECT x.mid::uuid, x.txid, v_pids[x.pair], x.payload::jsonb, x.trace::uuid,
+               v_ts[x.pair], x.enc, x.sub
+        FROM unnest(p_pair, p_txid, p_id, p_payload, p_trace, p_sub, p_encrypted)
+             WITH ORDINALITY AS x(pair, txid, mid, payload, trace, sub, enc, ord)
+        WHERE v_allow IS NULL OR v_allow[x.ord]
+        ORDER BY x.ord
         ON CONFLICT (partition_id, transaction_id) DO NOTHING
         RETURNING id, partition_id, created_at
     ),
@@ -103,9 +109,7 @@ BEGIN
     lookup AS (
         INSERT INTO queen.partition_lookup AS pl
                (queue_name, partition_id, last_message_id, last_message_created_at, updated_at)
-        SELECT (SELECT qq.name FROM queen.partitions p JOIN queen.queues qq ON qq.id = p.queue_id
-                WHERE p.id = h.partition_id),
-               h.partition_id, h.id, h.created_at, now()
+        SELECT p_queues[array_position(v_pids, h.partition_id)], h.partition_id, h.id, h.created_at, now()
         FROM heads h
         ON CONFLICT (queue_name, partition_id) DO UPDATE
            SET last_message_id = excluded.last_message_id,
@@ -117,6 +121,14 @@ BEGIN
     )
     SELECT count(*) INTO v_n FROM ins;
 
+    IF v_n = cardinality(p_id) THEN
+        -- Every item inserted its own row.
+        RETURN QUERY
+        SELECT (x.ord - 1)::integer, 'queued'::text, x.mid::uuid, v_pids[x.pair]
+        FROM unnest(p_id, p_pair) WITH ORDINALITY AS x(mid, pair, ord);
+        RETURN;
+    END IF;
+
     -- Each item's outcome is what is now stored under its (partition, transaction id):
     -- its own message id (queued), another one (a duplicate: stored earlier, earlier in
     -- this batch, or by a concurrent writer), or nothing (refused: the queue is full).
@@ -126,12 +138,36 @@ BEGIN
                 WHEN m.id = x.mid::uuid THEN 'queued'
                 ELSE 'duplicate' END,
            m.id,
-           p.id
-    FROM unnest(p_queue, p_partition, p_txid, p_id) WITH ORDINALITY AS x(qn, pn, txid, mid, ord)
-    JOIN queen.queues qq ON qq.name = x.qn
-    JOIN queen.partitions p ON p.queue_id = qq.id AND p.name = x.pn
-    LEFT JOIN queen.messages m ON m.partition_id = p.id AND m.transaction_id = x.txid
+           v_pids[x.pair]
+    FROM unnest(p_id, p_pair, p_txid) WITH ORDINALITY AS x(mid, pair, txid, ord)
+    LEFT JOIN LATERAL (SELECT mm.id FROM queen.messages mm
+                       WHERE mm.partition_id = v_pids[x.pair] AND mm.transaction_id = x.txid) m ON true
     ORDER BY x.ord;
+END;
+$$;
+
+-- queen.partitions_resolve_q1 returns the ids of the (queue, partition) pairs, in
+-- order, creating missing queues and partitions ("create on first push", semantics.md
+-- §4.1). Each pair is one probe of two unique indexes.
+CREATE OR REPLACE FUNCTION queen.partitions_resolve_q1(p_queues text[], p_partitions text[])
+RETURNS uuid[] LANGUAGE plpgsql AS $$
+DECLARE
+    v_ids uuid[] := '{}';
+    v_id  uuid;
+BEGIN
+    FOR i IN 1 .. coalesce(cardinality(p_queues), 0) LOOP
+        SELECT p.id INTO v_id
+        FROM queen.queues qq JOIN queen.partitions p ON p.queue_id = qq.id
+        WHERE qq.name = p_queues[i] AND p.name = p_partitions[i];
+        IF NOT FOUND THEN
+            PERFORM queen.partitions_ensure_q1(ARRAY[p_queues[i]], ARRAY[p_partitions[i]]);
+            SELECT p.id INTO STRICT v_id
+            FROM queen.queues qq JOIN queen.partitions p ON p.queue_id = qq.id
+            WHERE qq.name = p_queues[i] AND p.name = p_partitions[i];
+        END IF;
+        v_ids := v_ids || v_id;
+    END LOOP;
+    RETURN v_ids;
 END;
 $$;
 
