@@ -9,7 +9,7 @@ import (
 )
 
 const sqlMessageAckBatch = `SELECT o_idx, o_success, coalesce(o_error, ''), coalesce(o_queue, ''),
-       coalesce(o_partition, ''), o_lease_released, o_dlq
+       coalesce(o_partition, ''), coalesce(o_lease_released, false), coalesce(o_dlq, false)
 FROM queen.ack_q1($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6)`
 
 // MessageAckBatch applies acks (all of one consumer group, partition ids already

@@ -178,7 +178,7 @@ SELECT ` + sqlMessageInfoColumns + `,
        m.payload, coalesce(m.is_encrypted, false), c.lease_time, c.retry_limit, c.retry_delay, c.ttl,
        dl.found IS NOT NULL, dl.error_message, dl.retry_count
 FROM c
-JOIN queen.messages m ON m.partition_id = c.id AND m.transaction_id = $2
+JOIN queen.messages m ON m.partition_id = c.id AND m.transaction_id COLLATE "C" = $2
 CROSS JOIN LATERAL (` + sqlMessageGroupCounts + `) s
 LEFT JOIN LATERAL (
     SELECT true AS found, d.error_message, d.retry_count FROM queen.dead_letter_queue d
@@ -236,7 +236,7 @@ func (s *Store) MessageGet(ctx context.Context, partitionID, transactionID strin
 // MessageDelete deletes one message (partition id already validated as a UUID); its
 // DLQ rows and traces go with it (foreign keys ON DELETE CASCADE), cursors stay.
 func (s *Store) MessageDelete(ctx context.Context, partitionID, transactionID string) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM queen.messages WHERE partition_id = $1::uuid AND transaction_id = $2`,
+	tag, err := s.pool.Exec(ctx, `DELETE FROM queen.messages WHERE partition_id = $1::uuid AND transaction_id COLLATE "C" = $2`,
 		partitionID, transactionID)
 	if err != nil {
 		return false, interpretError(err)

@@ -18,6 +18,10 @@
 -- with the stored (winning) message id, or 'full' (not stored: the queue's maxSize is
 -- reached).
 --
+-- The two lookups by (partition, transaction id) run through EXECUTE, planned for the
+-- values of each call: a generic plan cached while the table had no statistics would
+-- walk a whole partition per item. The other statements keep their cached plans.
+--
 -- A partition deleted by the cleanup job between its resolution and its lock makes
 -- the insert fail on the foreign key (23503); nothing is written and the caller
 -- retries the call.
@@ -32,7 +36,18 @@ CREATE OR REPLACE FUNCTION queen.push_q2(
     p_sub        text[],
     p_encrypted  boolean[]
 ) RETURNS TABLE (o_idx integer, o_status text, o_message_id uuid, o_partition_id uuid)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+-- Plans: every access here is a keyed lookup or an ordered range, so the planner may
+-- only use index scans and nested loops (queen.messages statistics lag behind a queue's
+-- growth; with a partition that looks small a planner once chose a seq scan + hash join
+-- for 100 ack lookups, or a bitmap scan + sort of a whole partition for a pop of 100).
+-- jit is off: a path priced by a disabled method would otherwise cross jit_above_cost.
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET enable_hashjoin = off
+SET enable_mergejoin = off
+SET jit = off
+AS $$
 DECLARE
     r       record;
     v_pids  uuid[];
@@ -74,19 +89,22 @@ BEGIN
     IF v_caps <> '{}' THEN
         -- Only new messages count toward a capacity: an item stored before, or
         -- repeating an earlier item's transaction id, is a duplicate, not refused.
-        SELECT array_agg(a.allowed ORDER BY a.ord) INTO v_allow
-        FROM (
-            SELECT f.ord, NOT (v_caps ? f.qn)
-                   OR (f.fresh AND sum(f.fresh::integer) OVER (PARTITION BY f.qn ORDER BY f.ord)
-                                   <= (v_caps ->> f.qn)::bigint) AS allowed
+        EXECUTE $q$
+            SELECT array_agg(a.allowed ORDER BY a.ord)
             FROM (
-                SELECT x.ord, p_queues[x.pair] AS qn,
-                       NOT EXISTS (SELECT 1 FROM queen.messages m
-                                   WHERE m.partition_id = v_pids[x.pair] AND m.transaction_id = x.txid)
-                       AND x.ord = min(x.ord) OVER (PARTITION BY x.pair, x.txid) AS fresh
-                FROM unnest(p_pair, p_txid) WITH ORDINALITY AS x(pair, txid, ord)
-            ) f
-        ) a;
+                SELECT f.ord, NOT ($1 ? f.qn)
+                       OR (f.fresh AND sum(f.fresh::integer) OVER (PARTITION BY f.qn ORDER BY f.ord)
+                                       <= ($1 ->> f.qn)::bigint) AS allowed
+                FROM (
+                    SELECT x.ord, ($2::text[])[x.pair] AS qn,
+                           NOT EXISTS (SELECT 1 FROM queen.messages m
+                                       WHERE m.partition_id = ($3::uuid[])[x.pair]
+                                         AND m.transaction_id COLLATE "C" = x.txid)
+                           AND x.ord = min(x.ord) OVER (PARTITION BY x.pair, x.txid) AS fresh
+                    FROM unnest($4::integer[], $5::text[]) WITH ORDINALITY AS x(pair, txid, ord)
+                ) f
+            ) a
+        $q$ INTO v_allow USING v_caps, p_queues, v_pids, p_pair, p_txid;
     END IF;
 
     WITH ins AS (
@@ -132,17 +150,19 @@ BEGIN
     -- Each item's outcome is what is now stored under its (partition, transaction id):
     -- its own message id (queued), another one (a duplicate: stored earlier, earlier in
     -- this batch, or by a concurrent writer), or nothing (refused: the queue is full).
-    RETURN QUERY
-    SELECT (x.ord - 1)::integer,
-           CASE WHEN m.id IS NULL THEN 'full'
-                WHEN m.id = x.mid::uuid THEN 'queued'
-                ELSE 'duplicate' END,
-           m.id,
-           v_pids[x.pair]
-    FROM unnest(p_id, p_pair, p_txid) WITH ORDINALITY AS x(mid, pair, txid, ord)
-    LEFT JOIN LATERAL (SELECT mm.id FROM queen.messages mm
-                       WHERE mm.partition_id = v_pids[x.pair] AND mm.transaction_id = x.txid) m ON true
-    ORDER BY x.ord;
+    RETURN QUERY EXECUTE $q$
+        SELECT (x.ord - 1)::integer,
+               CASE WHEN m.id IS NULL THEN 'full'
+                    WHEN m.id = x.mid::uuid THEN 'queued'
+                    ELSE 'duplicate' END,
+               m.id,
+               ($4::uuid[])[x.pair]
+        FROM unnest($1::text[], $2::integer[], $3::text[]) WITH ORDINALITY AS x(mid, pair, txid, ord)
+        LEFT JOIN LATERAL (SELECT mm.id FROM queen.messages mm
+                           WHERE mm.partition_id = ($4::uuid[])[x.pair]
+                             AND mm.transaction_id COLLATE "C" = x.txid) m ON true
+        ORDER BY x.ord
+    $q$ USING p_id, p_pair, p_txid, v_pids;
 END;
 $$;
 

@@ -55,7 +55,7 @@ DECLARE
     pc       queen.partition_consumers%ROWTYPE;
 BEGIN
     SELECT m.id, m.created_at INTO v_mid, v_mts
-    FROM queen.messages m WHERE m.partition_id = p_pid::uuid AND m.transaction_id = p_txid;
+    FROM queen.messages m WHERE m.partition_id = p_pid::uuid AND m.transaction_id COLLATE "C" = p_txid;
     IF NOT FOUND THEN
         RETURN QUERY SELECT false, 'Message not found'::text, false;
         RETURN;

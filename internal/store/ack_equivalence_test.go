@@ -1,0 +1,244 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/store"
+)
+
+// queen.ack_q1 applies the common ack batch set-based and hands every other one to
+// queen.ack_items_q1, the item loop. This test drives two queues through the same
+// random history (pushes, pops with leases, ack batches mixing right, wrong and absent
+// leases, every status, unknown and duplicate messages, over-acking), acking one
+// through ack_q1 and the other through ack_items_q1, and requires the same answers,
+// the same cursors and the same dead letters after every batch.
+func TestAckFastPathMatchesTheItemLoop(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	url := pgtest.NewDBURL(t)
+	st, err := store.Open(store.Options{ConnString: url, MaxConns: 4})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	db, err := pgxpool.New(ctx, url)
+	require.NoError(t, err)
+	t.Cleanup(db.Close)
+
+	fastCalls := 0
+	for seed := range uint64(60) {
+		fastCalls += runAckHistory(t, ctx, st, db, seed)
+	}
+	// The generator must exercise the fast path, not only the loop.
+	require.Greater(t, fastCalls, 80, "batches eligible for the fast path")
+}
+
+// ackTwin is one of the two queues of a history.
+type ackTwin struct {
+	queue string
+	fn    string // ack function
+	pids  []string
+}
+
+// runAckHistory plays one seeded history and returns how many ack batches were all
+// completed with their partition's live lease (fast-path shaped).
+func runAckHistory(t *testing.T, ctx context.Context, st *store.Store, db *pgxpool.Pool, seed uint64) int {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	nParts := 1 + rng.IntN(3)
+	group := queue.QueueModeGroup
+	if rng.IntN(3) == 0 {
+		group = "g1"
+	}
+	twins := []*ackTwin{
+		{queue: fmt.Sprintf("fast-%d", seed), fn: "queen.ack_q1"},
+		{queue: fmt.Sprintf("slow-%d", seed), fn: "queen.ack_items_q1"},
+	}
+	ids := queue.NewIDGenerator()
+	pushed := make([][]string, nParts) // txids per partition, in order
+	next := 0
+	push := func(p, n int) {
+		if n == 0 {
+			return
+		}
+		for _, tw := range twins {
+			items := make([]queue.PushItem, n)
+			for i := range items {
+				items[i] = queue.PushItem{Queue: tw.queue, Partition: fmt.Sprintf("p%d", p),
+					TransactionID: fmt.Sprintf("m%d", next+i), MessageID: ids.New(), Payload: benchPayload}
+			}
+			res, err := st.MessageInsertBatch(ctx, items)
+			require.NoError(t, err)
+			for len(tw.pids) <= p {
+				tw.pids = append(tw.pids, "")
+			}
+			tw.pids[p] = res[0].PartitionID
+		}
+		for i := range n {
+			pushed[p] = append(pushed[p], fmt.Sprintf("m%d", next+i))
+		}
+		next += n
+	}
+	for p := range nParts {
+		push(p, 1+rng.IntN(8))
+	}
+
+	fastShaped := 0
+	for round := range 6 {
+		for p := range nParts {
+			if rng.IntN(3) == 0 {
+				push(p, rng.IntN(6))
+			}
+		}
+		// Pop some partitions under a lease named after the round.
+		delivered := make([][]string, nParts)
+		leases := make([]string, nParts)
+		for p := range nParts {
+			if rng.IntN(4) == 0 {
+				continue
+			}
+			leases[p] = fmt.Sprintf("L%d-%d-%d", seed, round, p)
+			req := queue.PopRequest{Partition: fmt.Sprintf("p%d", p), ConsumerGroup: group, Batch: 1 + rng.IntN(6), Partitions: 1}
+			var got [][]string
+			for _, tw := range twins {
+				req.Queue = tw.queue
+				msgs, err := st.PartitionClaim(ctx, req, leases[p])
+				require.NoError(t, err)
+				tx := make([]string, len(msgs))
+				for i, m := range msgs {
+					tx[i] = m.TransactionID
+				}
+				got = append(got, tx)
+			}
+			require.Equal(t, got[0], got[1], "seed %d round %d: both queues deliver the same messages", seed, round)
+			delivered[p] = got[0]
+		}
+
+		// Build one ack batch: either fast-path shaped, or anything.
+		type ack struct {
+			p                   int
+			txid, lease, status string
+			err                 string
+		}
+		var batch []ack
+		if rng.IntN(2) == 0 {
+			for p := range nParts {
+				if len(delivered[p]) == 0 {
+					continue
+				}
+				n := 1 + rng.IntN(len(delivered[p]))
+				for _, tx := range delivered[p][:n] {
+					batch = append(batch, ack{p: p, txid: tx, lease: leases[p], status: queue.AckCompleted})
+				}
+			}
+			rng.Shuffle(len(batch), func(i, j int) { batch[i], batch[j] = batch[j], batch[i] })
+			if len(batch) > 0 {
+				fastShaped++
+			}
+		} else {
+			for range rng.IntN(12) {
+				p := rng.IntN(nParts)
+				a := ack{p: p, status: queue.AckCompleted}
+				switch r := rng.IntN(20); {
+				case r < 13 && len(delivered[p]) > 0:
+					a.txid = delivered[p][rng.IntN(len(delivered[p]))]
+				case r < 17:
+					a.txid = pushed[p][rng.IntN(len(pushed[p]))]
+				case r < 19:
+					a.txid = fmt.Sprintf("unknown-%d", rng.IntN(5))
+				default:
+					other := rng.IntN(nParts)
+					a.txid = pushed[other][rng.IntN(len(pushed[other]))] // maybe from another partition
+				}
+				switch r := rng.IntN(20); {
+				case r < 14:
+					a.lease = leases[p]
+				case r < 17:
+					a.lease = ""
+				default:
+					a.lease = "wrong"
+				}
+				switch r := rng.IntN(20); {
+				case r < 13:
+				case r < 15:
+					a.status = "success"
+				case r < 17:
+					a.status, a.err = queue.AckFailed, "boom"
+				case r < 19:
+					a.status = "retry"
+				default:
+					a.status = "dlq"
+				}
+				batch = append(batch, a)
+			}
+		}
+
+		var answers []string
+		for _, tw := range twins {
+			txids, pids, leaseIDs, statuses, errs := []string{}, []string{}, []string{}, []string{}, []string{}
+			for _, a := range batch {
+				txids, pids = append(txids, a.txid), append(pids, tw.pids[a.p])
+				leaseIDs, statuses, errs = append(leaseIDs, a.lease), append(statuses, a.status), append(errs, a.err)
+			}
+			rows, err := db.Query(ctx, `SELECT o_idx, o_success, coalesce(o_error, '-'), coalesce(o_queue, '-'),
+				coalesce(o_partition, '-'), coalesce(o_lease_released::text, '-'), o_dlq
+				FROM `+tw.fn+`($1, $2, $3, $4, $5, $6) ORDER BY o_idx`, txids, pids, leaseIDs, statuses, errs, group)
+			require.NoError(t, err)
+			var out []string
+			for rows.Next() {
+				var idx int
+				var ok, dlq bool
+				var e, q, part, released string
+				require.NoError(t, rows.Scan(&idx, &ok, &e, &q, &part, &released, &dlq))
+				q = strings.TrimPrefix(strings.TrimPrefix(q, "fast-"), "slow-")
+				out = append(out, fmt.Sprintf("%d ok=%v err=%s q=%s p=%s rel=%s dlq=%v", idx, ok, e, q, part, released, dlq))
+			}
+			require.NoError(t, rows.Err())
+			answers = append(answers, strings.Join(out, "\n"))
+		}
+		require.Equal(t, answers[1], answers[0], "seed %d round %d: answers to %+v", seed, round, batch)
+		require.Equal(t, ackState(t, ctx, db, twins[1].queue), ackState(t, ctx, db, twins[0].queue),
+			"seed %d round %d: cursors and dead letters after %+v", seed, round, batch)
+	}
+	return fastShaped
+}
+
+// ackState renders every cursor row and dead letter of queue, with messages named by
+// transaction id, so two queues with the same history compare equal.
+func ackState(t *testing.T, ctx context.Context, db *pgxpool.Pool, queueName string) []string {
+	t.Helper()
+	rows, err := db.Query(ctx, `
+SELECT format('cursor %s/%s at=%s acked=%s size=%s retries=%s total=%s batches=%s worker=%s leased=%s',
+              p.name, pc.consumer_group, coalesce(m.transaction_id, '-'), pc.acked_count, pc.batch_size,
+              pc.batch_retry_count, pc.total_messages_consumed, pc.total_batches_consumed,
+              coalesce(pc.worker_id, '-'), pc.lease_expires_at IS NOT NULL)
+FROM queen.partition_consumers pc
+JOIN queen.partitions p ON p.id = pc.partition_id
+JOIN queen.queues q ON q.id = p.queue_id
+LEFT JOIN queen.messages m ON m.id = pc.last_consumed_id
+WHERE q.name = $1
+UNION ALL
+SELECT format('dlq %s/%s %s err=%s retries=%s', p.name, d.consumer_group, m.transaction_id, d.error_message, d.retry_count)
+FROM queen.dead_letter_queue d
+JOIN queen.messages m ON m.id = d.message_id
+JOIN queen.partitions p ON p.id = d.partition_id
+JOIN queen.queues q ON q.id = p.queue_id
+WHERE q.name = $1`, queueName)
+	require.NoError(t, err)
+	var out []string
+	for rows.Next() {
+		var s string
+		require.NoError(t, rows.Scan(&s))
+		out = append(out, s)
+	}
+	require.NoError(t, rows.Err())
+	slices.Sort(out)
+	return out
+}
