@@ -39,7 +39,14 @@ DECLARE
     v_names      text[];
     v_i          integer;
     v_pid        uuid;
-    v_pc_id      uuid;
+    v_ok         boolean;
+    v_try        integer;
+    v_ids        uuid[];
+    v_txids      text[];
+    v_traces     uuid[];
+    v_payloads   jsonb[];
+    v_subs       text[];
+    v_times      timestamptz[];
     v_pname      text;
     v_cur_ts     timestamptz;
     v_cur_id     uuid;
@@ -50,7 +57,6 @@ DECLARE
     v_last_id    uuid;
     v_delay_cut  timestamptz;
     v_ttl_cut    timestamptz;
-    m            record;
     c_zero       constant uuid := '00000000-0000-0000-0000-000000000000';
 BEGIN
     SELECT * INTO v_q FROM queen.queues WHERE name = p_queue;
@@ -109,41 +115,48 @@ BEGIN
             CONTINUE;
         END IF;
 
-        INSERT INTO queen.partition_consumers (partition_id, consumer_group)
-        SELECT v_pid, p_group
-        WHERE NOT EXISTS (SELECT 1 FROM queen.partition_consumers
-                          WHERE partition_id = v_pid AND consumer_group = p_group)
-        ON CONFLICT (partition_id, consumer_group) DO NOTHING;
-
-        -- Lock the cursor row before taking the lease. A wildcard pop skips a row that
-        -- an ack holds, so pops (arbitrary partition order) and acks (sorted order)
-        -- never wait on each other in a cycle.
-        IF p_partition IS NULL THEN
-            SELECT pc.id INTO v_pc_id FROM queen.partition_consumers pc
-             WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group
-               AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= v_now)
-               FOR UPDATE SKIP LOCKED;
-        ELSE
-            SELECT pc.id INTO v_pc_id FROM queen.partition_consumers pc
-             WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group
-               AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= v_now)
-               FOR UPDATE;
-        END IF;
-        IF NOT FOUND THEN
-            CONTINUE; -- leased by another consumer of this group (or being acked)
-        END IF;
-
-        UPDATE queen.partition_consumers pc
-           SET lease_acquired_at = v_now,
-               lease_expires_at  = v_now + v_lease,
-               worker_id         = p_lease_id,
-               batch_size        = v_budget,
-               acked_count       = 0
-         WHERE pc.id = v_pc_id
-           AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= v_now)
-        RETURNING pc.last_consumed_created_at, pc.last_consumed_id, pc.batch_retry_count
-             INTO v_cur_ts, v_cur_id, v_retries;
-        IF NOT FOUND THEN
+        -- Claim: lock the cursor row and take the lease in one statement. A wildcard
+        -- pop skips a row that an ack or another pop holds (SKIP LOCKED), so pops
+        -- (arbitrary partition order) and acks (sorted order) never wait on each other
+        -- in a cycle; a pop of one named partition waits for it. When the group has no
+        -- cursor row here yet, the first pop creates it and claims again; a row that
+        -- exists but cannot be claimed is leased (or locked): skip the partition.
+        v_ok := false;
+        FOR v_try IN 1 .. 2 LOOP
+            IF p_partition IS NULL THEN
+                UPDATE queen.partition_consumers pc
+                   SET lease_acquired_at = v_now, lease_expires_at = v_now + v_lease,
+                       worker_id = p_lease_id, batch_size = v_budget, acked_count = 0
+                 WHERE pc.id = (SELECT c.id FROM queen.partition_consumers c
+                                WHERE c.partition_id = v_pid AND c.consumer_group = p_group
+                                  AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= v_now)
+                                FOR UPDATE SKIP LOCKED)
+                   AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= v_now)
+                RETURNING pc.last_consumed_created_at, pc.last_consumed_id, pc.batch_retry_count
+                     INTO v_cur_ts, v_cur_id, v_retries;
+            ELSE
+                UPDATE queen.partition_consumers pc
+                   SET lease_acquired_at = v_now, lease_expires_at = v_now + v_lease,
+                       worker_id = p_lease_id, batch_size = v_budget, acked_count = 0
+                 WHERE pc.id = (SELECT c.id FROM queen.partition_consumers c
+                                WHERE c.partition_id = v_pid AND c.consumer_group = p_group
+                                  AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= v_now)
+                                FOR UPDATE)
+                   AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= v_now)
+                RETURNING pc.last_consumed_created_at, pc.last_consumed_id, pc.batch_retry_count
+                     INTO v_cur_ts, v_cur_id, v_retries;
+            END IF;
+            IF FOUND THEN
+                v_ok := true;
+                EXIT;
+            END IF;
+            EXIT WHEN v_try = 2;
+            INSERT INTO queen.partition_consumers (partition_id, consumer_group)
+            VALUES (v_pid, p_group)
+            ON CONFLICT (partition_id, consumer_group) DO NOTHING;
+            EXIT WHEN NOT FOUND;
+        END LOOP;
+        IF NOT v_ok THEN
             CONTINUE;
         END IF;
 
@@ -157,34 +170,36 @@ BEGIN
             END IF;
         END IF;
 
-        v_n := 0;
-        FOR m IN
-            SELECT mm.id, mm.transaction_id, mm.trace_id, mm.payload, mm.producer_sub, mm.created_at
-            FROM queen.messages mm
-            -- Written so the cursor bounds the index scan even in a cached generic plan
-            -- (an "IS NULL OR" would make it a filter: every pop would walk the
-            -- partition's consumed messages again). created_at is never -infinity.
-            WHERE mm.partition_id = v_pid
-              AND (mm.created_at, mm.id) > (coalesce(v_cur_ts, '-infinity'::timestamptz), coalesce(v_cur_id, c_zero))
-              AND (coalesce(v_q.delayed_processing, 0) = 0 OR mm.created_at <= v_delay_cut)
-              AND mm.created_at > coalesce(v_ttl_cut, '-infinity'::timestamptz)
-            ORDER BY mm.created_at, mm.id
-            LIMIT v_budget
-        LOOP
-            v_n := v_n + 1;
-            v_last_ts := m.created_at;
-            v_last_id := m.id;
-            o_partition_id := v_pid;
-            o_partition := v_pname;
-            o_id := m.id;
-            o_transaction_id := m.transaction_id;
-            o_trace_id := m.trace_id;
-            o_payload := m.payload;
-            o_producer_sub := m.producer_sub;
-            o_created_at := m.created_at;
-            o_retry_count := coalesce(v_retries, 0);
-            RETURN NEXT;
-        END LOOP;
+        -- The next messages after the cursor, read into arrays in one statement, then
+        -- returned as a set (no per-row plpgsql work).
+        SELECT array_agg(mm.id ORDER BY mm.created_at, mm.id),
+               array_agg(mm.transaction_id ORDER BY mm.created_at, mm.id),
+               array_agg(mm.trace_id ORDER BY mm.created_at, mm.id),
+               array_agg(mm.payload ORDER BY mm.created_at, mm.id),
+               array_agg(mm.producer_sub ORDER BY mm.created_at, mm.id),
+               array_agg(mm.created_at ORDER BY mm.created_at, mm.id)
+          INTO v_ids, v_txids, v_traces, v_payloads, v_subs, v_times
+          FROM (
+              SELECT mm.id, mm.transaction_id, mm.trace_id, mm.payload, mm.producer_sub, mm.created_at
+              FROM queen.messages mm
+              -- Written so the cursor bounds the index scan even in a cached generic plan
+              -- (an "IS NULL OR" would make it a filter: every pop would walk the
+              -- partition's consumed messages again). created_at is never -infinity.
+              WHERE mm.partition_id = v_pid
+                AND (mm.created_at, mm.id) > (coalesce(v_cur_ts, '-infinity'::timestamptz), coalesce(v_cur_id, c_zero))
+                AND (coalesce(v_q.delayed_processing, 0) = 0 OR mm.created_at <= v_delay_cut)
+                AND mm.created_at > coalesce(v_ttl_cut, '-infinity'::timestamptz)
+              ORDER BY mm.created_at, mm.id
+              LIMIT v_budget
+          ) mm;
+        v_n := coalesce(cardinality(v_ids), 0);
+        IF v_n > 0 THEN
+            v_last_ts := v_times[v_n];
+            v_last_id := v_ids[v_n];
+            RETURN QUERY
+            SELECT v_pid, v_pname, x.id, x.txid, x.trace, x.payload, x.sub, x.ts, coalesce(v_retries, 0)
+            FROM unnest(v_ids, v_txids, v_traces, v_payloads, v_subs, v_times) AS x(id, txid, trace, payload, sub, ts);
+        END IF;
 
         IF v_n = 0 THEN
             UPDATE queen.partition_consumers pc
