@@ -110,27 +110,15 @@ func (b *Broker) preparePush(items []queue.PushItem, field string) error {
 	}
 	for i := range items {
 		it := &items[i]
-		at := fmt.Sprintf("%s[%d]", field, i)
-		if err := queue.CheckName(at+".queue", it.Queue); err != nil {
-			return err
-		}
 		if it.Partition == "" {
 			it.Partition = queue.DefaultPartition
-		}
-		if err := queue.CheckName(at+".partition", it.Partition); err != nil {
-			return err
-		}
-		if len(it.TransactionID) > queue.MaxTransactionIDLength {
-			return queue.Invalid(at+".transactionId", "%s.transactionId must be at most %d characters", at, queue.MaxTransactionIDLength)
-		}
-		if it.TraceID != "" && !queue.IsUUID(it.TraceID) {
-			return queue.Invalid(at+".traceId", "%s.traceId must be a UUID", at)
 		}
 		if len(it.Payload) == 0 {
 			it.Payload = json.RawMessage("null")
 		}
-		if err := queue.CheckPayload(at+".payload", it.Payload); err != nil {
-			return err
+		if err := checkPushItem(it, ""); err != nil {
+			// Only a failing item pays for its field name (items[3].queue).
+			return checkPushItem(it, fmt.Sprintf("%s[%d]", field, i))
 		}
 		it.MessageID = b.ids.New()
 		if it.TransactionID == "" {
@@ -138,6 +126,23 @@ func (b *Broker) preparePush(items []queue.PushItem, field string) error {
 		}
 	}
 	return nil
+}
+
+// checkPushItem validates one normalised item; at prefixes the field names of errors.
+func checkPushItem(it *queue.PushItem, at string) error {
+	if err := queue.CheckName(at+".queue", it.Queue); err != nil {
+		return err
+	}
+	if err := queue.CheckName(at+".partition", it.Partition); err != nil {
+		return err
+	}
+	if len(it.TransactionID) > queue.MaxTransactionIDLength {
+		return queue.Invalid(at+".transactionId", "%s.transactionId must be at most %d characters", at, queue.MaxTransactionIDLength)
+	}
+	if it.TraceID != "" && !queue.IsUUID(it.TraceID) {
+		return queue.Invalid(at+".traceId", "%s.traceId must be a UUID", at)
+	}
+	return queue.CheckPayload(at+".payload", it.Payload)
 }
 
 // wakeQueues wakes the long-polls of the queues items went to, on this replica at
