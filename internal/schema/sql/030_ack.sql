@@ -24,8 +24,10 @@ CREATE OR REPLACE FUNCTION queen.ack_q1(
 -- growth; with a partition that looks small a planner once chose a seq scan + hash join
 -- for 100 ack lookups, or a bitmap scan + sort of a whole partition for a pop of 100).
 -- jit is off: a path priced by a disabled method would otherwise cross jit_above_cost.
--- The lookups by (partition, transaction id) run through EXECUTE, planned for the
--- values of each call.
+-- With only index nested loops left, the lookup by (partition, transaction id) probes
+-- the unique index in custom and cached plans alike (a store test counts the rows it
+-- reads on a table without statistics), so its cached plan is kept: planning it per
+-- call cost 0.3 ms of a 2.3 ms pop+ack of 100.
 LANGUAGE plpgsql
 SET enable_seqscan = off
 SET enable_bitmapscan = off
@@ -40,15 +42,14 @@ DECLARE
     v_pids  uuid[];
     v_fast  boolean;
 BEGIN
-    EXECUTE $q$
-        SELECT array_agg(m.id ORDER BY x.ord), array_agg(m.created_at ORDER BY x.ord),
-               bool_and(m.id IS NOT NULL AND lower(coalesce(x.status, 'completed')) IN ('completed', 'success'))
-               -- one lease value per partition
-               AND count(DISTINCT (x.pid::uuid, coalesce(x.lease, ''))) = count(DISTINCT x.pid::uuid),
-               array_agg(DISTINCT x.pid::uuid ORDER BY x.pid::uuid)
-        FROM unnest($1, $2, $3, $4) WITH ORDINALITY AS x(txid, pid, status, lease, ord)
-        LEFT JOIN queen.messages m ON m.partition_id = x.pid::uuid AND m.transaction_id COLLATE "C" = x.txid
-    $q$ INTO v_mid, v_mts, v_fast, v_pids USING p_txid, p_pid, p_status, p_lease;
+    SELECT array_agg(m.id ORDER BY x.ord), array_agg(m.created_at ORDER BY x.ord),
+           bool_and(m.id IS NOT NULL AND lower(coalesce(x.status, 'completed')) IN ('completed', 'success'))
+           -- one lease value per partition
+           AND count(DISTINCT (x.pid::uuid, coalesce(x.lease, ''))) = count(DISTINCT x.pid::uuid),
+           array_agg(DISTINCT x.pid::uuid ORDER BY x.pid::uuid)
+      INTO v_mid, v_mts, v_fast, v_pids
+      FROM unnest(p_txid, p_pid, p_status, p_lease) WITH ORDINALITY AS x(txid, pid, status, lease, ord)
+      LEFT JOIN queen.messages m ON m.partition_id = x.pid::uuid AND m.transaction_id COLLATE "C" = x.txid;
     IF v_fast THEN
         PERFORM pg_advisory_xact_lock(queen.ack_lock_key(x.pid, p_group))
            FROM unnest(v_pids) WITH ORDINALITY AS x(pid, ord) ORDER BY x.ord;
