@@ -35,6 +35,8 @@ func run() int {
 	payload := fs.Int("payload", 0, "approximate payload size in bytes (default 100)")
 	samples := fs.Int("latency-samples", 0, "long-poll wake-ups to measure (default 200; 5 with -quick)")
 	only := fs.String("only", "", "comma-separated throughput cases to run (e.g. push_b100,popack_b100); default all")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the broker, taken during each measured broker window,\n"+
+		"to `DIR`/<case>.pprof (e.g. push_b100.pprof); the broker serves it on QUEEN_PPROF_ADDR")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -54,6 +56,7 @@ func run() int {
 		DSN: dsn, Binary: *binary, Environ: os.Environ(), Quick: *quick,
 		Warmup: *warmup, Duration: *duration, Producers: *producers, Consumers: *consumers,
 		PayloadBytes: *payload, LatencySamples: *samples, Log: os.Stderr, Only: splitList(*only),
+		CPUProfileDir: *cpuProfile,
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "queen-bench: %v\n", err)

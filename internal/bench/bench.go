@@ -42,6 +42,11 @@ type Options struct {
 	// push_b100, popack_b100_p1), for profiling one case; latency and footprint
 	// always run.
 	Only []string
+	// CPUProfileDir, when set, makes the broker serve its profiling endpoints
+	// (QUEEN_PPROF_ADDR on a free loopback port) and records a CPU profile of it
+	// during each measured broker window (not the warm-up, not the raw ceilings) into
+	// CPUProfileDir/<case>.pprof. A profile that cannot be fetched is a warning.
+	CPUProfileDir string
 	// Log receives progress lines (nil: discarded).
 	Log io.Writer
 }
@@ -94,6 +99,7 @@ type runner struct {
 	db      *database
 	broker  *brokerProc
 	load    *httpLoad
+	prof    *cpuProfiler // nil unless Options.CPUProfileDir is set
 	payload string
 	win     window
 	// brokerCPU and brokerMsgs add up the broker's CPU time and the messages it moved
@@ -138,13 +144,18 @@ func (r *runner) run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}()
 	r.logf("starting %s on database %s", opts.Binary, r.db.name)
-	if r.broker, err = startBroker(ctx, opts.Binary, opts.Environ, r.db, workDir); err != nil {
+	if r.broker, err = startBroker(ctx, opts.Binary, opts.Environ, r.db, workDir, opts.CPUProfileDir != ""); err != nil {
 		return nil, err
 	}
 	defer func() {
 		r.broker.stop()
 		r.brokerLog = r.broker.logTail()
 	}()
+	if opts.CPUProfileDir != "" {
+		if r.prof, err = newCPUProfiler(opts.CPUProfileDir, r.broker.pprofAddr, opts.Duration, r.logf); err != nil {
+			return nil, err
+		}
+	}
 	r.load = newHTTPLoad(r.broker.url, max(opts.Producers, opts.Consumers, 10))
 	defer r.load.close()
 
@@ -332,9 +343,13 @@ func (r *runner) brokerPush(ctx context.Context, batch, producers int, onePartit
 		}
 		bodies[w] = pushBody("bench", batch, func(int) string { return part }, r.payload)
 	}
+	name := "push_b" + strconv.Itoa(batch)
+	if onePartition {
+		name += "_p1"
+	}
 	r.logf("broker push: batch %d, %d producers, one partition: %v", batch, producers, onePartition)
-	m, err := r.win.run(ctx, producers, 0, r.broker.cpu, r.load.pushOp(bodies, batch))
-	r.account(m)
+	m, err := r.brokerWindow(ctx, name).run(ctx, producers, 0, r.broker.cpu, r.load.pushOp(bodies, batch))
+	r.account(name, m)
 	return m, err
 }
 
@@ -353,15 +368,27 @@ func (r *runner) brokerPopAck(ctx context.Context, c popCase) (measurement, erro
 		return measurement{}, err
 	}
 	r.logf("broker %s: batch %d, %d partitions, %d consumers", c.name, c.batch, c.partitions, c.consumers)
-	m, err := r.win.run(ctx, c.consumers, c.deliveries(), r.broker.cpu, r.load.popAckOp("bench", c.groups, c.batch, c.consumers))
-	r.account(m)
+	m, err := r.brokerWindow(ctx, c.name).run(ctx, c.consumers, c.deliveries(), r.broker.cpu,
+		r.load.popAckOp("bench", c.groups, c.batch, c.consumers))
+	r.account(c.name, m)
 	return m, err
 }
 
-func (r *runner) account(m measurement) {
+// brokerWindow is the window of a broker case: with -cpuprofile, it records a CPU
+// profile of the broker during its measured part.
+func (r *runner) brokerWindow(ctx context.Context, name string) window {
+	win := r.win
+	win.atStart = r.prof.hook(ctx, name)
+	return win
+}
+
+func (r *runner) account(name string, m measurement) {
 	r.brokerCPU += m.cpu
 	r.brokerMsgs += m.msgs
 	r.logResult(m)
+	if r.prof != nil && m.inWarmup {
+		r.logf("warning: no CPU profile of %s: its work ran out during the warm-up", name)
+	}
 }
 
 func (r *runner) logResult(m measurement) {

@@ -27,21 +27,33 @@ type brokerProc struct {
 	url     string
 	logPath string
 	exited  chan struct{}
+	// pprofAddr is the child's QUEEN_PPROF_ADDR, "" when it serves no profiles.
+	pprofAddr string
 }
 
 // startBroker runs binary on a free loopback port against database db of the cluster
-// described by conn, and waits until /health/ready answers 200.
-func startBroker(ctx context.Context, binary string, environ []string, d *database, workDir string) (*brokerProc, error) {
+// described by conn, and waits until /health/ready answers 200. With pprof, the child
+// also serves its profiling endpoints on another free loopback port.
+func startBroker(ctx context.Context, binary string, environ []string, d *database, workDir string, pprof bool) (*brokerProc, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
+	}
+	pprofAddr := ""
+	if pprof {
+		pp, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		pprofAddr = "127.0.0.1:" + strconv.Itoa(pp)
 	}
 	env := make([]string, 0, len(environ)+10)
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
 		// The broker refuses unknown QUEEN_* variables; the rest we set below.
 		if strings.HasPrefix(name, "PG_") || name == "QUEEN_TEST_DATABASE_URL" || name == "HOST" || name == "PORT" ||
-			name == "LOG_LEVEL" || name == "FILE_BUFFER_DIR" || name == "NOTIFY_SOCKET" || name == "LISTEN_FDS" {
+			name == "LOG_LEVEL" || name == "FILE_BUFFER_DIR" || name == "NOTIFY_SOCKET" || name == "LISTEN_FDS" ||
+			name == "QUEEN_PPROF_ADDR" {
 			continue
 		}
 		env = append(env, kv)
@@ -52,6 +64,9 @@ func startBroker(ctx context.Context, binary string, environ []string, d *databa
 		"PG_DB="+d.name, "PG_USE_SSL="+strconv.FormatBool(c.TLSConfig != nil),
 		"HOST=127.0.0.1", "PORT="+strconv.Itoa(port), "LOG_LEVEL=warn",
 		"FILE_BUFFER_DIR="+filepath.Join(workDir, "spool"))
+	if pprofAddr != "" {
+		env = append(env, "QUEEN_PPROF_ADDR="+pprofAddr)
+	}
 	logPath := filepath.Join(workDir, "queen.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -65,7 +80,8 @@ func startBroker(ctx context.Context, binary string, environ []string, d *databa
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s (run make build first): %w", binary, err)
 	}
-	b := &brokerProc{cmd: cmd, url: "http://127.0.0.1:" + strconv.Itoa(port), logPath: logPath, exited: make(chan struct{})}
+	b := &brokerProc{cmd: cmd, url: "http://127.0.0.1:" + strconv.Itoa(port), logPath: logPath, exited: make(chan struct{}),
+		pprofAddr: pprofAddr}
 	go func() { _ = cmd.Wait(); close(b.exited) }()
 	if err := b.waitReady(ctx, time.Minute); err != nil {
 		b.stop()

@@ -17,6 +17,9 @@ var errDrained = errors.New("drained")
 type window struct {
 	warmup   time.Duration
 	duration time.Duration
+	// atStart, when set, is called as the measured part begins (not when the work
+	// drains during the warm-up); run calls the wait it returns before returning.
+	atStart func() (wait func())
 }
 
 // measurement is what one load run counted inside its window.
@@ -27,6 +30,9 @@ type measurement struct {
 	cpu time.Duration
 	// empty counts operations that found nothing to do (contended or drained).
 	empty int64
+	// inWarmup: the work ended during the warm-up, so the window is the whole run and
+	// window.atStart was never called.
+	inWarmup bool
 }
 
 func (m measurement) rate() float64 {
@@ -97,9 +103,13 @@ func (win window) run(parent context.Context, workers int, limit int64, cpu func
 	warm := time.NewTimer(win.warmup)
 	defer warm.Stop()
 	ended := false
+	wait := func() {}
 	select {
 	case <-warm.C:
 		start, startMsgs, startCPU, startEmpty = time.Now(), done.Load(), readCPU(), empty.Load()
+		if win.atStart != nil {
+			wait = win.atStart()
+		}
 	case <-finished:
 		ended = true // drained during warm-up: the whole run is the window
 	case <-allDone:
@@ -117,9 +127,10 @@ func (win window) run(parent context.Context, workers int, limit int64, cpu func
 		t.Stop()
 	}
 	m := measurement{msgs: done.Load() - startMsgs, elapsed: time.Since(start), cpu: readCPU() - startCPU,
-		empty: empty.Load() - startEmpty}
+		empty: empty.Load() - startEmpty, inWarmup: ended}
 	cancel()
 	<-allDone
+	wait()
 	if firstErr != nil {
 		return m, firstErr
 	}

@@ -45,6 +45,7 @@ type Config struct {
 	WebappRoot         string        // WEBAPP_ROOT: dashboard directory; "" serves the embedded one.
 	DashboardEnabled   bool          // false when WEBAPP_ROOT is set but empty.
 	CORSAllowedOrigins []string      // CORS_ALLOWED_ORIGINS: empty means CORS off.
+	PprofAddr          string        // QUEEN_PPROF_ADDR: profiling listener host:port, "" = off.
 
 	// PostgreSQL.
 	PGHost                  string        // PG_HOST

@@ -220,6 +220,40 @@ func TestLoadLists(t *testing.T) {
 	require.Contains(t, loadErr(t, "CORS_ALLOWED_ORIGINS=https://a.example/app"), "is not an origin")
 }
 
+func TestLoadPprofAddr(t *testing.T) {
+	t.Parallel()
+
+	require.Empty(t, mustLoad(t).PprofAddr, "off by default")
+	require.Empty(t, mustLoad(t, "QUEEN_PPROF_ADDR=").PprofAddr, "empty means unset")
+	for _, tc := range []struct{ name, raw string }{
+		{"Loopback", "127.0.0.1:6060"},
+		{"Localhost", "localhost:6060"},
+		{"IPv6Loopback", "[::1]:6060"},
+		{"EveryInterface", ":6060"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := mustLoad(t, "QUEEN_PPROF_ADDR="+tc.raw)
+			require.Equal(t, tc.raw, c.PprofAddr)
+			require.Equal(t, SourceEnv, c.Source("QUEEN_PPROF_ADDR"))
+		})
+	}
+	for _, tc := range []struct{ name, raw, want string }{
+		{"NoPort", "127.0.0.1", `config: QUEEN_PPROF_ADDR="127.0.0.1": not a host:port address`},
+		{"PortOnly", "6060", `config: QUEEN_PPROF_ADDR="6060": not a host:port address`},
+		{"URL", "http://127.0.0.1:6060", `config: QUEEN_PPROF_ADDR="http://127.0.0.1:6060": not a host:port address`},
+		{"NamedPort", "127.0.0.1:http", `config: QUEEN_PPROF_ADDR="127.0.0.1:http": port "http": not an integer`},
+		{"PortZero", "127.0.0.1:0", `config: QUEEN_PPROF_ADDR="127.0.0.1:0": port "0": must be between 1 and 65535`},
+		{"PortTooHigh", "127.0.0.1:70000", `port "70000": must be between 1 and 65535`},
+		{"UnbracketedIPv6", "::1:6060", `config: QUEEN_PPROF_ADDR="::1:6060": not a host:port address`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Contains(t, loadErr(t, "QUEEN_PPROF_ADDR="+tc.raw), tc.want)
+		})
+	}
+}
+
 func TestLoadEncryptionKey(t *testing.T) {
 	t.Parallel()
 

@@ -41,6 +41,13 @@ func serverSettings() []setting {
 				"`*` allows any origin and must be written explicitly. Queen-only.",
 			bind: func(c *Config) value { return listValue{&c.CORSAllowedOrigins, checkOrigin} },
 		},
+		{
+			name: "QUEEN_PPROF_ADDR", def: "", defDoc: "unset: profiling off", group: groupServer,
+			doc: "`host:port` of a separate listener serving Go's profiling endpoints (`/debug/pprof/`), " +
+				"e.g. `127.0.0.1:6060`; empty (the default) serves none. They have no authentication, " +
+				"so bind them to loopback. See docs/observability.md, \"Profiling\". Queen-only.",
+			bind: func(c *Config) value { return hostPortValue{&c.PprofAddr} },
+		},
 	}
 }
 

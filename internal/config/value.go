@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -274,6 +275,27 @@ func checkOrigin(o string) error {
 	}
 	return nil
 }
+
+// hostPortValue is a listen address, host:port with a numeric port (1–65535) and any
+// host (empty: every interface), or empty.
+type hostPortValue struct{ p *string }
+
+func (v hostPortValue) set(raw string) error {
+	if raw != "" {
+		_, port, err := net.SplitHostPort(raw)
+		if err != nil {
+			return errors.New("not a host:port address (e.g. 127.0.0.1:6060)")
+		}
+		if _, err := parseInt(port, 1, 65535); err != nil {
+			return fmt.Errorf("port %q: %w", port, err)
+		}
+	}
+	*v.p = raw
+	return nil
+}
+
+func (v hostPortValue) get() string { return *v.p }
+func (hostPortValue) kind() string  { return "host:port" }
 
 // urlValue is an http or https URL, or empty.
 type urlValue struct{ p *string }

@@ -66,6 +66,11 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		}
 	}
 	defer ln.Close()
+	stopPprof, err := startPprof(ctx, cfg.PprofAddr, logger.With("component", "pprof"))
+	if err != nil {
+		return err
+	}
+	defer stopPprof()
 	logAuthMode(ctx, logger, cfg, verifier, ln.Addr())
 	if verifier.UsesJWKS() {
 		jwksCtx, stopJWKS := context.WithCancel(context.WithoutCancel(ctx))
