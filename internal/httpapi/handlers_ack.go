@@ -13,23 +13,38 @@ import (
 // outcome (message not found, invalid lease, ...) is in the element, never in the
 // status code.
 func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) error {
-	body, err := readObject(r, false)
+	body, err := readBody(r)
 	if err != nil {
 		return err
 	}
-	a, err := decodeAck(body, "")
-	if err != nil {
-		return err
-	}
-	group, err := body.optString("consumerGroup", "consumerGroup")
-	if err != nil {
-		return err
+	a, group, ok := scanAck(body)
+	if !ok {
+		if a, group, err = decodeSingleAck(body); err != nil {
+			return err
+		}
 	}
 	results, err := s.broker.Ack(r.Context(), group, []queue.Ack{a})
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, ackResults(results))
+	return writeAppended(w, http.StatusOK, func(dst []byte) ([]byte, error) {
+		return appendAckResults(dst, results), nil
+	})
+}
+
+// decodeSingleAck decodes an /ack body with encoding/json: the slow path behind
+// scanAck, with the spec's exact errors.
+func decodeSingleAck(body []byte) (queue.Ack, string, error) {
+	o, err := parseObject(body, false)
+	if err != nil {
+		return queue.Ack{}, "", err
+	}
+	a, err := decodeAck(o, "")
+	if err != nil {
+		return a, "", err
+	}
+	group, err := o.optString("consumerGroup", "consumerGroup")
+	return a, group, err
 }
 
 // handleAckBatch is POST /api/v1/ack/batch (spec §6.2): 200 with one result per
@@ -37,26 +52,13 @@ func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) error {
 // consumerGroup applies to every item; per-item groups are ignored (semantics.md
 // §7.1). One invalid item rejects the whole batch with 400.
 func (s *Server) handleAckBatch(w http.ResponseWriter, r *http.Request) error {
-	body, err := readObject(r, false)
+	body, err := readBody(r)
 	if err != nil {
 		return err
 	}
-	rawAcks, p := body.array("acknowledgments")
-	if p != present {
-		return queue.Invalid("acknowledgments", "acknowledgments array is required")
-	}
-	group, err := body.optString("consumerGroup", "consumerGroup")
-	if err != nil {
-		return err
-	}
-	acks := make([]queue.Ack, len(rawAcks))
-	for i, raw := range rawAcks {
-		field := fmt.Sprintf("acknowledgments[%d]", i)
-		o, p := asObject(raw)
-		if p != present {
-			return queue.Invalid(field, "%s must be an object", field)
-		}
-		if acks[i], err = decodeAck(o, field+"."); err != nil {
+	acks, group, ok := scanAckBatch(body)
+	if !ok {
+		if acks, group, err = decodeAckBatch(body); err != nil {
 			return err
 		}
 	}
@@ -64,7 +66,38 @@ func (s *Server) handleAckBatch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, ackResults(results))
+	return writeAppended(w, http.StatusOK, func(dst []byte) ([]byte, error) {
+		return appendAckResults(dst, results), nil
+	})
+}
+
+// decodeAckBatch decodes an /ack/batch body with encoding/json: the slow path behind
+// scanAckBatch, with the spec's exact errors.
+func decodeAckBatch(body []byte) ([]queue.Ack, string, error) {
+	o, err := parseObject(body, false)
+	if err != nil {
+		return nil, "", err
+	}
+	rawAcks, p := o.array("acknowledgments")
+	if p != present {
+		return nil, "", queue.Invalid("acknowledgments", "acknowledgments array is required")
+	}
+	group, err := o.optString("consumerGroup", "consumerGroup")
+	if err != nil {
+		return nil, "", err
+	}
+	acks := make([]queue.Ack, len(rawAcks))
+	for i, raw := range rawAcks {
+		field := fmt.Sprintf("acknowledgments[%d]", i)
+		o, p := asObject(raw)
+		if p != present {
+			return nil, "", queue.Invalid(field, "%s must be an object", field)
+		}
+		if acks[i], err = decodeAck(o, field+"."); err != nil {
+			return nil, "", err
+		}
+	}
+	return acks, group, nil
 }
 
 // decodeAck decodes the per-message fields of an ack; prefix qualifies field names
@@ -89,20 +122,6 @@ func decodeAck(o object, prefix string) (queue.Ack, error) {
 		return a, err
 	}
 	return a, nil
-}
-
-// ackResults renders broker results. error is null when empty (success, and the
-// unknown-status case); queueName and partitionName are null for an unknown message.
-func ackResults(results []queue.AckResult) []api.AckResult {
-	out := make([]api.AckResult, len(results))
-	for i, r := range results {
-		out[i] = api.AckResult{
-			Index: r.Index, TransactionID: r.TransactionID, Success: r.Success,
-			Error: optional(r.Error), QueueName: optional(r.QueueName),
-			PartitionName: optional(r.PartitionName), LeaseReleased: r.LeaseReleased, DLQ: r.DLQ,
-		}
-	}
-	return out
 }
 
 // handleLeaseExtend is POST /api/v1/lease/{leaseId}/extend (spec §6.4). The body is

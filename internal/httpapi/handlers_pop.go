@@ -32,7 +32,7 @@ func (s *Server) handlePop(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	return writeJSON(w, http.StatusOK, popResponse(res))
+	return writePop(w, res)
 }
 
 // handlePopNamespace is GET /api/v1/pop?namespace=&task= (spec §12.1, missing
@@ -62,7 +62,12 @@ func (s *Server) handlePopNamespace(w http.ResponseWriter, r *http.Request) erro
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	return writeJSON(w, http.StatusOK, popResponse(res))
+	return writePop(w, res)
+}
+
+// writePop writes the 200 answer of a non-empty pop.
+func writePop(w http.ResponseWriter, res queue.PopResult) error {
+	return writeAppended(w, http.StatusOK, func(dst []byte) ([]byte, error) { return appendPop(dst, res) })
 }
 
 // popRequest builds the pop request from the path and the query (spec §5.1).
@@ -128,8 +133,9 @@ func (s *Server) popRequest(r *http.Request) (queue.PopRequest, error) {
 	return req, nil
 }
 
-// popResponse renders a non-empty pop result. The top-level partition and
-// partitionId are those of the first message; each message carries its own.
+// popResponse renders a non-empty pop result: the reference for appendPop, and its
+// fallback. The top-level partition and partitionId are those of the first message;
+// each message carries its own.
 func popResponse(res queue.PopResult) api.PopResponse {
 	msgs := make([]api.Message, len(res.Messages))
 	for i, m := range res.Messages {

@@ -22,25 +22,21 @@ var (
 // the body: every item is stamped with the verified token's sub, or none (NULL) when
 // the request carried no verified token (spec/auth.md §6).
 func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
-	body, err := readObject(r, false)
+	body, err := readBody(r)
 	if err != nil {
 		return err
 	}
-	rawItems, p := body.array("items")
-	if p != present {
-		return queue.Invalid("items", "items array is required")
-	}
-	items := make([]queue.PushItem, len(rawItems))
-	clientTxIDs := make([]string, len(rawItems))
-	sub := producerSub(r)
-	for i, raw := range rawItems {
-		it, err := decodePushItem(raw, fmt.Sprintf("items[%d]", i), false)
-		if err != nil {
+	items, ok := scanPush(body)
+	if !ok {
+		if items, err = decodePush(body); err != nil {
 			return err
 		}
-		it.ProducerSub = sub
-		items[i] = it
-		clientTxIDs[i] = it.TransactionID
+	}
+	clientTxIDs := make([]string, len(items))
+	sub := producerSub(r)
+	for i := range items {
+		items[i].ProducerSub = sub
+		clientTxIDs[i] = items[i].TransactionID
 	}
 	results, err := s.broker.Push(r.Context(), items)
 	if err != nil {
@@ -48,11 +44,29 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
 	}
 	// 201 even when some items failed (a full queue): the others are committed, and a
 	// 5xx would make clients retry a request whose effects already happened.
-	out := make([]api.PushResult, len(results))
-	for i, res := range results {
-		out[i] = pushResult(i, res, clientTxIDs[i])
+	return writeAppended(w, http.StatusCreated, func(dst []byte) ([]byte, error) {
+		return appendPushResults(dst, results, clientTxIDs)
+	})
+}
+
+// decodePush decodes a /push body with encoding/json: the slow path behind scanPush,
+// which decides every body scanPush declines, with the spec's exact errors.
+func decodePush(body []byte) ([]queue.PushItem, error) {
+	o, err := parseObject(body, false)
+	if err != nil {
+		return nil, err
 	}
-	return writeJSON(w, http.StatusCreated, out)
+	rawItems, p := o.array("items")
+	if p != present {
+		return nil, queue.Invalid("items", "items array is required")
+	}
+	items := make([]queue.PushItem, len(rawItems))
+	for i, raw := range rawItems {
+		if items[i], err = decodePushItem(raw, fmt.Sprintf("items[%d]", i), false); err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
 }
 
 // decodePushItem decodes one push item at field (e.g. items[2]); see decodePushFields.
