@@ -17,12 +17,12 @@
 //
 // Status codes are the intended ones of the spec (201 for push, 204 for an empty pop,
 // 404 for an unknown queue, ...), never the upstream wire's blanket 200. Outcomes of
-// acks, lease extensions and transactions are reported in the body with 200, so a
-// handler never turns a committed change into a 5xx that clients would retry; the one
-// deliberate exception is the spec's push answer 500 when an item could not even be
-// buffered (status "failed").
+// acks, lease extensions and transactions are reported in the body with 200, and a push
+// whose items were partly refused (a full queue) is still 201 with those items
+// "failed", so a handler never turns a committed change into a 5xx that clients would
+// retry.
 //
-// Routes of the spec that later issues implement (metrics, messages, DLQ, traces,
-// status, analytics, consumer groups, system, stats, streams, internal, migration) are
-// not registered yet: like every unknown path they get the JSON 404.
+// The hot routes (push, ack, pop) decode their bodies with a single-pass scanner and
+// render their answers with append functions (scan*.go, encode*.go); anything the
+// scanner does not handle goes to the general decoder, which owns every error message.
 package httpapi

@@ -22,23 +22,36 @@ import (
 // not pin its buffer.
 const maxPooledBuffer = 1 << 20
 
-// answerBuffers recycles the buffers answers are rendered into. The buffer is free
-// again once written: http.ResponseWriter.Write does not retain it.
-var answerBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+// answerBuffers recycles the buffers answers are rendered into (Server.buffers). A
+// buffer is free again once written: http.ResponseWriter.Write does not retain it.
+type answerBuffers struct{ pool sync.Pool }
+
+func (ab *answerBuffers) get() *[]byte {
+	if bp, ok := ab.pool.Get().(*[]byte); ok {
+		return bp
+	}
+	b := make([]byte, 0, 4096)
+	return &b
+}
+
+func (ab *answerBuffers) put(bp *[]byte) {
+	if cap(*bp) <= maxPooledBuffer {
+		*bp = (*bp)[:0]
+		ab.pool.Put(bp)
+	}
+}
 
 // writeAppended renders an answer with appendFunc into a pooled buffer and writes it
 // with status, like writeJSON: an error from appendFunc is returned before anything is
 // written.
-func writeAppended(w http.ResponseWriter, status int, appendFunc func([]byte) ([]byte, error)) error {
-	bp := answerBuffers.Get().(*[]byte)
+func (s *Server) writeAppended(w http.ResponseWriter, status int, appendFunc func([]byte) ([]byte, error)) error {
+	bp := s.buffers.get()
 	b, err := appendFunc((*bp)[:0])
 	if err == nil {
 		writeBytes(w, status, b)
 	}
-	if cap(b) <= maxPooledBuffer {
-		*bp = b[:0]
-		answerBuffers.Put(bp)
-	}
+	*bp = b
+	s.buffers.put(bp)
 	return err
 }
 

@@ -27,7 +27,7 @@ func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeAppended(w, http.StatusOK, func(dst []byte) ([]byte, error) {
+	return s.writeAppended(w, http.StatusOK, func(dst []byte) ([]byte, error) {
 		return appendAckResults(dst, results), nil
 	})
 }
@@ -66,7 +66,7 @@ func (s *Server) handleAckBatch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeAppended(w, http.StatusOK, func(dst []byte) ([]byte, error) {
+	return s.writeAppended(w, http.StatusOK, func(dst []byte) ([]byte, error) {
 		return appendAckResults(dst, results), nil
 	})
 }

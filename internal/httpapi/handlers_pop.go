@@ -32,7 +32,7 @@ func (s *Server) handlePop(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	return writePop(w, res)
+	return s.writePop(w, res)
 }
 
 // handlePopNamespace is GET /api/v1/pop?namespace=&task= (spec §12.1, missing
@@ -62,12 +62,12 @@ func (s *Server) handlePopNamespace(w http.ResponseWriter, r *http.Request) erro
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	return writePop(w, res)
+	return s.writePop(w, res)
 }
 
 // writePop writes the 200 answer of a non-empty pop.
-func writePop(w http.ResponseWriter, res queue.PopResult) error {
-	return writeAppended(w, http.StatusOK, func(dst []byte) ([]byte, error) { return appendPop(dst, res) })
+func (s *Server) writePop(w http.ResponseWriter, res queue.PopResult) error {
+	return s.writeAppended(w, http.StatusOK, func(dst []byte) ([]byte, error) { return appendPop(dst, res) })
 }
 
 // popRequest builds the pop request from the path and the query (spec §5.1).

@@ -44,7 +44,7 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
 	}
 	// 201 even when some items failed (a full queue): the others are committed, and a
 	// 5xx would make clients retry a request whose effects already happened.
-	return writeAppended(w, http.StatusCreated, func(dst []byte) ([]byte, error) {
+	return s.writeAppended(w, http.StatusCreated, func(dst []byte) ([]byte, error) {
 		return appendPushResults(dst, results, clientTxIDs)
 	})
 }

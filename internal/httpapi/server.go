@@ -55,6 +55,7 @@ type Server struct {
 	router  *chi.Mux
 	handler http.Handler
 	metrics *httpMetrics
+	buffers answerBuffers // answers of the hot routes are rendered into these
 }
 
 // New builds the server and its routes. logger may be nil (nothing is logged).
