@@ -22,8 +22,9 @@ const sqlMessageInsertBatch = `SELECT o_idx, o_status, coalesce(o_message_id::te
 FROM queen.push_q2($1::text[], $2::text[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::boolean[])`
 
 // pushAttempts bounds the retries of a push whose partition was deleted by the cleanup
-// job between its resolution and its lock (queen.push_q2): the failed call wrote
-// nothing, and the next one creates the partition again.
+// job between its resolution and its lock (queen.push_q2: 23503), or between its
+// creation and its resolution (queen.partitions_resolve_q1: 40001): the failed call
+// wrote nothing, and the next one creates the partition again.
 const pushAttempts = 3
 
 // MessageInsertBatch appends items (already validated, with message and transaction
@@ -33,16 +34,17 @@ func (s *Store) MessageInsertBatch(ctx context.Context, items []queue.PushItem) 
 	args := newPushArgs(items)
 	for attempt := 1; ; attempt++ {
 		res, err := messageInsertBatch(ctx, s.pool, items, args)
-		if err == nil || attempt == pushAttempts || !isForeignKeyViolation(err) {
+		if err == nil || attempt == pushAttempts || !isPartitionRace(err) {
 			return res, err
 		}
 	}
 }
 
-// isForeignKeyViolation reports a 23503 error.
-func isForeignKeyViolation(err error) bool {
+// isPartitionRace reports the errors of a push that lost a race with a partition's
+// deletion (see pushAttempts).
+func isPartitionRace(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "23503"
+	return errors.As(err, &pgErr) && (pgErr.Code == "23503" || pgErr.Code == "40001")
 }
 
 // pushArgs are the arrays of one push_q2 call: the distinct (queue, partition) pairs,

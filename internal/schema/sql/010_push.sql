@@ -166,28 +166,25 @@ BEGIN
 END;
 $$;
 
--- queen.partitions_resolve_q1 returns the ids of the (queue, partition) pairs, in
--- order, creating missing queues and partitions ("create on first push", semantics.md
--- §4.1). Each pair is one probe of two unique indexes.
+-- queen.partitions_resolve_q1 returns the ids of the distinct (queue, partition) pairs,
+-- in order, creating missing queues and partitions ("create on first push",
+-- semantics.md §4.1): one join when they all exist, else one insert and a second join.
 CREATE OR REPLACE FUNCTION queen.partitions_resolve_q1(p_queues text[], p_partitions text[])
 RETURNS uuid[] LANGUAGE plpgsql AS $$
 DECLARE
-    v_ids uuid[] := '{}';
-    v_id  uuid;
+    v_ids uuid[];
 BEGIN
-    FOR i IN 1 .. coalesce(cardinality(p_queues), 0) LOOP
-        SELECT p.id INTO v_id
-        FROM queen.queues qq JOIN queen.partitions p ON p.queue_id = qq.id
-        WHERE qq.name = p_queues[i] AND p.name = p_partitions[i];
-        IF NOT FOUND THEN
-            PERFORM queen.partitions_ensure_q1(ARRAY[p_queues[i]], ARRAY[p_partitions[i]]);
-            SELECT p.id INTO STRICT v_id
-            FROM queen.queues qq JOIN queen.partitions p ON p.queue_id = qq.id
-            WHERE qq.name = p_queues[i] AND p.name = p_partitions[i];
+    FOR v_try IN 1 .. 2 LOOP
+        SELECT array_agg(p.id ORDER BY k.ord) INTO v_ids
+        FROM unnest(p_queues, p_partitions) WITH ORDINALITY AS k(qn, pn, ord)
+        JOIN queen.queues qq ON qq.name = k.qn
+        JOIN queen.partitions p ON p.queue_id = qq.id AND p.name = k.pn;
+        IF coalesce(cardinality(v_ids), 0) = coalesce(cardinality(p_queues), 0) THEN
+            RETURN coalesce(v_ids, '{}');
         END IF;
-        v_ids := v_ids || v_id;
+        PERFORM queen.partitions_ensure_q1(p_queues, p_partitions);
     END LOOP;
-    RETURN v_ids;
+    RAISE EXCEPTION 'queen: could not create partitions for this push' USING ERRCODE = '40001';
 END;
 $$;
 
