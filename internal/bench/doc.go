@@ -3,7 +3,7 @@
 // bin/queen on it as a child process, and measures:
 //
 //  1. raw ceilings, with the broker idle (each right before its broker case): multi-row inserts of message rows shaped like
-//     push_q1's (same table, same indexes, same casts), and a one-statement
+//     push_q2's (same table, same indexes, same casts), and a one-statement
 //     claim→read→advance cycle over the same cursor and lookup tables that pop_q1 uses;
 //  2. the broker through HTTP: push, pop+ack in queue mode, fan-out to consumer groups,
 //     long-poll wake-up latency, and its own footprint read from /proc.

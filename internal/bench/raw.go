@@ -15,7 +15,7 @@ import (
 // leases, and a second round trip (the ack).
 
 // sqlRawInsert is the multi-row insert of the insert ceiling: text arrays cast in SQL,
-// like push_q1's, one timestamp per statement, like push_q1's per partition.
+// like push_q2's, one timestamp per statement, like push_q2's per partition.
 const sqlRawInsert = `INSERT INTO queen.messages
        (id, transaction_id, partition_id, payload, trace_id, created_at, is_encrypted, producer_sub)
 SELECT x.id::uuid, x.txid, x.pid::uuid, x.payload::jsonb, NULL, statement_timestamp(), false, NULL
@@ -54,7 +54,7 @@ const sqlRawClaim = `WITH c AS (
 )
 SELECT m.id::text, m.transaction_id, m.payload FROM m`
 
-// rawQueue creates a queue with partitions named p0…p(n-1), the way push_q1 would,
+// rawQueue creates a queue with partitions named p0…p(n-1), the way push_q2 would,
 // and returns the partition ids in name order.
 func (d *database) rawQueue(ctx context.Context, name string, n int) ([]string, error) {
 	var qid string

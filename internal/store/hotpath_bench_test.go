@@ -10,7 +10,7 @@ import (
 	"github.com/queenmq/queen/internal/store"
 )
 
-// The store benchmarks time the two hot SQL paths without HTTP: push_q1 through
+// The store benchmarks time the two hot SQL paths without HTTP: push_q2 through
 // MessageInsertBatch, and one pop_q1 claim plus one ack_q1 batch. queen-bench
 // (docs/benchmarks.md) measures the same paths end to end against raw ceilings.
 
