@@ -40,6 +40,6 @@ func TestApplyOnAnEmptyDatabase(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, schema.Apply(ctx, conn))
 	var ok bool
-	require.NoError(t, conn.QueryRow(ctx, `SELECT to_regprocedure('queen.push_q2(text[],text[],integer[],text[],text[],text[],text[],text[],boolean[])') IS NOT NULL`).Scan(&ok))
+	require.NoError(t, conn.QueryRow(ctx, `SELECT to_regprocedure('queen.push_q2(text[],text[],integer[],text[],text[],text,text[],text[],boolean[])') IS NOT NULL`).Scan(&ok))
 	require.True(t, ok, "the functions exist after a fresh apply")
 }

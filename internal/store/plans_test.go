@@ -57,8 +57,8 @@ func TestHotPathsReadOnlyWhatTheyNeedOnAnUnanalyzedTable(t *testing.T) {
 		var queued int
 		require.NoError(t, tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE o_status = 'queued')
 			FROM queen.push_q2('{bench}', '{hot}', array_fill(1, ARRAY[$1::int]), $2, $3,
-			                   array_fill('{}'::text, ARRAY[$1::int]), array_fill(NULL::text, ARRAY[$1::int]),
-			                   array_fill(NULL::text, ARRAY[$1::int]), array_fill(false, ARRAY[$1::int]))`,
+			                   (SELECT '[' || string_agg('{}', ',') || ']' FROM generate_series(1, $1::int)),
+			                   NULL, NULL, NULL)`,
 			batch, pushTx, pushID).Scan(&queued))
 		require.Equal(t, batch, queued)
 		pushRead := messagesRead(t, tx) - base

@@ -19,7 +19,7 @@ type pgxQuerier interface {
 }
 
 const sqlMessageInsertBatch = `SELECT o_idx, o_status, coalesce(o_message_id::text, ''), o_partition_id::text
-FROM queen.push_q2($1::text[], $2::text[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::boolean[])`
+FROM queen.push_q2($1::text[], $2::text[], $3::integer[], $4::text[], $5::text[], $6::text, $7::text[], $8::text[], $9::boolean[])`
 
 // pushAttempts bounds the retries of a push whose partition was deleted by the cleanup
 // job between its resolution and its lock (queen.push_q2: 23503), or between its
@@ -47,22 +47,29 @@ func isPartitionRace(err error) bool {
 	return errors.As(err, &pgErr) && (pgErr.Code == "23503" || pgErr.Code == "40001")
 }
 
-// pushArgs are the arrays of one push_q2 call: the distinct (queue, partition) pairs,
-// and per item the 1-based index of its pair and its columns.
+// pushArgs are the parameters of one push_q2 call: the distinct (queue, partition)
+// pairs, per item the 1-based index of its pair and its columns, the payloads as one
+// JSON array, and nil (SQL NULL) for the optional columns no item uses.
 type pushArgs struct {
-	queues, partitions   []string
-	pair                 []int32
-	txids, ids, payloads []string
-	traces, subs         []*string
-	encrypted            []bool
+	queues, partitions []string
+	pair               []int32
+	txids, ids         []string
+	payloads           string
+	traces, subs       []*string
+	encrypted          []bool
 }
 
 func newPushArgs(items []queue.PushItem) *pushArgs {
 	n := len(items)
-	a := &pushArgs{pair: make([]int32, n), txids: make([]string, n), ids: make([]string, n),
-		payloads: make([]string, n), traces: make([]*string, n), subs: make([]*string, n), encrypted: make([]bool, n)}
+	a := &pushArgs{pair: make([]int32, n), txids: make([]string, n), ids: make([]string, n)}
 	type key struct{ queue, partition string }
 	pairs := make(map[key]int32, 1)
+	size := 2 + n
+	for i := range items {
+		size += len(items[i].Payload)
+	}
+	payloads := make([]byte, 0, size)
+	payloads = append(payloads, '[')
 	for i := range items {
 		it := &items[i]
 		k := key{it.Queue, it.Partition}
@@ -74,15 +81,31 @@ func newPushArgs(items []queue.PushItem) *pushArgs {
 			pairs[k] = p
 		}
 		a.pair[i] = p
-		a.txids[i], a.ids[i], a.payloads[i] = it.TransactionID, it.MessageID, string(it.Payload)
+		a.txids[i], a.ids[i] = it.TransactionID, it.MessageID
+		if i > 0 {
+			payloads = append(payloads, ',')
+		}
+		payloads = append(payloads, it.Payload...)
 		if it.TraceID != "" {
+			if a.traces == nil {
+				a.traces = make([]*string, n)
+			}
 			a.traces[i] = &it.TraceID
 		}
 		if it.ProducerSub != "" {
+			if a.subs == nil {
+				a.subs = make([]*string, n)
+			}
 			a.subs[i] = &it.ProducerSub
 		}
-		a.encrypted[i] = it.Encrypted
+		if it.Encrypted {
+			if a.encrypted == nil {
+				a.encrypted = make([]bool, n)
+			}
+			a.encrypted[i] = true
+		}
 	}
+	a.payloads = string(append(payloads, ']'))
 	return a
 }
 
