@@ -24,8 +24,8 @@ CREATE OR REPLACE FUNCTION queen.pop_q1(
 -- 10 000 messages). Bitmap scans are therefore off (with LIMIT, an ordered index scan
 -- then beats reading and sorting). Everything else stays free: the wildcard candidate
 -- query joins every pending partition of the queue and wants a hash join over
--- sequential scans when there are thousands. jit is off for the same reason as in
--- push_q2.
+-- sequential scans when there are thousands. jit is off: a path priced by a disabled
+-- method would otherwise cross jit_above_cost (see queen.keyed_plans_q1).
 LANGUAGE plpgsql
 SET enable_bitmapscan = off
 SET jit = off
