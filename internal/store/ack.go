@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/queenmq/queen/internal/queue"
 )
 
@@ -31,11 +33,16 @@ func (s *Store) MessageAckBatch(ctx context.Context, group string, acks []queue.
 	defer rows.Close()
 	results := make([]queue.AckResult, n)
 	seen := 0
+	var lastErr, lastQueue, lastPart string
+	// Scan targets live across rows: their addresses escape into Scan.
+	var scanned queue.AckResult
+	var errText, queueName, part pgtype.DriverBytes
 	for rows.Next() {
-		var r queue.AckResult
-		if err := rows.Scan(&r.Index, &r.Success, &r.Error, &r.QueueName, &r.PartitionName, &r.LeaseReleased, &r.DLQ); err != nil {
+		if err := rows.Scan(&scanned.Index, &scanned.Success, &errText, &queueName, &part, &scanned.LeaseReleased, &scanned.DLQ); err != nil {
 			return nil, interpretError(err)
 		}
+		r := scanned
+		r.Error, r.QueueName, r.PartitionName = reuse(&lastErr, errText), reuse(&lastQueue, queueName), reuse(&lastPart, part)
 		if r.Index < 0 || r.Index >= n {
 			return nil, fmt.Errorf("store: ack returned item index %d of %d", r.Index, n)
 		}

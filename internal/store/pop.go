@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/queenmq/queen/internal/queue"
 )
 
@@ -29,22 +31,42 @@ func (s *Store) PartitionClaim(ctx context.Context, req queue.PopRequest, leaseI
 		return nil, interpretError(err)
 	}
 	defer rows.Close()
-	var msgs []queue.Message
+	msgs := make([]queue.Message, 0, min(max(req.Batch, 1), 1000))
+	// Unique values go to one text arena (ids) and one byte slab (payloads), set on the
+	// messages after the last row, when neither moves any more.
+	type spans struct{ id, txid, payload span }
+	var text textArena
+	var payloads []byte
+	pos := make([]spans, 0, cap(msgs))
+	var lastPID, lastPart, lastTrace, lastSub string
+	// Scan targets live across rows: their addresses escape into Scan.
+	var pid, part, id, txid, trace, payload, sub pgtype.DriverBytes
+	var created time.Time
+	var retries int
 	for rows.Next() {
-		var m queue.Message
-		var payload []byte
-		var created time.Time
-		if err := rows.Scan(&m.PartitionID, &m.Partition, &m.ID, &m.TransactionID, &m.TraceID,
-			&payload, &m.ProducerSub, &created, &m.RetryCount); err != nil {
+		if err := rows.Scan(&pid, &part, &id, &txid, &trace, &payload, &sub, &created, &retries); err != nil {
 			return nil, interpretError(err)
 		}
-		m.Payload = payload
+		m := queue.Message{RetryCount: retries}
+		m.PartitionID = reuse(&lastPID, pid)
+		m.Partition = reuse(&lastPart, part)
+		m.TraceID = reuse(&lastTrace, trace)
+		m.ProducerSub = reuse(&lastSub, sub)
 		m.CreatedAt = created.UTC()
 		m.Queue = req.Queue
+		at := len(payloads)
+		payloads = append(payloads, payload...)
+		pos = append(pos, spans{id: text.add(id), txid: text.add(txid), payload: span{at, len(payloads)}})
 		msgs = append(msgs, m)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, interpretError(err)
+	}
+	all := text.strings()
+	for i, p := range pos {
+		msgs[i].ID = all[p.id.from:p.id.to]
+		msgs[i].TransactionID = all[p.txid.from:p.txid.to]
+		msgs[i].Payload = payloads[p.payload.from:p.payload.to:p.payload.to]
 	}
 	return msgs, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/queenmq/queen/internal/queue"
 )
@@ -119,9 +120,11 @@ func messageInsertBatch(ctx context.Context, q pgxQuerier, items []queue.PushIte
 	defer rows.Close()
 	results := make([]queue.PushResult, n)
 	seen := 0
+	var lastStatus, lastPID string
+	// Scan targets live across rows: their addresses escape into Scan.
+	var idx int
+	var status, msgID, partID pgtype.DriverBytes
 	for rows.Next() {
-		var idx int
-		var status, msgID, partID string
 		if err := rows.Scan(&idx, &status, &msgID, &partID); err != nil {
 			return nil, interpretError(err)
 		}
@@ -129,9 +132,13 @@ func messageInsertBatch(ctx context.Context, q pgxQuerier, items []queue.PushIte
 			return nil, fmt.Errorf("store: push returned item index %d of %d", idx, n)
 		}
 		it := &items[idx]
+		id := it.MessageID // a queued item's stored id is its own: no new string
+		if string(msgID) != id {
+			id = string(msgID)
+		}
 		results[idx] = queue.PushResult{
-			Index: idx, Status: status, TransactionID: it.TransactionID, MessageID: msgID,
-			PartitionID: partID, TraceID: it.TraceID, Queue: it.Queue, Partition: it.Partition,
+			Index: idx, Status: reuse(&lastStatus, status), TransactionID: it.TransactionID, MessageID: id,
+			PartitionID: reuse(&lastPID, partID), TraceID: it.TraceID, Queue: it.Queue, Partition: it.Partition,
 		}
 		seen++
 	}
