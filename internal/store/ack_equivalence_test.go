@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/store"
 )
@@ -25,13 +24,7 @@ import (
 func TestAckFastPathMatchesTheItemLoop(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	url := pgtest.NewDBURL(t)
-	st, err := store.Open(store.Options{ConnString: url, MaxConns: 4})
-	require.NoError(t, err)
-	t.Cleanup(st.Close)
-	db, err := pgxpool.New(ctx, url)
-	require.NoError(t, err)
-	t.Cleanup(db.Close)
+	st, db := openStore(t, 4)
 
 	fastCalls := 0
 	for seed := range uint64(60) {

@@ -7,9 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/queue"
-	"github.com/queenmq/queen/internal/store"
 )
 
 // The hot functions must read what they deliver, not the partition, whatever the
@@ -22,13 +20,11 @@ import (
 func TestHotPathsReadOnlyWhatTheyNeedOnAnUnanalyzedTable(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	url := pgtest.NewDBURL(t)
-	st, err := store.Open(store.Options{ConnString: url, MaxConns: 2})
+	st, db := openStore(t, 2)
+	// One session for the whole test: plpgsql caches plans per session.
+	conn, err := db.Acquire(ctx)
 	require.NoError(t, err)
-	t.Cleanup(st.Close)
-	conn, err := pgx.Connect(ctx, url)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = conn.Close(ctx) })
+	defer conn.Release()
 
 	_, err = conn.Exec(ctx, `ALTER TABLE queen.messages SET (autovacuum_enabled = false)`)
 	require.NoError(t, err)

@@ -6,12 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/queue"
-	"github.com/queenmq/queen/internal/store"
 )
 
 // A partition deleted (by the cleanup job, or an operator) after a push resolved it
@@ -20,13 +17,7 @@ import (
 func TestPushRecreatesAPartitionDeletedBeforeItsLock(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	url := pgtest.NewDBURL(t)
-	st, err := store.Open(store.Options{ConnString: url, MaxConns: 4})
-	require.NoError(t, err)
-	t.Cleanup(st.Close)
-	admin, err := pgxpool.New(ctx, url)
-	require.NoError(t, err)
-	t.Cleanup(admin.Close)
+	st, admin := openStore(t, 4)
 
 	ids := queue.NewIDGenerator()
 	first, err := st.MessageInsertBatch(ctx, benchItems(ids, 1, "p"))
