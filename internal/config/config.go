@@ -46,6 +46,7 @@ type Config struct {
 	DashboardEnabled   bool          // false when WEBAPP_ROOT is set but empty.
 	CORSAllowedOrigins []string      // CORS_ALLOWED_ORIGINS: empty means CORS off.
 	PprofAddr          string        // QUEEN_PPROF_ADDR: profiling listener host:port, "" = off.
+	GCPercent          int           // GOGC: the Go garbage collector's target, -1 = off.
 
 	// PostgreSQL.
 	PGHost                  string        // PG_HOST

@@ -403,3 +403,14 @@ func TestErrorIsMatchable(t *testing.T) {
 
 // quote is strconv.Quote, spelled out to keep the expected messages readable.
 func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
+
+func TestLoadGOGC(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, 200, mustLoad(t).GCPercent, "queen's default")
+	require.Equal(t, 150, mustLoad(t, "GOGC=150").GCPercent)
+	require.Equal(t, -1, mustLoad(t, "GOGC=off").GCPercent)
+	for _, raw := range []string{"0", "-5", "abc", "OFF", "100%"} {
+		_, err := Load([]string{"GOGC=" + raw})
+		require.ErrorContains(t, err, `GOGC="`+raw+`"`, raw)
+	}
+}

@@ -297,6 +297,31 @@ func (v hostPortValue) set(raw string) error {
 func (v hostPortValue) get() string { return *v.p }
 func (hostPortValue) kind() string  { return "host:port" }
 
+// gcPercentValue is GOGC: a percentage, or "off" (-1), as the Go runtime reads it.
+type gcPercentValue struct{ p *int }
+
+func (v gcPercentValue) set(raw string) error {
+	if raw == "off" {
+		*v.p = -1
+		return nil
+	}
+	n, err := parseInt(raw, 1, 100000)
+	if err != nil {
+		return fmt.Errorf("%w, or off", err)
+	}
+	*v.p = int(n)
+	return nil
+}
+
+func (v gcPercentValue) get() string {
+	if *v.p < 0 {
+		return "off"
+	}
+	return strconv.Itoa(*v.p)
+}
+
+func (gcPercentValue) kind() string { return "percent or off" }
+
 // urlValue is an http or https URL, or empty.
 type urlValue struct{ p *string }
 
