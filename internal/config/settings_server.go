@@ -52,8 +52,8 @@ func serverSettings() []setting {
 			name: "GOGC", def: "200", group: groupServer,
 			doc: "Go's garbage-collection target: the heap may grow by this percentage of the live " +
 				"heap before the next collection; `off` disables collection. Go's own default is 100; " +
-				"queen's is 200, which cut the broker's CPU per message by a quarter for about 5 MB " +
-				"more memory (docs/benchmarks.md). The Go runtime reads the same variable. Queen-only.",
+				"queen's is 200, which cut the broker's CPU per message by a quarter for about 10 MB " +
+				"more peak memory (docs/benchmarks.md). The Go runtime reads the same variable. Queen-only.",
 			bind: func(c *Config) value { return gcPercentValue{&c.GCPercent} },
 		},
 	}
