@@ -4,8 +4,9 @@
 --
 -- Fast path: the common call (every message found, every status completed/success,
 -- one lease value per partition and that lease live or absent, no more acks per
--- partition than its leased batch has left) is applied set-based: one lookup and one
--- UPDATE per call, with the outcome queen.ack_items_q1 gives item by item (each
+-- partition than its leased batch has left) is applied set-based: one lookup (a single
+-- range scan when the batch names one partition's next messages in order, as the ack
+-- of a pop does) and one UPDATE per call, with the outcome queen.ack_items_q1 gives item by item (each
 -- partition's cursor moves to its greatest acked message; the item that completes the
 -- leased batch releases the lease). Locks are taken in the item loop's order (advisory
 -- lock, then cursor row, by partition id). Every other call is handed to
@@ -41,7 +42,35 @@ DECLARE
     v_mts   timestamptz[];
     v_pids  uuid[];
     v_fast  boolean;
+    v_wtx   text[];
 BEGIN
+    -- The ack of one pop names, in order, the messages right after the cursor: read them
+    -- with one range scan instead of one index probe per item. Only an accelerator: the
+    -- rows found are the ones the probes would find ((partition, transaction id) is
+    -- unique), and anything else takes the probes.
+    IF p_pid[1] = ALL (p_pid) THEN
+        SELECT array_agg(w.id ORDER BY w.created_at, w.id), array_agg(w.created_at ORDER BY w.created_at, w.id),
+               array_agg(w.transaction_id::text ORDER BY w.created_at, w.id)
+          INTO v_mid, v_mts, v_wtx
+          FROM queen.partition_consumers c
+          CROSS JOIN LATERAL (
+              SELECT mm.id, mm.created_at, mm.transaction_id
+              FROM queen.messages mm
+              WHERE mm.partition_id = c.partition_id
+                AND (mm.created_at, mm.id) > (coalesce(c.last_consumed_created_at, '-infinity'::timestamptz),
+                                              coalesce(c.last_consumed_id, '00000000-0000-0000-0000-000000000000'::uuid))
+              ORDER BY mm.created_at, mm.id
+              LIMIT cardinality(p_txid)) w
+         WHERE c.partition_id = p_pid[1]::uuid AND c.consumer_group = p_group;
+        IF v_wtx = p_txid THEN
+            SELECT bool_and(lower(coalesce(x.status, 'completed')) IN ('completed', 'success'))
+                   AND count(DISTINCT coalesce(x.lease, '')) = 1
+              INTO v_fast
+              FROM unnest(p_status, p_lease) AS x(status, lease);
+            v_pids := ARRAY[p_pid[1]::uuid];
+        END IF;
+    END IF;
+    IF v_pids IS NULL THEN
     SELECT array_agg(m.id ORDER BY x.ord), array_agg(m.created_at ORDER BY x.ord),
            bool_and(m.id IS NOT NULL AND lower(coalesce(x.status, 'completed')) IN ('completed', 'success'))
            -- one lease value per partition
@@ -50,6 +79,7 @@ BEGIN
       INTO v_mid, v_mts, v_fast, v_pids
       FROM unnest(p_txid, p_pid, p_status, p_lease) WITH ORDINALITY AS x(txid, pid, status, lease, ord)
       LEFT JOIN queen.messages m ON m.partition_id = x.pid::uuid AND m.transaction_id COLLATE "C" = x.txid;
+    END IF;
     IF v_fast THEN
         PERFORM pg_advisory_xact_lock(queen.ack_lock_key(x.pid, p_group))
            FROM unnest(v_pids) WITH ORDINALITY AS x(pid, ord) ORDER BY x.ord;
