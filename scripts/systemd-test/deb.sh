@@ -44,6 +44,8 @@ done
 # --- first start through the socket ---------------------------------------------
 queen_env
 echo "# edited by the deb test" >>/etc/queen/queen.env
+# An upstream variable queen ignores: a configuration warning at every start.
+echo "QUEEN_VEGAS_ALPHA=3" >>/etc/queen/queen.env
 read -r code body <<<"$(http GET /health/live)"
 expect_eq "first request answered through queen.socket" 200 "$code"
 wait_until 20 systemctl is-active --quiet queen.service
@@ -55,6 +57,19 @@ expect_match "journal: listener from socket activation" '"msg":"listening".*"sou
 expect_match "journal: effective-configuration block" '"msg":"effective configuration".*"PG_HOST":\{"value":"/run/postgresql","source":"env"\}.*"PG_PASSWORD":\{"value":"","source":"env"\}' "$journal"
 expect_match "journal: ready after the schema" '"msg":"schema applied"' "$journal"
 expect_match "journal: ready" '"msg":"ready"' "$journal"
+# Lines carry their syslog priority: journald stripped the prefix and filters on it.
+expect_match "journal: warnings at priority warning" '"msg":"configuration warning"' \
+	"$(journalctl -u queen.service -p warning -o cat --no-pager)"
+if journalctl -u queen.service -p warning -o cat --no-pager | grep -q '"msg":"ready"'; then
+	fail "journal: info lines below priority warning"
+else
+	pass "journal: info lines below priority warning"
+fi
+if printf '%s\n' "$journal" | grep -q '^<[0-7]>'; then
+	fail "journal: priority prefixes stripped"
+else
+	pass "journal: priority prefixes stripped"
+fi
 expect_eq "runs as user queen" queen "$(ps -o user= -p "$(show queen.service MainPID)" | tr -d ' ')"
 
 read -r code body <<<"$(http POST /api/v1/push '{"items":[{"queue":"box","payload":{"hello":"box"}}]}')"
