@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"testing"
@@ -46,64 +47,53 @@ func benchAckBody() []byte {
 	return body.Bytes()
 }
 
-func BenchmarkDecodePush(b *testing.B) {
-	raw := benchPushBody()
+// benchDecode times reading raw as the body of a request to path and decoding it.
+func benchDecode(b *testing.B, raw []byte, path string, decode func(body []byte) error) {
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
-		body, err := readBody(httptest.NewRequest("POST", "/api/v1/push", bytes.NewReader(raw)))
+		body, err := readBody(httptest.NewRequest("POST", path, bytes.NewReader(raw)))
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, ok := scanPush(body); !ok {
-			b.Fatal("fast path declined")
+		if err := decode(body); err != nil {
+			b.Fatal(err)
 		}
 	}
+}
+
+var errDeclined = errors.New("fast path declined")
+
+func BenchmarkDecodePush(b *testing.B) {
+	benchDecode(b, benchPushBody(), "/api/v1/push", func(body []byte) error {
+		if _, ok := scanPush(body); !ok {
+			return errDeclined
+		}
+		return nil
+	})
 }
 
 func BenchmarkDecodePushSlow(b *testing.B) {
-	raw := benchPushBody()
-	b.SetBytes(int64(len(raw)))
-	b.ReportAllocs()
-	for b.Loop() {
-		body, err := readBody(httptest.NewRequest("POST", "/api/v1/push", bytes.NewReader(raw)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := decodePush(body); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchDecode(b, benchPushBody(), "/api/v1/push", func(body []byte) error {
+		_, err := decodePush(body)
+		return err
+	})
 }
 
 func BenchmarkDecodeAck(b *testing.B) {
-	raw := benchAckBody()
-	b.SetBytes(int64(len(raw)))
-	b.ReportAllocs()
-	for b.Loop() {
-		body, err := readBody(httptest.NewRequest("POST", "/api/v1/ack/batch", bytes.NewReader(raw)))
-		if err != nil {
-			b.Fatal(err)
-		}
+	benchDecode(b, benchAckBody(), "/api/v1/ack/batch", func(body []byte) error {
 		if _, _, ok := scanAckBatch(body); !ok {
-			b.Fatal("fast path declined")
+			return errDeclined
 		}
-	}
+		return nil
+	})
 }
 
 func BenchmarkDecodeAckSlow(b *testing.B) {
-	raw := benchAckBody()
-	b.SetBytes(int64(len(raw)))
-	b.ReportAllocs()
-	for b.Loop() {
-		body, err := readBody(httptest.NewRequest("POST", "/api/v1/ack/batch", bytes.NewReader(raw)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, _, err := decodeAckBatch(body); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchDecode(b, benchAckBody(), "/api/v1/ack/batch", func(body []byte) error {
+		_, _, err := decodeAckBatch(body)
+		return err
+	})
 }
 
 // benchPopResult is a pop of 100 messages of benchPayload.

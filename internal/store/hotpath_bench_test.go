@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/store"
 )
@@ -17,12 +16,7 @@ import (
 var benchPayload = json.RawMessage(`{"kind":"bench","seq":12345,"body":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}`)
 
 func openBenchStore(b *testing.B) *store.Store {
-	b.Helper()
-	st, err := store.Open(store.Options{ConnString: pgtest.NewDBURL(b), MaxConns: 4})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(st.Close)
+	st, _ := openStore(b, 4)
 	return st
 }
 

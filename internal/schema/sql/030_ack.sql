@@ -71,14 +71,14 @@ BEGIN
         END IF;
     END IF;
     IF v_pids IS NULL THEN
-    SELECT array_agg(m.id ORDER BY x.ord), array_agg(m.created_at ORDER BY x.ord),
-           bool_and(m.id IS NOT NULL AND lower(coalesce(x.status, 'completed')) IN ('completed', 'success'))
-           -- one lease value per partition
-           AND count(DISTINCT (x.pid::uuid, coalesce(x.lease, ''))) = count(DISTINCT x.pid::uuid),
-           array_agg(DISTINCT x.pid::uuid ORDER BY x.pid::uuid)
-      INTO v_mid, v_mts, v_fast, v_pids
-      FROM unnest(p_txid, p_pid, p_status, p_lease) WITH ORDINALITY AS x(txid, pid, status, lease, ord)
-      LEFT JOIN queen.messages m ON m.partition_id = x.pid::uuid AND m.transaction_id COLLATE "C" = x.txid;
+        SELECT array_agg(m.id ORDER BY x.ord), array_agg(m.created_at ORDER BY x.ord),
+               bool_and(m.id IS NOT NULL AND lower(coalesce(x.status, 'completed')) IN ('completed', 'success'))
+               -- one lease value per partition
+               AND count(DISTINCT (x.pid::uuid, coalesce(x.lease, ''))) = count(DISTINCT x.pid::uuid),
+               array_agg(DISTINCT x.pid::uuid ORDER BY x.pid::uuid)
+          INTO v_mid, v_mts, v_fast, v_pids
+          FROM unnest(p_txid, p_pid, p_status, p_lease) WITH ORDINALITY AS x(txid, pid, status, lease, ord)
+          LEFT JOIN queen.messages m ON m.partition_id = x.pid::uuid AND m.transaction_id COLLATE "C" = x.txid;
     END IF;
     IF v_fast THEN
         PERFORM pg_advisory_xact_lock(queen.ack_lock_key(x.pid, p_group))
