@@ -56,6 +56,8 @@ type Broker struct {
 	activity *activity
 	maint    maintenance
 	spooler  *spooler
+	// streams counts stream cycles and state reads for the metrics.
+	streams streamStats
 
 	closeOnce sync.Once
 	closing   chan struct{}

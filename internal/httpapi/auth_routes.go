@@ -75,6 +75,8 @@ var routeLevels = map[string]auth.Level{
 	"GET /api/v1/consumer-groups/lagging":                auth.ReadOnly,
 	"GET /api/v1/consumer-groups/{group}":                auth.ReadOnly,
 	"POST /streams/v1/state/get":                         auth.ReadOnly, // a POST that only reads
+	"GET /streams/v1/queries":                            auth.ReadOnly,
+	"GET /streams/v1/queries/{name}":                     auth.ReadOnly,
 
 	// Admin: destructive and cluster-wide operations, /api/v1/system/*, migration and
 	// the peer routes under /internal/.
@@ -96,6 +98,8 @@ var routeLevels = map[string]auth.Level{
 	"POST /internal/api/notify":                             auth.Admin,
 	"GET /internal/api/shared-state/stats":                  auth.Admin,
 	"GET /internal/api/inter-instance/stats":                auth.Admin,
+	"POST /streams/v1/queries/{name}/reset":                 auth.Admin,
+	"DELETE /streams/v1/queries/{name}":                     auth.Admin,
 }
 
 // routeLevel is the level of a routed pattern: its row of routeLevels, or Admin, the

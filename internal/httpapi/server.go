@@ -169,6 +169,16 @@ func (s *Server) routes() {
 	r.Post(v1+"/system/maintenance", s.handle(s.handleMaintenanceSet))
 	r.Get(v1+"/system/maintenance/pop", s.handle(s.handlePopMaintenanceGet))
 	r.Post(v1+"/system/maintenance/pop", s.handle(s.handlePopMaintenanceSet))
+
+	// Streams: the SDKs' Stream runtime, then the operator routes of queenctl streams.
+	const streams = "/streams/v1"
+	r.Post(streams+"/queries", s.streamRoute(s.handleStreamRegister, false))
+	r.Post(streams+"/cycle", s.streamRoute(s.handleStreamCycle, false))
+	r.Post(streams+"/state/get", s.streamRoute(s.handleStreamState, true))
+	r.Get(streams+"/queries", s.handle(s.handleStreamList))
+	r.Get(streams+"/queries/{name}", s.handle(s.handleStreamGet))
+	r.Post(streams+"/queries/{name}/reset", s.handle(s.handleStreamReset))
+	r.Delete(streams+"/queries/{name}", s.handle(s.handleStreamDelete))
 }
 
 // allowedMethods lists the methods routed for path, for the Allow header of a 405.

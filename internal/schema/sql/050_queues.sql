@@ -44,7 +44,8 @@ END;
 $$;
 
 -- queen.delete_queue_q1 deletes a queue and everything hanging off it, including the
--- consumer-group subscriptions upstream leaves behind (semantics.md §4.5 [GO]).
+-- consumer-group subscriptions upstream leaves behind and the stream state kept for
+-- its partitions.
 CREATE OR REPLACE FUNCTION queen.delete_queue_q1(p_name text)
 RETURNS boolean
 LANGUAGE plpgsql AS $$
@@ -59,6 +60,12 @@ BEGIN
     END IF;
     DELETE FROM queen.partition_consumers pc USING queen.partitions p
      WHERE pc.partition_id = p.id AND p.queue_id = v_qid;
+    -- Stream state of the queue's partitions can never be read again: a queue made
+    -- again under this name gets new partition ids.
+    DELETE FROM queen_streams.state s USING queen.partitions p
+     WHERE s.partition_id = p.id AND p.queue_id = v_qid;
+    DELETE FROM queen_streams.shards s USING queen.partitions p
+     WHERE s.partition_id = p.id AND p.queue_id = v_qid;
     DELETE FROM queen.consumer_watermarks WHERE queue_name = p_name;
     DELETE FROM queen.consumer_groups_metadata WHERE queue_name = p_name;
     DELETE FROM queen.queues WHERE id = v_qid;
