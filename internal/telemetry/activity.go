@@ -27,6 +27,7 @@ func (t *Telemetry) brokerCollectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		newActivityCollector(t.broker),
 		newSpoolCollector(t.broker),
+		newStreamCollector(t.broker),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "maintenance_mode_enabled",
 			Help: "1 while push maintenance mode is on (pushes go to the disk spool), as this replica last read it (upstream name).",
