@@ -99,4 +99,3 @@ func streamQueryInfo(q queue.StreamQuery) api.StreamQueryInfo {
 		Shards: q.Shards, StateRows: q.StateRows, Cycles: q.Cycles, LastCycleAt: optionalTime(q.LastCycleAt),
 	}
 }
-
