@@ -2,7 +2,7 @@ package api
 
 import "encoding/json"
 
-// Message statuses of the message admin routes (spec §7.6).
+// Message statuses of the message admin routes.
 const (
 	// MessageStatusPending is a message no cursor has passed and no live lease covers.
 	MessageStatusPending = "pending"
@@ -24,7 +24,10 @@ type Pagination struct {
 }
 
 // MessageList is the answer of GET /api/v1/messages: newest first, no payloads.
-// Total and Pagination are additive (upstream has neither).
+// Total, Pagination, Limit, Offset and HasMore are additive (upstream has none of
+// them). Total and the page come from one snapshot, so a client pages by asking
+// offset + len(Messages) while HasMore is true; messages pushed between two requests
+// shift the later pages, unless the request's window ends before the current minute.
 type MessageList struct {
 	// Messages renders [] when empty.
 	Messages []MessageSummary `json:"messages"`
@@ -32,8 +35,15 @@ type MessageList struct {
 	Mode MessageListMode `json:"mode"`
 	// Total counts every message matching the filters, across pages.
 	Total int64 `json:"total"`
-	// Pagination echoes the page.
+	// Pagination echoes the page (the same values as Limit and Offset).
 	Pagination Pagination `json:"pagination"`
+	// Limit is the effective page size (the default when the request gave none).
+	Limit int `json:"limit"`
+	// Offset is the number of matching messages skipped before this page.
+	Offset int `json:"offset"`
+	// HasMore reports that matching messages are left after this page:
+	// Offset + len(Messages) < Total. It is false on an empty page past the end.
+	HasMore bool `json:"hasMore"`
 }
 
 // MarshalJSON renders a nil Messages as [].

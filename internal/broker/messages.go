@@ -10,17 +10,23 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// Limits and defaults of the message and DLQ admin routes (http-api.md §7.6–7.9).
+// Limits and defaults of the message and DLQ admin routes.
 const (
-	// MaxListLimit caps the page size of every admin listing (messages, DLQ, traces).
+	// MaxListLimit caps the page size of every admin listing (DLQ, traces, status
+	// queue messages) but the message listing, which has MaxMessageListLimit.
 	MaxListLimit = 1000
+	// MaxMessageListLimit caps the page size of the message listing. It is larger than
+	// MaxListLimit because queenctl's listing and drain helpers ask for 10 000 rows at
+	// once; the store bounds the work by partitions × (limit + offset) index rows.
+	MaxMessageListLimit = 10000
 	// DefaultMessageWindow is how far back the message listing looks without from.
 	DefaultMessageWindow = time.Hour
 )
 
-// Messages lists messages matching f, newest first, each with its computed status
-// (semantics.md §7.9). Zero From is now − 1 h, zero To is now; To is rounded up to the
-// end of its minute and excluded.
+// Messages lists one page (limit 1..MaxMessageListLimit) of the messages matching f,
+// newest first, each with its computed status, with the total count of the matching
+// messages taken from the same snapshot as the page. Zero From is now − 1 h, zero To
+// is now; To is rounded up to the end of its minute and excluded.
 func (b *Broker) Messages(ctx context.Context, f queue.MessageFilter) (queue.MessageList, error) {
 	for _, v := range []struct{ field, value string }{
 		{"queue", f.Queue}, {"partition", f.Partition}, {"ns", f.Namespace}, {"task", f.Task},
@@ -44,7 +50,7 @@ func (b *Broker) Messages(ctx context.Context, f queue.MessageFilter) (queue.Mes
 	if !f.From.Before(f.To) {
 		return queue.MessageList{}, queue.Invalid("from", "from must be before to")
 	}
-	if err := checkPage(f.Page); err != nil {
+	if err := checkPageLimit(f.Page, MaxMessageListLimit); err != nil {
 		return queue.MessageList{}, err
 	}
 	return b.store.MessageList(ctx, f)
@@ -102,8 +108,13 @@ func (b *Broker) DLQ(ctx context.Context, f queue.DLQFilter) ([]queue.DLQEntry, 
 
 // checkPage checks a listing page: limit 1..MaxListLimit, offset not negative.
 func checkPage(p queue.Page) error {
-	if p.Limit < 1 || p.Limit > MaxListLimit {
-		return queue.Invalid("limit", "limit must be between 1 and %d", MaxListLimit)
+	return checkPageLimit(p, MaxListLimit)
+}
+
+// checkPageLimit checks a listing page: limit 1..maxLimit, offset not negative.
+func checkPageLimit(p queue.Page, maxLimit int) error {
+	if p.Limit < 1 || p.Limit > maxLimit {
+		return queue.Invalid("limit", "limit must be between 1 and %d", maxLimit)
 	}
 	if p.Offset < 0 {
 		return queue.Invalid("offset", "offset must not be negative")

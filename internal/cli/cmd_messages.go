@@ -29,7 +29,7 @@ func messagesCommand() *command {
 					fs.StringVar(&o.status, "status", "", "pending, processing, completed or dead_letter")
 					fs.StringVar(&o.from, "from", "", "created at or after (default 1h ago)")
 					fs.StringVar(&o.to, "to", "", "created before (default now)")
-					limit := fs.Int("limit", 200, "most messages (1-1000)")
+					limit := fs.Int("limit", 200, "most messages (1-10000)")
 					offset := fs.Int("offset", 0, "messages to skip")
 					return func(ctx context.Context, a *app, _ []string) error {
 						q := url.Values{"limit": {strconv.Itoa(*limit)}, "offset": {strconv.Itoa(*offset)}}

@@ -12,16 +12,18 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// Default page sizes of the message and DLQ listings (spec §7.6, §7.9).
+// Default page sizes of the message and DLQ listings.
 const (
 	defaultMessageLimit = 200
 	defaultDLQLimit     = 100
 )
 
-// handleMessageList is GET /api/v1/messages (spec §7.6): newest first, no payloads,
-// each message with its computed status, plus the mode summary, the total count and
-// the page (both additive). Filters: queue, partition, ns, task, status; from
-// (default now − 1 h) and to (default now, rounded up to the end of its minute).
+// handleMessageList is GET /api/v1/messages: one page (limit 1 to
+// [broker.MaxMessageListLimit], default 200) newest first, no payloads, each message
+// with its computed status, plus the mode summary and, additive, the total count, the
+// page echoed and whether messages are left after it. Filters: queue, partition, ns,
+// task, status; from (default now − 1 h) and to (default now, rounded up to the end
+// of its minute).
 func (s *Server) handleMessageList(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	var f queue.MessageFilter
@@ -52,6 +54,9 @@ func (s *Server) handleMessageList(w http.ResponseWriter, r *http.Request) error
 		},
 		Total:      list.Total,
 		Pagination: api.Pagination{Limit: f.Page.Limit, Offset: f.Page.Offset},
+		Limit:      f.Page.Limit,
+		Offset:     f.Page.Offset,
+		HasMore:    int64(f.Page.Offset)+int64(len(list.Messages)) < list.Total,
 	}
 	for i, m := range list.Messages {
 		out.Messages[i] = api.MessageSummary{
@@ -67,9 +72,9 @@ func (s *Server) handleMessageList(w http.ResponseWriter, r *http.Request) error
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// handleMessageGet is GET /api/v1/messages/{partitionId}/{transactionId} (spec
-// §7.7): the message with its decrypted payload, or 404 {"error":"Message not found"}
-// (a partition id that is not a UUID included).
+// handleMessageGet is GET /api/v1/messages/{partitionId}/{transactionId}: the
+// message with its decrypted payload, or 404 {"error":"Message not found"} (a
+// partition id that is not a UUID included).
 func (s *Server) handleMessageGet(w http.ResponseWriter, r *http.Request) error {
 	partitionID, transactionID, err := messageKey(r)
 	if err != nil {
@@ -106,8 +111,8 @@ func (s *Server) handleMessageGet(w http.ResponseWriter, r *http.Request) error 
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// handleMessageDelete is DELETE /api/v1/messages/{partitionId}/{transactionId} (spec
-// §7.8): 200 with success true, or false when there was no such message.
+// handleMessageDelete is DELETE /api/v1/messages/{partitionId}/{transactionId}: 200
+// with success true, or false when there was no such message.
 func (s *Server) handleMessageDelete(w http.ResponseWriter, r *http.Request) error {
 	partitionID, transactionID, err := messageKey(r)
 	if err != nil {
@@ -126,7 +131,7 @@ func (s *Server) handleMessageDelete(w http.ResponseWriter, r *http.Request) err
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// handleDLQList is GET /api/v1/dlq (spec §7.9): one page (limit 100, offset 0) of
+// handleDLQList is GET /api/v1/dlq: one page (limit 100, offset 0) of
 // dead-letter entries, newest failure first, filtered by queue, consumerGroup,
 // partition and failure time (from, to; inclusive), with the total count. Payloads
 // are decrypted (upstream returns them as stored).

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -131,7 +132,7 @@ func field(rs []map[string]any, key string) []any {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// messageSummaryKeys are the keys of one message of GET /api/v1/messages (spec §7.6).
+// messageSummaryKeys are the keys of one message of GET /api/v1/messages.
 var messageSummaryKeys = sortedKeys("id", "transactionId", "partitionId", "queuePath", "queue", "partition",
 	"namespace", "task", "status", "queueStatus", "busStatus", "traceId", "producerSub", "queuePriority",
 	"createdAt", "leaseExpiresAt")
@@ -152,10 +153,11 @@ func TestMessageList(t *testing.T) {
 		b.ack(t, b.popPartition(t, "ml-q", "pd", "", 1)[0], "", "dlq", "boom")
 
 		m := b.list(t, "/api/v1/messages?queue=ml-q")
-		require.Equal(t, sortedKeys("messages", "mode", "total", "pagination"), keys(m))
+		require.Equal(t, sortedKeys("messages", "mode", "total", "pagination", "limit", "offset", "hasMore"), keys(m))
 		require.Equal(t, map[string]any{"hasQueueMode": true, "busGroupsCount": float64(0), "type": "queue"}, m["mode"])
 		require.Equal(t, float64(4), m["total"])
 		require.Equal(t, map[string]any{"limit": float64(200), "offset": float64(0)}, m["pagination"])
+		require.Equal(t, []any{float64(200), float64(0), false}, []any{m["limit"], m["offset"], m["hasMore"]})
 		msgs := rows(t, m, "messages")
 		require.Len(t, msgs, 4)
 		byTx := map[string]map[string]any{}
@@ -204,7 +206,7 @@ func TestMessageList(t *testing.T) {
 		require.Equal(t, float64(0), b.list(t, "/api/v1/messages?ns=shipping")["total"])
 		empty := b.list(t, "/api/v1/messages?queue=nope")
 		require.JSONEq(t, `{"messages":[],"mode":{"hasQueueMode":false,"busGroupsCount":0,"type":"none"},
-			"total":0,"pagination":{"limit":200,"offset":0}}`, mustJSON(t, empty))
+			"total":0,"pagination":{"limit":200,"offset":0},"limit":200,"offset":0,"hasMore":false}`, mustJSON(t, empty))
 	})
 
 	t.Run("BusModeNeedsEveryGroup", func(t *testing.T) {
@@ -242,7 +244,9 @@ func TestMessageList(t *testing.T) {
 		txs := func(query string) ([]any, float64) {
 			t.Helper()
 			m := b.list(t, "/api/v1/messages?queue=ml-win&"+query)
-			return field(rows(t, m, "messages"), "transactionId"), m["total"].(float64)
+			got := field(rows(t, m, "messages"), "transactionId")
+			require.Equal(t, m["offset"].(float64)+float64(len(got)) < m["total"].(float64), m["hasMore"], query)
+			return got, m["total"].(float64)
 		}
 		got, total := txs("")
 		require.Equal(t, []any{"t-5", "t-4", "t-3", "t-2"}, got, "default window is the last hour, newest first")
@@ -272,6 +276,9 @@ func TestMessageList(t *testing.T) {
 		require.Equal(t, float64(4), total)
 		m := b.list(t, "/api/v1/messages?queue=ml-win&limit=3&offset=1")
 		require.Equal(t, map[string]any{"limit": float64(3), "offset": float64(1)}, m["pagination"])
+		require.Equal(t, []any{float64(3), float64(1), false}, []any{m["limit"], m["offset"], m["hasMore"]})
+		m = b.list(t, "/api/v1/messages?queue=ml-win&limit=2&offset=1")
+		require.Equal(t, []any{float64(2), float64(1), true}, []any{m["limit"], m["offset"], m["hasMore"]})
 		got, _ = txs("from=" + time.Now().UTC().Format("2006-01-02"))
 		require.Contains(t, got, "t-5", "a date is midnight UTC")
 
@@ -290,9 +297,13 @@ func TestMessageList(t *testing.T) {
 		for _, tc := range []struct{ name, query, msg, field string }{
 			{"Status", "status=failed", "status must be one of pending, processing, completed, dead_letter", "status"},
 			{"LimitNotInteger", "limit=ten", "limit must be an integer", "limit"},
-			{"LimitTooLarge", "limit=1001", "limit must be between 1 and 1000", "limit"},
-			{"LimitZero", "limit=0", "limit must be between 1 and 1000", "limit"},
-			{"LimitNegative", "limit=-5", "limit must be between 1 and 1000", "limit"},
+			{"LimitFraction", "limit=10.5", "limit must be an integer", "limit"},
+			{"LimitExponent", "limit=1e4", "limit must be an integer", "limit"},
+			{"LimitOverflow", "limit=99999999999999999999", "limit must be an integer", "limit"},
+			{"LimitTooLarge", "limit=10001", "limit must be between 1 and 10000", "limit"},
+			{"LimitHuge", "limit=4294967296", "limit must be between 1 and 10000", "limit"},
+			{"LimitZero", "limit=0", "limit must be between 1 and 10000", "limit"},
+			{"LimitNegative", "limit=-5", "limit must be between 1 and 10000", "limit"},
 			{"OffsetNegative", "offset=-1", "offset must not be negative", "offset"},
 			{"OffsetNotInteger", "offset=1.5", "offset must be an integer", "offset"},
 			{"From", "from=yesterday", "from must be an RFC 3339 timestamp or a date (YYYY-MM-DD)", "from"},
@@ -304,6 +315,104 @@ func TestMessageList(t *testing.T) {
 				requireError(t, b.get(t, "/api/v1/messages?"+tc.query), http.StatusBadRequest, "invalid_argument", tc.msg, tc.field)
 			})
 		}
+	})
+}
+
+// TestMessageListLargePages pages MaxMessageListLimit + 50 messages spread over
+// several partitions with the largest page queenctl asks for: a full page, then the
+// rest, with total and hasMore telling the truth about each.
+func TestMessageListLargePages(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t, broker.Config{})
+	const (
+		count      = broker.MaxMessageListLimit + 50
+		partitions = 7
+		pushes     = 2
+	)
+	// Push in item order: ids strictly increase and each push is stamped later than
+	// the one before, so newest first is the reverse of the push order.
+	newestFirst := make([]any, count)
+	for n := range pushes {
+		items := make([]any, 0, count/pushes+1)
+		for i := n * count / pushes; i < (n+1)*count/pushes; i++ {
+			tx := fmt.Sprintf("t-%05d", i)
+			items = append(items, map[string]any{"queue": "ml-big", "partition": "p" + itoa(i%partitions),
+				"transactionId": tx, "payload": i})
+			newestFirst[count-1-i] = tx
+		}
+		r := b.post(t, "/api/v1/push", mustJSON(t, map[string]any{"items": items}))
+		requireStatus(t, http.StatusCreated, r)
+		require.Len(t, r.array(t), len(items))
+	}
+
+	page := func(t *testing.T, query string) (txs []any, meta []any) {
+		t.Helper()
+		m := b.list(t, "/api/v1/messages?queue=ml-big&"+query)
+		msgs := rows(t, m, "messages")
+		return field(msgs, "transactionId"), []any{m["total"], m["limit"], m["offset"], m["hasMore"], m["pagination"]}
+	}
+	pagination := func(limit, offset int) map[string]any {
+		return map[string]any{"limit": float64(limit), "offset": float64(offset)}
+	}
+
+	t.Run("FullPageThenRest", func(t *testing.T) {
+		t.Parallel()
+		first, meta := page(t, "limit=10000")
+		require.Equal(t, []any{float64(count), float64(10000), float64(0), true, pagination(10000, 0)}, meta)
+		require.Len(t, first, 10000)
+		require.Equal(t, newestFirst[:10000], first, "newest first across partitions")
+
+		rest, meta := page(t, "limit=10000&offset=10000")
+		require.Equal(t, []any{float64(count), float64(10000), float64(10000), false, pagination(10000, 10000)}, meta)
+		require.Equal(t, newestFirst[10000:], rest)
+
+		seen := make(map[any]bool, count)
+		for _, tx := range append(first, rest...) {
+			require.False(t, seen[tx], "%v on both pages", tx)
+			seen[tx] = true
+		}
+		require.Len(t, seen, count)
+	})
+
+	t.Run("PageEndingAtTotal", func(t *testing.T) {
+		t.Parallel()
+		got, meta := page(t, "limit=50&offset=10000")
+		require.Equal(t, []any{float64(count), float64(50), float64(10000), false, pagination(50, 10000)}, meta)
+		require.Equal(t, newestFirst[10000:], got)
+		got, meta = page(t, "limit=49&offset=10000")
+		require.Equal(t, []any{float64(count), float64(49), float64(10000), true, pagination(49, 10000)}, meta)
+		require.Equal(t, newestFirst[10000:10049], got)
+	})
+
+	t.Run("OffsetPastTotal", func(t *testing.T) {
+		t.Parallel()
+		for _, offset := range []int{count, count + 1, 1 << 30} {
+			got, meta := page(t, "limit=10000&offset="+itoa(offset))
+			require.Empty(t, got, "offset %d", offset)
+			require.Equal(t, []any{float64(count), float64(10000), float64(offset), false, pagination(10000, offset)}, meta)
+		}
+	})
+
+	t.Run("OnePartitionAndStatus", func(t *testing.T) {
+		t.Parallel()
+		var want []any
+		for _, tx := range newestFirst {
+			var i int
+			_, err := fmt.Sscanf(tx.(string), "t-%d", &i)
+			require.NoError(t, err)
+			if i%partitions == 3 {
+				want = append(want, tx)
+			}
+		}
+		got, meta := page(t, "partition=p3&status=pending&limit=10000")
+		require.Equal(t, []any{float64(len(want)), float64(10000), float64(0), false, pagination(10000, 0)}, meta)
+		require.Equal(t, want, got)
+	})
+
+	t.Run("OtherListingsKeepTheirCap", func(t *testing.T) {
+		t.Parallel()
+		requireError(t, b.get(t, "/api/v1/dlq?limit=1001"), http.StatusBadRequest, "invalid_argument",
+			"limit must be between 1 and 1000", "limit")
 	})
 }
 

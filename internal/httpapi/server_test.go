@@ -25,7 +25,7 @@ func TestRouting(t *testing.T) {
 			{http.MethodGet, "/api/v1/resources/nothing"},
 			{http.MethodGet, "/api/v1/not-a-route/x"},
 			{http.MethodGet, "/metricsx"},
-			{http.MethodPost, "/streams/v1/queries"},
+			{http.MethodPost, "/streams/v1/nothing"},
 			{http.MethodPost, "/internal/api/notify"},
 			{http.MethodDelete, "/api/v1/queues/q/clear"},
 		} {

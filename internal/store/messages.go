@@ -45,11 +45,11 @@ LEFT JOIN LATERAL (
     LIMIT 1
 ) bmin ON true`
 
-// sqlMessageStatus is the status of message m in partition c (semantics.md §7.9):
-// dead_letter with any DLQ row (one probe of idx_dlq_message_group); in bus mode
-// (named groups, no queue-mode cursor) completed iff every bus cursor is at or past
-// it; else completed / processing (live lease) / pending from queue mode. Cursors are
-// compared as (created_at, id) tuples, never by id alone.
+// sqlMessageStatus is the status of message m in partition c: dead_letter with any
+// DLQ row (one probe of idx_dlq_message_group); in bus mode (named groups, no
+// queue-mode cursor) completed iff every bus cursor is at or past it; else completed /
+// processing (live lease) / pending from queue mode. Cursors are compared as
+// (created_at, id) tuples, never by id alone.
 const sqlMessageStatus = `CASE
     WHEN EXISTS (SELECT 1 FROM queen.dead_letter_queue d WHERE d.message_id = m.id) THEN 'dead_letter'
     WHEN NOT c.has_qm AND c.bus_groups > 0 THEN
@@ -90,10 +90,15 @@ const sqlMessageInfoColumns = `m.id::text, m.transaction_id, m.partition_id::tex
 // sqlMessageListPage finds the page per partition first: a backward range scan of
 // idx_messages_partition_created_id over [$5, $6) that stops after $8 + $9 rows
 // (matching status $7, when given), so the work is bounded by partitions × (limit +
-// offset) rows, not by the window. The merged top rows are then paged and detailed.
+// offset) index rows, never more than the window holds. The merged top rows are then
+// paged, and each row of the page (at most $8) is detailed by one primary-key probe.
+// Two planner traps are closed on purpose: the partition's facts ride along from c,
+// because a second join with c was rescanned once per page row; and the lateral with
+// OFFSET 0 cannot be flattened, because a plain join with queen.messages was planned,
+// at limit 10 000, as a scan of the whole table, the window ignored.
 const sqlMessageListPage = `WITH x AS (` + sqlMessagePartsFiltered + `), c AS (` + sqlMessageCursors + `),
 page AS (
-    SELECT h.id, h.created_at FROM c CROSS JOIN LATERAL (
+    SELECT c.*, h.id AS mid FROM c CROSS JOIN LATERAL (
         SELECT m.id, m.created_at FROM queen.messages m
         WHERE m.partition_id = c.id AND m.created_at >= $5 AND m.created_at < $6
           AND ($7::text = '' OR ` + sqlMessageStatus + ` = $7::text)
@@ -104,9 +109,11 @@ page AS (
     LIMIT $8::bigint OFFSET $9::bigint
 )
 SELECT ` + sqlMessageInfoColumns + `
-FROM page
-JOIN queen.messages m ON m.id = page.id
-JOIN c ON c.id = m.partition_id
+FROM page c
+CROSS JOIN LATERAL (
+    SELECT m.id, m.transaction_id, m.partition_id, m.trace_id, m.producer_sub, m.created_at
+    FROM queen.messages m WHERE m.id = c.mid OFFSET 0
+) m
 CROSS JOIN LATERAL (` + sqlMessageGroupCounts + `) s
 ORDER BY m.created_at DESC, m.id DESC`
 
@@ -125,36 +132,45 @@ FROM x JOIN queen.partition_consumers pc ON pc.partition_id = x.id`
 
 // MessageList returns one page of the messages matching f (window and page already
 // validated), newest first, with the total count and the mode summary. The three
-// queries go in one round trip.
+// queries go in one batch inside one read-only REPEATABLE READ transaction, so the
+// total, the mode and the page describe the same snapshot: offset + len(page) < total
+// holds exactly when rows are left after the page.
 func (s *Store) MessageList(ctx context.Context, f queue.MessageFilter) (queue.MessageList, error) {
 	var list queue.MessageList
 	filters := []any{f.Queue, f.Partition, f.Namespace, f.Task}
 	window := append(filters[:4:4], f.From, f.To, f.Status)
-	batch := &pgx.Batch{}
-	batch.Queue(sqlMessageListCount, window...)
-	batch.Queue(sqlMessageListMode, filters...)
-	batch.Queue(sqlMessageListPage, append(window[:7:7], f.Page.Limit, f.Page.Offset)...)
-	br := s.pool.SendBatch(ctx, batch)
-	defer func() { _ = br.Close() }()
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+		func(tx pgx.Tx) error {
+			batch := &pgx.Batch{}
+			batch.Queue(sqlMessageListCount, window...)
+			batch.Queue(sqlMessageListMode, filters...)
+			batch.Queue(sqlMessageListPage, append(window[:7:7], f.Page.Limit, f.Page.Offset)...)
+			br := tx.SendBatch(ctx, batch)
+			defer func() { _ = br.Close() }()
 
-	if err := br.QueryRow().Scan(&list.Total); err != nil {
-		return list, interpretError(err)
-	}
-	if err := br.QueryRow().Scan(&list.HasQueueMode, &list.BusGroups); err != nil {
-		return list, interpretError(err)
-	}
-	rows, err := br.Query()
+			if err := br.QueryRow().Scan(&list.Total); err != nil {
+				return err
+			}
+			if err := br.QueryRow().Scan(&list.HasQueueMode, &list.BusGroups); err != nil {
+				return err
+			}
+			rows, err := br.Query()
+			if err != nil {
+				return err
+			}
+			list.Messages, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (queue.MessageInfo, error) {
+				var mi queue.MessageInfo
+				return mi, scanMessageInfo(row, &mi)
+			})
+			if err != nil {
+				return err
+			}
+			return br.Close()
+		})
 	if err != nil {
-		return list, interpretError(err)
+		return queue.MessageList{}, interpretError(err)
 	}
-	list.Messages, err = collectRows(rows, func(row pgx.Rows) (queue.MessageInfo, error) {
-		var mi queue.MessageInfo
-		return mi, scanMessageInfo(row, &mi)
-	})
-	if err != nil {
-		return list, err
-	}
-	return list, interpretError(br.Close())
+	return list, nil
 }
 
 func scanMessageInfo(row pgx.Row, mi *queue.MessageInfo, extra ...any) error {
