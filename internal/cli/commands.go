@@ -17,6 +17,7 @@ func rootCommand() *command {
 			dlqCommand(),
 			messagesCommand(),
 			tracesCommand(),
+			streamsCommand(),
 			maintenanceCommand(),
 			metricsCommand(),
 			leaseCommand(),

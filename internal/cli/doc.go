@@ -11,6 +11,7 @@
 //	dlq list|retry|delete
 //	messages list|get|delete
 //	traces get|by-name|names
+//	streams list|get|reset|delete
 //	maintenance status|on|off
 //	context list|current|use|set|delete
 //	completion bash|zsh|fish

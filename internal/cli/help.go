@@ -100,7 +100,7 @@ Exit status:
   0    success
   1    the broker refused the request or the operation did not take effect
   2    usage error (command line or config file); nothing was sent
-  3    not found (queue, message, consumer group, partition, lease)
+  3    not found (queue, message, consumer group, partition, lease, stream query)
   4    not authorized (HTTP 401 or 403)
   5    broker unreachable or unavailable (HTTP 503): try again later
   130  interrupted (tail ends with 0)
