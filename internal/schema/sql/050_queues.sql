@@ -58,14 +58,15 @@ BEGIN
         DELETE FROM queen.consumer_watermarks WHERE queue_name = p_name;
         RETURN false;
     END IF;
-    DELETE FROM queen.partition_consumers pc USING queen.partitions p
-     WHERE pc.partition_id = p.id AND p.queue_id = v_qid;
     -- Stream state of the queue's partitions can never be read again: a queue made
-    -- again under this name gets new partition ids.
-    DELETE FROM queen_streams.state s USING queen.partitions p
-     WHERE s.partition_id = p.id AND p.queue_id = v_qid;
+    -- again under this name gets new partition ids. Rows are taken in a cycle's order
+    -- (shard, state, cursor), so a cycle running meanwhile waits instead of deadlocking.
     DELETE FROM queen_streams.shards s USING queen.partitions p
      WHERE s.partition_id = p.id AND p.queue_id = v_qid;
+    DELETE FROM queen_streams.state s USING queen.partitions p
+     WHERE s.partition_id = p.id AND p.queue_id = v_qid;
+    DELETE FROM queen.partition_consumers pc USING queen.partitions p
+     WHERE pc.partition_id = p.id AND p.queue_id = v_qid;
     DELETE FROM queen.consumer_watermarks WHERE queue_name = p_name;
     DELETE FROM queen.consumer_groups_metadata WHERE queue_name = p_name;
     DELETE FROM queen.queues WHERE id = v_qid;
