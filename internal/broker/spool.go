@@ -66,6 +66,12 @@ func (b *Broker) SpoolStats() (st spool.Stats, ok bool) {
 	return b.spooler.sp.Stats(), true
 }
 
+// SpoolAccepting reports whether pushes can go to the disk spool: there is one and
+// its last append did not fail.
+func (b *Broker) SpoolAccepting() bool {
+	return b.spooler.sp != nil && b.spooler.sp.Stats().Healthy
+}
+
 // DatabaseReachable reports whether the last push or replay reached PostgreSQL (or
 // none has failed yet). It runs no SQL.
 func (b *Broker) DatabaseReachable() bool {

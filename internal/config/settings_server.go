@@ -29,6 +29,15 @@ func serverSettings() []setting {
 			bind: func(c *Config) value { return durationValue{&c.ShutdownTimeout, time.Millisecond} },
 		},
 		{
+			name: "QUEEN_SHUTDOWN_DELAY", def: "0s", group: groupServer,
+			doc: "On SIGTERM or SIGINT, how long the broker keeps serving after `/health/ready` " +
+				"turns 503, before it closes its listener and drains: the time a load balancer or " +
+				"Kubernetes needs to stop sending new requests. The stop takes up to this plus " +
+				"`QUEEN_SHUTDOWN_TIMEOUT`; it must be less than `QUEEN_SHUTDOWN_TIMEOUT`. " +
+				"0 closes the listener at once. Queen-only; a Go duration.",
+			bind: func(c *Config) value { return durationValue{&c.ShutdownDelay, 0} },
+		},
+		{
 			name: "WEBAPP_ROOT", def: "", defDoc: "unset: embedded dashboard", group: groupServer, emptyOK: true,
 			doc: "Directory of dashboard files to serve instead of the dashboard built into the binary. " +
 				"Set but empty turns the dashboard off (as upstream).",

@@ -29,6 +29,10 @@ func (c *Config) problems() []*Error {
 		"POP_WAIT_MAX_INTERVAL_MS"))
 	add(c.notAbove("DEFAULT_TIMEOUT", c.DefaultTimeout > c.MaxPopTimeout, "QUEEN_MAX_POP_TIMEOUT_MS"))
 	add(c.notAbove("DEFAULT_BATCH_SIZE", c.DefaultBatchSize > c.MaxPopBatch, "QUEEN_MAX_POP_BATCH"))
+	if c.ShutdownDelay > 0 && c.ShutdownDelay >= c.ShutdownTimeout {
+		add(c.combination("QUEEN_SHUTDOWN_DELAY", "must be less than "+c.assignment("QUEEN_SHUTDOWN_TIMEOUT"),
+			"QUEEN_SHUTDOWN_TIMEOUT"))
+	}
 	add(c.jwtProblem())
 	return ps
 }

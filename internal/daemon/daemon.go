@@ -221,6 +221,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		}
 	}
 	ready.Store(false)
+	delayShutdown(notifier, cfg.ShutdownDelay, serveErr, logger)
 	notifyWarn(logger, "STOPPING=1", notifier.Stopping(fmt.Sprintf(
 		"draining: answering %d parked long-polls, finishing in-flight requests (deadline %s)", b.ParkedPolls(), cfg.ShutdownTimeout)))
 	shutdownHTTP(srv, b, cfg.ShutdownTimeout, logger)
@@ -253,6 +254,24 @@ func waitForDatabase(ctx context.Context, st *store.Store, logger *slog.Logger, 
 		case <-time.After(delay):
 		}
 		delay = min(delay*2, 5*time.Second)
+	}
+}
+
+// delayShutdown is the first stage of a stop: /health/ready already answers 503, and
+// the broker keeps serving for delay so load balancers and Kubernetes endpoints stop
+// sending before the listener closes. It returns early if the server stopped.
+func delayShutdown(n *sdnotify.Notifier, delay time.Duration, serveErr <-chan error, logger *slog.Logger) {
+	if delay <= 0 {
+		return
+	}
+	logger.Info("not ready; serving until the load balancers notice, then draining", "delay", delay.String())
+	notifyWarn(logger, "STOPPING=1", n.Stopping(fmt.Sprintf("not ready: serving for %s before draining", delay)))
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case err := <-serveErr:
+		logger.Warn("HTTP server stopped during the shutdown delay", "err", err)
 	}
 }
 

@@ -19,6 +19,10 @@ const serverName = "queen"
 type readiness struct {
 	Status string `json:"status"`
 	Error  string `json:"error,omitempty"`
+	// Database and Spool are set during a database outage: "unreachable", and
+	// "accepting" when pushes go to the disk spool meanwhile.
+	Database string `json:"database,omitempty"`
+	Spool    string `json:"spool,omitempty"`
 }
 
 // handleHealth is GET /health (spec §2.1): the upstream-compatible check, 200
@@ -43,13 +47,19 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 }
 
 // handleLive is GET /health/live: 200 {"status":"alive"} while the process serves
-// HTTP; it never touches the database.
+// HTTP and the broker's registry of parked long-polls can be locked. It never touches
+// the database: an outage is a reason to be not ready, never to be restarted.
 func (s *Server) handleLive(w http.ResponseWriter, r *http.Request) error {
+	if s.broker != nil {
+		_ = s.broker.ParkedPolls() // hangs, and fails the probe by its timeout, if the lock is stuck
+	}
 	return writeJSON(w, http.StatusOK, readiness{Status: "alive"})
 }
 
 // handleReady is GET /health/ready: 200 {"status":"ready"} when ReadyFunc (if any)
-// and a database ping pass, else 503 {"status":"not_ready","error":...}.
+// passes (schema applied, not draining) and the database answers a ping; during a
+// database outage it stays 200, with "database":"unreachable" and "spool":"accepting",
+// as long as the disk spool takes pushes; else 503 {"status":"not_ready","error":...}.
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) error {
 	if s.opts.ReadyFunc != nil {
 		if err := s.opts.ReadyFunc(r.Context()); err != nil {
@@ -60,7 +70,11 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) error {
 		if r.Context().Err() != nil {
 			return err
 		}
-		return writeJSON(w, http.StatusServiceUnavailable, readiness{Status: "not_ready", Error: "database unreachable"})
+		if s.broker.SpoolAccepting() {
+			return writeJSON(w, http.StatusOK, readiness{Status: "ready", Database: "unreachable", Spool: "accepting"})
+		}
+		return writeJSON(w, http.StatusServiceUnavailable, readiness{Status: "not_ready",
+			Error: "database unreachable and no disk spool to take pushes", Database: "unreachable"})
 	}
 	return writeJSON(w, http.StatusOK, readiness{Status: "ready"})
 }

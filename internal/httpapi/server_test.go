@@ -239,7 +239,8 @@ func TestHealth(t *testing.T) {
 		requireStatus(t, http.StatusOK, r)
 		r = b.get(t, "/health/ready")
 		requireStatus(t, http.StatusServiceUnavailable, r)
-		require.JSONEq(t, `{"status":"not_ready","error":"database unreachable"}`, string(r.body))
+		require.JSONEq(t, `{"status":"not_ready","error":"database unreachable and no disk spool to take pushes","database":"unreachable"}`,
+			string(r.body))
 
 		// A database outage on a business route is 503 with Retry-After.
 		r = b.get(t, "/api/v1/resources/queues")
