@@ -3,6 +3,8 @@ package broker_test
 import (
 	"context"
 	"log/slog"
+	url2 "net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,15 +60,20 @@ func TestPushOnOneReplicaWakesLongPollOnAnother(t *testing.T) {
 	b := replica(t, url, slow)
 	ctx := context.Background()
 
+	// Listeners of this test's database only: brokers of other tests run beside it.
+	u, err := url2.Parse(url)
+	require.NoError(t, err)
+	dbName := strings.TrimPrefix(u.Path, "/")
 	listening := func() bool {
 		var n int
-		err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE query = 'LISTEN queen_wake'`).Scan(&n)
+		err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE query = 'LISTEN queen_wake' AND datname = $1`,
+			dbName).Scan(&n)
 		return err == nil && n == 2
 	}
 	require.Eventually(t, listening, 10*time.Second, 10*time.Millisecond)
 
 	got := parkPop(t, b, "xwake")
-	_, err := a.Push(ctx, []queue.PushItem{{Queue: "xwake", TransactionID: "one", Payload: []byte(`1`)}})
+	_, err = a.Push(ctx, []queue.PushItem{{Queue: "xwake", TransactionID: "one", Payload: []byte(`1`)}})
 	require.NoError(t, err)
 	select {
 	case res := <-got:
@@ -76,7 +83,8 @@ func TestPushOnOneReplicaWakesLongPollOnAnother(t *testing.T) {
 	}
 
 	t.Run("ListenerReconnectsAfterItsConnectionDies", func(t *testing.T) {
-		_, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN queen_wake'`)
+		_, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN queen_wake' AND datname = $1`,
+			dbName)
 		require.NoError(t, err)
 		require.Eventually(t, listening, 30*time.Second, 20*time.Millisecond, "both listeners are back")
 		got := parkPop(t, b, "xwake")
