@@ -108,6 +108,9 @@ func runMaintenance(ctx context.Context, cfg *config.Config, st *store.Store, re
 		PartitionIdle:     time.Duration(cfg.PartitionCleanupDays) * day,
 		MetricsRetention:  time.Duration(cfg.MetricsRetentionDays) * day,
 		DLQRetention:      time.Duration(cfg.DLQRetentionDays) * day,
+
+		LookupReconcileInterval: cfg.PartitionLookupReconcileInterval,
+		LookupReconcileLookback: cfg.PartitionLookupReconcileLookback,
 	})
 	instance := cfg.Instance
 	if instance == "" {

@@ -31,6 +31,12 @@ type Settings struct {
 	LeaseReclaimGrace time.Duration
 	// MaxBatches caps the statements of one pass (default 100); the next cycle goes on.
 	MaxBatches int
+	// LookupReconcileInterval paces the partition lookup repair
+	// (PARTITION_LOOKUP_RECONCILE_INTERVAL_MS; 0 turns it off) and LookupReconcileLookback
+	// is how far back it re-checks recently written rows
+	// (PARTITION_LOOKUP_RECONCILE_LOOKBACK_SECONDS).
+	LookupReconcileInterval time.Duration
+	LookupReconcileLookback time.Duration
 	// NowFunc is the clock passed to the queries (tests move it forward); nil: time.Now.
 	NowFunc func() time.Time
 }
@@ -51,7 +57,8 @@ const (
 const partitionCleanupLimit = 1000
 
 // Jobs returns queen's maintenance jobs over st. dlq_retention is included only when
-// s.DLQRetention is set.
+// s.DLQRetention is set, partition_lookup_reconcile only when
+// s.LookupReconcileInterval is.
 func Jobs(st *store.Store, s Settings) []Job {
 	if s.BatchSize <= 0 {
 		s.BatchSize = 1000
@@ -117,6 +124,10 @@ func Jobs(st *store.Store, s Settings) []Job {
 				}
 				return total, nil
 			}},
+	}
+	if s.LookupReconcileInterval > 0 {
+		jobs = append(jobs, &lookupReconcile{st: st, interval: s.LookupReconcileInterval,
+			lookback: s.LookupReconcileLookback, batch: s.BatchSize, batches: s.MaxBatches, now: now})
 	}
 	if s.DLQRetention > 0 {
 		jobs = append(jobs, &job{name: JobDLQRetention, interval: s.RetentionInterval,
