@@ -61,7 +61,7 @@ $$;
 --     created when there is none. Otherwise a cursor reset to NULL would be re-seeded
 --     from the old subscription time (semantics.md §6.6 rule 1), or from "now" by a
 --     later subscriptionMode=new pop, and the history the operator asked for would be
---     skipped. Watermarks are deleted as upstream does for timestamp seeks.
+--     skipped.
 CREATE OR REPLACE FUNCTION queen.consumer_group_seek_q1(
     p_group text, p_queue text, p_to_end boolean, p_ts timestamptz
 ) RETURNS integer
@@ -82,10 +82,12 @@ BEGIN
            OR EXISTS (SELECT 1 FROM queen.partition_consumers c
                       WHERE c.partition_id = p.id AND c.consumer_group = p_group));
     v_n := queen.cursor_seek_q1(p_group, v_pids, p_to_end, p_ts);
+    -- Every seek forgets the group's watermarks on the queue: an upstream broker's pop
+    -- (after a rollback to it) would otherwise skip partitions the seek re-exposed.
+    DELETE FROM queen.consumer_watermarks w
+     WHERE w.queue_name = p_queue AND w.consumer_group = p_group;
 
     IF NOT p_to_end THEN
-        DELETE FROM queen.consumer_watermarks w
-         WHERE w.queue_name = p_queue AND w.consumer_group = p_group;
         IF p_group <> '__QUEUE_MODE__' THEN
             UPDATE queen.consumer_groups_metadata md
                SET subscription_timestamp = p_ts
@@ -121,6 +123,7 @@ BEGIN
         RETURN;
     END IF;
     v_n := queen.cursor_seek_q1(p_group, ARRAY[v_pid], true, NULL);
+    DELETE FROM queen.consumer_watermarks w WHERE w.queue_name = p_queue AND w.consumer_group = p_group;
     RETURN QUERY
         SELECT true, v_n > 0,
                (SELECT c.last_consumed_created_at FROM queen.partition_consumers c
