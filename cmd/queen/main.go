@@ -6,6 +6,7 @@
 //	queen schema         print the SQL schema applied at every start (also -print-schema)
 //	queen -version       print version and build information
 //	queen -check-config  validate the environment and print warnings; exit 78 if invalid
+//	                     or if it holds unknown QUEEN_* variables (the daemon warns about those)
 //	queen -print-config  print the effective configuration, secrets redacted
 //	queen -h, --help     print the manual (NAME, SYNOPSIS, ENVIRONMENT, SIGNALS, FILES …)
 //
@@ -79,33 +80,61 @@ func realMain(args, environ []string, stdout, stderr io.Writer) int {
 	cfg, err := config.Load(environ)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
+		for _, u := range config.FindUnknownVariables(environ) {
+			fmt.Fprintln(stderr, "warning: config:", u)
+		}
 		return exitConfig
 	}
 	switch act {
 	case actionCheckConfig:
-		fmt.Fprintln(stdout, "configuration OK")
-		for _, w := range cfg.Warnings() {
-			fmt.Fprintln(stdout, "warning:", w)
-		}
-		return exitOK
+		return checkConfig(cfg, stdout, stderr)
 	case actionPrintConfig:
 		cfg.Print(stdout)
 		for _, w := range cfg.Warnings() {
 			fmt.Fprintln(stderr, "warning:", w)
+		}
+		for _, u := range cfg.UnknownVariables() {
+			fmt.Fprintln(stderr, "warning: config:", u)
 		}
 		return exitOK
 	}
 	return runDaemon(cfg, stdout, stderr)
 }
 
+// checkConfig reports on a configuration that loaded. Unknown QUEEN_* variables do not
+// stop the daemon, which only warns about them, but they fail the check with the
+// status of a configuration error, so that CI and package scripts can be strict.
+func checkConfig(cfg *config.Config, stdout, stderr io.Writer) int {
+	unknown := cfg.UnknownVariables()
+	if len(unknown) == 0 {
+		fmt.Fprintln(stdout, "configuration OK")
+	}
+	for _, w := range cfg.Warnings() {
+		fmt.Fprintln(stdout, "warning:", w)
+	}
+	if len(unknown) == 0 {
+		return exitOK
+	}
+	for _, u := range unknown {
+		fmt.Fprintln(stderr, "config:", u)
+	}
+	fmt.Fprintf(stderr, "queen: every value is valid and the daemon would start, but it would warn about "+
+		"the %d unknown QUEEN_* variable(s) above and ignore them; fix or remove them\n", len(unknown))
+	return exitConfig
+}
+
 // runDaemon runs the broker until SIGINT or SIGTERM, then lets it drain. A repeat of
 // the signal within repeatGrace is ignored (Ctrl-C in a terminal often reaches the
 // broker twice: from the terminal and forwarded by a wrapper script such as make run);
-// a later one exits at once without draining.
+// a later one exits at once without draining. SIGHUP, whose default action would kill
+// the process, asks the broker to reload (internal/daemon/reload.go).
 func runDaemon(cfg *config.Config, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	hups := make(chan os.Signal, 1) // a HUP that arrives during a reload is kept, more are merged
+	signal.Notify(hups, syscall.SIGHUP)
+	defer signal.Stop(hups)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	go func() {
@@ -124,7 +153,7 @@ func runDaemon(cfg *config.Config, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	if err := serve(ctx, cfg, stdout); err != nil {
+	if err := serve(ctx, cfg, stdout, hups); err != nil {
 		fmt.Fprintln(stderr, "queen:", err)
 		if isConfigError(err) {
 			return exitConfig
@@ -233,11 +262,13 @@ OPTIONS
 
        -check-config
               Validate the environment, print "configuration OK" and any warnings;
-              exit 78 naming every bad variable otherwise. Nothing is started.
+              exit 78 naming every bad variable otherwise. Unknown QUEEN_*
+              variables fail the check too (status 78): the daemon would start,
+              but warn about each one. Nothing is started.
 
        -print-config
               Print the effective configuration, sorted, as NAME=value  # source,
-              secrets redacted; exit 78 if invalid.
+              secrets redacted, and warnings on stderr; exit 78 if invalid.
 
        -print-schema
               Same as the schema command.
@@ -250,7 +281,11 @@ ENVIRONMENT
        /usr/share/doc/queen/configuration.md; the main ones are PG_HOST, PG_PORT,
        PG_USER, PG_PASSWORD, PG_DB, HOST, PORT, LOG_LEVEL and
        QUEEN_SHUTDOWN_TIMEOUT. Booleans accept true/false, 1/0, yes/no, on/off;
-       anything else, and any unknown QUEEN_* variable, is a configuration error.
+       anything else is a configuration error. An unknown QUEEN_* variable (a
+       typo?) is logged as a warning with a "did you mean" hint, and ignored.
+       The variables Kubernetes sets for a Service named queen (QUEEN_PORT,
+       QUEEN_SERVICE_HOST, QUEEN_PORT_6632_TCP_ADDR ...) are recognised and
+       ignored without a word.
 
        Set by systemd, read by queen:
        LISTEN_FDS, LISTEN_PID, LISTEN_FDNAMES
@@ -275,6 +310,11 @@ SIGNALS
               (20 s; keep it below the unit's TimeoutStopSec=30s), flush the
               spool, close the database pool, exit 0. The same signal again
               within 2 s is ignored; a later one exits at once with status 1.
+       SIGHUP Reload (systemctl reload queen): re-read the env files named by
+              QUEEN_ENV_FILES (the units set it), apply a changed LOG_LEVEL at
+              once, and log every other changed setting as needing a restart,
+              or why nothing was reloaded. The broker keeps serving throughout;
+              an invalid file is reported and changes nothing.
        SIGABRT
               Sent by systemd when the watchdog expires: the Go runtime writes
               every goroutine's stack to the journal and exits with status 2;

@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -48,6 +49,7 @@ type Config struct {
 	CORSAllowedOrigins []string      // CORS_ALLOWED_ORIGINS: empty means CORS off.
 	PprofAddr          string        // QUEEN_PPROF_ADDR: profiling listener host:port, "" = off.
 	GCPercent          int           // GOGC: the Go garbage collector's target, -1 = off.
+	EnvFiles           []string      // QUEEN_ENV_FILES: env files a reload (SIGHUP) re-reads.
 
 	// PostgreSQL.
 	PGHost                  string        // PG_HOST
@@ -134,6 +136,8 @@ type Config struct {
 
 	sources  map[string]string
 	warnings []string
+	unknown  []UnknownVariable
+	environ  []string // as given to Load, for a reload
 }
 
 // Load builds the configuration from environ, a list of KEY=value strings as returned
@@ -141,10 +145,11 @@ type Config struct {
 // set-but-empty variables take their defaults (a few documented ones treat empty as a
 // value). Secrets are read from $CREDENTIALS_DIRECTORY first. Load reports every
 // problem at once: the returned error joins one *Error per problem and matches
-// ErrInvalid. On error the returned *Config is nil.
+// ErrInvalid. On error the returned *Config is nil. Unknown QUEEN_* variables are not
+// errors: they are listed by UnknownVariables.
 func Load(environ []string) (*Config, error) {
 	env := environMap(environ)
-	c := &Config{sources: make(map[string]string)}
+	c := &Config{sources: make(map[string]string), environ: slices.Clone(environ)}
 	credDir := env[credentialsDirVar]
 	failed := make(map[string]bool)
 	var errs []error
@@ -170,7 +175,7 @@ func Load(environ []string) (*Config, error) {
 		}
 		c.sources[s.name] = src
 	}
-	errs = append(errs, c.checkForeign(env, credDir)...)
+	c.checkForeign(env, credDir)
 	for _, p := range c.problems() {
 		if !p.involves(failed) {
 			errs = append(errs, p)

@@ -68,6 +68,9 @@ func envFileNotes(s setting) []string {
 			"a value here overrides both, and replicas must not share a directory.")
 	case "QUEEN_INSTANCE":
 		notes = append(notes, "Set by queen@N.service to N.")
+	case "QUEEN_ENV_FILES":
+		notes = append(notes, "queen.service sets /etc/queen/queen.env, queen@N.service adds /etc/queen/queen@N.env;",
+			"SIGHUP (systemctl reload) re-reads them if user queen may read them.")
 	}
 	if s.defDoc != "" {
 		notes = append(notes, fmt.Sprintf("%s default: %s", s.name, s.defDoc))

@@ -23,9 +23,6 @@ type Error struct {
 	// Reason says what is wrong, in lowercase, naming any other variables involved.
 	Reason string
 
-	// hideValue drops the value from the message (unknown variables, whose values may
-	// be misspelled secrets).
-	hideValue bool
 	// related lists the other variables a combination check read, so that Load can
 	// drop the check when one of them already failed to parse.
 	related []string
@@ -33,10 +30,7 @@ type Error struct {
 
 // Error formats the problem as `config: NAME="value": reason`.
 func (e *Error) Error() string {
-	switch {
-	case e.hideValue:
-		return fmt.Sprintf("config: %s: %s", e.Name, e.Reason)
-	case e.Value == redacted:
+	if e.Value == redacted {
 		return fmt.Sprintf("config: %s=%s: %s", e.Name, e.Value, e.Reason)
 	}
 	return fmt.Sprintf("config: %s=%q: %s", e.Name, e.Value, e.Reason)

@@ -93,10 +93,21 @@ as false and any non-numeric integer as 0.
 * **Words** from a closed set (` + "`LOG_LEVEL`, `QUEEN_LOG_FORMAT`, `JWT_ALGORITHM`, `DEFAULT_SUBSCRIPTION_MODE`" + `)
   are matched in any case; any other word is an error.
 * **Lists** are comma-separated; spaces around entries and empty entries are dropped.
-* **Unknown ` + "`QUEEN_*`" + ` variables are errors**, with a "did you mean" hint, so that a typo
-  cannot silently leave a default in force. The variables of Queen clients and tools
+* **Unknown ` + "`QUEEN_*`" + ` variables are reported loudly but never stop the daemon**: the
+  environment is not all queen's. Each one gets a warning at boot, with a "did you mean"
+  hint, so that a typo cannot silently leave a default in force, and
+  ` + "`queen -check-config`" + ` fails on them (status 78) so that scripts and CI can be strict.
+  The variables of Queen clients and tools
   (` + "`QUEEN_SERVER`, `QUEEN_TOKEN`, `QUEEN_CONTEXT`, `QUEEN_CONFIG`, `QUEEN_TEST_DATABASE_URL`" + `)
   are ignored. Other variables (` + "`PATH`" + `, ...) are none of queen's business.
+* **Kubernetes service links are ignored.** A Service named ` + "`queen`" + ` makes Kubernetes put
+  ` + "`QUEEN_SERVICE_HOST`, `QUEEN_SERVICE_PORT`, `QUEEN_SERVICE_PORT_<NAME>`, `QUEEN_PORT`" + `,
+  ` + "`QUEEN_PORT_<port>_<PROTO>`" + ` and its ` + "`_PROTO`, `_PORT` and `_ADDR`" + ` variants into every pod of
+  the namespace. queen recognises them by name and by value (an IP address, a port, or
+  ` + "`tcp://10.0.0.1:6632`" + `) and says nothing about them, not even with ` + "`-check-config`" + `; a
+  variable of that name with another value (` + "`QUEEN_PORT=7000`" + `, meant as ` + "`PORT`" + `) is unknown.
+  The variables of a Service with another name (` + "`queen-api`" + ` gives ` + "`QUEEN_API_SERVICE_HOST`" + `,
+  ...) are unknown and warned about; ` + "`enableServiceLinks: false`" + ` in the pod spec stops them.
 * **Upstream variables queen does not implement** are accepted; when set, each one is
   reported as a warning by ` + "`queen -check-config`" + ` and in the startup log. They are listed below.
 * Every problem is reported at once, one line each, naming the variable and its value
@@ -124,7 +135,9 @@ LoadCredential=JWT_SECRET:/etc/queen/credentials/jwt_secret
 
 ` + "`queen`" + ` exits with status **78** (` + "`EX_CONFIG`" + `) on any configuration error, both when starting
 and with ` + "`-check-config`" + `, so ` + "`RestartPreventExitStatus=78`" + ` stops systemd from restarting it in a
-loop; 2 on a command-line usage error; 1 on any other failure; 0 otherwise.
+loop; 2 on a command-line usage error; 1 on any other failure; 0 otherwise. Unknown
+` + "`QUEEN_*`" + ` variables make ` + "`-check-config`" + ` exit 78 too, saying that the daemon would start
+but warn about them; the daemon itself starts.
 
 `
 }

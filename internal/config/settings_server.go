@@ -1,6 +1,10 @@
 package config
 
-import "time"
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+)
 
 // serverSettings: the HTTP listener, process identity and the dashboard.
 func serverSettings() []setting {
@@ -65,7 +69,25 @@ func serverSettings() []setting {
 				"more peak memory (docs/benchmarks.md). The Go runtime reads the same variable. Queen-only.",
 			bind: func(c *Config) value { return gcPercentValue{&c.GCPercent} },
 		},
+		{
+			name: "QUEEN_ENV_FILES", def: "", defDoc: "unset: SIGHUP reloads nothing", group: groupServer,
+			doc: "The env files that SIGHUP (`systemctl reload queen`) re-reads, as absolute paths in the " +
+				"order the unit's `EnvironmentFile=` lines load them; a missing file counts as empty. " +
+				"systemd does not tell a service which files it read, so the shipped units name theirs here. " +
+				"A reload applies a changed `LOG_LEVEL` at once and logs every other changed setting as " +
+				"needing a restart; see docs/systemd.md, \"Reloading\". Queen-only.",
+			bind: func(c *Config) value { return listValue{&c.EnvFiles, checkAbsolutePath} },
+		},
 	}
+}
+
+// checkAbsolutePath accepts a clean absolute path: the daemon may run from any
+// directory, and systemd's EnvironmentFile= takes absolute paths only.
+func checkAbsolutePath(p string) error {
+	if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+		return fmt.Errorf("%q is not a clean absolute path", p)
+	}
+	return nil
 }
 
 // postgresSettings: the connection and its timeouts (spec/config.md §2).

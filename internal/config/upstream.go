@@ -75,9 +75,77 @@ func clientVariables() []string {
 }
 
 // checkForeign looks at every variable that is not a setting: an upstream variable we
-// do not implement becomes a warning, a client variable is ignored, and any other
-// QUEEN_* variable is an error with a "did you mean" hint.
-func (c *Config) checkForeign(env map[string]string, credDir string) []error {
+// do not implement becomes a warning, a client variable or a Kubernetes service link
+// is ignored, and any other QUEEN_* variable is recorded as unknown.
+func (c *Config) checkForeign(env map[string]string, credDir string) {
+	for _, g := range unusedUpstream() {
+		for _, n := range g.names {
+			if g.secret && credDir != "" {
+				if _, ok, _ := readCredential(credDir, n); ok {
+					c.warnings = append(c.warnings, fmt.Sprintf(
+						"credential %s is accepted but unused by this broker: %s", n, g.reason))
+				}
+			}
+			raw, set := env[n]
+			if !set || raw == "" {
+				continue
+			}
+			if g.secret {
+				raw = redacted
+			} else {
+				raw = fmt.Sprintf("%q", raw)
+			}
+			c.warnings = append(c.warnings, fmt.Sprintf(
+				"%s=%s is accepted but unused by this broker: %s", n, raw, g.reason))
+		}
+	}
+	c.unknown = unknownIn(env)
+}
+
+// UnknownVariable is a QUEEN_* variable that queen does not know: not a setting, not an
+// upstream variable it accepts, not a Queen client's, and not a Kubernetes service
+// link. It is most likely a typo that leaves a default in force, so the daemon warns
+// about each one at boot and `queen -check-config` fails on them; they never stop the
+// daemon, because the environment is not all queen's.
+type UnknownVariable struct {
+	// Name is the variable. Its value is never reported: it may be a misspelt secret.
+	Name string
+	// Hint is the known name closest to Name, or "" when none is close.
+	Hint string
+	// LinkShaped is set when Name is one that Kubernetes gives a Service named queen,
+	// but the value does not have the shape Kubernetes gives it (QUEEN_PORT=7000).
+	LinkShaped bool
+}
+
+// String is the one-line report, e.g.
+// `QUEEN_LOG_FROMAT: unknown variable, ignored; did you mean QUEEN_LOG_FORMAT?`.
+func (u UnknownVariable) String() string {
+	s := u.Name + ": unknown variable, ignored"
+	if u.LinkShaped {
+		s += " (named like a Kubernetes service-link variable, but its value is not one)"
+	}
+	if u.Hint != "" {
+		s += "; did you mean " + u.Hint + "?"
+	}
+	return s
+}
+
+// UnknownVariables lists, sorted by name, the unknown QUEEN_* variables of the
+// environment the configuration was loaded from.
+func (c *Config) UnknownVariables() []UnknownVariable {
+	return append([]UnknownVariable(nil), c.unknown...)
+}
+
+// FindUnknownVariables lists, sorted by name, the unknown QUEEN_* variables of
+// environ, whether or not the rest of it loads: `queen -check-config` reports them
+// next to invalid values too.
+func FindUnknownVariables(environ []string) []UnknownVariable {
+	return unknownIn(environMap(environ))
+}
+
+// unknownIn finds the unknown QUEEN_* variables of env, with a "did you mean" hint
+// for each one close to a name queen knows.
+func unknownIn(env map[string]string) []UnknownVariable {
 	known := make(map[string]bool)
 	for _, s := range table() {
 		known[s.name] = true
@@ -89,44 +157,33 @@ func (c *Config) checkForeign(env map[string]string, credDir string) []error {
 	for _, g := range unusedUpstream() {
 		for _, n := range g.names {
 			unused[n] = g
-			if g.secret && credDir != "" {
-				if _, ok, _ := readCredential(credDir, n); ok {
-					c.warnings = append(c.warnings, fmt.Sprintf(
-						"credential %s is accepted but unused by this broker: %s", n, g.reason))
-				}
-			}
 		}
 	}
-	names := make([]string, 0, len(env))
-	for n := range env {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var errs []error
-	for _, n := range names {
-		raw := env[n]
-		if g, ok := unused[n]; ok {
-			if raw != "" {
-				if g.secret {
-					raw = redacted
-				} else {
-					raw = fmt.Sprintf("%q", raw)
-				}
-				c.warnings = append(c.warnings, fmt.Sprintf(
-					"%s=%s is accepted but unused by this broker: %s", n, raw, g.reason))
-			}
+	var out []UnknownVariable
+	for n, raw := range env {
+		if _, ok := unused[n]; ok || known[n] || !strings.HasPrefix(n, "QUEEN_") || isServiceLink(n, raw) {
 			continue
 		}
-		if known[n] || !strings.HasPrefix(n, "QUEEN_") {
-			continue
+		u := UnknownVariable{Name: n, Hint: closest(n, known, unused), LinkShaped: serviceLinkCheck(n) != nil}
+		if u.Hint == "" && u.LinkShaped {
+			u.Hint = linkShapedHint(n)
 		}
-		reason := "unknown variable (queen refuses unknown QUEEN_* variables to catch typos)"
-		if hint := closest(n, known, unused); hint != "" {
-			reason += "; did you mean " + hint + "?"
-		}
-		errs = append(errs, &Error{Name: n, Reason: reason, hideValue: true})
+		out = append(out, u)
 	}
-	return errs
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// linkShapedHint is the setting someone who wrote a service-link name by hand most
+// likely meant: QUEEN_PORT=7000 is PORT, QUEEN_SERVICE_HOST=localhost is HOST.
+func linkShapedHint(name string) string {
+	switch name {
+	case "QUEEN_PORT", "QUEEN_SERVICE_PORT":
+		return "PORT"
+	case "QUEEN_SERVICE_HOST":
+		return "HOST"
+	}
+	return ""
 }
 
 // closest returns the known or accepted name nearest to name, if it is within an

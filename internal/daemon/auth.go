@@ -31,7 +31,7 @@ func newVerifier(cfg *config.Config, logger *slog.Logger) (*auth.Verifier, error
 			Claim: cfg.JWTRolesClaim, ArrayClaim: cfg.JWTRolesArrayClaim,
 			Admin: cfg.JWTRoleAdmin, ReadWrite: cfg.JWTRoleReadWrite, ReadOnly: cfg.JWTRoleReadOnly,
 		},
-		Logger: logger.With("component", "auth"),
+		Logger: logger, // it logs JWKS events only, with component=jwks
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnsupportedConfig, err)

@@ -33,6 +33,9 @@ type Options struct {
 	// Notifier reports readiness, status and watchdog keep-alives to systemd; nil
 	// means this process's own (NOTIFY_SOCKET), a no-op outside a Type=notify unit.
 	Notifier *sdnotify.Notifier
+	// Reload delivers SIGHUP: each one re-reads the env files named by
+	// QUEEN_ENV_FILES (reload.go). nil means no reloads.
+	Reload <-chan os.Signal
 }
 
 // ErrUnsupportedConfig marks a configuration this build cannot honour (exit 78).
@@ -44,7 +47,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	if opts.Stdout == nil {
 		opts.Stdout = os.Stdout
 	}
-	logger := newLogger(cfg, opts.Stdout)
+	logger, level := newLogger(cfg, opts.Stdout)
 	if cfg.GCPercent != 0 { // 0: a Config not made by config.Load
 		debug.SetGCPercent(cfg.GCPercent)
 	}
@@ -53,6 +56,8 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	for _, w := range cfg.Warnings() {
 		logger.Warn("configuration warning", "warning", w)
 	}
+	logUnknownVariables(logger, cfg.UnknownVariables())
+	defer startReload(ctx, cfg, level, logger, opts.Reload)()
 	if os.Geteuid() == 0 {
 		logger.Warn("running as root; the packaged service runs as the unprivileged user queen")
 	}
@@ -152,12 +157,12 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 			}
 			return nil
 		},
-	}, b, logger.With("component", "http"))
+	}, b, logger) // httpapi adds component=httpapi itself
 	srv := &http.Server{
 		Handler:           spoolGate.wrap(gate, gate.Wrap(api.Handler()), api.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.With("component", "http").Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(logger.With("component", "httpapi").Handler(), slog.LevelWarn),
 	}
 	serveErr := make(chan error, 1)
 	accepting := newAcceptWatch(ln)

@@ -9,12 +9,32 @@ import (
 
 // newLogger builds the one logger of the process: JSON lines for journald by
 // default, text when QUEEN_LOG_FORMAT=text; with syslog priority prefixes when out is
-// the journal (journal.go).
-func newLogger(cfg *config.Config, out io.Writer) *slog.Logger {
+// the journal (journal.go). Its level is the returned LevelVar, so that a reload
+// (SIGHUP, reload.go) can change it while the broker runs.
+func newLogger(cfg *config.Config, out io.Writer) (*slog.Logger, *slog.LevelVar) {
 	out = logOutput(out)
-	opts := &slog.HandlerOptions{Level: cfg.SlogLevel()}
+	level := new(slog.LevelVar)
+	level.Set(cfg.SlogLevel())
+	opts := &slog.HandlerOptions{Level: level}
 	if cfg.LogFormat == "text" {
-		return slog.New(slog.NewTextHandler(out, opts))
+		return slog.New(slog.NewTextHandler(out, opts)), level
 	}
-	return slog.New(slog.NewJSONHandler(out, opts))
+	return slog.New(slog.NewJSONHandler(out, opts)), level
+}
+
+// logUnknownVariables warns, once each, about the QUEEN_* variables the configuration
+// does not know: most likely typos that leave a default in force. They do not stop
+// the broker (the environment is not all queen's: Kubernetes, shells and wrappers add
+// their own), so the warning is the only trace they leave.
+func logUnknownVariables(logger *slog.Logger, unknown []config.UnknownVariable) {
+	for _, u := range unknown {
+		attrs := []any{"variable", u.Name}
+		if u.Hint != "" {
+			attrs = append(attrs, "did_you_mean", u.Hint)
+		}
+		if u.LinkShaped {
+			attrs = append(attrs, "note", "named like a Kubernetes service-link variable, but its value is not one")
+		}
+		logger.Warn("unknown QUEEN_* variable ignored; a typo leaves the default in force", attrs...)
+	}
 }
