@@ -50,7 +50,7 @@ func startBroker(ctx context.Context, binary string, environ []string, d *databa
 	env := make([]string, 0, len(environ)+10)
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		// The broker refuses unknown QUEEN_* variables; the rest we set below.
+		// The broker warns about unknown QUEEN_* variables; the rest we set below.
 		if strings.HasPrefix(name, "PG_") || name == "QUEEN_TEST_DATABASE_URL" || name == "HOST" || name == "PORT" ||
 			name == "LOG_LEVEL" || name == "FILE_BUFFER_DIR" || name == "NOTIFY_SOCKET" || name == "LISTEN_FDS" ||
 			name == "QUEEN_PPROF_ADDR" {
