@@ -35,15 +35,20 @@ run: build ## serve on :6632 against PG_* or a throwaway PostgreSQL
 	scripts/run.sh
 
 .PHONY: test
-test: lint build ## lint, build, every Go test and one pass of every benchmark (plus queen-bench -quick) against a throwaway PostgreSQL, then test-systemd
+test: lint build ## lint, build, every Go test and one pass of every benchmark (plus queen-bench -quick) against a throwaway PostgreSQL, then test-systemd and test-container
 	@# -bench . -benchtime 1x runs each Go benchmark once after the tests, so none rots;
 	@# queen-bench -quick runs every bench code path in seconds (its numbers mean nothing).
 	scripts/pgtest.sh run -- bash -c '$(GO) test $(TEST_FLAGS) -bench . -benchtime 1x ./... && bin/queen-bench -quick'
 	scripts/systemd-test.sh
+	scripts/container-test.sh
 
 .PHONY: test-systemd
 test-systemd: ## units, packages, deb/rpm lifecycle in a disposable systemd (root; skips what the machine cannot do)
 	scripts/systemd-test.sh
+
+.PHONY: test-container
+test-container: ## build the image (FROM scratch) and run the broker from it with podman (root; skips where podman cannot run)
+	scripts/container-test.sh
 
 .PHONY: test-short
 test-short: ## unit tests only (go test -short; no PostgreSQL needed)
@@ -67,6 +72,10 @@ bench: build ## Go benchmarks, then queen-bench: broker vs raw PostgreSQL ceilin
 .PHONY: check-semantics
 check-semantics: ## long concurrency checker (2 brokers, kill/restart); -args via CHECKER_ARGS
 	scripts/pgtest.sh run -- $(GO) test -race -count=1 -timeout 90m -run '^TestSemanticsChecker$$' -v ./internal/checker/ -args -checker.long $(CHECKER_ARGS)
+
+.PHONY: check-ha
+check-ha: ## long rolling-restart checker (3 brokers, graceful stops and kills); -args via CHECKER_ARGS
+	scripts/pgtest.sh run -- $(GO) test -race -count=1 -timeout 90m -run '^TestRollingRestart$$' -v ./internal/checker/ -args -checker.long $(CHECKER_ARGS)
 
 .PHONY: lint
 lint: ## gofmt (must list nothing) and go vet
