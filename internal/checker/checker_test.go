@@ -15,10 +15,11 @@ import (
 	"github.com/queenmq/queen/internal/pgtest"
 )
 
-// Sizes of TestSemanticsChecker; zero keeps the default (or the -checker.long preset).
+// Sizes of TestSemanticsChecker and TestRollingRestart; zero keeps the test's default
+// (or its -checker.long preset).
 // Example: go test -run TestSemanticsChecker ./internal/checker/ -args -checker.messages=200000
 var (
-	flagLong       = flag.Bool("checker.long", false, "use the long preset (make check-semantics)")
+	flagLong       = flag.Bool("checker.long", false, "use the long preset (make check-semantics, make check-ha)")
 	flagMessages   = flag.Int("checker.messages", 0, "messages to push")
 	flagProducers  = flag.Int("checker.producers", 0, "concurrent producers")
 	flagPartitions = flag.Int("checker.partitions", 0, "partitions of the queue")
@@ -32,6 +33,7 @@ var (
 	flagFail       = flag.Float64("checker.fail", -1, "probability of a failed ack")
 	flagAbandon    = flag.Float64("checker.abandon", -1, "probability of abandoning a lease")
 	flagSeed       = flag.Uint64("checker.seed", 0, "seed of the random choices")
+	flagBrokers    = flag.Int("checker.brokers", 0, "brokers of TestRollingRestart (default 3)")
 	flagHistory    = flag.String("checker.history", "", "write the recorded history to this file (default: a temporary file when the run fails)")
 )
 
@@ -53,10 +55,14 @@ func longConfig() checker.Config {
 }
 
 func configFromFlags() checker.Config {
-	c := checker.DefaultConfig()
 	if *flagLong {
-		c = longConfig()
+		return withFlags(longConfig())
 	}
+	return withFlags(checker.DefaultConfig())
+}
+
+// withFlags overrides c with the sizes given on the command line.
+func withFlags(c checker.Config) checker.Config {
 	setInt := func(dst *int, v, unset int) {
 		if v != unset {
 			*dst = v
@@ -96,10 +102,26 @@ func TestSemanticsChecker(t *testing.T) {
 	t.Parallel()
 
 	cfg := configFromFlags()
-	cfg.Logf = t.Logf
 	dbURL := pgtest.NewDBURL(t)
-	cl := startCluster(t, dbURL)
+	rep := runChecker(t, cfg, startCluster(t, dbURL), dbURL)
 
+	require.Equal(t, cfg.Messages, rep.Pushed, "every message was pushed")
+	require.Equal(t, cfg.Restarts, rep.Restarts, "every restart happened")
+	require.Positive(t, rep.Redelivered, "the run redelivered messages")
+	if cfg.FailProbability > 0 {
+		require.Positive(t, rep.FailedAcks, "the run retried failed messages")
+		require.Positive(t, rep.DeadLettered, "poison messages reached the dead-letter queue")
+	}
+	if cfg.AbandonProbability > 0 {
+		require.Positive(t, rep.ExpiredLeases, "the run let leases expire")
+	}
+}
+
+// runChecker runs the checker with cfg on cl, whose brokers serve dbURL, and requires
+// a run without violations.
+func runChecker(t *testing.T, cfg checker.Config, cl checker.Cluster, dbURL string) *checker.Report {
+	t.Helper()
+	cfg.Logf = t.Logf
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+cfg.DrainTimeout+2*time.Minute)
 	defer cancel()
 	pool, err := pgxpool.New(ctx, dbURL)
@@ -117,17 +139,7 @@ func TestSemanticsChecker(t *testing.T) {
 		writeHistory(t, rep.History)
 	}
 	require.True(t, rep.OK(), rep.Summary())
-
-	require.Equal(t, cfg.Messages, rep.Pushed, "every message was pushed")
-	require.Equal(t, cfg.Restarts, rep.Restarts, "every restart happened")
-	require.Positive(t, rep.Redelivered, "the run redelivered messages")
-	if cfg.FailProbability > 0 {
-		require.Positive(t, rep.FailedAcks, "the run retried failed messages")
-		require.Positive(t, rep.DeadLettered, "poison messages reached the dead-letter queue")
-	}
-	if cfg.AbandonProbability > 0 {
-		require.Positive(t, rep.ExpiredLeases, "the run let leases expire")
-	}
+	return rep
 }
 
 // writeHistory saves the recorded history for reading violations in context.

@@ -43,9 +43,18 @@ type Config struct {
 	LeaseTime  time.Duration
 	// PopWait is the long-poll timeout of each pop.
 	PopWait time.Duration
-	// Restarts is how many times a broker is stopped abruptly and restarted while the
-	// producers run (alternating between the brokers, starting with the second).
+	// Restarts is how many times a broker is restarted while the producers run, one at
+	// a time, spread evenly over Duration. By default each is abrupt
+	// ([Cluster.Restart]) and they alternate between the brokers, starting with the
+	// second.
 	Restarts int
+	// Rolling makes the restarts a rolling restart, as an upgrade does it: brokers 0,
+	// 1, ..., N-1, 0, ... in turn, each stopped gracefully ([Cluster.RestartGraceful]),
+	// except every KillEvery-th restart (counting from 1; 0: none), which is abrupt.
+	// The restarts then leave the last Duration/(Restarts+2) free, so that every
+	// restarted broker serves traffic again before the producers are done.
+	Rolling   bool
+	KillEvery int
 	// Quiet ends the drain when no group received anything for that long;
 	// DrainTimeout bounds the drain.
 	Quiet        time.Duration
@@ -133,6 +142,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.LeaseTime < time.Second || c.LeaseTime%time.Second != 0 {
 		errs = append(errs, fmt.Errorf("leaseTime must be whole seconds (got %s)", c.LeaseTime))
 	}
+	if c.Restarts < 0 || c.KillEvery < 0 {
+		errs = append(errs, fmt.Errorf("need restarts >= 0 and killEvery >= 0"))
+	}
 	if c.RetryLimit < 0 || c.FailProbability < 0 || c.FailProbability >= 1 || c.AbandonProbability < 0 || c.AbandonProbability >= 1 {
 		errs = append(errs, fmt.Errorf("need retryLimit >= 0 and probabilities in [0, 1)"))
 	}
@@ -166,6 +178,10 @@ type Cluster interface {
 	// keeps it down for a moment and starts a fresh broker on the same database and
 	// URL, returning once it is ready.
 	Restart(ctx context.Context, i int) error
+	// RestartGraceful is Restart with the stop an operator's tools send (SIGTERM):
+	// broker i stops accepting, answers its parked long-polls, finishes the requests
+	// in flight and flushes its spool before it exits.
+	RestartGraceful(ctx context.Context, i int) error
 }
 
 // DeadLetterFunc returns the dead-letter rows of queue (until GET /api/v1/dlq exists

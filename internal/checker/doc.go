@@ -7,10 +7,12 @@
 // consumer groups and in queue mode, spread over the brokers, long-poll with batches
 // and sometimes several partitions, ack completed mostly, failed now and then (and
 // always for "poison" messages, which must end in the dead-letter queue), and
-// sometimes abandon a lease so that it expires. Meanwhile brokers are stopped
-// abruptly and restarted through a [Cluster]; clients retry transport errors against
-// another broker. Every delivery, ack result and abandoned lease is recorded with
-// client-side send and receive times.
+// sometimes abandon a lease so that it expires. Meanwhile brokers are restarted one
+// at a time through a [Cluster]: stopped abruptly, or, in a rolling restart
+// ([Config.Rolling]), each in turn gracefully as an upgrade does; clients retry
+// transport errors against another broker. Every delivery, ack result and abandoned
+// lease is recorded with client-side send and receive times, and every restart with
+// the traffic its broker served before and after it ([Report.RestartLog]).
 //
 // Once the producers are done and the consumers have drained the queue, [Verify]
 // checks the recorded [History] (semantics.md §3.2, §6, §7) and counts violations:

@@ -90,20 +90,31 @@ func brokerEnv(t *testing.T, dbURL string) []string {
 	return env
 }
 
-// cluster is two brokers on one database: broker 0 runs daemon.Run in this process,
-// broker 1 in a child process (this test binary again). Restarting broker 1 kills
-// the process (SIGKILL); restarting broker 0 cancels its daemon and cuts every open
-// connection at once. Each keeps its address across restarts.
+// cluster is brokers on one database: broker 0 runs daemon.Run in this process,
+// brokers 1..n-1 each in a child process (this test binary again). An abrupt
+// restart (Restart) kills a child (SIGKILL), or cancels the in-process daemon and
+// cuts every open connection at once; a graceful one (RestartGraceful) sends a child
+// SIGTERM, or cancels the in-process daemon and lets it drain, as systemd and
+// Kubernetes stop a broker. Each broker keeps its address and its spool directory
+// across restarts, as a broker behind a load balancer does.
 type cluster struct {
 	t    *testing.T
 	env  []string
 	urls []string
 	in   inProcess
-	ch   childProcess
+	ch   []*childProcess // broker i is ch[i-1]
 }
 
+// startCluster starts two brokers on dbURL: one in process, one in a child process.
 func startCluster(t *testing.T, dbURL string) *cluster {
 	t.Helper()
+	return startClusterN(t, dbURL, 2)
+}
+
+// startClusterN starts n brokers on dbURL: one in process, n-1 in child processes.
+func startClusterN(t *testing.T, dbURL string, n int) *cluster {
+	t.Helper()
+	require.GreaterOrEqual(t, n, 1, "a cluster has at least one broker")
 	c := &cluster{t: t, env: brokerEnv(t, dbURL)}
 	// One spool directory per broker (kept across its restarts).
 	cfg, err := config.Load(append(slices.Clone(c.env), "FILE_BUFFER_DIR="+t.TempDir()))
@@ -111,11 +122,15 @@ func startCluster(t *testing.T, dbURL string) *cluster {
 	c.in.cfg = cfg
 	require.NoError(t, c.in.start("127.0.0.1:0"))
 	t.Cleanup(func() { require.NoError(t, c.in.stop(false), "in-process broker: %s", c.in.logs.tail()) })
-	c.ch.env = append(append([]string{childEnv + "=1", "PATH=" + os.Getenv("PATH"), "FILE_BUFFER_DIR=" + t.TempDir()},
-		c.env...), passThrough()...)
-	require.NoError(t, c.ch.start("127.0.0.1:0"))
-	t.Cleanup(func() { require.NoError(t, c.ch.stop(), "child broker: %s", c.ch.stderr.tail()) })
-	c.urls = []string{"http://" + c.in.addr, "http://" + c.ch.addr}
+	c.urls = []string{"http://" + c.in.addr}
+	for i := 1; i < n; i++ {
+		ch := &childProcess{env: append(append([]string{childEnv + "=1", "PATH=" + os.Getenv("PATH"),
+			"FILE_BUFFER_DIR=" + t.TempDir(), fmt.Sprintf("QUEEN_INSTANCE=%d", i)}, c.env...), passThrough()...)}
+		require.NoError(t, ch.start("127.0.0.1:0"))
+		t.Cleanup(func() { require.NoError(t, ch.stop(), "child broker %d: %s", i, ch.stderr.tail()) })
+		c.ch = append(c.ch, ch)
+		c.urls = append(c.urls, "http://"+ch.addr)
+	}
 	return c
 }
 
@@ -132,15 +147,22 @@ func passThrough() []string {
 
 func (c *cluster) URLs() []string { return c.urls }
 
-func (c *cluster) Restart(ctx context.Context, i int) error {
-	var err error
-	switch i {
-	case 0:
-		err = c.in.stop(true)
-	case 1:
-		err = c.ch.kill()
-	default:
+func (c *cluster) Restart(ctx context.Context, i int) error { return c.restart(ctx, i, false) }
+
+func (c *cluster) RestartGraceful(ctx context.Context, i int) error { return c.restart(ctx, i, true) }
+
+func (c *cluster) restart(ctx context.Context, i int, graceful bool) error {
+	if i < 0 || i >= len(c.urls) {
 		return fmt.Errorf("no broker %d", i)
+	}
+	var err error
+	switch {
+	case i == 0:
+		err = c.in.stop(!graceful)
+	case graceful:
+		err = c.ch[i-1].terminate()
+	default:
+		err = c.ch[i-1].kill()
 	}
 	if err != nil {
 		return err
@@ -155,7 +177,7 @@ func (c *cluster) Restart(ctx context.Context, i int) error {
 	if i == 0 {
 		return c.in.start(c.in.addr)
 	}
-	return c.ch.start(c.ch.addr)
+	return c.ch[i-1].start(c.ch[i-1].addr)
 }
 
 // inProcess is a broker run by daemon.Run in the test process.
@@ -296,6 +318,18 @@ func (b *childProcess) kill() error {
 		return err
 	}
 	return b.wait(true)
+}
+
+// terminate sends the child SIGTERM, as systemd and Kubernetes stop a broker: it
+// drains and must exit 0.
+func (b *childProcess) terminate() error {
+	if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	if err := b.wait(false); err != nil {
+		return fmt.Errorf("child broker after SIGTERM: %w: %s", err, b.stderr.tail())
+	}
+	return nil
 }
 
 // stop closes the child's stdin, which makes it drain and exit; it must exit 0.

@@ -149,6 +149,8 @@ type Report struct {
 	PushRetries   int // push requests sent again after a transport error
 	PopErrors     int // pops that failed with a transport error
 	Elapsed       time.Duration
+	// RestartLog lists the restarts in the order they happened.
+	RestartLog []Restart
 
 	// ViolationCount counts every violation; Violations keeps the first few of each kind.
 	ViolationCount int
@@ -156,6 +158,32 @@ type Report struct {
 	kinds          map[string]int
 	// History is what was verified.
 	History *History
+}
+
+// Restart is one restart of one broker and the traffic that broker served around it,
+// judged conservatively: a request counts before the restart when its answer came
+// before the stop began, after it when it was sent once the broker was ready again.
+type Restart struct {
+	Broker   int
+	Graceful bool
+	// Stopping is when the stop began, Ready when the broker was serving again.
+	Stopping, Ready time.Duration
+	// PushesBefore and PopsBefore count the pushes answered 2xx and the pops answered
+	// with messages by the broker since it was last ready (or since the start);
+	// PushesAfter and PopsAfter those until its next restart (or the end).
+	PushesBefore, PopsBefore int
+	PushesAfter, PopsAfter   int
+}
+
+// String renders r for a test log, e.g. "broker 1 graceful restart 4.000..5.406: before
+// 103 pushes, 233 pops; after 65 pushes, 291 pops".
+func (r Restart) String() string {
+	how := "abrupt"
+	if r.Graceful {
+		how = "graceful"
+	}
+	return fmt.Sprintf("broker %d %s restart %s..%s: before %d pushes, %d pops; after %d pushes, %d pops",
+		r.Broker, how, secs(r.Stopping), secs(r.Ready), r.PushesBefore, r.PopsBefore, r.PushesAfter, r.PopsAfter)
 }
 
 // maxPerKind bounds how many violations of one kind a report keeps.

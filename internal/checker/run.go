@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,12 +29,16 @@ type run struct {
 	// offsets[p] is the index in msgs of producer p's first message.
 	offsets []int
 
-	mu         sync.Mutex // guards msgs' learned fields, violations, resolved
+	mu         sync.Mutex // guards msgs' learned fields, violations, resolved, pushSpans
 	msgs       []Message
 	violations []Violation
 	resolved   [][]bool // [group][msg]: completed or dead-lettered (known)
 	nResolved  []int
 	nPushed    int
+	pushSpans  [][]span // [broker]: the pushes it answered 2xx
+
+	// restartLog is written by the restarter only, and read once it is done.
+	restartLog []Restart
 
 	producersDone atomic.Bool
 	stop          atomic.Bool
@@ -46,6 +51,9 @@ type run struct {
 	err     error
 	cancel  context.CancelFunc
 }
+
+// span times one request: sent, and its answer received.
+type span struct{ sent, received time.Duration }
 
 // Run drives cl's brokers with cfg's traffic, drains the queue, reads the dead-letter
 // rows with dead and verifies the history. The error is for a run that could not be
@@ -71,6 +79,7 @@ func Run(ctx context.Context, cfg Config, cl Cluster, dead DeadLetterFunc) (*Rep
 			hc.CloseIdleConnections()
 		}
 	}()
+	r.pushSpans = make([][]span, len(r.clients))
 	r.plan()
 
 	if _, err := r.clients[0].Configure(ctx, api.ConfigureRequest{Queue: cfg.Queue, Options: &api.QueueOptions{
@@ -116,6 +125,7 @@ func Run(ctx context.Context, cfg Config, cl Cluster, dead DeadLetterFunc) (*Rep
 	rep.Restarts = int(r.restarts.Load())
 	rep.PushRetries = int(r.pushRetries.Load())
 	rep.PopErrors = int(r.popErrors.Load())
+	rep.RestartLog = r.restartTraffic(all)
 	rep.Elapsed = r.since()
 	return rep, nil
 }
@@ -223,9 +233,10 @@ func (r *run) produce(ctx context.Context, p int) {
 // transport error or a 5xx; the transaction ids make a retried push idempotent.
 func (r *run) push(ctx context.Context, b int, items []api.PushItem, idx []int) error {
 	for attempt := 0; ; attempt++ {
+		sent := r.since()
 		res, err := r.clients[b].Push(ctx, items...)
 		if err == nil {
-			r.recordPush(items, idx, res, attempt)
+			r.recordPush(b, span{sent, r.since()}, items, idx, res, attempt)
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -242,13 +253,14 @@ func (r *run) push(ctx context.Context, b int, items []api.PushItem, idx []int) 
 	}
 }
 
-func (r *run) recordPush(items []api.PushItem, idx []int, res []api.PushResult, attempt int) {
+func (r *run) recordPush(b int, s span, items []api.PushItem, idx []int, res []api.PushResult, attempt int) {
 	if len(res) != len(items) {
 		r.violation("push", "push of %d items answered %d results", len(items), len(res))
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.pushSpans[b] = append(r.pushSpans[b], s)
 	for j, pr := range res {
 		m := &r.msgs[idx[j]]
 		switch {
@@ -280,22 +292,87 @@ func (r *run) recordPush(items []api.PushItem, idx []int, res []api.PushResult, 
 	}
 }
 
-// restarter restarts the brokers in turn, evenly spread over the producers' time.
+// restarter restarts the brokers in turn, one at a time, evenly spread over the
+// producers' time. A rolling restart leaves one more slot free at the end, so that
+// the broker restarted last serves pushes again before the producers are done.
 func (r *run) restarter(ctx context.Context) {
+	slots := r.cfg.Restarts + 1
+	if r.cfg.Rolling {
+		slots++
+	}
 	for i := range r.cfg.Restarts {
-		at := time.Duration(int64(r.cfg.Duration) * int64(i+1) / int64(r.cfg.Restarts+1))
+		at := time.Duration(int64(r.cfg.Duration) * int64(i+1) / int64(slots))
 		if !r.waitUntil(ctx, at) {
 			return
 		}
-		b := (i + 1) % len(r.clients)
-		r.cfg.Logf("checker: restarting broker %d at %s", b, r.since().Round(time.Millisecond))
-		if err := r.cl.Restart(ctx, b); err != nil {
-			r.fail(fmt.Errorf("checker: restart broker %d: %w", b, err))
+		b, graceful := r.restartPlan(i)
+		how, restart := "abruptly", r.cl.Restart
+		if graceful {
+			how, restart = "gracefully", r.cl.RestartGraceful
+		}
+		stopping := r.since()
+		r.cfg.Logf("checker: restarting broker %d %s at %s", b, how, stopping.Round(time.Millisecond))
+		if err := restart(ctx, b); err != nil {
+			r.fail(fmt.Errorf("checker: restart broker %d %s: %w", b, how, err))
 			return
 		}
+		ready := r.since()
+		r.restartLog = append(r.restartLog, Restart{Broker: b, Graceful: graceful, Stopping: stopping, Ready: ready})
 		r.restarts.Add(1)
-		r.cfg.Logf("checker: broker %d back at %s", b, r.since().Round(time.Millisecond))
+		r.cfg.Logf("checker: broker %d back at %s", b, ready.Round(time.Millisecond))
 	}
+}
+
+// restartPlan names the broker of the i-th restart (from 0) and whether it is graceful.
+func (r *run) restartPlan(i int) (broker int, graceful bool) {
+	n := len(r.clients)
+	if !r.cfg.Rolling {
+		return (i + 1) % n, false
+	}
+	return i % n, r.cfg.KillEvery == 0 || (i+1)%r.cfg.KillEvery != 0
+}
+
+// restartTraffic returns the restart log with the traffic each restarted broker
+// served around each restart (see [Restart]).
+func (r *run) restartTraffic(all []*consumer) []Restart {
+	out := slices.Clone(r.restartLog)
+	for k := range out {
+		rs := &out[k]
+		from, to := time.Duration(0), never
+		for j := k - 1; j >= 0; j-- {
+			if out[j].Broker == rs.Broker {
+				from = out[j].Ready
+				break
+			}
+		}
+		for j := k + 1; j < len(out); j++ {
+			if out[j].Broker == rs.Broker {
+				to = out[j].Stopping
+				break
+			}
+		}
+		count := func(s span, before, after *int) {
+			if s.sent >= from && s.received <= rs.Stopping {
+				*before++
+			}
+			if s.sent >= rs.Ready && s.received <= to {
+				*after++
+			}
+		}
+		for _, s := range r.pushSpans[rs.Broker] {
+			count(s, &rs.PushesBefore, &rs.PushesAfter)
+		}
+		for _, c := range all {
+			for e, ep := range c.episodes {
+				// The episodes of one pop answer are adjacent and share its lease.
+				samePop := e > 0 && c.episodes[e-1].LeaseID == ep.LeaseID && c.episodes[e-1].Sent == ep.Sent
+				if ep.Broker == rs.Broker && !samePop {
+					count(span{ep.Sent, ep.Received}, &rs.PopsBefore, &rs.PopsAfter)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // drain waits, once the producers are done, until every group has completed every
