@@ -25,8 +25,12 @@ const (
 	// ErrorCodeNotSupported is a recognised route, option or value that this broker
 	// does not implement (400, or 404 for a route).
 	ErrorCodeNotSupported ErrorCode = "not_supported"
-	// ErrorCodeUnavailable is a database outage that cannot be spooled (503).
+	// ErrorCodeUnavailable is a database outage that cannot be spooled, or a request
+	// the broker cancelled (503).
 	ErrorCodeUnavailable ErrorCode = "unavailable"
+	// ErrorCodeTimeout is a database that did not answer in time (504): not an outage,
+	// and the request may have taken effect.
+	ErrorCodeTimeout ErrorCode = "timeout"
 	// ErrorCodeInternal is anything else (500).
 	ErrorCodeInternal ErrorCode = "internal"
 )

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/queenmq/queen/internal/queue"
 )
@@ -90,8 +92,8 @@ func (b *Broker) sealPayloads(ctx context.Context, items []queue.PushItem) error
 			continue
 		}
 		if b.cfg.Sealer == nil {
-			return fmt.Errorf("%w: queue %q has encryptionEnabled but QUEEN_ENCRYPTION_KEY is not configured on this broker",
-				queue.ErrConflict, it.Queue)
+			return queue.Conflict("queue %q has encryptionEnabled but QUEEN_ENCRYPTION_KEY is not configured on this broker",
+				it.Queue)
 		}
 		sealed, err := b.cfg.Sealer.Seal(it.Payload)
 		if err != nil {
@@ -138,6 +140,9 @@ func checkPushItem(it *queue.PushItem, at string) error {
 	}
 	if len(it.TransactionID) > queue.MaxTransactionIDLength {
 		return queue.Invalid(at+".transactionId", "%s.transactionId must be at most %d characters", at, queue.MaxTransactionIDLength)
+	}
+	if strings.IndexByte(it.TransactionID, 0) >= 0 || !utf8.ValidString(it.TransactionID) {
+		return queue.Invalid(at+".transactionId", "%s.transactionId must be valid UTF-8 without NUL characters", at)
 	}
 	if it.TraceID != "" && !queue.IsUUID(it.TraceID) {
 		return queue.Invalid(at+".traceId", "%s.traceId must be a UUID", at)

@@ -12,11 +12,11 @@ func (b *Broker) Configure(ctx context.Context, q queue.Queue) (queue.Queue, str
 	if err := queue.CheckName("queue", q.Name); err != nil {
 		return q, "", err
 	}
-	if len(q.Namespace) > queue.MaxNameLength {
-		return q, "", queue.Invalid("namespace", "namespace must be at most %d characters", queue.MaxNameLength)
+	if err := checkText("namespace", q.Namespace, queue.MaxNameLength); err != nil {
+		return q, "", err
 	}
-	if len(q.Task) > queue.MaxNameLength {
-		return q, "", queue.Invalid("task", "task must be at most %d characters", queue.MaxNameLength)
+	if err := checkText("task", q.Task, queue.MaxNameLength); err != nil {
+		return q, "", err
 	}
 	if err := q.Options.Validate(); err != nil {
 		return q, "", err

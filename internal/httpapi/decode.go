@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
@@ -202,13 +204,82 @@ func (o object) boolean(key string) (bool, presence) {
 }
 
 // optString reads an optional string field: absent is "", a wrong type is a 400
-// "<field> must be a string" naming field.
+// "<field> must be a string" naming field, a NUL a 400 from checkText.
 func (o object) optString(key, field string) (string, error) {
 	s, p := o.str(key)
 	if p == wrongType {
 		return "", queue.Invalid(field, "%s must be a string", field)
 	}
-	return s, nil
+	return s, checkText(field, s)
+}
+
+// checkText refuses a decoded body string that PostgreSQL's text cannot hold: one
+// with NUL (the escape \u0000) or, from a decoder that keeps them, invalid UTF-8
+// bytes (encoding/json replaces those with U+FFFD). Lengths are the broker's to
+// check, per field.
+func checkText(field, s string) error {
+	if strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) {
+		return queue.Invalid(field, "%s must be valid UTF-8 without NUL characters", field)
+	}
+	return nil
+}
+
+// maxParamLength bounds every path and query parameter, in characters. Every text
+// parameter of the API is a name (varchar(255) in the schema), an id, a number, a
+// timestamp or a keyword, so none needs more.
+const maxParamLength = queue.MaxNameLength
+
+// checkParams is the one check of the request's parameters, run before any handler
+// (and so before any SQL) by [Server.handle]: every path parameter of the matched
+// route and every query parameter, known to the route or not, must be at most
+// maxParamLength characters of valid UTF-8 without NUL, which is what PostgreSQL's
+// text accepts. A bad value is a 400 invalid_argument naming the parameter; a bad
+// parameter name or percent-encoding that does not decode names "query". Query
+// parameters are checked in request order, so the first bad one is reported.
+func checkParams(r *http.Request) error {
+	if rctx := chi.RouteContext(r.Context()); rctx != nil {
+		for _, name := range rctx.URLParams.Keys {
+			v, err := pathParam(r, name)
+			if err != nil {
+				return err
+			}
+			if err := checkParam(name, v); err != nil {
+				return err
+			}
+		}
+	}
+	for part := range strings.SplitSeq(r.URL.RawQuery, "&") {
+		if part == "" || strings.Contains(part, ";") {
+			continue // url.ParseQuery drops these pairs: no handler sees them
+		}
+		rawName, rawValue, _ := strings.Cut(part, "=")
+		name, err := url.QueryUnescape(rawName)
+		if err != nil || checkParam("query", name) != nil {
+			return queue.Invalid("query", "query parameter names must be at most %d characters of "+
+				"valid UTF-8 without NUL characters, percent-encoded", maxParamLength)
+		}
+		field := cmp.Or(name, "query") // a nameless parameter: no handler reads it
+		v, err := url.QueryUnescape(rawValue)
+		if err != nil {
+			return queue.Invalid(field, "%s is not a valid percent-encoded query value", field)
+		}
+		if err := checkParam(field, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkParam validates one parameter value for field, with the messages of
+// queue.CheckName.
+func checkParam(field, v string) error {
+	if len(v) > maxParamLength && utf8.RuneCountInString(v) > maxParamLength {
+		return queue.Invalid(field, "%s must be at most %d characters", field, maxParamLength)
+	}
+	if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 {
+		return queue.Invalid(field, "%s must be valid UTF-8 without NUL characters", field)
+	}
+	return nil
 }
 
 // pathParam returns the percent-decoded path parameter name. chi matches on the raw

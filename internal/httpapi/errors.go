@@ -18,6 +18,9 @@ const (
 	msgNotFound         = "Not found"
 	msgMethodNotAllowed = "Method not allowed"
 	msgUnavailable      = "database unavailable"
+	msgTimeout          = "the database did not answer in time; the request may or may not have taken effect"
+	msgCanceled         = "the request was canceled by the broker before it completed; retry"
+	msgConflict         = "the request conflicts with stored state"
 	msgInternal         = "internal server error"
 )
 
@@ -25,12 +28,27 @@ const (
 // itself and returns any failure, which [Server.handle] passes to writeError.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// handle adapts a handlerFunc to http.HandlerFunc; errors go to the one mapping table.
-func (s *Server) handle(h handlerFunc) http.HandlerFunc {
+// handle adapts a handlerFunc to http.HandlerFunc: the request's path and query
+// parameters are checked first (checkParams), and errors go to the one mapping table.
+func (s *Server) handle(h handlerFunc) http.HandlerFunc { return s.serve(checked(h)) }
+
+// serve adapts h without the parameter check, for adapters that run it themselves
+// inside their own error shape (streamRoute).
+func (s *Server) serve(h handlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
 			s.writeError(w, r, err)
 		}
+	}
+}
+
+// checked runs checkParams before h.
+func checked(h handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if err := checkParams(r); err != nil {
+			return err
+		}
+		return h(w, r)
 	}
 }
 
@@ -66,7 +84,8 @@ func notFound(msg string, cause error) error {
 //	*queue.ValidationError, bad body        400                    invalid_argument (+ field)
 //	*http.MaxBytesError (body over limit)   413                    payload_too_large
 //	queue.ErrNotFound                       404                    not_found
-//	queue.ErrConflict                       409                    conflict
+//	*queue.ConflictError (broker-written)   409                    conflict (its message)
+//	queue.ErrConflict (e.g. unique key)     409                    conflict (fixed message)
 //	queue.ErrNotSupported                   400                    not_supported
 //	*auth.Error, no or invalid token        401 + WWW-Authenticate unauthenticated (its message)
 //	*auth.Error, role below the route's     403 + WWW-Authenticate forbidden
@@ -74,13 +93,16 @@ func notFound(msg string, cause error) error {
 //	*queue.UnavailableError (e.g. push      503 + Retry-After: 1   unavailable (its message)
 //	maintenance without a spool)
 //	queue.ErrUnavailable                    503 + Retry-After: 1   unavailable
+//	queue.ErrTimeout, deadline exceeded     504                    timeout
+//	context.Canceled (by the broker)        503 + Retry-After: 1   unavailable ("canceled by the broker")
 //	client gone (request context done)      nothing is written
 //	anything else                           500                    internal
 //
-// 4xx answers carry the domain message and are logged at Debug. 5xx answers carry a
-// generic message, "success":false (upstream's DB-failure shape) and the request id;
-// the full error is logged at Error with the request id. Error bodies are api.ErrorBody:
-// "error" is always the message string.
+// Only messages written by the broker reach a client: the sentinel rows answer fixed
+// messages, so no database text does. 4xx answers carry the domain message and are
+// logged at Debug. 5xx answers carry a generic message, "success":false (upstream's
+// DB-failure shape) and the request id; the full error is logged at Error with the
+// request id. Error bodies are api.ErrorBody: "error" is always the message string.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	reqID := requestIDFrom(r.Context())
 	if r.Context().Err() != nil {
@@ -120,6 +142,7 @@ func classify(err error) (int, api.ErrorBody) {
 		ve  *queue.ValidationError
 		mbe *http.MaxBytesError
 		ue  *queue.UnavailableError
+		ce  *queue.ConflictError
 		ae  *auth.Error
 	)
 	switch {
@@ -135,18 +158,23 @@ func classify(err error) (int, api.ErrorBody) {
 		}
 	case errors.Is(err, queue.ErrNotFound):
 		return http.StatusNotFound, api.ErrorBody{Error: msgNotFound, Code: api.ErrorCodeNotFound}
+	case errors.As(err, &ce):
+		return http.StatusConflict, api.ErrorBody{Error: ce.Message, Code: api.ErrorCodeConflict}
 	case errors.Is(err, queue.ErrConflict):
-		return http.StatusConflict, api.ErrorBody{Error: err.Error(), Code: api.ErrorCodeConflict}
+		return http.StatusConflict, api.ErrorBody{Error: msgConflict, Code: api.ErrorCodeConflict}
 	case errors.Is(err, queue.ErrNotSupported):
 		return http.StatusBadRequest, api.ErrorBody{Error: err.Error(), Code: api.ErrorCodeNotSupported}
 	case errors.As(err, &ue):
 		return http.StatusServiceUnavailable, api.ErrorBody{Error: ue.Message, Code: api.ErrorCodeUnavailable}
 	case errors.Is(err, queue.ErrUnavailable):
 		return http.StatusServiceUnavailable, api.ErrorBody{Error: msgUnavailable, Code: api.ErrorCodeUnavailable}
+	case errors.Is(err, queue.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		// Not an outage, and the statement may have committed: never "unavailable".
+		return http.StatusGatewayTimeout, api.ErrorBody{Error: msgTimeout, Code: api.ErrorCodeTimeout}
 	case errors.Is(err, context.Canceled):
 		// The request context is alive (checked by writeError), so this is a server-side
 		// cancellation such as shutdown; the client may retry.
-		return http.StatusServiceUnavailable, api.ErrorBody{Error: msgUnavailable, Code: api.ErrorCodeUnavailable}
+		return http.StatusServiceUnavailable, api.ErrorBody{Error: msgCanceled, Code: api.ErrorCodeUnavailable}
 	}
 	return http.StatusInternalServerError, api.ErrorBody{Error: msgInternal, Code: api.ErrorCodeInternal}
 }

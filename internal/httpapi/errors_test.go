@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +12,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queenmq/queen/internal/broker"
+	"github.com/queenmq/queen/internal/encryption"
+	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/store"
 )
 
 func TestClassify(t *testing.T) {
@@ -29,10 +34,18 @@ func TestClassify(t *testing.T) {
 		{"BodyTooLarge", &http.MaxBytesError{Limit: 10}, 413, "payload_too_large", "request body exceeds 10 bytes", ""},
 		{"NotFound", fmt.Errorf("get: %w", queue.ErrNotFound), 404, "not_found", "Not found", ""},
 		{"NotFoundWithMessage", notFound("Queue not found", queue.ErrNotFound), 404, "not_found", "Queue not found", ""},
-		{"Conflict", fmt.Errorf("%w: lease held", queue.ErrConflict), 409, "conflict", "conflict: lease held", ""},
+		{"BrokerConflict", fmt.Errorf("push: %w", queue.Conflict("queue %q is sealed", "q")), 409, "conflict", `queue "q" is sealed`, ""},
+		{"DatabaseConflictHidesItsText", fmt.Errorf("%w: %w", queue.ErrConflict,
+			errors.New(`ERROR: duplicate key value violates unique constraint "queues_name_key" (SQLSTATE 23505)`)),
+			409, "conflict", "the request conflicts with stored state", ""},
 		{"NotSupported", fmt.Errorf("%w: option x", queue.ErrNotSupported), 400, "not_supported", "not supported: option x", ""},
 		{"Unavailable", fmt.Errorf("%w: dial tcp", queue.ErrUnavailable), 503, "unavailable", "database unavailable", ""},
-		{"ServerSideCancel", fmt.Errorf("pop: %w", context.Canceled), 503, "unavailable", "database unavailable", ""},
+		{"Timeout", fmt.Errorf("%w: %w", queue.ErrTimeout, errors.New("ERROR: canceling statement due to statement timeout")),
+			504, "timeout", "the database did not answer in time; the request may or may not have taken effect", ""},
+		{"DeadlineExceeded", fmt.Errorf("pop: %w", context.DeadlineExceeded),
+			504, "timeout", "the database did not answer in time; the request may or may not have taken effect", ""},
+		{"ServerSideCancel", fmt.Errorf("pop: %w", context.Canceled), 503, "unavailable",
+			"the request was canceled by the broker before it completed; retry", ""},
 		{"Other", errors.New("pq: relation does not exist"), 500, "internal", "internal server error", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,6 +81,16 @@ func TestWriteError(t *testing.T) {
 		s.writeError(w, request(t.Context()), queue.ErrUnavailable)
 		require.Equal(t, http.StatusServiceUnavailable, w.Code)
 		require.Equal(t, "1", w.Header().Get("Retry-After"))
+	})
+
+	t.Run("TimeoutIsNotAnOutage", func(t *testing.T) {
+		t.Parallel()
+		w := httptest.NewRecorder()
+		s.writeError(w, request(t.Context()), fmt.Errorf("%w: %w", queue.ErrTimeout, context.DeadlineExceeded))
+		require.Equal(t, http.StatusGatewayTimeout, w.Code)
+		require.Empty(t, w.Header().Get("Retry-After"))
+		require.JSONEq(t, `{"success":false,"error":"the database did not answer in time; the request may or may not have taken effect",`+
+			`"code":"timeout","request_id":"req-1"}`, w.Body.String())
 	})
 
 	t.Run("ClientGoneWritesNothing", func(t *testing.T) {
@@ -117,4 +140,25 @@ func TestRecoverer(t *testing.T) {
 			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/x", nil))
 		})
 	})
+}
+
+// TestConflictMessage: a conflict the broker describes reaches the client with the
+// broker's words (here a push to an encrypted queue through a broker without the key).
+func TestConflictMessage(t *testing.T) {
+	t.Parallel()
+	st, err := store.Open(store.Options{ConnString: pgtest.NewDBURL(t), MaxConns: 4})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	sealer, err := encryption.New(bytes.Repeat([]byte{3}, 32))
+	require.NoError(t, err)
+	opts := queue.DefaultOptions()
+	opts.EncryptionEnabled = true
+	_, _, err = broker.New(broker.Config{Sealer: sealer}, st, testLogger(t)).
+		Configure(t.Context(), queue.Queue{Name: "sealed", Options: opts})
+	require.NoError(t, err)
+
+	b := start(t, Options{}, st)
+	r := b.post(t, "/api/v1/push", `{"items":[{"queue":"sealed","payload":{"n":1}}]}`)
+	requireError(t, r, http.StatusConflict, "conflict",
+		`queue "sealed" has encryptionEnabled but QUEEN_ENCRYPTION_KEY is not configured on this broker`, "")
 }

@@ -23,6 +23,9 @@ func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	if err := checkAck(a, ""); err != nil {
+		return err
+	}
 	results, err := s.broker.Ack(r.Context(), group, []queue.Ack{a})
 	if err != nil {
 		return err
@@ -60,6 +63,11 @@ func (s *Server) handleAckBatch(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		if acks, group, err = decodeAckBatch(body); err != nil {
 			return err
+		}
+	}
+	for i, a := range acks {
+		if err := checkAck(a, ""); err != nil {
+			return checkAck(a, fmt.Sprintf("acknowledgments[%d].", i)) // only a bad item pays for its name
 		}
 	}
 	results, err := s.broker.Ack(r.Context(), group, acks)
@@ -122,6 +130,20 @@ func decodeAck(o object, prefix string) (queue.Ack, error) {
 		return a, err
 	}
 	return a, nil
+}
+
+// checkAck applies checkText to the strings of a decoded ack, whichever decoder read
+// it; prefix qualifies the field names as in decodeAck.
+func checkAck(a queue.Ack, prefix string) error {
+	for _, f := range [...]struct{ name, v string }{
+		{"transactionId", a.TransactionID}, {"partitionId", a.PartitionID}, {"leaseId", a.LeaseID},
+		{"status", a.Status}, {"error", a.Error},
+	} {
+		if err := checkText(prefix+f.name, f.v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // handleLeaseExtend is POST /api/v1/lease/{leaseId}/extend (spec §6.4). The body is

@@ -254,7 +254,7 @@ func readStreamObject(r *http.Request) (object, error) {
 }
 
 // requiredString reads a required non-empty string: absent, null or "" is "<field> is
-// required", another type "<field> must be a string".
+// required", another type "<field> must be a string", a NUL a 400 from checkText.
 func requiredString(o object, key, field string) (string, error) {
 	v, p := o.str(key)
 	switch {
@@ -263,14 +263,15 @@ func requiredString(o object, key, field string) (string, error) {
 	case v == "":
 		return "", queue.Invalid(field, "%s is required", field)
 	}
-	return v, nil
+	return v, checkText(field, v)
 }
 
-// streamRoute adapts a stream handler: a validation error is answered 400 with the
-// error body plus "success":false (and "rows":[] when rows), the shape the SDKs read;
-// every other error goes to writeError.
+// streamRoute adapts a stream handler: a validation error (the parameter check's
+// included) is answered 400 with the error body plus "success":false (and "rows":[]
+// when rows), the shape the SDKs read; every other error goes to writeError.
 func (s *Server) streamRoute(h handlerFunc, rows bool) http.HandlerFunc {
-	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
+	h = checked(h)
+	return s.serve(func(w http.ResponseWriter, r *http.Request) error {
 		err := h(w, r)
 		var ve *queue.ValidationError
 		if err == nil || !errors.As(err, &ve) {

@@ -107,6 +107,9 @@ func decodeTxAck(o object, field string) (queue.Ack, error) {
 	if err != nil {
 		return a, err
 	}
+	if err := checkAck(a, field+"."); err != nil {
+		return a, err
+	}
 	if a.ConsumerGroup, err = o.optString("consumerGroup", field+".consumerGroup"); err != nil {
 		return a, err
 	}

@@ -22,6 +22,15 @@ func TestCheckPayload(t *testing.T) {
 		{"OtherEscape", `{"a":"\u0041"}`, true},
 		{"InvalidUTF8", "{\"a\":\"\xff\"}", false},
 		{"TrailingBackslashes", `"\\"`, true},
+		{"SurrogatePair", `{"a":"\ud83d\ude00"}`, true},
+		{"SurrogatePairUpperCase", `{"a":"\uD800\uDFFF"}`, true},
+		{"LoneHighSurrogate", `{"a":"\ud800"}`, false},
+		{"HighSurrogateThenText", `{"a":"\ud800x"}`, false},
+		{"HighSurrogateThenOtherEscape", `{"a":"\ud800\u0041"}`, false},
+		{"LoneLowSurrogate", `{"a":"\udc00"}`, false},
+		{"SurrogateInKey", `{"\ud800":1}`, false},
+		{"EscapedBackslashThenSurrogateText", `{"a":"\\ud800"}`, true},
+		{"HighSurrogateAtTheEnd", `"\ud800`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -7,11 +7,13 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/puddle/v2"
 
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/schema"
@@ -117,34 +119,66 @@ func (s *Store) Stats() PoolStats {
 	}
 }
 
-// interpretError translates pgx and network errors into queue sentinels. Only
-// "database unreachable" errors become queue.ErrUnavailable.
+// interpretError translates pgx and network errors into queue sentinels, in this
+// order (the first match wins):
+//
+//	pgx.ErrNoRows                                        queue.ErrNotFound
+//	connection-level failure (isUnavailable)             queue.ErrUnavailable
+//	context.DeadlineExceeded, statement_timeout (57014), queue.ErrTimeout
+//	lock_timeout (55P03)
+//	context.Canceled                                     kept (errors.Is(err, context.Canceled))
+//	unique violation (23505)                             queue.ErrConflict
+//	anything else                                        unchanged (an internal error)
+//
+// Only ErrUnavailable lets a push fall back to the spool, so isUnavailable is strict:
+// pgx reports a deadline as a net.Error timeout and an already expired context as
+// SafeToRetry, and neither means the database is down. A failed connection attempt
+// (*pgconn.ConnectError) is an outage even when the pool's connect timeout ended it.
+// The database's own text stays in the chain for the log; clients never see it (the
+// HTTP layer answers fixed messages for these classes).
 func interpretError(err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("%w: %w", queue.ErrNotFound, err)
-	}
-	if isUnavailable(err) {
-		return fmt.Errorf("%w: %w", queue.ErrUnavailable, err)
-	}
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("%w: %w", queue.ErrNotFound, err)
+	case isUnavailable(err):
+		return fmt.Errorf("%w: %w", queue.ErrUnavailable, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w: %w", queue.ErrTimeout, err)
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("database call canceled: %w", err)
+	case errors.As(err, &pgErr):
 		switch pgErr.Code {
-		case "23505":
-			return fmt.Errorf("%w: %s", queue.ErrConflict, pgErr.Message)
-		case "57P01", "57P02", "57P03", "53300":
-			return fmt.Errorf("%w: %w", queue.ErrUnavailable, err)
+		case "57014", "55P03": // query_canceled (statement_timeout), lock_not_available (lock_timeout)
+			return fmt.Errorf("%w: %w", queue.ErrTimeout, err)
+		case "23505": // unique_violation
+			return fmt.Errorf("%w: %w", queue.ErrConflict, err)
 		}
 	}
 	return err
 }
 
+// isUnavailable reports a connection-level failure: the database could not be
+// reached, or the connection died under the statement. It is false for deadlines
+// and cancellations, which are ruled out before the EOF, SafeToRetry and net.Error
+// tests because pgx wraps them in errors that pass those (a net.Error whose Timeout
+// is true, a SafeToRetry "context already done").
 func isUnavailable(err error) bool {
 	var connectErr *pgconn.ConnectError
 	if errors.As(err, &connectErr) {
-		return true
+		return true // no connection: nothing was sent
+	}
+	if errors.Is(err, puddle.ErrClosedPool) {
+		return true // the store is closed (shutdown)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return unavailableSQLState(pgErr.Code)
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false
 	}
 	// The server went away mid-conversation (crash, immediate shutdown): pgconn
 	// returns the raw read error. Whatever was sent may or may not have committed;
@@ -152,9 +186,27 @@ func isUnavailable(err error) bool {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return true
 	}
+	// Nothing reached the server, e.g. the connection was already closed
+	// (pgconn.ErrConnClosed).
 	if pgconn.SafeToRetry(err) {
 		return true
 	}
+	// What is left of net.Error is a socket failure (reset, broken pipe,
+	// TCP_USER_TIMEOUT): deadlines were excluded above.
 	var netErr net.Error
 	return errors.As(err, &netErr)
+}
+
+// unavailableSQLState reports the SQLSTATEs of a server that is going away or
+// refusing connections: admin_shutdown, crash_shutdown, cannot_connect_now,
+// too_many_connections, and class 08 (connection exception) except 08P01
+// (protocol_violation, a client bug that retrying cannot fix).
+func unavailableSQLState(code string) bool {
+	switch code {
+	case "57P01", "57P02", "57P03", "53300":
+		return true
+	case "08P01":
+		return false
+	}
+	return strings.HasPrefix(code, "08")
 }
