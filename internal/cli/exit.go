@@ -30,8 +30,8 @@ const (
 	// (HTTP 403).
 	ExitAuth = 4
 	// ExitUnavailable: the broker could not be reached (connection refused, DNS,
-	// timeout) or answered 503 (database down, unhealthy, push maintenance): try again
-	// later.
+	// timeout), answered 503 (database down, unhealthy, push maintenance) or 504 (the
+	// database did not answer in time): try again later.
 	ExitUnavailable = 5
 	// ExitInterrupted: SIGINT or SIGTERM stopped a command midway (tail stops with 0,
 	// since that is how it is meant to end).
@@ -114,7 +114,7 @@ func exitCode(ctx context.Context, err error) int {
 			return ExitAuth
 		case client.IsNotFound(err):
 			return ExitNotFound
-		case e.StatusCode == http.StatusServiceUnavailable:
+		case e.StatusCode == http.StatusServiceUnavailable, e.StatusCode == http.StatusGatewayTimeout:
 			return ExitUnavailable
 		}
 		return ExitFailure

@@ -102,7 +102,7 @@ Exit status:
   2    usage error (command line or config file); nothing was sent
   3    not found (queue, message, consumer group, partition, lease, stream query)
   4    not authorized (HTTP 401 or 403)
-  5    broker unreachable or unavailable (HTTP 503): try again later
+  5    broker unreachable or unavailable (HTTP 503, 504): try again later
   130  interrupted (tail ends with 0)
 
 Run 'queenctl COMMAND --help' for the flags of a command; docs in

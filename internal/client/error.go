@@ -88,6 +88,8 @@ func inferCode(status int, msg string) api.ErrorCode {
 		return api.ErrorCodePayloadTooLarge
 	case http.StatusServiceUnavailable:
 		return api.ErrorCodeUnavailable
+	case http.StatusGatewayTimeout:
+		return api.ErrorCodeTimeout
 	}
 	switch {
 	case status >= 500:
