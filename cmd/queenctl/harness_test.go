@@ -64,6 +64,8 @@ const (
 type testBroker struct {
 	url    string
 	client *client.Client
+	// dbURL is the broker's database, for facts a test arranges in SQL.
+	dbURL string
 }
 
 // startBroker starts a broker with extraEnv (NAME=value) and stops it when the test
@@ -98,7 +100,7 @@ func startBroker(t *testing.T, extraEnv ...string) *testBroker {
 			logs.close()
 		})
 		u := "http://" + addr
-		return &testBroker{url: u, client: client.New(u)}
+		return &testBroker{url: u, client: client.New(u), dbURL: dbURL}
 	case err := <-done:
 		cancel()
 		logs.close()

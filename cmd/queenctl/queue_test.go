@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/api"
@@ -84,6 +85,32 @@ func TestQueue(t *testing.T) {
 		require.Equal(t, "get.q", d.Name)
 		require.Len(t, d.Partitions, 2)
 		require.Equal(t, 3, d.Totals.Total)
+	})
+
+	t.Run("GetShowsWhetherTTLAndRetryDelayAreEnforced", func(t *testing.T) {
+		t.Parallel()
+		// As an upstream broker leaves a queue: ttl 3600 and retry_delay 1000 stored, never applied.
+		conn, err := pgx.Connect(ctxT(t), b.dbURL)
+		require.NoError(t, err)
+		defer conn.Close(ctxT(t))
+		_, err = conn.Exec(ctxT(t), `INSERT INTO queen.queues (name, namespace, task, ttl, retry_delay)
+			VALUES ('adopted.q', '', '', 3600, 1000)`)
+		require.NoError(t, err)
+		rows := fields(ok(t, b.run(t, "queue", "get", "adopted.q")))
+		require.Contains(t, rows, []string{"OPTION", "VALUE"})
+		require.Contains(t, rows, []string{"ttl", "3600s", "(stored", "by", "upstream,", "not", "enforced)"})
+		require.Contains(t, rows, []string{"retryDelay", "1000ms", "(stored", "by", "upstream,", "not", "enforced)"})
+
+		ok(t, b.run(t, "queue", "configure", "adopted.q", "--ttl", "10m"))
+		rows = fields(ok(t, b.run(t, "queue", "get", "adopted.q")))
+		require.Contains(t, rows, []string{"ttl", "600s", "(enforced)"})
+		require.Contains(t, rows, []string{"retryDelay", "0ms"}, "configure replaced it with queen's default, 0 (off)")
+
+		var d api.QueueDetail
+		decode(t, ok(t, b.run(t, "queue", "get", "adopted.q", "-o", "json")), &d)
+		require.NotNil(t, d.Options)
+		require.Equal(t, 600, d.Options.TTL)
+		require.Equal(t, &api.EnforcedOptions{TTL: true, RetryDelay: true}, d.EnforcedOptions)
 	})
 
 	t.Run("GetUnknownQueueIs404", func(t *testing.T) {

@@ -63,7 +63,8 @@ type QueueOptionsEcho struct {
 	RetryDelay int `json:"retryDelay"`
 	// MaxSize is stored only.
 	MaxSize int `json:"maxSize"`
-	// TTL is in seconds; stored only.
+	// TTL is in seconds: older messages are not delivered (when enforced, see
+	// [EnforcedOptions]).
 	TTL int `json:"ttl"`
 	// DeadLetterQueue is stored only.
 	DeadLetterQueue bool `json:"deadLetterQueue"`

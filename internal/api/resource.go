@@ -62,6 +62,23 @@ type QueueDetail struct {
 	Partitions []PartitionDetail `json:"partitions"`
 	// Totals sums the partition stats.
 	Totals Counters `json:"totals"`
+	// Options is the queue's stored option set, as in the configure echo. Queen only:
+	// upstream's answer has no options (nil when talking to it).
+	Options *QueueOptionsEcho `json:"options,omitempty"`
+	// EnforcedOptions says whether queen applies the stored ttl and retryDelay. Queen
+	// only, nil from upstream.
+	EnforcedOptions *EnforcedOptions `json:"enforcedOptions,omitempty"`
+}
+
+// EnforcedOptions reports, for the two options upstream stores on every queue but never
+// applies, whether queen applies the stored value. Queen applies them only when they
+// were set through its own configure (and not changed since by another broker);
+// otherwise they act as 0. A stored 0 is reported true: there is nothing to apply.
+type EnforcedOptions struct {
+	// TTL is whether older messages are withheld from pops.
+	TTL bool `json:"ttl"`
+	// RetryDelay is whether a failed batch waits before redelivery.
+	RetryDelay bool `json:"retryDelay"`
 }
 
 // MarshalJSON renders a nil Partitions as [].

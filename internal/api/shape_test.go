@@ -73,6 +73,18 @@ func TestResourceAndConfigureShapes(t *testing.T) {
 			 "totals":{"total":5,"pending":1,"processing":0,"completed":4,"failed":0,"deadLetter":0}}`,
 		},
 		{
+			name: "QueueDetailWithOptions",
+			v: api.QueueDetail{Name: "q", Options: &echo,
+				EnforcedOptions: &api.EnforcedOptions{TTL: false, RetryDelay: true}},
+			want: `{"id":"","name":"q","namespace":"","task":"","createdAt":"","partitions":[],
+			 "totals":{"total":0,"pending":0,"processing":0,"completed":0,"failed":0,"deadLetter":0},
+			 "options":{"priority":5,"leaseTime":300,"retryLimit":3,"retryDelay":1000,"maxSize":0,
+			  "ttl":3600,"deadLetterQueue":false,"dlqAfterMaxRetries":false,"delayedProcessing":0,
+			  "windowBuffer":0,"retentionSeconds":3600,"completedRetentionSeconds":0,
+			  "retentionEnabled":false,"encryptionEnabled":false,"maxWaitTimeSeconds":0},
+			 "enforcedOptions":{"ttl":false,"retryDelay":true}}`,
+		},
+		{
 			name: "QueueDetailNoPartitionsIsArray",
 			v:    api.QueueDetail{Name: "q"},
 			want: `{"id":"","name":"q","namespace":"","task":"","createdAt":"","partitions":[],

@@ -106,6 +106,10 @@ func showQueue(t *tw, d *api.QueueDetail) {
 		{"Messages", counters(t, c)},
 	})
 	t.line("")
+	if d.Options != nil { // an upstream broker sends no options
+		t.table([]string{"OPTION", "VALUE"}, optionRows(*d.Options, d.EnforcedOptions), "")
+		t.line("")
+	}
 	rows := make([][]string, len(d.Partitions))
 	for i, p := range d.Partitions {
 		s := p.Stats
@@ -230,16 +234,27 @@ func queueConfigureCommand() *command {
 
 // showConfigured renders a configure answer: the queue and its whole option set.
 func showConfigured(t *tw, r *api.ConfigureResponse) {
-	o := r.Options
 	t.line("Configured queue %s (namespace %s, task %s).", t.bold(r.Queue), orDash(r.Namespace), orDash(r.Task))
 	t.line("")
-	t.table([]string{"OPTION", "VALUE"}, [][]string{
+	t.table([]string{"OPTION", "VALUE"}, optionRows(r.Options, nil), "")
+}
+
+// optionRows renders an option set, one row per option. With e, a non-zero ttl and
+// retryDelay also say whether the broker applies them: upstream stores 3600 s and
+// 1000 ms on every queue and never applies them, and queen applies only values set
+// through its own configure.
+func optionRows(o api.QueueOptionsEcho, e *api.EnforcedOptions) [][]string {
+	ttl, retryDelay := itoa(o.TTL)+"s", itoa(o.RetryDelay)+"ms"
+	if e != nil {
+		ttl, retryDelay = withEnforcement(ttl, o.TTL, e.TTL), withEnforcement(retryDelay, o.RetryDelay, e.RetryDelay)
+	}
+	return [][]string{
 		{"leaseTime", itoa(o.LeaseTime) + "s"},
 		{"retryLimit", itoa(o.RetryLimit)},
-		{"retryDelay", itoa(o.RetryDelay) + "ms"},
+		{"retryDelay", retryDelay},
 		{"priority", itoa(o.Priority)},
 		{"maxSize", itoa(o.MaxSize)},
-		{"ttl", itoa(o.TTL) + "s"},
+		{"ttl", ttl},
 		{"delayedProcessing", itoa(o.DelayedProcessing) + "s"},
 		{"windowBuffer", itoa(o.WindowBuffer) + "s"},
 		{"retentionSeconds", itoa(o.RetentionSeconds) + "s"},
@@ -249,5 +264,16 @@ func showConfigured(t *tw, r *api.ConfigureResponse) {
 		{"encryptionEnabled", yesNo(o.EncryptionEnabled)},
 		{"deadLetterQueue", yesNo(o.DeadLetterQueue)},
 		{"dlqAfterMaxRetries", yesNo(o.DLQAfterMaxRetries)},
-	}, "")
+	}
+}
+
+// withEnforcement adds to a non-zero value whether it is applied (0 is off either way).
+func withEnforcement(value string, n int, enforced bool) string {
+	switch {
+	case n == 0:
+		return value
+	case enforced:
+		return value + " (enforced)"
+	}
+	return value + " (stored by upstream, not enforced)"
 }

@@ -165,7 +165,8 @@ func (s *Server) handleQueueList(w http.ResponseWriter, r *http.Request) error {
 }
 
 // handleQueueGet is GET /api/v1/resources/queues/{queue} (spec §7.3): the queue with
-// its partitions and counters, or 404 {"error":"Queue not found"}.
+// its partitions and counters, or 404 {"error":"Queue not found"}. Added to upstream's
+// shape: the stored options and whether queen applies the stored ttl and retryDelay.
 func (s *Server) handleQueueGet(w http.ResponseWriter, r *http.Request) error {
 	name, err := pathParam(r, "queue")
 	if err != nil {
@@ -178,11 +179,14 @@ func (s *Server) handleQueueGet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	opts := optionsEcho(qi.Options)
 	d := api.QueueDetail{
 		ID: qi.ID, Name: qi.Name, Namespace: qi.Namespace, Task: qi.Task,
-		CreatedAt:  api.FormatMillis(qi.CreatedAt),
-		Partitions: make([]api.PartitionDetail, len(qi.Partitions)),
-		Totals:     counters(qi.Totals),
+		CreatedAt:       api.FormatMillis(qi.CreatedAt),
+		Partitions:      make([]api.PartitionDetail, len(qi.Partitions)),
+		Totals:          counters(qi.Totals),
+		Options:         &opts,
+		EnforcedOptions: &api.EnforcedOptions{TTL: qi.Enforced.TTL, RetryDelay: qi.Enforced.RetryDelay},
 	}
 	for i, p := range qi.Partitions {
 		d.Partitions[i] = api.PartitionDetail{

@@ -151,8 +151,11 @@ func TestQueueResources(t *testing.T) {
 		r := b.get(t, "/api/v1/resources/queues/res-a")
 		requireStatus(t, http.StatusOK, r)
 		d := r.object(t)
-		require.Equal(t, sortedKeys("id", "name", "namespace", "task", "createdAt", "partitions", "totals"), keys(d))
+		require.Equal(t, sortedKeys("id", "name", "namespace", "task", "createdAt", "partitions", "totals",
+			"options", "enforcedOptions"), keys(d))
 		require.Equal(t, "res-a", d["name"])
+		require.JSONEq(t, defaultOptionsEcho, mustJSON(t, d["options"]), "the configure echo's shape")
+		require.Equal(t, map[string]any{"ttl": true, "retryDelay": true}, d["enforcedOptions"])
 		require.Equal(t, "invoice", d["task"])
 		parts := d["partitions"].([]any)
 		require.Len(t, parts, 2)

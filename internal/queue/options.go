@@ -27,9 +27,19 @@ type Options struct {
 // never applies them: queen enforces both, and enforcing upstream's numbers by default
 // would delay every retry by a second and silently expire every message after an
 // hour. With 0 the default behaviour is upstream's; a queue configured with a value
-// gets it enforced.
+// gets it enforced (see [Enforced] for values upstream stored).
 func DefaultOptions() Options {
 	return Options{LeaseTime: 300, RetryLimit: 3}
+}
+
+// Enforced says whether queen applies a queue's stored TTL and RetryDelay. Upstream
+// stores both on every queue and applies neither, so queen applies them only when they
+// were set through its own configure and have not been changed since by another
+// broker; otherwise it treats them as 0 and the field is false. A stored 0 means "off"
+// either way and is reported as enforced.
+type Enforced struct {
+	TTL        bool
+	RetryDelay bool
 }
 
 // Validate rejects negative values, naming the option.

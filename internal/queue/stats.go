@@ -37,6 +37,8 @@ type PartitionInfo struct {
 // QueueInfo describes one queue for the resource views.
 type QueueInfo struct {
 	Queue
+	// Enforced says which of the stored ttl and retryDelay queen applies.
+	Enforced       Enforced
 	CreatedAt      time.Time
 	PartitionCount int
 	Partitions     []PartitionInfo

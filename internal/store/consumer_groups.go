@@ -15,8 +15,9 @@ import (
 // NULL, after the group's subscription timestamp (a partition-specific subscription
 // wins over the queue-wide one, as in queen.subscription_start_q1), or all of them for
 // queue mode and groups without a subscription. Messages past the queue's ttl are left
-// out: pop never delivers them. The count is one range scan of
-// idx_messages_partition_created_id per cursor, as long as the backlog.
+// out when pop applies that ttl (queen.enforced_option_q1): pop never delivers them.
+// The count is one range scan of idx_messages_partition_created_id per cursor, as long
+// as the backlog.
 const sqlCursorLag = `
 SELECT pc.consumer_group::text AS grp, q.name::text AS qname, p.name::text AS pname, p.id AS pid,
        coalesce(pc.worker_id, '')::text AS worker_id,
@@ -37,8 +38,8 @@ CROSS JOIN LATERAL (
                     '-infinity') AS ts,
            CASE WHEN pc.last_consumed_created_at IS NULL THEN '00000000-0000-0000-0000-000000000000'::uuid
                 ELSE pc.last_consumed_id END AS id,
-           CASE WHEN coalesce(q.ttl, 0) > 0 THEN now() - make_interval(secs => q.ttl)
-                ELSE '-infinity' END AS ttl_cut
+           CASE WHEN queen.enforced_option_q1(q.ttl, q.queen_options, 'ttl') > 0
+                THEN now() - make_interval(secs => q.ttl) ELSE '-infinity' END AS ttl_cut
 ) s
 CROSS JOIN LATERAL (
     SELECT count(*) AS lag, min(m.created_at) AS oldest

@@ -12,7 +12,8 @@ import (
 )
 
 // QueueConfigure upserts a queue, replacing every option (semantics.md §4.2), and
-// returns the queue id and the id of its Default partition.
+// returns the queue id and the id of its Default partition. The options are recorded as
+// set through queen, so the ttl and retryDelay stored are applied ([queue.Enforced]).
 func (s *Store) QueueConfigure(ctx context.Context, q queue.Queue) (queueID, partitionID string, err error) {
 	o := q.Options
 	opts, err := json.Marshal(map[string]any{
@@ -46,14 +47,18 @@ const sqlQueueColumns = `q.id::text, q.name, coalesce(q.namespace, ''), coalesce
        coalesce(q.delayed_processing, 0), coalesce(q.window_buffer, 0),
        coalesce(q.retention_seconds, 0), coalesce(q.completed_retention_seconds, 0),
        coalesce(q.retention_enabled, false), coalesce(q.encryption_enabled, false),
-       coalesce(q.max_wait_time_seconds, 0), coalesce(q.created_at, now())`
+       coalesce(q.max_wait_time_seconds, 0), coalesce(q.created_at, now()),
+       queen.enforced_option_q1(q.ttl, q.queen_options, 'ttl') = coalesce(q.ttl, 3600),
+       queen.enforced_option_q1(q.retry_delay, q.queen_options, 'retryDelay') = coalesce(q.retry_delay, 1000)`
 
+// scanQueue scans a row of sqlQueueColumns. An option counts as enforced when the value
+// pop and ack apply is the stored one shown.
 func scanQueue(row pgx.Row, qi *queue.QueueInfo) error {
 	o := &qi.Options
 	return row.Scan(&qi.ID, &qi.Name, &qi.Namespace, &qi.Task, &o.Priority, &o.LeaseTime, &o.RetryLimit,
 		&o.RetryDelay, &o.MaxSize, &o.TTL, &o.DeadLetterQueue, &o.DLQAfterMaxRetries, &o.DelayedProcessing,
 		&o.WindowBuffer, &o.RetentionSeconds, &o.CompletedRetentionSeconds, &o.RetentionEnabled,
-		&o.EncryptionEnabled, &o.MaxWaitTimeSeconds, &qi.CreatedAt)
+		&o.EncryptionEnabled, &o.MaxWaitTimeSeconds, &qi.CreatedAt, &qi.Enforced.TTL, &qi.Enforced.RetryDelay)
 }
 
 // QueueGet returns one queue's configuration (queue.ErrNotFound when absent).

@@ -57,6 +57,7 @@ DECLARE
     v_last_ts    timestamptz;
     v_last_id    uuid;
     v_delay_cut  timestamptz;
+    v_ttl        integer;
     v_ttl_cut    timestamptz;
     c_zero       constant uuid := '00000000-0000-0000-0000-000000000000';
 BEGIN
@@ -67,7 +68,10 @@ BEGIN
     v_lease := make_interval(secs => CASE WHEN coalesce(v_q.lease_time, 0) > 0 THEN v_q.lease_time ELSE 60 END);
     v_delay_cut := v_now - make_interval(secs => greatest(coalesce(v_q.delayed_processing, 0), 0));
     -- ttl: messages older than this are expired and never delivered (0 = never expire).
-    v_ttl_cut := CASE WHEN coalesce(v_q.ttl, 0) > 0 THEN v_now - make_interval(secs => v_q.ttl) END;
+    -- Only a ttl set through queen's configure counts: upstream stores 3600 on every
+    -- queue and never applies it (queen.enforced_option_q1).
+    v_ttl := queen.enforced_option_q1(v_q.ttl, v_q.queen_options, 'ttl');
+    v_ttl_cut := CASE WHEN v_ttl > 0 THEN v_now - make_interval(secs => v_ttl) END;
 
     IF p_partition IS NOT NULL THEN
         SELECT array_agg(p.id), array_agg(p.name::text) INTO v_cands, v_names

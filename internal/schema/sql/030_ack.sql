@@ -152,7 +152,9 @@ $$;
 --     message: they fail with "lease released by earlier failure" (no skipped message);
 --   * the retry counter resets whenever the cursor moves (completed or dead-lettered);
 --   * retryDelay is honoured: after a failed ack within retryLimit the partition is not
---     redelivered to the group before retry_delay milliseconds.
+--     redelivered to the group before retry_delay milliseconds, when it was set through
+--     queen's configure (upstream stores 1000 everywhere and never applies it; see
+--     queen.enforced_option_q1).
 -- p_lease holds '' for "no lease check". Returns one row per item, by input index.
 -- The cursor row of the current partition is read once (locked) and updated in memory
 -- item by item; it is written back once, when the partition changes and at the end.
@@ -199,7 +201,8 @@ BEGIN
         SELECT (x.ord - 1)::integer AS i, x.txid, x.pid::uuid AS pid, coalesce(x.lease, '') AS lease,
                lower(coalesce(x.status, 'completed')) AS status, x.err,
                m.id AS mid, m.created_at AS mts, p.name::text AS pname, q.name::text AS qname,
-               coalesce(q.retry_limit, 3) AS retry_limit, coalesce(q.retry_delay, 0) AS retry_delay
+               coalesce(q.retry_limit, 3) AS retry_limit,
+               queen.enforced_option_q1(q.retry_delay, q.queen_options, 'retryDelay') AS retry_delay
         FROM unnest($1, $2, $3, $4, $5) WITH ORDINALITY AS x(txid, pid, lease, status, err, ord)
         LEFT JOIN queen.messages m ON m.partition_id = x.pid::uuid AND m.transaction_id COLLATE "C" = x.txid
         LEFT JOIN queen.partitions p ON p.id = m.partition_id

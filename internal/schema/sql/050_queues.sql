@@ -1,5 +1,7 @@
 -- queen.configure_q1 upserts a queue with full replacement of its options
--- (semantics.md §4.2) and makes sure its Default partition exists.
+-- (semantics.md §4.2) and makes sure its Default partition exists. It records the
+-- options in queen_options: the ttl and retry_delay it stores are applied
+-- (052_queue_options.sql).
 CREATE OR REPLACE FUNCTION queen.configure_q1(
     p_name text, p_namespace text, p_task text, p_options jsonb
 ) RETURNS TABLE (o_queue_id uuid, o_partition_id uuid)
@@ -11,7 +13,7 @@ BEGIN
     INSERT INTO queen.queues AS q (name, namespace, task, priority, lease_time, retry_limit, retry_delay,
         ttl, dead_letter_queue, dlq_after_max_retries, delayed_processing, window_buffer,
         retention_seconds, completed_retention_seconds, retention_enabled, encryption_enabled,
-        max_wait_time_seconds, max_queue_size, updated_at)
+        max_wait_time_seconds, max_queue_size, queen_options, updated_at)
     VALUES (p_name, p_namespace, p_task,
         (p_options->>'priority')::integer, (p_options->>'leaseTime')::integer,
         (p_options->>'retryLimit')::integer, (p_options->>'retryDelay')::integer,
@@ -20,7 +22,7 @@ BEGIN
         (p_options->>'windowBuffer')::integer, (p_options->>'retentionSeconds')::integer,
         (p_options->>'completedRetentionSeconds')::integer, (p_options->>'retentionEnabled')::boolean,
         (p_options->>'encryptionEnabled')::boolean, (p_options->>'maxWaitTimeSeconds')::integer,
-        (p_options->>'maxSize')::integer, now())
+        (p_options->>'maxSize')::integer, p_options, now())
     ON CONFLICT (name) DO UPDATE SET
         namespace = excluded.namespace, task = excluded.task, priority = excluded.priority,
         lease_time = excluded.lease_time, retry_limit = excluded.retry_limit,
@@ -33,7 +35,8 @@ BEGIN
         retention_enabled = excluded.retention_enabled,
         encryption_enabled = excluded.encryption_enabled,
         max_wait_time_seconds = excluded.max_wait_time_seconds,
-        max_queue_size = excluded.max_queue_size, updated_at = now()
+        max_queue_size = excluded.max_queue_size, queen_options = excluded.queen_options,
+        updated_at = now()
     RETURNING q.id INTO v_qid;
 
     INSERT INTO queen.partitions (queue_id, name) VALUES (v_qid, 'Default')
