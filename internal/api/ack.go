@@ -1,6 +1,6 @@
 package api
 
-// Ack statuses (the "status" of an ack, spec §6.1).
+// Ack statuses (the "status" of an ack).
 const (
 	// AckStatusCompleted moves the cursor to the message (the default).
 	AckStatusCompleted = "completed"

@@ -10,8 +10,8 @@ import (
 )
 
 // TestAdminShapesMatchSpec renders the message, DLQ and trace answers and compares
-// them byte for byte (key order included) with the spec's §7.6–7.13 examples plus
-// the additive keys (total, pagination, queueName).
+// them byte for byte (key order included) with upstream's example answers plus the
+// additive keys (total, pagination, queueName).
 func TestAdminShapesMatchSpec(t *testing.T) {
 	t.Parallel()
 

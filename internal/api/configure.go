@@ -51,7 +51,7 @@ type QueueOptions struct {
 }
 
 // QueueOptionsEcho is the complete option set of a queue, every field present. It is the
-// options echo of [ConfigureResponse]; the field order matches the spec's example.
+// options echo of [ConfigureResponse]; the field order matches upstream's.
 type QueueOptionsEcho struct {
 	// Priority orders queues in namespace pops, higher first.
 	Priority int `json:"priority"`

@@ -12,8 +12,8 @@ const (
 	DatabaseDisconnected = "disconnected"
 )
 
-// Health is the body of GET /health, the same shape with 200 and 503 (spec §2.1). The
-// CLI reads Status, Database and Version.
+// Health is the body of GET /health, the same shape with 200 and 503. The CLI reads
+// Status, Database and Version.
 type Health struct {
 	// Status is [HealthStatusHealthy] or [HealthStatusUnhealthy].
 	Status string `json:"status"`

@@ -1,6 +1,6 @@
 package api
 
-// Metrics is the body of GET /metrics (spec §2.2): a small JSON snapshot of one
+// Metrics is the body of GET /metrics: a small JSON snapshot of one
 // broker process. The keys are upstream's, which borrows Node.js names (memory as
 // process.memoryUsage(), cpu as process.cpuUsage()); the go client treats the body as
 // opaque, the dashboard reads it.

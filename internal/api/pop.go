@@ -15,7 +15,7 @@ const (
 	QueueModeGroup = "__QUEUE_MODE__"
 )
 
-// Subscription modes and origins a pop may send (spec §5.1). Only [SubscriptionModeNew]
+// Subscription modes and origins a pop may send. Only [SubscriptionModeNew]
 // and [SubscriptionFromNow] change anything; the other values mean "from the beginning".
 const (
 	// SubscriptionModeNew makes a brand-new named group skip existing history.

@@ -72,8 +72,8 @@ type PushResult struct {
 	Error string `json:"error,omitempty"`
 }
 
-// MarshalJSON renders exactly the keys spec §4.1 shows for r.Status, in the spec's
-// order, plus the additive index and transactionId alias:
+// MarshalJSON renders exactly upstream's keys for r.Status, in upstream's order, plus
+// the additive index and transactionId alias:
 //
 //	queued:    index, transaction_id, [transactionId], status, message_id, partition_id, trace_id, queueName
 //	duplicate: index, transaction_id, [transactionId], status, message_id, queueName

@@ -114,8 +114,9 @@ func TestResourceAndConfigureShapes(t *testing.T) {
 	}
 }
 
-// TestDecodeReencode decodes spec snippets into the wire types and encodes them back: the
-// bytes must not change, so the tags used for decoding agree with the rendered shape.
+// TestDecodeReencode decodes upstream example bodies into the wire types and encodes
+// them back: the bytes must not change, so the tags used for decoding agree with the
+// rendered shape.
 func TestDecodeReencode(t *testing.T) {
 	t.Parallel()
 

@@ -6,9 +6,9 @@ import (
 )
 
 // This file holds the wire types of the status, analytics, resource-summary,
-// stats-refresh and maintenance routes (http-api.md §7.1, §7.5, §8, §9.1, §9.10,
-// §12.2). No client asserts on these shapes beyond the top-level keys; the dashboard
-// reads them. Every list renders [] when empty.
+// stats-refresh and maintenance routes (see docs/api.md). No client asserts on these
+// shapes beyond the top-level keys; the dashboard reads them. Every list renders []
+// when empty.
 
 // TimeLayoutSeconds is the bucket timestamp of the analytics series, without a
 // fraction (2026-04-26T10:59:00Z).
@@ -671,7 +671,7 @@ type TaskStats struct {
 }
 
 // PartitionList is the answer of GET /api/v1/resources/partitions (a route upstream
-// documents but does not serve, http-api.md §12.2).
+// documents but does not serve).
 type PartitionList struct {
 	Partitions []PartitionSummary `json:"partitions"`
 	Pagination Pagination         `json:"pagination"`

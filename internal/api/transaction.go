@@ -118,7 +118,7 @@ type TxResult struct {
 	QueueName string `json:"queueName,omitempty"`
 }
 
-// MarshalJSON renders the keys of spec §6.3 for r.Type:
+// MarshalJSON renders upstream's keys of a transaction result for r.Type:
 //
 //	ack:  index, type, success, transactionId, error (null when nil), dlq
 //	push: index, type, success, transactionId, messageId, partitionId, queueName

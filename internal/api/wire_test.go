@@ -11,7 +11,7 @@ import (
 	"github.com/queenmq/queen/internal/api"
 )
 
-// compact removes insignificant whitespace so that spec snippets compare byte for byte,
+// compact removes insignificant whitespace so that example bodies compare byte for byte,
 // key order included, and escapes <, > and & the way encoding/json does.
 func compact(t *testing.T, s string) string {
 	t.Helper()

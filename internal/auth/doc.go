@@ -1,7 +1,7 @@
 // Package auth verifies the JWT bearer tokens of queen's HTTP API and maps their role
-// claims to access levels (spec/auth.md). It knows nothing of HTTP routing: package
-// httpapi owns the middleware, decides which [Level] each route needs, and turns the
-// errors of this package into 401, 403 and 503 answers.
+// claims to access levels (see docs/security.md). It knows nothing of HTTP routing:
+// package httpapi owns the middleware, decides which [Level] each route needs, and turns
+// the errors of this package into 401, 403 and 503 answers.
 //
 // A [Verifier] is built once from the JWT_* settings. It accepts a closed set of
 // algorithms, fixed at construction:

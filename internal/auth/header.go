@@ -6,8 +6,8 @@ import "strings"
 // case-insensitively.
 const bearerPrefix = "Bearer "
 
-// TokenFromAuthorization extracts the token from an Authorization header value
-// (spec/auth.md §2 step 4): the text after a case-insensitive "Bearer " prefix when the
+// TokenFromAuthorization extracts the token from an Authorization header value (see
+// docs/security.md): the text after a case-insensitive "Bearer " prefix when the
 // header is longer than the prefix, otherwise the whole value, which upstream also
 // accepts. Surrounding spaces are trimmed; "" means no token.
 func TokenFromAuthorization(value string) string {

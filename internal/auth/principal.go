@@ -9,8 +9,9 @@ import (
 // Levels are ordered; a principal satisfies every level up to its own.
 type Level int
 
-// The levels of spec/auth.md §4. As a principal's level, None is a valid token that
-// carries none of the configured role values: it is refused on every protected route.
+// The access levels, lowest first (docs/security.md lists the routes of each). As a
+// principal's level, None is a valid token that carries none of the configured role
+// values: it is refused on every protected route.
 const (
 	None Level = iota
 	ReadOnly

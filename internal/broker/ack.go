@@ -81,7 +81,7 @@ func (b *Broker) ExtendLease(ctx context.Context, leaseID string, seconds int) (
 	return b.store.LeaseExtend(ctx, leaseID, seconds)
 }
 
-// Transaction runs acks and pushes atomically (semantics.md §9).
+// Transaction runs acks and pushes atomically: all of them take effect or none.
 func (b *Broker) Transaction(ctx context.Context, ops []queue.TxOp) (queue.TxResult, error) {
 	if len(ops) == 0 {
 		return queue.TxResult{}, queue.Invalid("operations", "operations array cannot be empty")

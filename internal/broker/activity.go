@@ -32,10 +32,10 @@ const (
 	finalFlushTimeout = 3 * time.Second
 )
 
-// activity is the in-process recorder behind the analytics tables (semantics.md §15).
+// activity is the in-process recorder behind the analytics tables.
 // The request paths add to per-minute buckets under one mutex and never run SQL; the
-// flush loop started by Run writes each closed minute to queue_lag_metrics,
-// worker_metrics, queue_parked_replica and system_metrics, adding to whatever other
+// flush loop started by Run writes each closed minute to queue_activity,
+// worker_activity, queue_parked_activity and system_activity, adding to whatever other
 // processes wrote for the same minute.
 type activity struct {
 	hostname string
@@ -64,7 +64,7 @@ type activity struct {
 
 // activityMinute is one minute of one process. Counters and gauge sums are reset when
 // flushed (the tables add them up); system holds the whole minute's process samples,
-// because system_metrics rows are replaced, not added to.
+// because system_activity rows are replaced, not added to.
 type activityMinute struct {
 	queues map[string]*queueMinute
 	worker queue.ActivityCounts

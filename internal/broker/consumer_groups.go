@@ -45,7 +45,7 @@ func (b *Broker) ConsumerGroup(ctx context.Context, group string) (queue.Consume
 
 // ConsumerGroupDelete deletes a group's cursors and leases on queueName ("" = every
 // queue), its watermarks and, with deleteMetadata, its subscriptions, so that its next
-// pop starts over (semantics.md §6.6). It returns the number of cursors deleted.
+// pop starts over. It returns the number of cursors deleted.
 func (b *Broker) ConsumerGroupDelete(ctx context.Context, group, queueName string, deleteMetadata bool) (int, error) {
 	if err := queue.CheckName("group", group); err != nil {
 		return 0, err

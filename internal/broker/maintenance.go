@@ -11,8 +11,9 @@ import (
 )
 
 // maintenanceRefreshInterval is how often every replica re-reads the maintenance
-// flags from queen.system_state (semantics.md §12.1 [GO]: ≤ 5 s, with or without
-// peers), so a toggle through any replica applies everywhere within this time.
+// flags from queen.system_state (at most 5 s, with or without peers, where upstream
+// relies on UDP sync), so a toggle through any replica applies everywhere within this
+// time.
 const maintenanceRefreshInterval = 2 * time.Second
 
 // maintenanceRefreshTimeout bounds one refresh.

@@ -7,7 +7,7 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// NormalizePop fills defaults and validates a pop request (semantics.md §6.1):
+// NormalizePop fills defaults and validates a pop request:
 // batch must be 1..MaxPopBatch, the timeout is capped at MaxPopTimeout. A request
 // without a queue must name a namespace and/or a task.
 func (b *Broker) NormalizePop(req *queue.PopRequest) error {
@@ -150,7 +150,7 @@ func (b *Broker) popAttempt(ctx context.Context, req queue.PopRequest, leaseID s
 	return nil, "", nil
 }
 
-// backoff is upstream's re-check schedule (semantics.md §6.10): the initial interval
+// backoff is upstream's re-check schedule: the initial interval
 // for the first threshold empty attempts, then initial × k × multiplier, capped.
 func (b *Broker) backoff(k int) time.Duration {
 	if k <= b.cfg.PopWaitBackoffThreshold {

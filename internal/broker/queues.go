@@ -6,8 +6,9 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// Configure creates or replaces a queue's configuration (semantics.md §4.2) and
-// returns the stored queue with its id and the id of its Default partition.
+// Configure creates or replaces a queue's configuration (every option is replaced;
+// absent ones take their defaults) and returns the stored queue with its id and the
+// id of its Default partition.
 func (b *Broker) Configure(ctx context.Context, q queue.Queue) (queue.Queue, string, error) {
 	if err := queue.CheckName("queue", q.Name); err != nil {
 		return q, "", err

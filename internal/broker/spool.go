@@ -14,7 +14,7 @@ import (
 	"github.com/queenmq/queen/internal/store"
 )
 
-// Spool fallback and drain (semantics.md §12). A push goes to the spool instead of
+// Spool fallback and drain (see docs/durability.md). A push goes to the spool instead of
 // PostgreSQL while push maintenance mode is on, before the daemon has reached the
 // database at startup, and when the database turns out to be unreachable
 // (queue.ErrUnavailable); it is answered "buffered" once the spool has fsynced it.

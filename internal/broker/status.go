@@ -10,7 +10,7 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// Limits of the status and analytics views (http-api.md §8).
+// Limits of the status and analytics views.
 const (
 	// MaxAnalyticsRange is the longest from..to window a view accepts.
 	MaxAnalyticsRange = 366 * 24 * time.Hour
@@ -26,7 +26,7 @@ const (
 	DefaultAnalyticsWindow = 24 * time.Hour
 )
 
-// BucketFor is the series bucket width for a window of length d (http-api.md §8):
+// BucketFor is the series bucket width for a window of length d:
 // up to 1 h → 1 min, 6 h → 5 min, 24 h → 15 min, 7 d → 60 min, else 360 min.
 func BucketFor(d time.Duration) time.Duration {
 	switch {
@@ -110,12 +110,12 @@ func (w Window) series(f queue.SeriesFilter) queue.SeriesFilter {
 // ThroughputPoint is one bucket of the /status throughput series.
 type ThroughputPoint struct {
 	Bucket time.Time
-	// Queues sums queue_lag_metrics over the view's queues; Workers sums
-	// worker_metrics over every broker process (not filterable by queue).
+	// Queues sums queue_activity over the view's queues; Workers sums
+	// worker_activity over every broker process (not filterable by queue).
 	Queues  queue.ActivityCounts
 	Workers queue.ActivityCounts
 	Gauges  queue.WorkerGauges
-	// System sums, over processes, the bucket averages of system_metrics.
+	// System sums, over processes, the bucket averages of system_activity.
 	CPUUserPct, CPUSysPct, RSSMB, PoolActive, PoolIdle, PoolSize float64
 }
 
@@ -230,7 +230,7 @@ func (b *Broker) statsAge() int64 {
 
 type replicaKey struct{ hostname, workerID string }
 
-// systemBuckets merges per-minute system_metrics rows into buckets per replica.
+// systemBuckets merges per-minute system_activity rows into buckets per replica.
 func systemBuckets(rows []queue.SystemMetrics, bucket time.Duration) map[time.Time]map[replicaKey]queue.SystemSample {
 	out := make(map[time.Time]map[replicaKey]queue.SystemSample)
 	for _, r := range rows {
@@ -278,7 +278,7 @@ func workerSummaries(rows []queue.WorkerActivity) []WorkerSummary {
 	return out
 }
 
-// SystemReplica is one process's system_metrics series.
+// SystemReplica is one process's system_activity series.
 type SystemReplica struct {
 	Hostname string
 	WorkerID string

@@ -26,10 +26,11 @@ var runtimeSamples = []string{
 	"/cpu/classes/gc/total:cpu-seconds",
 }
 
-// observeProcess records process gauges into s (system_metrics groups cpu, memory and
-// runtime, http-api.md §8.7): CPU microseconds per second since the previous sample,
-// resident and virtual memory, Go heap, goroutines and GC work. CPU and memory come
-// from the operating system and are left out where it offers no reading.
+// observeProcess records process gauges into s (system_activity groups cpu, memory and
+// runtime, as GET /api/v1/analytics/system-metrics reports them): CPU microseconds
+// per second since the previous sample, resident and virtual memory, Go heap,
+// goroutines and GC work. CPU and memory come from the operating system and are left
+// out where it offers no reading.
 func observeProcess(s queue.SystemSample, now time.Time, prev procState, prevAt time.Time) (procState, time.Time) {
 	var cur procState
 	samples := make([]metrics.Sample, len(runtimeSamples))

@@ -9,7 +9,7 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// Limits and defaults of the trace routes (http-api.md §7.10–7.13).
+// Limits and defaults of the trace routes.
 const (
 	// TraceWorkerID is stored as worker_id of every trace this broker records; upstream
 	// stores its worker index there.

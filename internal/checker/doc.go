@@ -15,7 +15,8 @@
 // the traffic its broker served before and after it ([Report.RestartLog]).
 //
 // Once the producers are done and the consumers have drained the queue, [Verify]
-// checks the recorded [History] (semantics.md §3.2, §6, §7) and counts violations:
+// checks the recorded [History] against the ordering, delivery and ack guarantees and
+// counts violations:
 //
 //   - no message lost: every pushed message was delivered to every group, and its
 //     last delivery ended in a successful completed ack or a dead-letter;

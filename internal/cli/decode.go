@@ -12,7 +12,7 @@ import (
 )
 
 // decodeAnswer decodes a 2xx body into out. Upstream brokers answer many failures
-// with 200 and {"error":"..."} (http-api.md §1.12); such a body becomes a
+// with 200 and {"error":"..."}; such a body becomes a
 // [*client.Error] with status 200, not found when the message says so, so that the
 // exit status is the same against either broker. An empty body leaves out as it is.
 func decodeAnswer(method, path string, raw []byte, out any) error {

@@ -196,7 +196,7 @@ func (c *Client) attempt(ctx context.Context, req request) (*response, error) {
 }
 
 // decode unmarshals a non-empty body into out; an empty body leaves out untouched (the
-// zero value, spec §1.6).
+// zero value).
 func (r *response) decode(out any) error {
 	if out == nil || len(bytes.TrimSpace(r.body)) == 0 {
 		return nil

@@ -25,7 +25,7 @@ var errNoTarget = errors.New("pop: queue, namespace or task is required")
 // PopOptions selects what [Client.Pop] consumes and how.
 type PopOptions struct {
 	// Queue to pop from. When empty, Namespace and/or Task select the queues through
-	// GET /api/v1/pop (spec §12.1).
+	// GET /api/v1/pop (a route queen serves and upstream does not).
 	Queue string
 	// Partition pops a single partition. "" and "Default" use the wildcard route, as the
 	// upstream clients do.

@@ -2,7 +2,7 @@
 //
 // One table of settings (settings*.go) drives parsing, printing, the startup log block
 // and docs/configuration.md, so the four cannot drift apart. Variable names and
-// defaults are upstream Queen's (spec/config.md), so existing env files keep working;
+// defaults are upstream Queen's, so existing env files keep working;
 // the parsing is stricter than upstream's: a malformed boolean, integer, enum or key is
 // an error naming the variable and its value, never a silent 0 or false. Load collects
 // every problem before it returns, and every one of them matches ErrInvalid, which the

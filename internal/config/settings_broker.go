@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// popSettings: defaults and pacing of pops and long-polls (spec/config.md §4).
+// popSettings: defaults and pacing of pops and long-polls.
 func popSettings() []setting {
 	ms := func(p *time.Duration, min int64) value { return unitValue{p, time.Millisecond, min} }
 	return []setting{
@@ -111,8 +111,7 @@ func loggingSettings() []setting {
 	}
 }
 
-// fileBufferSettings: the local spool that takes pushes while PostgreSQL is away
-// (spec/config.md §6).
+// fileBufferSettings: the local spool that takes pushes while PostgreSQL is away.
 func fileBufferSettings() []setting {
 	return []setting{
 		{

@@ -2,7 +2,7 @@ package config
 
 import "time"
 
-// maintenanceSettings: the leader-gated background jobs (spec/config.md §5). Every
+// maintenanceSettings: the leader-gated background jobs. Every
 // replica runs the loops; one wins each cycle through an advisory lock.
 func maintenanceSettings() []setting {
 	ms := func(p *time.Duration) value { return unitValue{p, time.Millisecond, 1} }

@@ -2,7 +2,7 @@ package config
 
 import "time"
 
-// jwtSettings: bearer-token authentication (spec/config.md §7, spec/auth.md).
+// jwtSettings: bearer-token authentication (see docs/security.md).
 func jwtSettings() []setting {
 	return []setting{
 		{
@@ -97,7 +97,7 @@ func jwtSettings() []setting {
 	}
 }
 
-// encryptionSettings: at-rest payload encryption (spec/config.md §10).
+// encryptionSettings: at-rest payload encryption.
 func encryptionSettings() []setting {
 	return []setting{
 		{

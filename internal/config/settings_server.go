@@ -90,7 +90,7 @@ func checkAbsolutePath(p string) error {
 	return nil
 }
 
-// postgresSettings: the connection and its timeouts (spec/config.md §2).
+// postgresSettings: the connection and its timeouts.
 func postgresSettings() []setting {
 	ms := func(p *time.Duration, min int64) value { return unitValue{p, time.Millisecond, min} }
 	sec := func(p *time.Duration) value { return unitValue{p, time.Second, 0} }

@@ -210,6 +210,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		<-runDone
 	}()
 	ready.Store(true)
+	defer st.StartIndexBuild(runCtx, logger.With("component", "schema"))()
 	gate.Open()
 	logger.Info("ready", "addr", ln.Addr().String())
 	notifyWarn(logger, "READY=1", notifier.Ready(fmt.Sprintf("ready: serving on %s, PostgreSQL at %s", ln.Addr(), pgTarget(cfg))))

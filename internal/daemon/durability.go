@@ -53,7 +53,7 @@ func closeSpool(sp *spool.Spool, logger *slog.Logger) {
 
 // pushGate lets POST /api/v1/push past the start gate once PostgreSQL has been found
 // unreachable at start-up: the broker then spools every push until the schema is
-// applied (semantics.md §12.3 [GO]: start with PostgreSQL down and accept pushes).
+// applied (unlike upstream, queen starts with PostgreSQL down and accepts pushes).
 // While the database answers, pushes wait for the start gate like every other route
 // (for the few milliseconds the schema takes), so that they are stored in push order.
 // A push already waiting when the database is found down goes to the spool then.

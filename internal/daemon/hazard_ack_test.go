@@ -36,7 +36,7 @@ func ackOne(t *testing.T, tb *testBundle, lease *api.PopResponse, i int, status 
 	return res
 }
 
-// TestHazardMixedBatchAckSkipsMessage (semantics.md §7.7): upstream checks the lease
+// TestHazardMixedBatchAckSkipsMessage: upstream checks the lease
 // once, before applying a batch ack, so [m0 completed, m1 failed, m2 completed]
 // moves the cursor to m2 after m1's retry released the lease: m1 is never
 // redelivered nor dead-lettered. The acks after the failure must be refused and m1,
@@ -88,7 +88,7 @@ func TestHazardMixedBatchAckSkipsMessage(t *testing.T) {
 	})
 }
 
-// TestHazardCursorMovesBackwards (semantics.md §7.3): upstream sets the cursor to
+// TestHazardCursorMovesBackwards: upstream sets the cursor to
 // whatever message is acked, so acking m0 after m2 rewinds it and m1, m2 come back.
 // The cursor must only move forward, with or without a leaseId.
 func TestHazardCursorMovesBackwards(t *testing.T) {
@@ -114,7 +114,7 @@ func TestHazardCursorMovesBackwards(t *testing.T) {
 	require.Equal(t, []string{`"m-3"`}, payloads(t, next.Messages), "nothing already acked comes back")
 }
 
-// TestHazardImmediateDLQAfterEarlierDLQ (semantics.md §7.4): upstream's retry counter
+// TestHazardImmediateDLQAfterEarlierDLQ: upstream's retry counter
 // belongs to (partition, group) and is not reset by a dead-letter, so once one
 // message has been dead-lettered the next failure on the partition is dead-lettered
 // at once. Each message must get its retryLimit retries.

@@ -13,8 +13,8 @@ import (
 )
 
 // propagation bounds how long a maintenance switch made through one broker may take
-// to apply on another (semantics.md §12.1 [GO]: a refresh from the database every
-// 5 s at most), with room for a loaded test machine.
+// to apply on another (each broker re-reads the flags from the database every 5 s at
+// most), with room for a loaded test machine.
 const propagation = 15 * time.Second
 
 // setMaintenance switches a maintenance mode ("" for push, "/pop" for pop) through tb.
@@ -26,7 +26,7 @@ func setMaintenance(t *testing.T, tb *testBundle, which string, on bool) {
 	require.Equal(t, http.StatusOK, status)
 }
 
-// TestHazardMaintenanceNotPropagated (semantics.md §12.1, §12.2): upstream's brokers
+// TestHazardMaintenanceNotPropagated: upstream's brokers
 // learn a maintenance switch made through another broker only through UDP sync;
 // without peers they never do until restarted. A switch through broker A must take
 // effect on broker B, on and off, without any peer configuration.

@@ -18,7 +18,7 @@ import (
 	"github.com/queenmq/queen/internal/pgtest"
 )
 
-// TestHazardMalformedInputFailsBatch (semantics.md §5.2): upstream lets inputs that
+// TestHazardMalformedInputFailsBatch: upstream lets inputs that
 // only fail inside SQL (a traceId that is not a UUID, names and transaction ids over
 // 255 characters) abort the whole merged procedure call, failing every request
 // merged with them. Such a request must get a 400 of its own while good requests
@@ -69,7 +69,7 @@ func TestHazardMalformedInputFailsBatch(t *testing.T) {
 	}
 }
 
-// TestHazardQueueDeleteKeepsSubscriptions (semantics.md §4.5): upstream leaves the
+// TestHazardQueueDeleteKeepsSubscriptions: upstream leaves the
 // queue's consumer-group subscriptions behind when it deletes the queue, so a queue
 // re-created under the same name serves a "new" group from its old subscription
 // time. The re-created queue must start the group afresh.
@@ -98,7 +98,7 @@ func TestHazardQueueDeleteKeepsSubscriptions(t *testing.T) {
 	require.Equal(t, []string{`"after"`}, payloads(t, next.Messages))
 }
 
-// TestHazardTimestampsNotUTC (semantics.md §3.3): upstream formats timestamps in the
+// TestHazardTimestampsNotUTC: upstream formats timestamps in the
 // session time zone and appends Z, so a server whose database is not in UTC reports
 // wrong times. With the database's default time zone set to America/New_York, the
 // createdAt and expiresAt the broker reports must be UTC.
@@ -145,7 +145,7 @@ func TestHazardTimestampsNotUTC(t *testing.T) {
 	require.WithinRange(t, exp, time.Now().Add(55*time.Second), time.Now().Add(65*time.Second), "expiresAt %s is UTC", *ext.ExpiresAt)
 }
 
-// TestHazardNoWakeupWithoutUDP (semantics.md §5.6): upstream wakes parked long-polls
+// TestHazardNoWakeupWithoutUDP: upstream wakes parked long-polls
 // only when UDP sync is enabled, and never after a transaction's push. On a broker
 // whose long-polls re-check only every 10 minutes, a push and a transaction push
 // must each answer a parked pop at once.

@@ -15,7 +15,7 @@ import (
 	"github.com/queenmq/queen/internal/client"
 )
 
-// TestHazardCommitOrderLoss (semantics.md §3.2): upstream stamps created_at with the
+// TestHazardCommitOrderLoss: upstream stamps created_at with the
 // transaction start, so two concurrent pushes to one partition can commit in the
 // opposite order of their timestamps; a consumer that acks the later one first puts
 // the earlier one behind its cursor, and it is never delivered. Here several
@@ -120,7 +120,7 @@ func TestHazardCommitOrderLoss(t *testing.T) {
 	}
 }
 
-// TestHazardPopAfterPushVisibility (semantics.md §5.6): upstream refreshes the
+// TestHazardPopAfterPushVisibility: upstream refreshes the
 // partition lookup after answering the push, so a wildcard pop sent right after a
 // push has returned can miss the message. Here each round pushes to a brand-new
 // partition through one broker and pops at once, without waiting, through the other.

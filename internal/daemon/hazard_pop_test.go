@@ -12,7 +12,7 @@ import (
 	"github.com/queenmq/queen/internal/client"
 )
 
-// TestHazardNewOnlyActsAsAll (semantics.md §6.1): upstream documents
+// TestHazardNewOnlyActsAsAll: upstream documents
 // subscriptionMode=new-only as an alias of new but only recognises "new", so a
 // new-only group reads the whole history. It must skip it like "new".
 func TestHazardNewOnlyActsAsAll(t *testing.T) {
@@ -36,7 +36,7 @@ func TestHazardNewOnlyActsAsAll(t *testing.T) {
 	require.Equal(t, []string{`"new-1"`}, payloads(t, next.Messages), "and gets what comes after its first pop")
 }
 
-// TestHazardDelayedPartitionStarvation (semantics.md §6.7): with delayedProcessing,
+// TestHazardDelayedPartitionStarvation: with delayedProcessing,
 // upstream claims a partition whose messages are not due yet, gets nothing from it
 // and, with partitions=1, ends the pop there: due messages of partitions later in
 // scan order starve. Here partition A (scanned first: older head) holds only an
@@ -62,7 +62,7 @@ func TestHazardDelayedPartitionStarvation(t *testing.T) {
 	require.Equal(t, 1, got.PartitionsClaimed)
 }
 
-// TestHazardWindowBufferStranding (semantics.md §6.7): with windowBuffer above 2
+// TestHazardWindowBufferStranding: with windowBuffer above 2
 // minutes, upstream's empty scans push the group's watermark forward until a
 // window-gated partition's lookup row is more than 2 minutes older than it, and the
 // partition is never a candidate again. Waiting minutes is not an option in a test,
@@ -100,7 +100,7 @@ func TestHazardWindowBufferStranding(t *testing.T) {
 	require.Equal(t, []string{`"held"`}, payloads(t, got.Messages), "the window has passed: the partition is served")
 }
 
-// TestHazardBatchZeroOrNegative (semantics.md §6.1): upstream does not validate
+// TestHazardBatchZeroOrNegative: upstream does not validate
 // batch; a negative limit is an SQL error that fails every merged pop. batch < 1 is
 // a 400 naming the parameter, on both routes, and pops keep working.
 func TestHazardBatchZeroOrNegative(t *testing.T) {
@@ -122,7 +122,7 @@ func TestHazardBatchZeroOrNegative(t *testing.T) {
 }
 
 // TestHazardLongPollTimeoutCapped stands in for upstream's "long-poll forgotten after
-// 120 s" (semantics.md §6.10), which would take minutes: the broker enforces every
+// 120 s", which would take minutes: the broker enforces every
 // pop's own deadline and caps timeout at QUEEN_MAX_POP_TIMEOUT_MS. With a 500 ms cap,
 // a pop asking for 60 s is answered empty long before a 20 s timer, and not before
 // the cap.

@@ -1,6 +1,6 @@
 // Package encryption seals message payloads at rest with AES-256-GCM in the on-disk
-// format of upstream Queen (semantics.md §13), so a database written by either broker
-// can be read by the other: the stored payload is the JSON object
+// format of upstream Queen, so a database written by either broker can be read by
+// the other: the stored payload is the JSON object
 // {"encrypted": b64(ciphertext), "iv": b64(16 bytes), "authTag": b64(16-byte tag)},
 // standard base64 with padding, no additional data. Only the first 12 bytes of the
 // 16-byte iv are the GCM nonce (upstream's OpenSSL call ignores the rest); the Sealer

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// ackKeys are the keys of every ack result (spec §6.1).
+// ackKeys are the keys of every ack result.
 var ackKeys = sortedKeys("index", "transactionId", "success", "error", "queueName", "partitionName", "leaseReleased", "dlq")
 
 func TestAck(t *testing.T) {

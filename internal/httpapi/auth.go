@@ -11,7 +11,7 @@ import (
 	"github.com/queenmq/queen/internal/auth"
 )
 
-// authenticate enforces the route levels of routeLevels (spec/auth.md §2). It runs
+// authenticate enforces the route levels of routeLevels (see docs/security.md). It runs
 // before the router and before any body is read, so an unauthenticated request never
 // reaches a handler and gets 401 even with a malformed body. With no verifier
 // (JWT_ENABLED=false) it is not in the chain at all and the Authorization header is

@@ -3,9 +3,9 @@ package httpapi
 import "github.com/queenmq/queen/internal/auth"
 
 // routeLevels is the access level of every route, keyed "METHOD pattern" with the
-// pattern exactly as registered with chi (spec/http-api.md §0 Auth column,
-// spec/auth.md §5). It also lists routes of the spec that are not registered yet, so
-// they get the right level when they are.
+// pattern exactly as registered with chi, following the Auth column of the upstream
+// route list (docs/security.md has the operator's summary). It also lists upstream
+// routes that are not registered yet, so they get the right level when they are.
 //
 // Registering a route without a row here fails TestEveryRouteHasALevel; at run time
 // such a route is treated as admin-only (routeLevel), never as open.

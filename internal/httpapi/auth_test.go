@@ -158,8 +158,8 @@ func TestEveryRouteHasALevel(t *testing.T) {
 	}
 }
 
-// TestRouteLevelsFollowTheSpec pins routeLevels to the Auth column of
-// spec/http-api.md §0 (and auth.md §5), written out independently here.
+// TestRouteLevelsFollowTheSpec pins routeLevels to the Auth column of the upstream
+// route list, written out independently here.
 func TestRouteLevelsFollowTheSpec(t *testing.T) {
 	t.Parallel()
 	spec := map[auth.Level][]string{
@@ -202,7 +202,7 @@ func TestRouteLevelsFollowTheSpec(t *testing.T) {
 			require.Equal(t, level, routeLevel(method, pattern), rt)
 		}
 	}
-	require.Len(t, spec[auth.Admin], 17, "auth.md §5 counts 17 admin routes")
+	require.Len(t, spec[auth.Admin], 17, "the upstream route list counts 17 admin routes")
 	// Everything under /api/v1/system/ and /internal/ is admin, listed or not.
 	for rt, level := range routeLevels {
 		if strings.Contains(rt, " /api/v1/system/") || strings.Contains(rt, " /internal/") {

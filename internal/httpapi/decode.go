@@ -20,11 +20,10 @@ import (
 )
 
 // object is a decoded JSON object whose values are still raw, so handlers can tell
-// absent, null and wrongly typed fields apart and answer the spec's exact messages.
+// absent, null and wrongly typed fields apart and answer upstream's exact messages.
 type object map[string]json.RawMessage
 
-// presence says what a field lookup found. JSON null counts as absent everywhere
-// (spec §1.4).
+// presence says what a field lookup found. JSON null counts as absent everywhere.
 type presence int
 
 const (
@@ -33,7 +32,7 @@ const (
 	wrongType                 // present with another type
 )
 
-// readObject reads the whole body (spec §1.4) and decodes it as a JSON object; see
+// readObject reads the whole body and decodes it as a JSON object; see
 // readBody and parseObject.
 func readObject(r *http.Request, emptyIsObject bool) (object, error) {
 	body, err := readBody(r)
@@ -305,7 +304,7 @@ func hasPathParam(r *http.Request, name string) bool {
 }
 
 // queryString returns the first value of a query parameter and whether it was given.
-// A present but empty parameter yields "" (spec §1.9).
+// A present but empty parameter yields "".
 func queryString(q url.Values, name string) (string, bool) {
 	vs, ok := q[name]
 	if !ok || len(vs) == 0 {

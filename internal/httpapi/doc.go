@@ -4,8 +4,9 @@
 // statuses and stable error codes. Which access level each route needs is the table in
 // auth_routes.go; verification itself is package auth.
 //
-// The wire contract is /work/shared/spec/http-api.md; the response types come from
-// package api and the use cases from package broker. Handlers have the shape
+// The wire contract is upstream Queen's HTTP API (docs/api.md lists what queen serves
+// and where it differs); the response types come from package api and the use cases
+// from package broker. Handlers have the shape
 // func(w, r) error (caddy's idea, see style.md §2.3): they decode the request, call the
 // broker and encode the answer, and return any error to [Server.handle], which hands it
 // to writeError, the only place where an error becomes a status code and a body.
@@ -15,8 +16,8 @@
 // "Queue must be a string" or "items array is required") and treats JSON null as
 // "absent" everywhere. Each rejected field is named in the error body's "field".
 //
-// Status codes are the intended ones of the spec (201 for push, 204 for an empty pop,
-// 404 for an unknown queue, ...), never the upstream wire's blanket 200. Outcomes of
+// Status codes are the ones upstream's handlers intend (201 for push, 204 for an empty
+// pop, 404 for an unknown queue, ...), never the upstream wire's blanket 200. Outcomes of
 // acks, lease extensions and transactions are reported in the body with 200, and a push
 // whose items were partly refused (a full queue) is still 201 with those items
 // "failed", so a handler never turns a committed change into a 5xx that clients would

@@ -9,7 +9,7 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// handleAck is POST /api/v1/ack (spec §6.1): 200 with a one-element array. The
+// handleAck is POST /api/v1/ack: 200 with a one-element array. The
 // outcome (message not found, invalid lease, ...) is in the element, never in the
 // status code.
 func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) error {
@@ -36,7 +36,7 @@ func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) error {
 }
 
 // decodeSingleAck decodes an /ack body with encoding/json: the slow path behind
-// scanAck, with the spec's exact errors.
+// scanAck, with upstream's exact errors.
 func decodeSingleAck(body []byte) (queue.Ack, string, error) {
 	o, err := parseObject(body, false)
 	if err != nil {
@@ -50,10 +50,10 @@ func decodeSingleAck(body []byte) (queue.Ack, string, error) {
 	return a, group, err
 }
 
-// handleAckBatch is POST /api/v1/ack/batch (spec §6.2): 200 with one result per
+// handleAckBatch is POST /api/v1/ack/batch: 200 with one result per
 // acknowledgment in request order ([] when there are none). The body-level
-// consumerGroup applies to every item; per-item groups are ignored (semantics.md
-// §7.1). One invalid item rejects the whole batch with 400.
+// consumerGroup applies to every item; per-item groups are ignored. One invalid item
+// rejects the whole batch with 400.
 func (s *Server) handleAckBatch(w http.ResponseWriter, r *http.Request) error {
 	body, err := readBody(r)
 	if err != nil {
@@ -80,7 +80,7 @@ func (s *Server) handleAckBatch(w http.ResponseWriter, r *http.Request) error {
 }
 
 // decodeAckBatch decodes an /ack/batch body with encoding/json: the slow path behind
-// scanAckBatch, with the spec's exact errors.
+// scanAckBatch, with upstream's exact errors.
 func decodeAckBatch(body []byte) ([]queue.Ack, string, error) {
 	o, err := parseObject(body, false)
 	if err != nil {
@@ -146,7 +146,7 @@ func checkAck(a queue.Ack, prefix string) error {
 	return nil
 }
 
-// handleLeaseExtend is POST /api/v1/lease/{leaseId}/extend (spec §6.4). The body is
+// handleLeaseExtend is POST /api/v1/lease/{leaseId}/extend. The body is
 // optional (an empty body reads as {}, for the py client); seconds is an optional
 // integer. Always 200 with a one-element array; an unknown or expired lease is
 // success false with expiresAt null.

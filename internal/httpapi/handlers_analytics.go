@@ -10,13 +10,13 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// The /api/v1/analytics/* routes (spec §8.7–8.13) read the per-minute tables the
+// The /api/v1/analytics/* routes read the per-minute tables the
 // brokers' activity recorders fill (system_metrics, worker_metrics,
 // queue_lag_metrics, queue_parked_replica), retention_history and the PostgreSQL
 // statistics views. Every read is bounded by its window (default the last hour, at
 // most 366 days) and a row limit.
 
-// handleSystemMetrics is GET /api/v1/analytics/system-metrics (spec §8.7): per broker
+// handleSystemMetrics is GET /api/v1/analytics/system-metrics: per broker
 // process, a series of {avg,min,max,last} summaries of its 1 Hz process samples.
 func (s *Server) handleSystemMetrics(w http.ResponseWriter, r *http.Request) error {
 	f, err := seriesFilter(r)
@@ -48,7 +48,7 @@ func (s *Server) handleSystemMetrics(w http.ResponseWriter, r *http.Request) err
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// handleWorkerMetrics is GET /api/v1/analytics/worker-metrics (spec §8.8).
+// handleWorkerMetrics is GET /api/v1/analytics/worker-metrics.
 func (s *Server) handleWorkerMetrics(w http.ResponseWriter, r *http.Request) error {
 	f, err := seriesFilter(r)
 	if err != nil {
@@ -86,7 +86,7 @@ func (s *Server) handleWorkerMetrics(w http.ResponseWriter, r *http.Request) err
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// handleQueueLag is GET /api/v1/analytics/queue-lag (spec §8.9): a top-level array
+// handleQueueLag is GET /api/v1/analytics/queue-lag: a top-level array
 // of per-(bucket, queue) pop lag, newest first, for buckets with deliveries.
 func (s *Server) handleQueueLag(w http.ResponseWriter, r *http.Request) error {
 	f, err := seriesFilter(r)
@@ -108,7 +108,7 @@ func (s *Server) handleQueueLag(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// handleQueueOps is GET /api/v1/analytics/queue-ops (spec §8.10).
+// handleQueueOps is GET /api/v1/analytics/queue-ops.
 func (s *Server) handleQueueOps(w http.ResponseWriter, r *http.Request) error {
 	f, err := seriesFilter(r)
 	if err != nil {
@@ -138,7 +138,7 @@ func (s *Server) handleQueueOps(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// handleParkedReplicas is GET /api/v1/analytics/queue-parked-replicas (spec §8.11).
+// handleParkedReplicas is GET /api/v1/analytics/queue-parked-replicas.
 func (s *Server) handleParkedReplicas(w http.ResponseWriter, r *http.Request) error {
 	f, err := seriesFilter(r)
 	if err != nil {
@@ -161,7 +161,7 @@ func (s *Server) handleParkedReplicas(w http.ResponseWriter, r *http.Request) er
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// handleRetention is GET /api/v1/analytics/retention (spec §8.12). The series is
+// handleRetention is GET /api/v1/analytics/retention. The series is
 // empty until the retention and eviction jobs, which write retention_history, exist.
 func (s *Server) handleRetention(w http.ResponseWriter, r *http.Request) error {
 	f, err := seriesFilter(r)
@@ -192,7 +192,7 @@ func retentionTotals(b queue.RetentionBucket) api.RetentionTotals {
 	}
 }
 
-// handlePostgresStats is GET /api/v1/analytics/postgres-stats (spec §8.13): cache hit
+// handlePostgresStats is GET /api/v1/analytics/postgres-stats: cache hit
 // ratios, dead tuples, HOT updates, active queries (text cut to 200 characters),
 // autovacuum, buffer settings and usage, and table sizes of the queen schema, each
 // list at most 50 rows (20 queries).

@@ -11,10 +11,10 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// defaultMinLagSeconds is the lagging threshold when minLagSeconds is absent (spec §9.3).
+// defaultMinLagSeconds is the lagging threshold when minLagSeconds is absent.
 const defaultMinLagSeconds = 3600
 
-// handleConsumerGroupList is GET /api/v1/consumer-groups (spec §9.2): a top-level array
+// handleConsumerGroupList is GET /api/v1/consumer-groups: a top-level array
 // with one element per (group, queue) that has cursors, queue mode included; [] when
 // there is none. totalLag is the real number of unconsumed messages (upstream: null)
 // and maxTimeLag the age of the oldest one.
@@ -41,7 +41,7 @@ func (s *Server) handleConsumerGroupList(w http.ResponseWriter, r *http.Request)
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// handleConsumerGroupLagging is GET /api/v1/consumer-groups/lagging (spec §9.3): the
+// handleConsumerGroupLagging is GET /api/v1/consumer-groups/lagging: the
 // cursors whose oldest unconsumed message is older than minLagSeconds (default 3600),
 // most lagging first, as a top-level array. A minLagSeconds that is not an integer is
 // 400 (upstream: 500).
@@ -74,7 +74,7 @@ func (s *Server) handleConsumerGroupLagging(w http.ResponseWriter, r *http.Reque
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// handleConsumerGroupGet is GET /api/v1/consumer-groups/{group} (spec §9.4): the group's
+// handleConsumerGroupGet is GET /api/v1/consumer-groups/{group}: the group's
 // cursors keyed by queue name, with offsetLag (exact) and timeLagSeconds (age of the
 // oldest unconsumed message). An unknown group is 404 {"error":"Consumer group not
 // found"} (upstream: 200 with an empty body).
@@ -105,8 +105,8 @@ func (s *Server) handleConsumerGroupGet(w http.ResponseWriter, r *http.Request) 
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// handleConsumerGroupDelete is DELETE /api/v1/consumer-groups/{group} (spec §9.5) and
-// DELETE /api/v1/consumer-groups/{group}/queues/{queue} (spec §9.7): the group's
+// handleConsumerGroupDelete is DELETE /api/v1/consumer-groups/{group} and
+// DELETE /api/v1/consumer-groups/{group}/queues/{queue}: the group's
 // cursors, leases and watermarks go, and its subscriptions too unless
 // deleteMetadata is given and not true/1. 200 even when there was nothing to delete.
 func (s *Server) handleConsumerGroupDelete(w http.ResponseWriter, r *http.Request) error {
@@ -143,8 +143,8 @@ func (s *Server) handleConsumerGroupDelete(w http.ResponseWriter, r *http.Reques
 	})
 }
 
-// handleSubscriptionUpdate is POST /api/v1/consumer-groups/{group}/subscription (spec
-// §9.6): every subscription of the group moves to subscriptionTimestamp. A missing
+// handleSubscriptionUpdate is POST /api/v1/consumer-groups/{group}/subscription:
+// every subscription of the group moves to subscriptionTimestamp. A missing
 // field is 400 "Missing subscriptionTimestamp in request body"; a non-string or
 // unparsable one is 400 naming the field (upstream: 500).
 func (s *Server) handleSubscriptionUpdate(w http.ResponseWriter, r *http.Request) error {
@@ -176,8 +176,8 @@ func (s *Server) handleSubscriptionUpdate(w http.ResponseWriter, r *http.Request
 	})
 }
 
-// handleConsumerGroupSeek is POST /api/v1/consumer-groups/{group}/queues/{queue}/seek
-// (spec §9.8): {"toEnd":true} or {"timestamp":"<RFC 3339>"}; toEnd wins when both are
+// handleConsumerGroupSeek is POST /api/v1/consumer-groups/{group}/queues/{queue}/seek:
+// {"toEnd":true} or {"timestamp":"<RFC 3339>"}; toEnd wins when both are
 // given. An unknown queue is 404 {"error":"Queue not found"} (upstream: 200 with
 // partitionsUpdated 0).
 func (s *Server) handleConsumerGroupSeek(w http.ResponseWriter, r *http.Request) error {
@@ -226,8 +226,8 @@ func (s *Server) handleConsumerGroupSeek(w http.ResponseWriter, r *http.Request)
 }
 
 // handlePartitionSeek is POST
-// /api/v1/consumer-groups/{group}/queues/{queue}/partitions/{partition}/seek (spec
-// §9.9): the group's cursor on that partition moves to its newest message and its lease
+// /api/v1/consumer-groups/{group}/queues/{queue}/partitions/{partition}/seek: the
+// group's cursor on that partition moves to its newest message and its lease
 // is released. The body is never read. An unknown queue or partition is 404
 // {"error":"Partition not found"} (upstream: 500).
 func (s *Server) handlePartitionSeek(w http.ResponseWriter, r *http.Request) error {

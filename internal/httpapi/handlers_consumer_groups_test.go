@@ -21,7 +21,7 @@ import (
 // cgMillisRE matches a FormatMillis timestamp.
 const cgMillisRE = `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`
 
-// Keys of the consumer-group answers (spec §9.2–9.9).
+// Keys of the consumer-group answers.
 var (
 	cgSummaryKeys = sortedKeys("name", "topics", "queueName", "members", "partitionsWithLag", "totalLag",
 		"maxTimeLag", "state", "subscriptionMode", "subscriptionTimestamp", "subscriptionCreatedAt")
@@ -448,8 +448,9 @@ func TestConsumerGroupSeek(t *testing.T) {
 		require.Equal(t, []any{2.0, 3.0}, cgData(cgPop(t, b, "cg-mid?consumerGroup=m&batch=10")))
 	})
 
-	// The [GO] fix: a "new" group seeking back before its subscription time replays the
-	// history it asked for instead of being re-seeded from the old subscription time.
+	// queen's fix over upstream: a "new" group seeking back before its subscription
+	// time replays the history it asked for instead of being re-seeded from the old
+	// subscription time.
 	t.Run("BeforeTheSubscriptionReplaysHistory", func(t *testing.T) {
 		t.Parallel()
 		cgPushN(t, b, "cg-back", "", 1, 2)

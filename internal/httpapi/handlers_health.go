@@ -25,7 +25,7 @@ type readiness struct {
 	Spool    string `json:"spool,omitempty"`
 }
 
-// handleHealth is GET /health (spec §2.1): the upstream-compatible check, 200
+// handleHealth is GET /health: the upstream-compatible check, 200
 // healthy/connected when the database answers a ping within 2 s, else 503
 // unhealthy/disconnected, with the same body shape.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {

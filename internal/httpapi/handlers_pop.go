@@ -13,7 +13,7 @@ import (
 const maxTimeoutMillis = int64(24 * time.Hour / time.Millisecond)
 
 // handlePop is GET /api/v1/pop/queue/{queue} and
-// GET /api/v1/pop/queue/{queue}/partition/{partition} (spec §5): 200 with a
+// GET /api/v1/pop/queue/{queue}/partition/{partition}: 200 with a
 // PopResponse, or 204 with no body when nothing was delivered (including a long-poll
 // timeout). When the client goes away during a long-poll nothing is written.
 func (s *Server) handlePop(w http.ResponseWriter, r *http.Request) error {
@@ -35,10 +35,10 @@ func (s *Server) handlePop(w http.ResponseWriter, r *http.Request) error {
 	return s.writePop(w, res)
 }
 
-// handlePopNamespace is GET /api/v1/pop?namespace=&task= (spec §12.1, missing
-// upstream): the wildcard pop run over the queues with that namespace and/or task,
-// highest priority first, answered like a queue pop; the top-level queue is the queue
-// that yielded the messages (each message also carries its queue).
+// handlePopNamespace is GET /api/v1/pop?namespace=&task= (missing upstream): the
+// wildcard pop run over the queues with that namespace and/or task, highest priority
+// first, answered like a queue pop; the top-level queue is the queue that yielded the
+// messages (each message also carries its queue).
 func (s *Server) handlePopNamespace(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	ns, _ := queryString(q, "namespace")
@@ -70,7 +70,7 @@ func (s *Server) writePop(w http.ResponseWriter, res queue.PopResult) error {
 	return s.writeAppended(w, http.StatusOK, func(dst []byte) ([]byte, error) { return appendPop(dst, res) })
 }
 
-// popRequest builds the pop request from the path and the query (spec §5.1).
+// popRequest builds the pop request from the path and the query.
 // namespace and task are ignored on these routes. Integers that do not parse are 400
 // naming the parameter; batch must be at least 1.
 func (s *Server) popRequest(r *http.Request) (queue.PopRequest, error) {

@@ -10,17 +10,17 @@ import (
 )
 
 // Payloads stored for an item without one: JSON null on /push, {} inside a
-// transaction (upstream, semantics.md §9).
+// transaction (as upstream does).
 var (
 	payloadNull        = json.RawMessage("null")
 	payloadEmptyObject = json.RawMessage("{}")
 )
 
-// handlePush is POST /api/v1/push (spec §4.1): 201 with a top-level array of per-item
+// handlePush is POST /api/v1/push: 201 with a top-level array of per-item
 // results in request order; items: [] is 201 with the literal body []. The whole
 // request is rejected (400) on the first invalid item. producerSub is never taken from
 // the body: every item is stamped with the verified token's sub, or none (NULL) when
-// the request carried no verified token (spec/auth.md §6).
+// the request carried no verified token (see "Producer identity" in docs/security.md).
 func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
 	body, err := readBody(r)
 	if err != nil {
@@ -50,7 +50,7 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
 }
 
 // decodePush decodes a /push body with encoding/json: the slow path behind scanPush,
-// which decides every body scanPush declines, with the spec's exact errors.
+// which decides every body scanPush declines, with upstream's exact errors.
 func decodePush(body []byte) ([]queue.PushItem, error) {
 	o, err := parseObject(body, false)
 	if err != nil {
@@ -81,7 +81,7 @@ func decodePushItem(raw json.RawMessage, field string, inTx bool) (queue.PushIte
 // decodePushFields decodes the fields of a push item; field prefixes the names in
 // errors. Empty transactionId and traceId mean absent. A missing or null payload is
 // stored as JSON null on /push; inside a transaction (inTx) data stands in for a
-// missing payload and the default is {} (upstream, semantics.md §9).
+// missing payload and the default is {} (as upstream does).
 func decodePushFields(o object, field string, inTx bool) (queue.PushItem, error) {
 	var it queue.PushItem
 	var ok presence

@@ -23,7 +23,7 @@ type queueOption struct {
 	onlyTrue bool
 }
 
-// queueOptions lists every option configure reads (spec §3.1). Unknown keys in the
+// queueOptions lists every option configure reads. Unknown keys in the
 // request are ignored.
 var queueOptions = []queueOption{
 	{name: "leaseTime", intp: func(o *queue.Options) *int { return &o.LeaseTime }},
@@ -43,7 +43,7 @@ var queueOptions = []queueOption{
 	{name: "dlqAfterMaxRetries", boolp: func(o *queue.Options) *bool { return &o.DLQAfterMaxRetries }, onlyTrue: true},
 }
 
-// handleConfigure is POST /api/v1/configure (spec §3.1): a full replacement of the
+// handleConfigure is POST /api/v1/configure: a full replacement of the
 // queue's configuration. Options start from queue.DefaultOptions and only those in the
 // request are applied, so an option left out is reset to its default. namespace and
 // task that are absent, null or not strings are stored as "". An options value that is
@@ -115,7 +115,7 @@ func optionsEcho(o queue.Options) api.QueueOptionsEcho {
 	}
 }
 
-// handleQueueList is GET /api/v1/resources/queues (spec §7.2): {"queues":[...]},
+// handleQueueList is GET /api/v1/resources/queues: {"queues":[...]},
 // newest first. Upstream ignores the query; here namespace and task filter by exact
 // match (empty = no filter) and limit/offset page the filtered list (limit 0 = all).
 func (s *Server) handleQueueList(w http.ResponseWriter, r *http.Request) error {
@@ -164,7 +164,7 @@ func (s *Server) handleQueueList(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, list)
 }
 
-// handleQueueGet is GET /api/v1/resources/queues/{queue} (spec §7.3): the queue with
+// handleQueueGet is GET /api/v1/resources/queues/{queue}: the queue with
 // its partitions and counters, or 404 {"error":"Queue not found"}. Added to upstream's
 // shape: the stored options and whether queen applies the stored ttl and retryDelay.
 func (s *Server) handleQueueGet(w http.ResponseWriter, r *http.Request) error {
@@ -197,7 +197,7 @@ func (s *Server) handleQueueGet(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, d)
 }
 
-// handleQueueDelete is DELETE /api/v1/resources/queues/{queue} (spec §7.4): 200
+// handleQueueDelete is DELETE /api/v1/resources/queues/{queue}: 200
 // {"deleted":true,"queue":...,"existed":bool}, whether or not the queue existed.
 func (s *Server) handleQueueDelete(w http.ResponseWriter, r *http.Request) error {
 	name, err := pathParam(r, "queue")

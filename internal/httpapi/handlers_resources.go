@@ -9,9 +9,10 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// The resource summaries (spec §7.1, §7.5, §12.2) are computed live on every call:
-// upstream serves them from a statistics table refreshed every 10 s, queen counts
-// the messages themselves (the cost grows with the number of stored messages).
+// The resource summaries (overview, namespaces, tasks, partitions) are computed live
+// on every call: upstream serves them from a statistics table refreshed every 10 s,
+// queen counts the messages themselves (the cost grows with the number of stored
+// messages).
 
 // handleOverview is GET /api/v1/resources/overview: cluster totals, the lag of the
 // partitions with pending messages, and the last complete minute's rates; statsAge
@@ -65,7 +66,7 @@ func (s *Server) handleTasks(w http.ResponseWriter, r *http.Request) error {
 }
 
 // handlePartitions is GET /api/v1/resources/partitions[?queue=&limit=&offset=]
-// (missing upstream, spec §12.2): partitions by queue then name, with live counters
+// (missing upstream): partitions by queue then name, with live counters
 // and the queue-mode cursor; 404 {"error":"Queue not found"} for an unknown queue.
 func (s *Server) handlePartitions(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()

@@ -10,7 +10,7 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// Default page sizes of the status listings (http-api.md §8.2, §8.4).
+// Default page sizes of the status listings.
 const (
 	defaultStatusQueuesLimit   = 100
 	defaultQueueMessagesLimit  = 50
@@ -70,7 +70,7 @@ func ratioOf(n, d int64) float64 {
 	return float64(n) / float64(d)
 }
 
-// handleStatus is GET /api/v1/status (spec §8.1). Throughput comes from the flushed
+// handleStatus is GET /api/v1/status. Throughput comes from the flushed
 // per-minute activity of every broker (the current minute appears once flushed); the
 // other sections are live SQL over the window.
 func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) error {
@@ -137,7 +137,7 @@ func workerStatuses(ws []broker.WorkerSummary) []api.WorkerStatus {
 	return out
 }
 
-// handleStatusQueues is GET /api/v1/status/queues (spec §8.2): one page of queues
+// handleStatusQueues is GET /api/v1/status/queues: one page of queues
 // (namespace and task filter by exact match), newest first, with live counters.
 func (s *Server) handleStatusQueues(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
@@ -162,7 +162,7 @@ func (s *Server) handleStatusQueues(w http.ResponseWriter, r *http.Request) erro
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// handleStatusQueue is GET /api/v1/status/queues/{queue} (spec §8.3): the queue, its
+// handleStatusQueue is GET /api/v1/status/queues/{queue}: the queue, its
 // configuration and every partition with live counters and the queue-mode cursor;
 // 404 {"error":"Queue not found"} for an unknown queue.
 func (s *Server) handleStatusQueue(w http.ResponseWriter, r *http.Request) error {
@@ -199,8 +199,8 @@ func (s *Server) handleStatusQueue(w http.ResponseWriter, r *http.Request) error
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// handleStatusQueueMessages is GET /api/v1/status/queues/{queue}/messages (spec
-// §8.4): a top-level array of one page of the queue's messages, newest first, with
+// handleStatusQueueMessages is GET /api/v1/status/queues/{queue}/messages: a
+// top-level array of one page of the queue's messages, newest first, with
 // the queue-mode status; [] past the end; 404 for an unknown queue.
 func (s *Server) handleStatusQueueMessages(w http.ResponseWriter, r *http.Request) error {
 	name, err := pathParam(r, "queue")
@@ -228,7 +228,7 @@ func (s *Server) handleStatusQueueMessages(w http.ResponseWriter, r *http.Reques
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// handleStatusAnalytics is GET /api/v1/status/analytics (spec §8.5): message
+// handleStatusAnalytics is GET /api/v1/status/analytics: message
 // creation counts per minute, hour (default) or day, zero-filled, oldest first.
 func (s *Server) handleStatusAnalytics(w http.ResponseWriter, r *http.Request) error {
 	f, err := statusFilter(r)
@@ -250,7 +250,7 @@ func (s *Server) handleStatusAnalytics(w http.ResponseWriter, r *http.Request) e
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// handleStatusBuffers is GET /api/v1/status/buffers (spec §8.6): this broker's disk
+// handleStatusBuffers is GET /api/v1/status/buffers: this broker's disk
 // spool (depth, bytes, age, quarantined and corrupt records, write health); dbHealthy
 // is a live ping.
 func (s *Server) handleStatusBuffers(w http.ResponseWriter, r *http.Request) error {

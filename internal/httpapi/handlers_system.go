@@ -9,7 +9,7 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// Maintenance modes (spec §9.10, semantics.md §12.1–12.2) are two cluster-wide flags
+// Maintenance modes (/api/v1/system/maintenance[/pop]) are two cluster-wide flags
 // in queen.system_state; every broker re-reads them every 2 s. Push maintenance:
 // every push goes to the broker's disk spool (201 "buffered") and the spool is
 // replayed into PostgreSQL once the mode is off; transactions are not affected (as
@@ -119,7 +119,8 @@ func popMaintenance(on bool) api.PopMaintenance {
 }
 
 // readEnabled reads the body {"enabled": true|false}; anything else but an empty or
-// malformed body (§1.4) is 400 "enabled (boolean) is required".
+// malformed body (which readObject refuses itself) is 400 "enabled (boolean) is
+// required".
 func readEnabled(r *http.Request) (bool, error) {
 	body, err := readObject(r, false)
 	if err != nil {
@@ -132,7 +133,7 @@ func readEnabled(r *http.Request) (bool, error) {
 	return enabled, nil
 }
 
-// handleStatsRefresh is POST /api/v1/stats/refresh (spec §9.1; the body is ignored).
+// handleStatsRefresh is POST /api/v1/stats/refresh (the body is ignored).
 // queen has no statistics cache: the resource and status views are computed live.
 // What a refresh can do is write this broker's activity counters, including the
 // current minute, to the analytics tables now; it answers what it wrote.

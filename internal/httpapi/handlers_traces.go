@@ -9,14 +9,14 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// Default page sizes of the trace listings (spec §7.11–7.13).
+// Default page sizes of the trace listings.
 const (
 	defaultTracesPerMessage = 1000
 	defaultTracesByName     = 100
 	defaultTraceNames       = 50
 )
 
-// handleTraceCreate is POST /api/v1/traces (spec §7.10): 201
+// handleTraceCreate is POST /api/v1/traces: 201
 // {"success":true,"traceId":...}. Upstream answers an unknown message with 500; a
 // client mistake is never a 5xx here, so it is 404
 // {"success":false,"error":"Message not found","code":"not_found"}.
@@ -82,7 +82,7 @@ func traceNames(body object) ([]string, error) {
 	return names, nil
 }
 
-// handleTraceList is GET /api/v1/traces/{partitionId}/{transactionId} (spec §7.11):
+// handleTraceList is GET /api/v1/traces/{partitionId}/{transactionId}:
 // {"traces":[...]}, oldest first; [] for an unknown message. limit (default 1000,
 // at most 1000) and offset page the list (additive).
 func (s *Server) handleTraceList(w http.ResponseWriter, r *http.Request) error {
@@ -108,7 +108,7 @@ func (s *Server) handleTraceList(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// handleTraceByName is GET /api/v1/traces/by-name/{traceName} (spec §7.12): one page
+// handleTraceByName is GET /api/v1/traces/by-name/{traceName}: one page
 // (limit 100, offset 0) of the events carrying the name, oldest first, with their
 // message's queue, partition and decrypted payload, and the total count.
 func (s *Server) handleTraceByName(w http.ResponseWriter, r *http.Request) error {
@@ -139,7 +139,7 @@ func (s *Server) handleTraceByName(w http.ResponseWriter, r *http.Request) error
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// handleTraceNames is GET /api/v1/traces/names (spec §7.13): one page (limit 50,
+// handleTraceNames is GET /api/v1/traces/names: one page (limit 50,
 // offset 0) of the distinct trace names, most recently seen first, and their number.
 func (s *Server) handleTraceNames(w http.ResponseWriter, r *http.Request) error {
 	page, err := listPage(r.URL.Query(), defaultTraceNames)

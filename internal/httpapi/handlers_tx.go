@@ -9,12 +9,12 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// handleTransaction is POST /api/v1/transaction (spec §6.3): acks and pushes that
+// handleTransaction is POST /api/v1/transaction: acks and pushes that
 // commit or roll back together. The answer is 200 whether the transaction committed
 // or not (success false with error and the results gathered before the failure);
 // only a malformed request is 400. requiredLeases is accepted and ignored. Pushed
 // items are stamped with the verified token's sub like /push (upstream leaves them
-// unstamped; semantics.md §9 [GO]); a producerSub in the body is ignored.
+// unstamped); a producerSub in the body is ignored.
 func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error {
 	body, err := readObject(r, false)
 	if err != nil {

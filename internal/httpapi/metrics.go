@@ -114,7 +114,7 @@ func methodLabel(m string) string {
 	return "OTHER"
 }
 
-// handlePrometheus is GET /metrics/prometheus (spec §2.3): the registry in the text
+// handlePrometheus is GET /metrics/prometheus: the registry in the text
 // exposition format 0.0.4 (or what the scraper negotiates), public, always 200
 // unless every collector failed.
 func (s *Server) handlePrometheus() http.Handler {
@@ -127,12 +127,12 @@ func (s *Server) handlePrometheus() http.Handler {
 	})
 }
 
-// contentTypeText is the content type of the text exposition format (spec §2.3).
+// contentTypeText is the content type of the text exposition format.
 const contentTypeText = "text/plain; version=0.0.4; charset=utf-8"
 
 // textContentType drops the escaping parameter promhttp adds to the text format's
 // content type: every queen name is a legacy Prometheus name, so escaping changes
-// nothing, and the spec (and old scrapers) expect the plain 0.0.4 content type.
+// nothing, and upstream sends (and old scrapers expect) the plain 0.0.4 content type.
 type textContentType struct {
 	http.ResponseWriter
 	fixed bool
@@ -163,7 +163,7 @@ type promLogger struct{ s *Server }
 
 func (l promLogger) Println(v ...any) { l.s.logger.Warn("metrics exposition", "err", v) }
 
-// handleMetrics is GET /metrics (spec §2.2): uptime, request and message totals with
+// handleMetrics is GET /metrics: uptime, request and message totals with
 // their recent rates, pool figures, memory and CPU time. The counters come from the
 // registry, so they match /metrics/prometheus.
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) error {

@@ -22,7 +22,7 @@ const headerRequestID = "X-Request-Id"
 // are replaced by a generated one, so a client cannot inject into the logs.
 const maxRequestIDLength = 128
 
-// CORS header values (spec §1.3).
+// CORS header values, as upstream sends them.
 const (
 	corsAllowMethods = "GET, POST, PUT, DELETE, OPTIONS"
 	corsAllowHeaders = "Content-Type, Authorization"
@@ -138,9 +138,9 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 	})
 }
 
-// cors answers every OPTIONS request 204 with no body (spec §0 row 1) and, only when
-// CORS is configured and the Origin is allowed, adds the Access-Control-* headers of
-// spec §1.3 to every answer. Without CORSAllowedOrigins no such header is ever sent.
+// cors answers every OPTIONS request 204 with no body (as upstream does) and, only
+// when CORS is configured and the Origin is allowed, adds upstream's Access-Control-*
+// headers to every answer. Without CORSAllowedOrigins no such header is ever sent.
 func (s *Server) cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if allow := s.corsOrigin(r.Header.Get("Origin")); allow != "" {

@@ -88,8 +88,8 @@ func New(opts Options, b *broker.Broker, logger *slog.Logger) *Server {
 // (request id, access log, metrics, recover, CORS, authentication, body limit).
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// routes registers every implemented route. Paths of the spec's §0 table that are not
-// listed here fall through to the JSON 404 (or 405 for a known path with another
+// routes registers every implemented route. Paths of the upstream route list that are
+// not listed here fall through to the JSON 404 (or 405 for a known path with another
 // method). Every route needs its access level in routeLevels (auth_routes.go); a route
 // without one is admin-only when authentication is on, and fails the tests.
 func (s *Server) routes() {
@@ -124,7 +124,7 @@ func (s *Server) routes() {
 	r.Get(v1+"/resources/queues/{queue}", s.handle(s.handleQueueGet))
 	r.Delete(v1+"/resources/queues/{queue}", s.handle(s.handleQueueDelete))
 
-	// Message admin, DLQ and traces (spec §7.6–7.13). Static segments beat parameters,
+	// Message admin, DLQ and traces. Static segments beat parameters,
 	// so /traces/names and /traces/by-name/{traceName} win over /traces/{p}/{t}.
 	r.Get(v1+"/messages", s.handle(s.handleMessageList))
 	r.Get(v1+"/messages/{partitionId}/{transactionId}", s.handle(s.handleMessageGet))
@@ -135,7 +135,7 @@ func (s *Server) routes() {
 	r.Get(v1+"/traces/by-name/{traceName}", s.handle(s.handleTraceByName))
 	r.Get(v1+"/traces/{partitionId}/{transactionId}", s.handle(s.handleTraceList))
 
-	// Consumer-group administration (spec §9.2–9.9). The static /lagging beats {group}.
+	// Consumer-group administration. The static /lagging beats {group}.
 	r.Get(v1+"/consumer-groups", s.handle(s.handleConsumerGroupList))
 	r.Get(v1+"/consumer-groups/lagging", s.handle(s.handleConsumerGroupLagging))
 	r.Get(v1+"/consumer-groups/{group}", s.handle(s.handleConsumerGroupGet))
@@ -145,8 +145,7 @@ func (s *Server) routes() {
 	r.Post(v1+"/consumer-groups/{group}/queues/{queue}/seek", s.handle(s.handleConsumerGroupSeek))
 	r.Post(v1+"/consumer-groups/{group}/queues/{queue}/partitions/{partition}/seek", s.handle(s.handlePartitionSeek))
 
-	// Resource summaries, status, analytics, stats refresh and maintenance (spec §7.1,
-	// §7.5, §8, §9.1, §9.10, §12.2).
+	// Resource summaries, status, analytics, stats refresh and maintenance.
 	r.Get(v1+"/resources/overview", s.handle(s.handleOverview))
 	r.Get(v1+"/resources/namespaces", s.handle(s.handleNamespaces))
 	r.Get(v1+"/resources/tasks", s.handle(s.handleTasks))

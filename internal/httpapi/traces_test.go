@@ -11,10 +11,10 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// traceKeys are the keys of one trace of GET /api/v1/traces/{p}/{t} (spec §7.11).
+// traceKeys are the keys of one trace of GET /api/v1/traces/{p}/{t}.
 var traceKeys = sortedKeys("id", "event_type", "data", "consumer_group", "worker_id", "created_at", "trace_names")
 
-// traceByNameKeys are the keys of one trace of GET /api/v1/traces/by-name/{n} (spec §7.12).
+// traceByNameKeys are the keys of one trace of GET /api/v1/traces/by-name/{n}.
 var traceByNameKeys = sortedKeys("id", "transaction_id", "partition_id", "event_type", "data", "consumer_group",
 	"worker_id", "created_at", "queue_name", "partition_name", "message_payload", "trace_names")
 

@@ -1,4 +1,4 @@
-// Package maintenance runs queen's cluster-wide periodic jobs (semantics.md §11):
+// Package maintenance runs queen's cluster-wide periodic jobs (docs/retention.md):
 // retention, completed retention, eviction, dead-letter retention, empty-partition
 // and stale consumer-state cleanup, lease reclaim and the cleanup of the analytics
 // tables.

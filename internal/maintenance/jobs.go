@@ -7,7 +7,8 @@ import (
 	"github.com/queenmq/queen/internal/store"
 )
 
-// Settings are the jobs' knobs (config.md §5), taken from config.Config by the daemon.
+// Settings are the jobs' knobs (see the maintenance settings in docs/configuration.md),
+// taken from config.Config by the daemon.
 type Settings struct {
 	// RetentionInterval paces retention, completed retention, DLQ retention and the
 	// cleanups (RETENTION_INTERVAL); EvictionInterval paces eviction and lease

@@ -265,13 +265,20 @@ func TestCleanupJobs(t *testing.T) {
 
 	t.Run("MetricsTables", func(t *testing.T) {
 		_, err := tb.pool.Exec(t.Context(), `
+			INSERT INTO queen.queue_activity (bucket_time, queue_name) VALUES (now() - interval '200 days', 'a'), (now(), 'a');
+			INSERT INTO queen.worker_activity (bucket_time, hostname, worker_id, pid) VALUES (now() - interval '200 days', 'h', 'w', 1);
+			INSERT INTO queen.queue_parked_activity (bucket_time, queue_name, hostname, worker_id) VALUES (now() - interval '200 days', 'a', 'h', 'w');
+			INSERT INTO queen.system_activity (bucket_time, hostname, worker_id, pid) VALUES (now() - interval '200 days', 'h', 'w', 1);
+			INSERT INTO queen.retention_history (partition_id, messages_deleted, retention_type, executed_at) VALUES (NULL, 1, 'retention', now() - interval '200 days');
+			-- Upstream's tables of the same purpose, in upstream's layout.
 			INSERT INTO queen.queue_lag_metrics (bucket_time, queue_name) VALUES (now() - interval '200 days', 'a'), (now(), 'a');
-			INSERT INTO queen.worker_metrics (bucket_time, hostname, worker_id, pid) VALUES (now() - interval '200 days', 'h', 'w', 1);
-			INSERT INTO queen.queue_parked_replica (bucket_time, queue_name, hostname, worker_id) VALUES (now() - interval '200 days', 'a', 'h', 'w');
-			INSERT INTO queen.system_metrics (bucket_time, hostname, worker_id, pid) VALUES (now() - interval '200 days', 'h', 'w', 1);
-			INSERT INTO queen.retention_history (partition_id, messages_deleted, retention_type, executed_at) VALUES (NULL, 1, 'retention', now() - interval '200 days')`)
+			INSERT INTO queen.worker_metrics (bucket_time, hostname, worker_id, pid) VALUES (now() - interval '200 days', 'h', 0, 1);
+			INSERT INTO queen.queue_parked_replica (bucket_time, queue_name, hostname, worker_id) VALUES (now() - interval '200 days', 'a', 'h', 0);
+			INSERT INTO queen.system_metrics ("timestamp", hostname, port, worker_id, metrics) VALUES (now() - interval '200 days', 'h', 6632, 'w', '{}');
+			INSERT INTO queen.messages_consumed (consumer_group, messages_completed, acked_at) VALUES ('g', 1, now() - interval '200 days')`)
 		require.NoError(t, err)
-		require.EqualValues(t, 5, run(t, job(t, jobs, maintenance.JobMetricsCleanup)).Rows)
+		require.EqualValues(t, 10, run(t, job(t, jobs, maintenance.JobMetricsCleanup)).Rows)
+		require.Equal(t, 1, tb.count(t, `SELECT count(*) FROM queen.queue_activity`))
 		require.Equal(t, 1, tb.count(t, `SELECT count(*) FROM queen.queue_lag_metrics`))
 	})
 }

@@ -2,7 +2,7 @@ package queue
 
 import "time"
 
-// Ack statuses (http-api.md §6.1).
+// Ack statuses.
 const (
 	AckCompleted = "completed"
 	AckSuccess   = "success"

@@ -7,9 +7,8 @@ import (
 )
 
 // ActivityCounts are operation counters over some span (a minute, a bucket of the
-// dashboard series, a process lifetime), per queue or per broker process
-// (semantics.md §15). Every field adds up across spans and processes except
-// LagMaxMs, which is a maximum.
+// dashboard series, a process lifetime), per queue or per broker process. Every field
+// adds up across spans and processes except LagMaxMs, which is a maximum.
 type ActivityCounts struct {
 	// PushRequests counts /push requests (per queue: requests with an item for it).
 	PushRequests int64
@@ -82,7 +81,7 @@ func (c ActivityCounts) Requests() int64 {
 	return c.PushRequests + c.PopRequests + c.AckRequests + c.Transactions
 }
 
-// QueueActivity is one row of queue_lag_metrics: a queue's activity in one bucket,
+// QueueActivity is one row of queue_activity: a queue's activity in one bucket,
 // summed over the cluster.
 type QueueActivity struct {
 	Bucket time.Time
@@ -97,7 +96,7 @@ type QueueActivity struct {
 	PartitionCount    int64
 }
 
-// WorkerGauges are the sampled process gauges of worker_metrics, stored as sums over
+// WorkerGauges are the sampled process gauges of worker_activity, stored as sums over
 // Samples so that they add up across flushes and buckets.
 type WorkerGauges struct {
 	Samples int64
@@ -150,7 +149,7 @@ func ratio(sum float64, n int64) float64 {
 	return sum / float64(n)
 }
 
-// WorkerActivity is one row of worker_metrics: one broker process in one bucket.
+// WorkerActivity is one row of worker_activity: one broker process in one bucket.
 type WorkerActivity struct {
 	Bucket   time.Time
 	Hostname string
@@ -162,7 +161,7 @@ type WorkerActivity struct {
 	LastSeen time.Time
 }
 
-// ParkedReplica is one row of queue_parked_replica: the average number of long-polls
+// ParkedReplica is one row of queue_parked_activity: the average number of long-polls
 // parked on a queue at one replica over a bucket.
 type ParkedReplica struct {
 	Bucket   time.Time
@@ -211,7 +210,8 @@ func (s *Stat) Merge(o Stat) {
 }
 
 // SystemSample groups process gauges: group → key → summary, e.g.
-// memory → rss_bytes → {avg,min,max,last} (http-api.md §8.7).
+// memory → rss_bytes → {avg,min,max,last}, as GET /api/v1/analytics/system-metrics
+// reports them.
 type SystemSample map[string]map[string]Stat
 
 // Observe records value v of group/key.
@@ -245,7 +245,7 @@ func (m SystemSample) Merge(o SystemSample, samples int64) {
 	}
 }
 
-// SystemMetrics is one row of system_metrics: one process's aggregate for a minute.
+// SystemMetrics is one row of system_activity: one process's aggregate for a minute.
 type SystemMetrics struct {
 	Bucket   time.Time
 	Hostname string
@@ -396,6 +396,6 @@ type StatusSnapshot struct {
 	DLQ      DLQSummary
 }
 
-// PostgresStats is free-form PostgreSQL catalog data (http-api.md §8.13), one JSON
-// object built by the database.
+// PostgresStats is free-form PostgreSQL catalog data (GET
+// /api/v1/analytics/postgres-stats), one JSON object built by the database.
 type PostgresStats json.RawMessage

@@ -2,7 +2,7 @@ package queue
 
 import "time"
 
-// Consumer-group states of the administration listing (semantics.md §10).
+// Consumer-group states of the administration listing.
 const (
 	ConsumerGroupLagging = "Lagging"
 	ConsumerGroupStable  = "Stable"

@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// IDGenerator makes UUIDv7 ids that strictly increase within one process
-// (semantics.md §3.1): 48-bit Unix milliseconds, a 12-bit counter for ids made in the
-// same millisecond, and random bits. When the counter would overflow, or the clock
+// IDGenerator makes UUIDv7 ids that strictly increase within one process: 48-bit
+// Unix milliseconds, a 12-bit counter for ids made in the same millisecond, and
+// random bits. When the counter would overflow, or the clock
 // goes backwards, the generator moves its own millisecond forward instead of wrapping.
 type IDGenerator struct {
 	nowFunc func() time.Time

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestHazardIDCounterOverflow (semantics.md §3.1): upstream's 12-bit per-millisecond
+// TestHazardIDCounterOverflow: upstream's 12-bit per-millisecond
 // counter wraps after 4096 ids in one millisecond and breaks monotonicity. With the
 // clock frozen, 3 × 4096 + 10 ids must still strictly increase, carrying into the
 // following milliseconds instead of wrapping; and when the clock catches up, ids go

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Message states reported by the message admin APIs (semantics.md §7.9).
+// Message states reported by the message admin APIs.
 const (
 	MessagePending    = "pending"
 	MessageProcessing = "processing"
@@ -64,7 +64,7 @@ type MessageFilter struct {
 	Page      Page
 }
 
-// MessageState is a message's computed status (semantics.md §7.9) with the cursor
+// MessageState is a message's computed status with the cursor
 // facts it was derived from.
 type MessageState struct {
 	// Status is the overall state (one of the Message* constants).

@@ -2,7 +2,7 @@ package queue
 
 import "unicode/utf8"
 
-// Fixed limits of the data model (semantics.md §4.1, §5.2): names and transaction
+// Fixed limits of the data model: names and transaction
 // ids are varchar(255) in the upstream schema, so longer values are refused before
 // any SQL runs.
 const (

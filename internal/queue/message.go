@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Push statuses reported per item (http-api.md §4.1).
+// Push statuses reported per item.
 const (
 	StatusQueued    = "queued"
 	StatusDuplicate = "duplicate"

@@ -1,7 +1,7 @@
 package queue
 
-// Options is a queue's configuration (semantics.md §2.1, §4.2). Durations keep the
-// upstream units: seconds everywhere except RetryDelay, in milliseconds.
+// Options is a queue's configuration (docs/api.md describes each option). Durations
+// keep the upstream units: seconds everywhere except RetryDelay, in milliseconds.
 type Options struct {
 	Priority                  int
 	LeaseTime                 int

@@ -2,9 +2,9 @@ package queue
 
 import "time"
 
-// Counters are message counts from the queue-mode cursor's point of view
-// (http-api.md §7.3): pending and processing are after the cursor (processing = inside
-// a live lease), completed are behind it, dead-lettered are in the DLQ.
+// Counters are message counts from the queue-mode cursor's point of view, as the
+// queue routes report them: pending and processing are after the cursor (processing
+// = inside a live lease), completed are behind it, dead-lettered are in the DLQ.
 type Counters struct {
 	Total      int64
 	Pending    int64

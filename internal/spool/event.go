@@ -10,9 +10,9 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// event is one spooled push item. The JSON keys are upstream Queen's failover event
-// (semantics.md §12.4), so the bodies of upstream files decode with the same code;
-// spooledAt and error are queen's additions (upstream ignores unknown keys).
+// event is one spooled push item. The JSON keys are upstream Queen's failover event,
+// so the bodies of upstream files decode with the same code; spooledAt and error are
+// queen's additions (upstream ignores unknown keys).
 type event struct {
 	Queue         string          `json:"queue"`
 	Partition     string          `json:"partition"`

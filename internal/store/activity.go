@@ -17,11 +17,11 @@ import (
 // resolution for a few dozen queues, far more than a dashboard draws.
 const maxSeriesRows = 50000
 
-// sqlQueueActivityAdd adds per-(minute, queue) counters to queue_lag_metrics. Rows
+// sqlQueueActivityAdd adds per-(minute, queue) counters to queue_activity. Rows
 // arrive sorted by (bucket, queue), so two brokers flushing at once lock shared rows
 // in the same order.
 const sqlQueueActivityAdd = `
-INSERT INTO queen.queue_lag_metrics AS t (bucket_time, queue_name, pop_count, lag_sum_ms, avg_lag_ms, max_lag_ms,
+INSERT INTO queen.queue_activity AS t (bucket_time, queue_name, pop_count, lag_sum_ms, avg_lag_ms, max_lag_ms,
     push_request_count, push_message_count, pop_request_count, pop_empty_count, ack_request_count,
     ack_message_count, ack_success_count, ack_failed_count, auto_ack_count, transaction_count, dlq_count)
 SELECT x.b, x.q, x.pop, x.lag_sum, CASE WHEN x.pop > 0 THEN x.lag_sum::float8 / x.pop ELSE 0 END, x.lag_max,
@@ -54,9 +54,9 @@ ON CONFLICT (bucket_time, queue_name) DO UPDATE SET
     updated_at         = now()`
 
 // sqlWorkerActivityAdd adds per-minute counters and gauge sums of one process to
-// worker_metrics; only that process writes its rows.
+// worker_activity; only that process writes its rows.
 const sqlWorkerActivityAdd = `
-INSERT INTO queen.worker_metrics AS t (bucket_time, hostname, worker_id, pid, sample_count,
+INSERT INTO queen.worker_activity AS t (bucket_time, hostname, worker_id, pid, sample_count,
     event_loop_lag_sum_ms, avg_event_loop_lag_ms, max_event_loop_lag_ms, free_slots_sum, avg_free_slots,
     min_free_slots, db_connections, parked_sum, avg_parked, max_parked, jobs_done,
     push_request_count, pop_request_count, ack_request_count, transaction_count, push_message_count,
@@ -118,9 +118,9 @@ ON CONFLICT (bucket_time, hostname, worker_id, pid) DO UPDATE SET
     dlq_count             = t.dlq_count + excluded.dlq_count,
     updated_at            = now()`
 
-// sqlParkedReplicaAdd adds one process's parked averages to queue_parked_replica.
+// sqlParkedReplicaAdd adds one process's parked averages to queue_parked_activity.
 const sqlParkedReplicaAdd = `
-INSERT INTO queen.queue_parked_replica AS t (bucket_time, queue_name, hostname, worker_id, parked_count, max_parked)
+INSERT INTO queen.queue_parked_activity AS t (bucket_time, queue_name, hostname, worker_id, parked_count, max_parked)
 SELECT x.b, x.q, $1, $2, x.parked, x.mx
 FROM unnest($3::timestamptz[], $4::text[], $5::float8[], $6::bigint[]) AS x(b, q, parked, mx)
 ORDER BY x.b, x.q
@@ -133,7 +133,7 @@ ON CONFLICT (bucket_time, queue_name, hostname, worker_id) DO UPDATE SET
 // writes of the same minute (the process holds the whole minute until it closes); a
 // late write of an older, smaller aggregate does not replace a newer one.
 const sqlSystemMetricsPut = `
-INSERT INTO queen.system_metrics AS t (bucket_time, hostname, worker_id, pid, sample_count, metrics)
+INSERT INTO queen.system_activity AS t (bucket_time, hostname, worker_id, pid, sample_count, metrics)
 SELECT x.b, $1, $2, $3, x.n, x.m
 FROM unnest($4::timestamptz[], $5::bigint[], $6::jsonb[]) AS x(b, n, m)
 ORDER BY x.b
@@ -143,7 +143,7 @@ ON CONFLICT (bucket_time, hostname, worker_id, pid) DO UPDATE SET
     updated_at   = now()
 WHERE t.sample_count <= excluded.sample_count`
 
-// sqlQueueActivityDerive recomputes the derived columns of queue_lag_metrics for the
+// sqlQueueActivityDerive recomputes the derived columns of queue_activity for the
 // given (bucket, queue) keys: the cluster's parked average (the sum over replicas),
 // the queue's partition count and the partitions created in that minute. It sets
 // rather than adds, so running it twice is harmless; it reads only the partitions of
@@ -154,7 +154,7 @@ WITH k AS (
     SELECT DISTINCT x.b, x.q FROM unnest($1::timestamptz[], $2::text[]) AS x(b, q)
 ), parked AS (
     SELECT k.b, k.q, coalesce(sum(r.parked_count), 0) AS parked
-    FROM k LEFT JOIN queen.queue_parked_replica r ON r.bucket_time = k.b AND r.queue_name = k.q
+    FROM k LEFT JOIN queen.queue_parked_activity r ON r.bucket_time = k.b AND r.queue_name = k.q
     GROUP BY k.b, k.q
 ), parts AS (
     SELECT k.b, k.q, count(p.id) AS n,
@@ -163,7 +163,7 @@ WITH k AS (
     LEFT JOIN queen.partitions p ON p.queue_id = qq.id
     GROUP BY k.b, k.q
 )
-INSERT INTO queen.queue_lag_metrics AS t (bucket_time, queue_name, parked_count, partition_count, partitions_created)
+INSERT INTO queen.queue_activity AS t (bucket_time, queue_name, parked_count, partition_count, partitions_created)
 SELECT parked.b, parked.q, parked.parked, parts.n, parts.created
 FROM parked JOIN parts ON parts.b = parked.b AND parts.q = parked.q
 ORDER BY parked.b, parked.q
@@ -301,7 +301,7 @@ func bucketSeconds(f queue.SeriesFilter) float64 {
 	return max(f.Bucket.Seconds(), 60)
 }
 
-// sqlQueueActivitySeries sums queue_lag_metrics per (bucket, queue) in [$1, $2),
+// sqlQueueActivitySeries sums queue_activity per (bucket, queue) in [$1, $2),
 // newest first; $4 queue, $5 namespace, $6 task ("" = any). A namespace or task
 // filter only matches queues that still exist.
 var sqlQueueActivitySeries = `
@@ -312,7 +312,7 @@ SELECT ` + bucketExpr("l.bucket_time") + ` AS b, l.queue_name,
        sum(l.auto_ack_count)::bigint, sum(l.transaction_count)::bigint, sum(l.dlq_count)::bigint,
        sum(l.lag_sum_ms)::bigint, max(l.max_lag_ms)::bigint, sum(l.parked_count)::float8,
        sum(l.partitions_created)::bigint, sum(l.partitions_deleted)::bigint, max(l.partition_count)::bigint
-FROM queen.queue_lag_metrics l
+FROM queen.queue_activity l
 LEFT JOIN queen.queues q ON q.name = l.queue_name
 WHERE l.bucket_time >= $1 AND l.bucket_time < $2
   AND ($4::text = '' OR l.queue_name = $4::text)
@@ -322,7 +322,7 @@ GROUP BY 1, 2
 ORDER BY 1 DESC, 2
 LIMIT $7`
 
-// QueueActivitySeries returns per-(bucket, queue) sums of queue_lag_metrics in the
+// QueueActivitySeries returns per-(bucket, queue) sums of queue_activity in the
 // window, newest bucket first. Parked is the sum of the minutes' averages (divide by
 // the bucket's minutes for the bucket's average).
 func (s *Store) QueueActivitySeries(ctx context.Context, f queue.SeriesFilter) ([]queue.QueueActivity, error) {
@@ -344,7 +344,7 @@ func (s *Store) QueueActivitySeries(ctx context.Context, f queue.SeriesFilter) (
 	return out, interpretError(err)
 }
 
-// sqlWorkerActivitySeries sums worker_metrics per (bucket, hostname, worker_id) in
+// sqlWorkerActivitySeries sums worker_activity per (bucket, hostname, worker_id) in
 // [$1, $2), newest first; $4 hostname, $5 worker id ("" = any).
 var sqlWorkerActivitySeries = `
 SELECT ` + bucketExpr("w.bucket_time") + ` AS b, w.hostname, w.worker_id, max(w.pid),
@@ -356,7 +356,7 @@ SELECT ` + bucketExpr("w.bucket_time") + ` AS b, w.hostname, w.worker_id, max(w.
        sum(w.sample_count)::bigint, sum(w.event_loop_lag_sum_ms)::float8, max(w.max_event_loop_lag_ms)::float8,
        sum(w.free_slots_sum)::bigint, coalesce(min(w.min_free_slots), -1)::bigint, max(w.db_connections)::bigint,
        sum(w.parked_sum)::bigint, max(w.max_parked)::bigint, max(w.updated_at)
-FROM queen.worker_metrics w
+FROM queen.worker_activity w
 WHERE w.bucket_time >= $1 AND w.bucket_time < $2
   AND ($4::text = '' OR w.hostname = $4::text)
   AND ($5::text = '' OR w.worker_id = $5::text)
@@ -365,7 +365,7 @@ ORDER BY 1 DESC, 2, 3
 LIMIT $6`
 
 // WorkerActivitySeries returns per-(bucket, hostname, worker id) sums of
-// worker_metrics in the window, newest bucket first.
+// worker_activity in the window, newest bucket first.
 func (s *Store) WorkerActivitySeries(ctx context.Context, f queue.SeriesFilter) ([]queue.WorkerActivity, error) {
 	rows, err := s.pool.Query(ctx, sqlWorkerActivitySeries, f.From, f.To, bucketSeconds(f), f.Hostname, f.WorkerID,
 		maxSeriesRows)
@@ -385,12 +385,12 @@ func (s *Store) WorkerActivitySeries(ctx context.Context, f queue.SeriesFilter) 
 	return out, interpretError(err)
 }
 
-// sqlParkedReplicaSeries sums queue_parked_replica per (bucket, queue, replica) in
+// sqlParkedReplicaSeries sums queue_parked_activity per (bucket, queue, replica) in
 // [$1, $2), newest first; $4 queue ("" = any).
 var sqlParkedReplicaSeries = `
 SELECT ` + bucketExpr("r.bucket_time") + ` AS b, r.queue_name, r.hostname, r.worker_id,
        sum(r.parked_count)::float8, max(r.max_parked)::bigint
-FROM queen.queue_parked_replica r
+FROM queen.queue_parked_activity r
 WHERE r.bucket_time >= $1 AND r.bucket_time < $2 AND ($4::text = '' OR r.queue_name = $4::text)
 GROUP BY 1, 2, 3, 4
 ORDER BY 1 DESC, 2, 3, 4
@@ -412,12 +412,12 @@ func (s *Store) ParkedReplicaSeries(ctx context.Context, f queue.SeriesFilter) (
 	return out, interpretError(err)
 }
 
-// SystemMetricsList returns the per-minute system_metrics rows in [From, To), oldest
+// SystemMetricsList returns the per-minute system_activity rows in [From, To), oldest
 // first; Hostname and WorkerID filter ("" = any). Bucket is ignored.
 func (s *Store) SystemMetricsList(ctx context.Context, f queue.SeriesFilter) ([]queue.SystemMetrics, error) {
 	rows, err := s.pool.Query(ctx, `
 SELECT bucket_time, hostname, worker_id, pid, sample_count, metrics
-FROM queen.system_metrics
+FROM queen.system_activity
 WHERE bucket_time >= $1 AND bucket_time < $2
   AND ($3::text = '' OR hostname = $3::text) AND ($4::text = '' OR worker_id = $4::text)
 ORDER BY bucket_time, hostname, worker_id, pid

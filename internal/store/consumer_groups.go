@@ -10,9 +10,9 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// sqlCursorLag selects the cursor rows of group $1 (NULL = every group) with their lag
-// (semantics.md §10). A cursor's unconsumed messages are those after it or, when it is
-// NULL, after the group's subscription timestamp (a partition-specific subscription
+// sqlCursorLag selects the cursor rows of group $1 (NULL = every group) with their lag.
+// A cursor's unconsumed messages are those after it or, when it is NULL, after the
+// group's subscription timestamp (a partition-specific subscription
 // wins over the queue-wide one, as in queen.subscription_start_q1), or all of them for
 // queue mode and groups without a subscription. Messages past the queue's ttl are left
 // out when pop applies that ttl (queen.enforced_option_q1): pop never delivers them.

@@ -197,13 +197,21 @@ SELECT count(*) FROM u`, before, limit)
 }
 
 // metricsTables are the per-minute analytics tables and the retention history, with
-// their time column. Upstream never cleans the first four (semantics.md §11.2).
+// their time column: queen's own activity tables, then upstream's analytics tables,
+// which an adopted database keeps (upstream's partition triggers still add to
+// queue_lag_metrics; messages_consumed holds upstream's acks) and which upstream's own
+// cleanup trims only in part. Each time column is indexed.
 var metricsTables = []struct{ table, column string }{
+	{"queue_activity", "bucket_time"},
+	{"worker_activity", "bucket_time"},
+	{"queue_parked_activity", "bucket_time"},
+	{"system_activity", "bucket_time"},
+	{"retention_history", "executed_at"},
 	{"queue_lag_metrics", "bucket_time"},
 	{"worker_metrics", "bucket_time"},
 	{"queue_parked_replica", "bucket_time"},
-	{"system_metrics", "bucket_time"},
-	{"retention_history", "executed_at"},
+	{"system_metrics", `"timestamp"`},
+	{"messages_consumed", "acked_at"},
 }
 
 // MetricsTables names the tables MetricsDeleteBatch cleans, in its order.

@@ -18,7 +18,7 @@ const (
 	// second is [JobLockID] of the job's name.
 	LockNamespaceJobs int32 = 0x514A4F42 // "QJOB"
 	// LockUpstreamRetention is upstream Queen's single-key lock for its retention and
-	// eviction cycle (semantics.md §2.3). The retention, completed-retention and
+	// eviction cycle. The retention, completed-retention and
 	// eviction jobs take it too, so a cycle never overlaps one of an upstream broker
 	// on the same database.
 	LockUpstreamRetention int64 = 737001

@@ -46,7 +46,7 @@ LEFT JOIN LATERAL (
 ) bmin ON true`
 
 // sqlMessageStatus is the status of message m in partition c: dead_letter with any
-// DLQ row (one probe of idx_dlq_message_group); in bus mode (named groups, no
+// DLQ row (one probe of idx_dlq_message_consumer); in bus mode (named groups, no
 // queue-mode cursor) completed iff every bus cursor is at or past it; else completed /
 // processing (live lease) / pending from queue mode. Cursors are compared as
 // (created_at, id) tuples, never by id alone.
@@ -88,7 +88,7 @@ const sqlMessageInfoColumns = `m.id::text, m.transaction_id, m.partition_id::tex
        s.consumed_by, s.total_groups, c.has_qm, c.bus_groups, s.bus_consumed, c.qm_lease`
 
 // sqlMessageListPage finds the page per partition first: a backward range scan of
-// idx_messages_partition_created_id over [$5, $6) that stops after $8 + $9 rows
+// idx_messages_partition_created over [$5, $6) that stops after $8 + $9 rows
 // (matching status $7, when given), so the work is bounded by partitions × (limit +
 // offset) index rows, never more than the window holds. The merged top rows are then
 // paged, and each row of the page (at most $8) is detailed by one primary-key probe.

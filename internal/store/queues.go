@@ -11,7 +11,7 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// QueueConfigure upserts a queue, replacing every option (semantics.md §4.2), and
+// QueueConfigure upserts a queue, replacing every option, and
 // returns the queue id and the id of its Default partition. The options are recorded as
 // set through queen, so the ttl and retryDelay stored are applied ([queue.Enforced]).
 func (s *Store) QueueConfigure(ctx context.Context, q queue.Queue) (queueID, partitionID string, err error) {

@@ -32,7 +32,7 @@ var (
 // sqlPartitionCounters: processing is the live lease's unacked part of what is past
 // the cursor, dead-lettered counts distinct messages with a DLQ row), plus the oldest
 // message past the cursor and the cursor's counters. Per partition it runs one range
-// scan of idx_messages_partition_created_id, one index probe for the oldest pending
+// scan of idx_messages_partition_created, one index probe for the oldest pending
 // message and one scan of idx_dlq_partition.
 const sqlPartitionStats = `
 ps AS (
@@ -330,7 +330,7 @@ GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT `+strconv.Itoa(topDLQErrors), f.From, f.To, 
 // QueueMessagesRecent returns one page of a queue's messages, newest first, each with
 // its status as the queue-mode consumer sees it (dead_letter, completed, processing,
 // pending). Each partition contributes at most offset+limit rows through a backward
-// scan of idx_messages_partition_created_id, so the cost is bounded by the page, not
+// scan of idx_messages_partition_created, so the cost is bounded by the page, not
 // the queue.
 func (s *Store) QueueMessagesRecent(ctx context.Context, queueName string, page queue.Page) ([]queue.MessageInfo, error) {
 	rows, err := s.pool.Query(ctx, `

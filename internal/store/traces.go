@@ -23,7 +23,8 @@ WITH m AS (
     RETURNING id
 ), n AS (
     INSERT INTO queen.message_trace_names (trace_id, trace_name)
-    SELECT t.id, x.name FROM t CROSS JOIN unnest($7::text[]) AS x(name)
+    SELECT t.id, x.name FROM t CROSS JOIN unnest($7::text[]) WITH ORDINALITY AS x(name, ord)
+    ORDER BY x.ord
     ON CONFLICT (trace_id, trace_name) DO NOTHING
 )
 SELECT id::text FROM t`
@@ -42,14 +43,18 @@ func (s *Store) TraceInsert(ctx context.Context, ev queue.TraceEvent, workerID s
 	return id, interpretError(err)
 }
 
-// sqlTraceColumns are the columns scanned by scanTrace, over message_traces t.
+// sqlTraceColumns are the columns scanned by scanTrace, over message_traces t. A
+// trace's names come in the order they were given: message_trace_names has no column
+// to order by in upstream's layout, but one trace's names are inserted by one statement
+// and never updated, so their physical order (ctid) is the insertion order.
 const sqlTraceColumns = `t.id::text, coalesce(t.partition_id::text, ''), coalesce(t.transaction_id, ''),
        coalesce(t.consumer_group, ''), coalesce(t.event_type, 'info'), coalesce(t.worker_id, ''),
        coalesce(t.data, 'null'::jsonb), coalesce(t.created_at, now()),
-       coalesce((SELECT array_agg(n.trace_name ORDER BY n.id) FROM queen.message_trace_names n
+       coalesce((SELECT array_agg(n.trace_name ORDER BY n.ctid) FROM queen.message_trace_names n
                  WHERE n.trace_id = t.id), '{}')`
 
-// sqlTraceListByMessage uses idx_message_traces_message (partition_id, transaction_id).
+// sqlTraceListByMessage uses idx_message_traces_transaction_partition (transaction_id,
+// partition_id), upstream's index, in the database collation like the comparison.
 const sqlTraceListByMessage = `SELECT ` + sqlTraceColumns + `
 FROM queen.message_traces t
 WHERE t.partition_id = $1::uuid AND t.transaction_id = $2
@@ -133,7 +138,7 @@ const sqlTraceNameCount = `SELECT count(DISTINCT trace_name) FROM queen.message_
 // sqlTraceNameList aggregates every name (one pass over message_trace_names joined to
 // its traces), most recently seen first, and pages the aggregated rows.
 const sqlTraceNameList = `
-SELECT n.trace_name, count(*), count(DISTINCT t.message_id), max(coalesce(t.created_at, n.created_at, now()))
+SELECT n.trace_name, count(*), count(DISTINCT t.message_id), max(coalesce(t.created_at, now()))
 FROM queen.message_trace_names n
 JOIN queen.message_traces t ON t.id = n.trace_id
 GROUP BY n.trace_name

@@ -9,7 +9,7 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// TransactionRun executes ops atomically (semantics.md §9): all locks are taken first
+// TransactionRun executes ops atomically: all locks are taken first
 // in one sorted order, then the operations run in array order; the first failing
 // operation rolls everything back. A push whose (partition, transactionId) already
 // exists fails the transaction, as upstream does. Per-operation failures come back in

@@ -1,29 +1,56 @@
--- Core tables, with the upstream Queen 0.15 names and columns (semantics.md §2.1) so a
--- database written by an upstream broker can be served in place. Additive only.
+-- Core tables, with upstream Queen 0.15's names, columns and index names, so that a
+-- database written by an upstream broker can be served in place and an upstream broker
+-- can still boot on a database queen created. Additive only.
+--
+-- How a table evolves, whoever created it:
+--   * A missing table is created with every index it needs, in upstream's layout
+--     (the indexes are built on an empty table, inside the boot transaction).
+--   * A column queen needs and an existing table lacks is added by a guarded
+--     ALTER TABLE ... ADD COLUMN IF NOT EXISTS with a default that needs no rewrite.
+--     The guard reads the catalog first: ALTER TABLE takes an ACCESS EXCLUSIVE lock
+--     even when the column exists, held until the boot commits.
+--   * Indexes an existing table lacks are never built here: CREATE INDEX takes a SHARE
+--     lock (blocking writes) even when the index exists, and builds a missing one on a
+--     possibly huge table while holding it. internal/schema/concurrent.go builds them
+--     CONCURRENTLY after the broker is ready (its list must match the indexes below).
+--   * Upstream's columns keep their types; queen's other shapes live in its own tables.
 
-CREATE TABLE IF NOT EXISTS queen.queues (
-    id                          uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-    name                        varchar(255) NOT NULL UNIQUE,
-    namespace                   varchar(255),
-    task                        varchar(255),
-    priority                    integer DEFAULT 0,
-    lease_time                  integer DEFAULT 300,
-    retry_limit                 integer DEFAULT 3,
-    retry_delay                 integer DEFAULT 1000,
-    ttl                         integer DEFAULT 3600,
-    dead_letter_queue           boolean DEFAULT false,
-    dlq_after_max_retries       boolean DEFAULT false,
-    delayed_processing          integer DEFAULT 0,
-    window_buffer               integer DEFAULT 0,
-    retention_seconds           integer DEFAULT 0,
-    completed_retention_seconds integer DEFAULT 0,
-    retention_enabled           boolean DEFAULT false,
-    encryption_enabled          boolean DEFAULT false,
-    max_wait_time_seconds       integer DEFAULT 0,
-    max_queue_size              integer DEFAULT 0,
-    created_at                  timestamptz DEFAULT now(),
-    updated_at                  timestamptz DEFAULT now()
-);
+DO $$
+BEGIN
+    IF to_regclass('queen.queues') IS NULL THEN
+        CREATE TABLE queen.queues (
+            id                          uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+            name                        varchar(255) NOT NULL UNIQUE,
+            namespace                   varchar(255),
+            task                        varchar(255),
+            priority                    integer DEFAULT 0,
+            lease_time                  integer DEFAULT 300,
+            retry_limit                 integer DEFAULT 3,
+            retry_delay                 integer DEFAULT 1000,
+            ttl                         integer DEFAULT 3600,
+            dead_letter_queue           boolean DEFAULT false,
+            dlq_after_max_retries       boolean DEFAULT false,
+            delayed_processing          integer DEFAULT 0,
+            window_buffer               integer DEFAULT 0,
+            retention_seconds           integer DEFAULT 0,
+            completed_retention_seconds integer DEFAULT 0,
+            retention_enabled           boolean DEFAULT false,
+            encryption_enabled          boolean DEFAULT false,
+            max_wait_time_seconds       integer DEFAULT 0,
+            max_queue_size              integer DEFAULT 0,
+            created_at                  timestamptz DEFAULT now(),
+            updated_at                  timestamptz DEFAULT now()
+        );
+        -- Redundant with the unique constraint, but upstream's boot creates it by name.
+        CREATE INDEX idx_queues_name ON queen.queues (name);
+    END IF;
+    -- queen's configure records when a queue was last configured.
+    IF NOT EXISTS (SELECT 1 FROM pg_attribute
+                   WHERE attrelid = 'queen.queues'::regclass AND attname = 'updated_at' AND NOT attisdropped) THEN
+        ALTER TABLE queen.queues ADD COLUMN IF NOT EXISTS updated_at timestamptz DEFAULT now();
+    END IF;
+END
+$$;
 
 CREATE TABLE IF NOT EXISTS queen.partitions (
     id            uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -34,134 +61,200 @@ CREATE TABLE IF NOT EXISTS queen.partitions (
     UNIQUE (queue_id, name)
 );
 
-CREATE TABLE IF NOT EXISTS queen.messages (
-    id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-    transaction_id varchar(255) NOT NULL,
-    partition_id   uuid NOT NULL REFERENCES queen.partitions(id) ON DELETE CASCADE,
-    payload        jsonb NOT NULL,
-    trace_id       uuid DEFAULT gen_random_uuid(),
-    created_at     timestamptz NOT NULL DEFAULT now(),
-    is_encrypted   boolean DEFAULT false,
-    producer_sub   text
-);
--- Dedup and ack lookups compare transaction ids byte for byte (COLLATE "C"): with the
--- database's collation every comparison in the index descent is a strcoll() call, and
--- the lookups cost three times as much (measured on C.UTF-8). Equality is the same
--- under both, so uniqueness is unchanged. Lookups must say COLLATE "C" to use it. It
--- replaces upstream's idx_messages_partition_transaction on the plain column.
-CREATE UNIQUE INDEX IF NOT EXISTS idx_messages_partition_transaction_c
-    ON queen.messages (partition_id, transaction_id COLLATE "C");
-DROP INDEX IF EXISTS queen.idx_messages_partition_transaction;
-CREATE INDEX IF NOT EXISTS idx_messages_partition_created_id
-    ON queen.messages (partition_id, created_at, id);
+-- messages carries two unique indexes on (partition_id, transaction_id):
+--   * messages_partition_transaction_unique, upstream's, in the database collation:
+--     upstream's lookups (ack, traces, transactions) compare in that collation and can
+--     use no other index.
+--   * idx_messages_partition_transaction_c, queen's, byte-wise (COLLATE "C"): with the
+--     database's collation every comparison in the index descent is a strcoll() call,
+--     and queen's dedup and ack lookups cost three times as much (measured on C.UTF-8).
+--     Equality is the same under both, so uniqueness is unchanged. queen's lookups say
+--     COLLATE "C" to use it.
+-- Push's ON CONFLICT (partition_id, transaction_id) accepts either as its arbiter. On a
+-- database adopted from upstream the C index is built concurrently after boot; until it
+-- is valid, queen's COLLATE "C" lookups scan the message's partition in an index led
+-- by partition_id (correct, slower on big partitions).
+DO $$
+BEGIN
+    IF to_regclass('queen.messages') IS NULL THEN
+        CREATE TABLE queen.messages (
+            id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+            transaction_id varchar(255) NOT NULL,
+            partition_id   uuid NOT NULL REFERENCES queen.partitions(id) ON DELETE CASCADE,
+            payload        jsonb NOT NULL,
+            trace_id       uuid DEFAULT gen_random_uuid(),
+            created_at     timestamptz NOT NULL DEFAULT now(),
+            is_encrypted   boolean DEFAULT false,
+            producer_sub   text
+        );
+        CREATE UNIQUE INDEX messages_partition_transaction_unique
+            ON queen.messages (partition_id, transaction_id);
+        CREATE UNIQUE INDEX idx_messages_partition_transaction_c
+            ON queen.messages (partition_id, transaction_id COLLATE "C");
+        CREATE INDEX idx_messages_partition_created
+            ON queen.messages (partition_id, created_at, id);
+    END IF;
+END
+$$;
 
-CREATE TABLE IF NOT EXISTS queen.partition_consumers (
-    id                       uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-    partition_id             uuid NOT NULL REFERENCES queen.partitions(id) ON DELETE CASCADE,
-    consumer_group           varchar(255) NOT NULL DEFAULT '__QUEUE_MODE__',
-    last_consumed_id         uuid DEFAULT '00000000-0000-0000-0000-000000000000',
-    last_consumed_created_at timestamptz,
-    lease_acquired_at        timestamptz,
-    lease_expires_at         timestamptz,
-    worker_id                varchar(255),
-    batch_size               integer DEFAULT 0,
-    acked_count              integer DEFAULT 0,
-    batch_retry_count        integer DEFAULT 0,
-    total_messages_consumed  bigint DEFAULT 0,
-    total_batches_consumed   bigint DEFAULT 0,
-    last_consumed_at         timestamptz,
-    message_batch            jsonb,
-    pending_estimate         bigint DEFAULT 0,
-    last_stats_update        timestamptz,
-    created_at               timestamptz DEFAULT now(),
-    UNIQUE (partition_id, consumer_group),
-    CONSTRAINT partition_consumers_cursor_consistency CHECK (
-        (last_consumed_id = '00000000-0000-0000-0000-000000000000') = (last_consumed_created_at IS NULL)
-    )
-) WITH (fillfactor = 50,
-        autovacuum_vacuum_scale_factor = 0.01,
-        autovacuum_vacuum_threshold = 50,
-        autovacuum_vacuum_cost_delay = 0);
-CREATE INDEX IF NOT EXISTS idx_partition_consumers_worker_id
-    ON queen.partition_consumers (worker_id) WHERE worker_id IS NOT NULL;
+DO $$
+BEGIN
+    IF to_regclass('queen.partition_consumers') IS NULL THEN
+        CREATE TABLE queen.partition_consumers (
+            id                       uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+            partition_id             uuid NOT NULL REFERENCES queen.partitions(id) ON DELETE CASCADE,
+            consumer_group           varchar(255) NOT NULL DEFAULT '__QUEUE_MODE__',
+            last_consumed_id         uuid DEFAULT '00000000-0000-0000-0000-000000000000',
+            last_consumed_created_at timestamptz,
+            lease_acquired_at        timestamptz,
+            lease_expires_at         timestamptz,
+            worker_id                varchar(255),
+            batch_size               integer DEFAULT 0,
+            acked_count              integer DEFAULT 0,
+            batch_retry_count        integer DEFAULT 0,
+            total_messages_consumed  bigint DEFAULT 0,
+            total_batches_consumed   bigint DEFAULT 0,
+            last_consumed_at         timestamptz,
+            message_batch            jsonb,
+            pending_estimate         bigint DEFAULT 0,
+            last_stats_update        timestamptz,
+            created_at               timestamptz DEFAULT now(),
+            UNIQUE (partition_id, consumer_group),
+            CONSTRAINT partition_consumers_cursor_consistency CHECK (
+                (last_consumed_id = '00000000-0000-0000-0000-000000000000') = (last_consumed_created_at IS NULL)
+            )
+        ) WITH (fillfactor = 50,
+                autovacuum_vacuum_scale_factor = 0.01,
+                autovacuum_vacuum_threshold = 50,
+                autovacuum_vacuum_cost_delay = 0);
+        CREATE INDEX idx_partition_consumers_worker_id_active
+            ON queen.partition_consumers (worker_id) WHERE worker_id IS NOT NULL;
+    END IF;
+END
+$$;
 
-CREATE TABLE IF NOT EXISTS queen.partition_lookup (
-    id                      bigserial PRIMARY KEY,
-    queue_name              varchar(255) NOT NULL REFERENCES queen.queues(name) ON DELETE CASCADE,
-    partition_id            uuid NOT NULL REFERENCES queen.partitions(id) ON DELETE CASCADE,
-    last_message_id         uuid NOT NULL,
-    last_message_created_at timestamptz NOT NULL,
-    updated_at              timestamptz NOT NULL DEFAULT now(),
-    UNIQUE (queue_name, partition_id)
-) WITH (fillfactor = 50,
-        autovacuum_vacuum_scale_factor = 0.01,
-        autovacuum_vacuum_threshold = 50,
-        autovacuum_vacuum_cost_delay = 0);
-CREATE INDEX IF NOT EXISTS idx_partition_lookup_partition_id
-    ON queen.partition_lookup (partition_id);
+DO $$
+BEGIN
+    IF to_regclass('queen.partition_lookup') IS NULL THEN
+        CREATE TABLE queen.partition_lookup (
+            id                      bigserial PRIMARY KEY,
+            queue_name              varchar(255) NOT NULL REFERENCES queen.queues(name) ON DELETE CASCADE,
+            partition_id            uuid NOT NULL REFERENCES queen.partitions(id) ON DELETE CASCADE,
+            last_message_id         uuid NOT NULL,
+            last_message_created_at timestamptz NOT NULL,
+            updated_at              timestamptz NOT NULL DEFAULT now(),
+            UNIQUE (queue_name, partition_id)
+        ) WITH (fillfactor = 50,
+                autovacuum_vacuum_scale_factor = 0.01,
+                autovacuum_vacuum_threshold = 50,
+                autovacuum_vacuum_cost_delay = 0);
+        CREATE INDEX idx_partition_lookup_partition_id ON queen.partition_lookup (partition_id);
+    END IF;
+END
+$$;
 
-CREATE TABLE IF NOT EXISTS queen.consumer_groups_metadata (
-    id                     bigserial PRIMARY KEY,
-    consumer_group         varchar(255) NOT NULL,
-    queue_name             varchar(255) NOT NULL DEFAULT '',
-    partition_name         varchar(255) NOT NULL DEFAULT '',
-    namespace              varchar(255) NOT NULL DEFAULT '',
-    task                   varchar(255) NOT NULL DEFAULT '',
-    subscription_mode      varchar(32),
-    subscription_timestamp timestamptz,
-    created_at             timestamptz DEFAULT now(),
-    UNIQUE (consumer_group, queue_name, partition_name, namespace, task)
-);
-CREATE INDEX IF NOT EXISTS idx_consumer_groups_metadata_lookup
-    ON queen.consumer_groups_metadata (consumer_group, queue_name, namespace, task);
+DO $$
+BEGIN
+    IF to_regclass('queen.consumer_groups_metadata') IS NULL THEN
+        CREATE TABLE queen.consumer_groups_metadata (
+            id                     bigserial PRIMARY KEY,
+            consumer_group         varchar(255) NOT NULL,
+            queue_name             varchar(255) NOT NULL DEFAULT '',
+            partition_name         varchar(255) NOT NULL DEFAULT '',
+            namespace              varchar(255) NOT NULL DEFAULT '',
+            task                   varchar(255) NOT NULL DEFAULT '',
+            subscription_mode      varchar(32),
+            subscription_timestamp timestamptz,
+            created_at             timestamptz DEFAULT now(),
+            UNIQUE (consumer_group, queue_name, partition_name, namespace, task)
+        );
+        CREATE INDEX idx_consumer_groups_metadata_lookup
+            ON queen.consumer_groups_metadata (consumer_group, queue_name, namespace, task);
+    END IF;
+END
+$$;
 
 CREATE TABLE IF NOT EXISTS queen.consumer_watermarks (
     queue_name         varchar(255) NOT NULL,
-    consumer_group     varchar(255) NOT NULL,
+    consumer_group     varchar(255) NOT NULL DEFAULT '__QUEUE_MODE__',
     last_empty_scan_at timestamptz NOT NULL DEFAULT 'epoch',
     updated_at         timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (queue_name, consumer_group)
 );
 
-CREATE TABLE IF NOT EXISTS queen.dead_letter_queue (
-    id                  uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-    message_id          uuid NOT NULL REFERENCES queen.messages(id) ON DELETE CASCADE,
-    partition_id        uuid NOT NULL REFERENCES queen.partitions(id) ON DELETE CASCADE,
-    consumer_group      varchar(255),
-    error_message       text,
-    retry_count         integer DEFAULT 0,
-    original_created_at timestamptz,
-    failed_at           timestamptz DEFAULT now()
-);
-CREATE INDEX IF NOT EXISTS idx_dlq_partition ON queen.dead_letter_queue (partition_id);
-CREATE INDEX IF NOT EXISTS idx_dlq_consumer_group ON queen.dead_letter_queue (consumer_group);
-CREATE INDEX IF NOT EXISTS idx_dlq_failed_at ON queen.dead_letter_queue (failed_at DESC);
-CREATE INDEX IF NOT EXISTS idx_dlq_message_group ON queen.dead_letter_queue (message_id, consumer_group);
+DO $$
+BEGIN
+    IF to_regclass('queen.dead_letter_queue') IS NULL THEN
+        CREATE TABLE queen.dead_letter_queue (
+            id                  uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+            message_id          uuid NOT NULL REFERENCES queen.messages(id) ON DELETE CASCADE,
+            partition_id        uuid NOT NULL REFERENCES queen.partitions(id) ON DELETE CASCADE,
+            consumer_group      varchar(255),
+            error_message       text,
+            retry_count         integer DEFAULT 0,
+            original_created_at timestamptz,
+            failed_at           timestamptz DEFAULT now()
+        );
+        CREATE INDEX idx_dlq_partition ON queen.dead_letter_queue (partition_id);
+        CREATE INDEX idx_dlq_consumer_group ON queen.dead_letter_queue (consumer_group);
+        CREATE INDEX idx_dlq_failed_at ON queen.dead_letter_queue (failed_at DESC);
+        CREATE INDEX idx_dlq_message_consumer ON queen.dead_letter_queue (message_id, consumer_group);
+    END IF;
+END
+$$;
 
-CREATE TABLE IF NOT EXISTS queen.system_state (
-    key        varchar(255) PRIMARY KEY,
-    value      jsonb NOT NULL,
-    updated_at timestamptz DEFAULT now()
-);
+DO $$
+BEGIN
+    IF to_regclass('queen.system_state') IS NULL THEN
+        CREATE TABLE queen.system_state (
+            key        varchar(255) PRIMARY KEY,
+            value      jsonb NOT NULL,
+            updated_at timestamptz DEFAULT now()
+        );
+        -- Redundant with the primary key; upstream's boot creates it by name.
+        CREATE INDEX idx_system_state_key ON queen.system_state (key);
+    END IF;
+END
+$$;
 
-CREATE TABLE IF NOT EXISTS queen.message_traces (
-    id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-    message_id     uuid REFERENCES queen.messages(id) ON DELETE CASCADE,
-    partition_id   uuid REFERENCES queen.partitions(id) ON DELETE CASCADE,
-    transaction_id varchar(255),
-    consumer_group varchar(255),
-    event_type     varchar(100) DEFAULT 'info',
-    data           jsonb,
-    created_at     timestamptz DEFAULT now(),
-    worker_id      varchar(255)
-);
-CREATE INDEX IF NOT EXISTS idx_message_traces_message ON queen.message_traces (partition_id, transaction_id);
+-- Traces are looked up by (transaction_id, partition_id) in the database collation
+-- (idx_message_traces_transaction_partition serves queen's lookups too); message_id and
+-- partition_id are indexed for the cascades from messages and partitions.
+DO $$
+BEGIN
+    IF to_regclass('queen.message_traces') IS NULL THEN
+        CREATE TABLE queen.message_traces (
+            id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+            message_id     uuid REFERENCES queen.messages(id) ON DELETE CASCADE,
+            partition_id   uuid REFERENCES queen.partitions(id) ON DELETE CASCADE,
+            transaction_id varchar(255),
+            consumer_group varchar(255),
+            event_type     varchar(100) DEFAULT 'info',
+            data           jsonb,
+            created_at     timestamptz DEFAULT now(),
+            worker_id      varchar(255)
+        );
+        CREATE INDEX idx_message_traces_message_id ON queen.message_traces (message_id);
+        CREATE INDEX idx_message_traces_transaction_partition
+            ON queen.message_traces (transaction_id, partition_id);
+        CREATE INDEX idx_message_traces_created_at ON queen.message_traces (created_at DESC);
+        CREATE INDEX idx_message_traces_partition_id ON queen.message_traces (partition_id);
+    END IF;
+END
+$$;
 
-CREATE TABLE IF NOT EXISTS queen.message_trace_names (
-    id         bigserial PRIMARY KEY,
-    trace_id   uuid NOT NULL REFERENCES queen.message_traces(id) ON DELETE CASCADE,
-    trace_name text NOT NULL,
-    created_at timestamptz DEFAULT now(),
-    UNIQUE (trace_id, trace_name)
-);
-CREATE INDEX IF NOT EXISTS idx_message_trace_names_name ON queen.message_trace_names (trace_name);
+-- Upstream's layout: the names of a trace, keyed by (trace_id, trace_name). A database
+-- an earlier queen created also has an id and a created_at column, which nothing reads.
+DO $$
+BEGIN
+    IF to_regclass('queen.message_trace_names') IS NULL THEN
+        CREATE TABLE queen.message_trace_names (
+            trace_id   uuid NOT NULL REFERENCES queen.message_traces(id) ON DELETE CASCADE,
+            trace_name text NOT NULL,
+            PRIMARY KEY (trace_id, trace_name)
+        );
+        CREATE INDEX idx_message_trace_names_name ON queen.message_trace_names (trace_name);
+        CREATE INDEX idx_message_trace_names_trace_id ON queen.message_trace_names (trace_id);
+    END IF;
+END
+$$;
