@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 #
-# pgtest.sh: a throwaway PostgreSQL cluster for tests (style.md §2.8).
+# pgtest.sh: a throwaway PostgreSQL cluster for tests.
 #
 #   scripts/pgtest.sh run [--] CMD [ARG...]
 #       Start a cluster, export QUEEN_TEST_DATABASE_URL and PG_HOST, PG_PORT,

@@ -12,7 +12,7 @@
 # Env: SDBOX_NET=host keeps the host network namespace (default: private, lo only).
 #      SDBOX_DIR=dir   parent of the per-box state directories (default /tmp/sdbox).
 #
-# The recipe of shared/notes/systemd-test-harness.md, with the box's PID 1 found by its
+# The recipe of a disposable systemd, with the box's PID 1 found by its
 # PID namespace (concurrent boots used to pick a transient child). Used by
 # scripts/systemd-test.sh; handy by hand to try a unit or a package:
 #   scripts/sdbox.sh up t && scripts/sdbox.sh run t systemctl status; scripts/sdbox.sh down t

@@ -9,7 +9,7 @@ import (
 )
 
 // wakeup carries wake-ups between replicas through PostgreSQL LISTEN/NOTIFY
-// (architecture.md §2.7). Pushes enqueue queue names after their commit; one sender
+// (never inside the push transaction). Pushes enqueue queue names after their commit; one sender
 // coalesces everything that arrived while its previous NOTIFY was in flight into one
 // statement. A lost notification only costs latency: parked pops also re-check on a
 // timer, and every (re)connection of the listener wakes all local waiters.

@@ -14,7 +14,7 @@ import (
 
 const module = "github.com/queenmq/queen"
 
-// TestPackageLayering enforces the package map of notes/style.md §2.1 on non-test
+// TestPackageLayering enforces the package map (which package may import what) on non-test
 // code: which packages may import pgx, chi and each other.
 func TestPackageLayering(t *testing.T) {
 	t.Parallel()

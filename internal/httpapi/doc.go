@@ -7,7 +7,7 @@
 // The wire contract is upstream Queen's HTTP API (docs/api.md lists what queen serves
 // and where it differs); the response types come from package api and the use cases
 // from package broker. Handlers have the shape
-// func(w, r) error (caddy's idea, see style.md §2.3): they decode the request, call the
+// func(w, r) error (caddy's idea): they decode the request, call the
 // broker and encode the answer, and return any error to [Server.handle], which hands it
 // to writeError, the only place where an error becomes a status code and a body.
 //

@@ -77,7 +77,7 @@ func notFound(msg string, cause error) error {
 }
 
 // writeError is the single place where an error becomes an HTTP answer. The table
-// (style.md §2.3, mirrored in docs/api.md):
+// (mirrored in docs/api.md):
 //
 //	error                                   status                 code
 //	*httpError (handler's explicit choice)  its status             its code

@@ -11,8 +11,8 @@ import (
 )
 
 // The /api/v1/analytics/* routes read the per-minute tables the
-// brokers' activity recorders fill (system_metrics, worker_metrics,
-// queue_lag_metrics, queue_parked_replica), retention_history and the PostgreSQL
+// brokers' activity recorders fill (queen.system_activity, worker_activity,
+// queue_activity, queue_parked_activity), retention_history and the PostgreSQL
 // statistics views. Every read is bounded by its window (default the last hour, at
 // most 366 days) and a row limit.
 

@@ -25,7 +25,7 @@ type Options struct {
 	MaxBodyBytes int64
 	// CORSAllowedOrigins turns CORS on when non-empty: an Origin equal to one of them
 	// (or any Origin, if the list holds "*") gets the Access-Control-* headers. Empty
-	// means no Access-Control-* header is ever sent (architecture.md §2.11).
+	// means no Access-Control-* header is ever sent (CORS is off by default).
 	CORSAllowedOrigins []string
 	// Version is reported by GET /health.
 	Version string

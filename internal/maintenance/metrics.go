@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics are the runner's families (style.md §2.6).
+// metrics are the runner's families, registered on the registerer the daemon passes.
 type metrics struct {
 	runs        *prometheus.CounterVec
 	duration    *prometheus.HistogramVec

@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-// Outage helpers (style.md §2.8). CutOff makes one test database unreachable
+// Outage helpers. CutOff makes one test database unreachable
 // without touching the shared server; Cluster starts a private server that a test
 // may stop and start (pg_ctl stop -m immediate) as often as it likes.
 

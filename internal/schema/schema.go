@@ -1,6 +1,6 @@
 // Package schema holds queen's PostgreSQL DDL and SQL functions as embedded .sql
 // files and applies them idempotently at every boot under an advisory lock, so that
-// one to three replicas booting together never race (architecture.md §2.3).
+// one to three replicas booting together never race.
 package schema
 
 import (

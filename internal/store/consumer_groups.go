@@ -16,7 +16,7 @@ import (
 // wins over the queue-wide one, as in queen.subscription_start_q1), or all of them for
 // queue mode and groups without a subscription. Messages past the queue's ttl are left
 // out when pop applies that ttl (queen.enforced_option_q1): pop never delivers them.
-// The count is one range scan of idx_messages_partition_created_id per cursor, as long
+// The count is one range scan of idx_messages_partition_created per cursor, as long
 // as the backlog.
 const sqlCursorLag = `
 SELECT pc.consumer_group::text AS grp, q.name::text AS qname, p.name::text AS pname, p.id AS pid,

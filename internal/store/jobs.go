@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// The maintenance jobs' statements (semantics.md §11). Each deletes or updates at
+// The maintenance jobs' statements (docs/retention.md). Each deletes or updates at
 // most limit rows and returns how many it touched; the caller loops while batches
 // come back full. They take now from the caller so tests can pin time, and compare
-// cursors as (created_at, id) tuples, never ids alone (semantics.md §3.2).
+// cursors as (created_at, id) tuples, never ids alone (ids from brokers with skewed clocks misorder).
 
 // minCursor is the lateral subquery giving a partition's lowest consumer-group
 // cursor (NULL first: a group that never consumed holds everything back).

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Advisory-lock keys of the maintenance jobs (style.md §2.7). Keys are
+// Advisory-lock keys of the maintenance jobs, in the two-key form. Keys are
 // transaction-scoped (pg_try_advisory_xact_lock), so they cannot leak.
 const (
 	// LockNamespaceJobs is the first key of every job lock, in the two-key form; the

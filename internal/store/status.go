@@ -476,7 +476,7 @@ SELECT jsonb_build_object(
       ORDER BY pg_total_relation_size(c.oid) DESC LIMIT 50) x), '[]'))`
 
 // PostgresStats returns PostgreSQL statistics about this database and the queen
-// schema as one JSON object (http-api.md §8.13).
+// schema as one JSON object.
 func (s *Store) PostgresStats(ctx context.Context) (queue.PostgresStats, error) {
 	var doc []byte
 	if err := s.pool.QueryRow(ctx, sqlPostgresStats).Scan(&doc); err != nil {
@@ -485,7 +485,7 @@ func (s *Store) PostgresStats(ctx context.Context) (queue.PostgresStats, error) 
 	return queue.PostgresStats(doc), nil
 }
 
-// Keys of the maintenance flags in queen.system_state (semantics.md §2.2).
+// Keys of the maintenance flags in queen.system_state (upstream's keys).
 const (
 	MaintenanceKeyPush = "maintenance_mode"
 	MaintenanceKeyPop  = "pop_maintenance_mode"

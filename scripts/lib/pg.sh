@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034 # PGTEST_DIR and PG_CHILD_* are results for the caller
 #
-# Throwaway PostgreSQL clusters for tests and `make run` (style.md §2.8).
+# Throwaway PostgreSQL clusters for tests and `make run`.
 # Sourced by scripts/pgtest.sh and scripts/run.sh; defines functions only.
 #
 # A cluster lives in one state directory (mktemp -d under $TMPDIR, or /tmp when

@@ -1,11 +1,11 @@
--- queen.push_q2 appends a batch of messages (semantics.md §5). One call = one
+-- queen.push_q2 appends a batch of messages. One call = one
 -- transaction. The items name their partition by index (p_pair, 1-based) into the
 -- distinct (queue, partition) pairs p_queues/p_partitions, so each partition is
 -- resolved once, not once per item. The payloads come as one JSON array (one text
 -- parameter instead of an array of texts: the broker spent more CPU encoding the array
 -- than building the text), and item i's payload is its element i-1.
 --
--- Order without loss (semantics.md §3.2 [GO]): each touched partition is locked
+-- Order without loss (upstream can lose messages to commit order): each touched partition is locked
 -- (transaction-scoped advisory lock, sorted by id) before its timestamp is chosen, and
 -- created_at is the wall clock taken under the lock, never earlier than the partition's
 -- previous head + 1µs. So commit order equals (created_at, id) order per partition and a
@@ -183,7 +183,7 @@ $$;
 
 -- queen.partitions_resolve_q1 returns the ids of the distinct (queue, partition) pairs,
 -- in order, creating missing queues and partitions ("create on first push",
--- semantics.md §4.1): one join when they all exist, else one insert and a second join.
+-- one join when they all exist, else one insert and a second join.
 CREATE OR REPLACE FUNCTION queen.partitions_resolve_q1(p_queues text[], p_partitions text[])
 RETURNS uuid[] LANGUAGE plpgsql AS $$
 DECLARE
@@ -204,7 +204,7 @@ END;
 $$;
 
 -- queen.partition_order_key is the advisory-lock key that serialises appends to one
--- partition (distinct seed from the wildcard pop claim key, semantics.md §2.3).
+-- partition (distinct seed from the wildcard pop claim key).
 CREATE OR REPLACE FUNCTION queen.partition_order_key(p_partition uuid)
 RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT hashtextextended(p_partition::text, 1364283729)
@@ -217,7 +217,7 @@ RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 
 -- queen.partitions_ensure_q1 creates the queues and partitions a push names ("create on
--- first push", semantics.md §4.1): a new queue gets namespace/task from its name and
+-- first push"): a new queue gets namespace/task from its name and
 -- queen's option defaults; existing queues and partitions are never changed.
 CREATE OR REPLACE FUNCTION queen.partitions_ensure_q1(p_queue text[], p_partition text[])
 RETURNS void LANGUAGE plpgsql AS $$

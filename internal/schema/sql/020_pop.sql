@@ -1,5 +1,5 @@
 -- queen.pop_q1 claims partitions for one consumer group and returns their next
--- messages (semantics.md §6). p_partition NULL means a wildcard pop over the queue's
+-- messages. p_partition NULL means a wildcard pop over the queue's
 -- partitions, claiming up to p_max_partitions of them; otherwise exactly that
 -- partition. Every claimed partition gets the lease p_lease_id for the queue's
 -- lease_time (60 s when 0). Partitions that yield no message are released at once and
@@ -213,7 +213,7 @@ BEGIN
              WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group AND pc.worker_id = p_lease_id;
             IF v_virtual THEN
                 -- Store the subscription start as a real cursor so a "new" group never
-                -- re-reads history later (semantics.md §6.8).
+                -- re-reads history later.
                 UPDATE queen.partition_consumers pc
                    SET last_consumed_created_at = h.created_at, last_consumed_id = h.id,
                        last_consumed_at = v_now
@@ -248,7 +248,7 @@ END;
 $$;
 
 -- queen.subscription_start_q1 decides where a named group with no cursor starts in a
--- partition (semantics.md §6.6). NULL means "from the beginning".
+-- partition. NULL means "from the beginning".
 CREATE OR REPLACE FUNCTION queen.subscription_start_q1(
     p_queue text, p_partition text, p_group text, p_specific boolean,
     p_sub_mode text, p_sub_from text, p_now timestamptz

@@ -1,5 +1,5 @@
 -- queen.ack_q1 applies a batch of acknowledgements for one consumer group
--- (semantics.md §7). p_lease holds '' for "no lease check". Returns one row per item,
+-- (docs/api.md). p_lease holds '' for "no lease check". Returns one row per item,
 -- by input index.
 --
 -- Fast path: the common call (every message found, every status completed/success,
@@ -143,9 +143,9 @@ END;
 $$;
 
 -- queen.ack_items_q1 applies a batch of acknowledgements for one consumer group
--- (semantics.md §7). Items are processed in (partition, message order); each
+-- (docs/api.md). Items are processed in (partition, message order); each
 -- (partition, group) is serialised by a blocking advisory lock. Differences from
--- upstream, all [GO] answers of the spec:
+-- upstream, each a fix of an upstream hazard:
 --   * the cursor only moves forward (an old ack never rewinds it);
 --   * once an item triggered a retry (failed within retryLimit, or retry), later items
 --     of the same (partition, group) in the call cannot move the cursor past the failed
@@ -351,7 +351,7 @@ END;
 $$;
 
 -- queen.ack_lock_key serialises acks per (partition, consumer group): the first 64 bits
--- of md5(partition_id || consumer_group), as upstream (semantics.md §2.3).
+-- of md5(partition_id || consumer_group), as upstream.
 CREATE OR REPLACE FUNCTION queen.ack_lock_key(p_partition uuid, p_group text)
 RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT ('x' || substr(md5(p_partition::text || p_group), 1, 16))::bit(64)::bigint

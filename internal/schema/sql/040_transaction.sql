@@ -39,7 +39,7 @@ BEGIN
 END;
 $$;
 
--- queen.tx_ack_q1 is the acknowledgement of a /transaction (semantics.md §9):
+-- queen.tx_ack_q1 is the acknowledgement of a /transaction:
 -- completed/success move the cursor (forward only) and count toward auto-release,
 -- creating the cursor row when missing; failed/dlq dead-letter at once (no retries).
 -- Any other status, an unknown message or a stale lease fails the transaction.

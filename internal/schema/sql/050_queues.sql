@@ -1,6 +1,6 @@
--- queen.configure_q1 upserts a queue with full replacement of its options
--- (semantics.md §4.2) and makes sure its Default partition exists. It records the
--- options in queen_options: the ttl and retry_delay it stores are applied
+-- queen.configure_q1 upserts a queue with full replacement of its options (omitted
+-- options go back to their defaults) and makes sure its Default partition exists. It
+-- records the options in queen_options: the ttl and retry_delay it stores are applied
 -- (052_queue_options.sql).
 CREATE OR REPLACE FUNCTION queen.configure_q1(
     p_name text, p_namespace text, p_task text, p_options jsonb

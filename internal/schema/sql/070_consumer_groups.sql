@@ -1,4 +1,4 @@
--- Consumer-group cursor moves (http-api.md §9.8–9.9, semantics.md §10). Every cursor
+-- Consumer-group cursor moves (seek to the end, to a time, one partition). Every cursor
 -- write takes the per-(partition, group) ack lock (queen.ack_lock_key) in partition-id
 -- order, as ack_q1 and tx_prepare_q1 do, so a seek never interleaves with an ack of the
 -- same group on the same partition and the three cannot deadlock.
@@ -49,9 +49,9 @@ BEGIN
 END;
 $$;
 
--- queen.consumer_group_seek_q1 moves p_group's cursors on p_queue (http-api.md §9.8):
+-- queen.consumer_group_seek_q1 moves p_group's cursors on p_queue:
 -- to the end, or to p_ts. Returns the number of cursors written, NULL when the queue
--- does not exist. Two [GO] decisions:
+-- does not exist. Two decisions where upstream differs:
 --   * Every partition of the queue that has messages is moved, not only those the group
 --     has a cursor on: "replay from T" (or "skip everything") then holds for the whole
 --     queue, not just the partitions the group happened to touch.
@@ -59,7 +59,7 @@ $$;
 --     to p_ts: the queue-wide and partition-specific rows later than p_ts are set to
 --     p_ts, and a queue-wide row (mode 'timestamp', at the earlier of p_ts and now) is
 --     created when there is none. Otherwise a cursor reset to NULL would be re-seeded
---     from the old subscription time (semantics.md §6.6 rule 1), or from "now" by a
+--     from the old subscription time, or from "now" by a
 --     later subscriptionMode=new pop, and the history the operator asked for would be
 --     skipped.
 CREATE OR REPLACE FUNCTION queen.consumer_group_seek_q1(
@@ -105,7 +105,7 @@ END;
 $$;
 
 -- queen.consumer_group_seek_partition_q1 moves p_group's cursor on one partition to
--- its newest message (http-api.md §9.9). o_found is false when the queue or the
+-- its newest message. o_found is false when the queue or the
 -- partition does not exist; o_moved_to is where the cursor points afterwards.
 CREATE OR REPLACE FUNCTION queen.consumer_group_seek_partition_q1(
     p_group text, p_queue text, p_partition text

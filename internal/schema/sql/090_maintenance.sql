@@ -1,4 +1,4 @@
--- Background maintenance jobs (semantics.md §11). Every replica runs every job's loop;
+-- Background maintenance jobs (docs/retention.md). Every replica runs every job's loop;
 -- a cycle is claimed under the job's pg_try_advisory_xact_lock, and maintenance_jobs
 -- records when the job last ran anywhere, so with N replicas a job still runs once per
 -- cycle. Additive only.
@@ -16,7 +16,7 @@ CREATE TABLE IF NOT EXISTS queen.maintenance_jobs (
 
 -- queen.partition_cleanup_q1 deletes up to p_limit partitions that hold no message and
 -- show no activity since p_before: created before it, no consumer row created or
--- consuming after it, and no message pushed after it (semantics.md §11.2). Deleting
+-- consuming after it, and no message pushed after it. Deleting
 -- cascades to cursors, the lookup row and DLQ rows. Each partition is taken under the
 -- push path's per-partition lock (try: a partition being pushed to right now is
 -- skipped) and re-checked for messages under it.
