@@ -71,9 +71,11 @@ func TestIndexBuilderHasNothingToDoOnADatabaseQueenCreated(t *testing.T) {
 	// Every index the builder manages exists on a fresh database with the very same
 	// definition (else it would build or report a conflict): the boot's DDL and the
 	// builder's list agree.
-	actions, err := builder(t, pgtest.NewDBURL(t)).Run(t.Context())
+	url := pgtest.NewDBURL(t)
+	actions, err := builder(t, url).Run(t.Context())
 	require.NoError(t, err)
 	require.Empty(t, summary(actions))
+	require.Equal(t, 1, uniqueDedupIndexes(t, connect(t, url)), "one dedup index on a database queen creates")
 }
 
 func TestIndexBuilderRebuildsAnIndexLeftInvalid(t *testing.T) {
@@ -81,7 +83,7 @@ func TestIndexBuilderRebuildsAnIndexLeftInvalid(t *testing.T) {
 	ctx := t.Context()
 	url := pgtest.NewDBURL(t)
 	conn := connect(t, url)
-	exec(t, conn, `DROP INDEX queen.idx_messages_partition_transaction_c`)
+	exec(t, conn, `DROP INDEX queen.messages_partition_transaction_unique`)
 
 	// A writer's open transaction makes the concurrent build wait; cancelling the run
 	// then (a shutdown) cancels the build on the server and leaves the index invalid.
@@ -104,7 +106,7 @@ func TestIndexBuilderRebuildsAnIndexLeftInvalid(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, <-errc, context.Canceled)
 	exec(t, writer, `ROLLBACK`)
-	exists, valid := indexValid(t, conn, "idx_messages_partition_transaction_c")
+	exists, valid := indexValid(t, conn, "messages_partition_transaction_unique")
 	require.True(t, exists)
 	require.False(t, valid, "an interrupted concurrent build leaves an invalid index")
 	require.Eventually(t, func() bool {
@@ -116,9 +118,10 @@ func TestIndexBuilderRebuildsAnIndexLeftInvalid(t *testing.T) {
 
 	actions, err := builder(t, url).Run(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []string{"rebuilt idx_messages_partition_transaction_c"}, summary(actions))
-	_, valid = indexValid(t, conn, "idx_messages_partition_transaction_c")
+	require.Equal(t, []string{"rebuilt messages_partition_transaction_unique"}, summary(actions))
+	_, valid = indexValid(t, conn, "messages_partition_transaction_unique")
 	require.True(t, valid)
+	require.Equal(t, 1, uniqueDedupIndexes(t, conn), "rebuilt byte-wise, and nothing built beside it")
 }
 
 func TestIndexBuilderWaitsForTheReplicaHoldingItsLock(t *testing.T) {
@@ -230,13 +233,14 @@ func TestUpgradeOfADatabaseAnEarlierQueenCreated(t *testing.T) {
 		"built idx_queues_name",
 		"built idx_retention_history_partition",
 		"built idx_system_state_key",
-		"built messages_partition_transaction_unique",
 		"dropped idx_message_traces_message",
 		"renamed idx_dlq_message_consumer idx_dlq_message_group",
 		"renamed idx_messages_partition_created idx_messages_partition_created_id",
 		"renamed idx_partition_consumers_worker_id_active idx_partition_consumers_worker_id",
 		"renamed idx_retention_history_executed idx_retention_history_executed_at",
+		"renamed messages_partition_transaction_unique idx_messages_partition_transaction_c",
 	}, summary(actions))
+	require.Equal(t, 1, uniqueDedupIndexes(t, conn), "an earlier queen's byte-wise index is renamed, not doubled")
 	require.Empty(t, upstreamProblems(t, conn))
 	var onCreated int
 	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM pg_index
@@ -251,4 +255,18 @@ func TestUpgradeOfADatabaseAnEarlierQueenCreated(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, summary(again))
 	require.Empty(t, upstreamProblems(t, conn))
+}
+
+// uniqueDedupIndexes counts the unique indexes on messages (partition_id, transaction_id)
+// that compare byte-wise, and fails when one in another collation exists beside them
+// (a database queen created needs only its own).
+func uniqueDedupIndexes(t *testing.T, conn *pgx.Conn) int {
+	t.Helper()
+	var c, other int
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT
+		count(*) FILTER (WHERE pg_get_indexdef(indexrelid) LIKE '%(partition_id, transaction_id COLLATE "C")'),
+		count(*) FILTER (WHERE pg_get_indexdef(indexrelid) LIKE '%(partition_id, transaction_id)')
+		FROM pg_index WHERE indrelid = 'queen.messages'::regclass AND indisunique`).Scan(&c, &other))
+	require.Zero(t, other, "no dedup index in the database collation")
+	return c
 }

@@ -61,19 +61,16 @@ CREATE TABLE IF NOT EXISTS queen.partitions (
     UNIQUE (queue_id, name)
 );
 
--- messages carries two unique indexes on (partition_id, transaction_id):
---   * messages_partition_transaction_unique, upstream's, in the database collation:
---     upstream's lookups (ack, traces, transactions) compare in that collation and can
---     use no other index.
---   * idx_messages_partition_transaction_c, queen's, byte-wise (COLLATE "C"): with the
---     database's collation every comparison in the index descent is a strcoll() call,
---     and queen's dedup and ack lookups cost three times as much (measured on C.UTF-8).
---     Equality is the same under both, so uniqueness is unchanged. queen's lookups say
---     COLLATE "C" to use it.
--- Push's ON CONFLICT (partition_id, transaction_id) accepts either as its arbiter. On a
--- database adopted from upstream the C index is built concurrently after boot; until it
--- is valid, queen's COLLATE "C" lookups scan the message's partition in an index led
--- by partition_id (correct, slower on big partitions).
+-- messages has one unique index on (partition_id, transaction_id), under upstream's
+-- name (upstream's boot checks only the name; its ON CONFLICT accepts any collation) but
+-- byte-wise (COLLATE "C"): with the database's collation every comparison in the index
+-- descent is a strcoll() call, and queen's dedup and ack lookups cost three times as
+-- much (measured on C.UTF-8). Equality is the same under both, so uniqueness is
+-- unchanged; queen's lookups say COLLATE "C" to use it. On a database upstream created,
+-- the name holds upstream's index in the database collation, and queen's byte-wise
+-- idx_messages_partition_transaction_c is built concurrently beside it after boot
+-- (internal/schema/concurrent.go); until it is valid, queen's lookups scan the message's
+-- partition in an index led by partition_id (correct, slower on big partitions).
 DO $$
 BEGIN
     IF to_regclass('queen.messages') IS NULL THEN
@@ -88,8 +85,6 @@ BEGIN
             producer_sub   text
         );
         CREATE UNIQUE INDEX messages_partition_transaction_unique
-            ON queen.messages (partition_id, transaction_id);
-        CREATE UNIQUE INDEX idx_messages_partition_transaction_c
             ON queen.messages (partition_id, transaction_id COLLATE "C");
         CREATE INDEX idx_messages_partition_created
             ON queen.messages (partition_id, created_at, id);
