@@ -9,3 +9,6 @@ import "os"
 func lockDir(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 }
+
+// unlockDir closes the lock file.
+func unlockDir(f *os.File) error { return f.Close() }

@@ -26,3 +26,12 @@ func lockDir(path string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// unlockDir releases the lock and closes f. The explicit LOCK_UN matters: the lock
+// belongs to the open file, which a child process forked at that moment (any exec by
+// this process) shares until its exec closes it, so a close alone could leave the
+// directory locked for a moment after this spool is gone.
+func unlockDir(f *os.File) error {
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return f.Close()
+}

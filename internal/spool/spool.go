@@ -181,7 +181,7 @@ func Open(opts Options) (*Spool, error) {
 		byPartition: make(map[partitionKey]int), changed: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	if err := s.load(); err != nil {
-		lock.Close()
+		_ = unlockDir(lock)
 		return nil, err
 	}
 	return s, nil
@@ -395,7 +395,7 @@ func (s *Spool) Close() error {
 		s.dead = nil
 	}
 	s.deadMu.Unlock()
-	errs = append(errs, s.lock.Close())
+	errs = append(errs, unlockDir(s.lock))
 	return errors.Join(errs...)
 }
 
