@@ -66,8 +66,8 @@ func TestHazardDelayedPartitionStarvation(t *testing.T) {
 // minutes, upstream's empty scans push the group's watermark forward until a
 // window-gated partition's lookup row is more than 2 minutes older than it, and the
 // partition is never a candidate again. Waiting minutes is not an option in a test,
-// so the database is put in the state those minutes leave: the message and its
-// lookup row 3 minutes old, and an empty-scan watermark of now. Once the window has
+// so the database is put in the state those minutes leave: the message, its lookup
+// row and its ready row 3 minutes old, and an empty-scan watermark of now. Once the window has
 // passed, a wildcard pop must deliver the message.
 func TestHazardWindowBufferStranding(t *testing.T) {
 	t.Parallel()
@@ -89,6 +89,8 @@ func TestHazardWindowBufferStranding(t *testing.T) {
 		     l AS (UPDATE queen.partition_lookup
 		           SET last_message_created_at = last_message_created_at - interval '3 minutes',
 		               updated_at = updated_at - interval '3 minutes'
+		           WHERE partition_id IN (SELECT id FROM p) RETURNING 1),
+		     r AS (UPDATE queen.partition_ready SET ready_at = ready_at - interval '3 minutes'
 		           WHERE partition_id IN (SELECT id FROM p) RETURNING 1)
 		INSERT INTO queen.consumer_watermarks (queue_name, consumer_group, last_empty_scan_at, updated_at)
 		VALUES ($1, $2, now(), now())

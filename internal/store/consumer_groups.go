@@ -206,8 +206,8 @@ func secondsDuration(s float64) time.Duration {
 }
 
 // sqlGroupDelete deletes group $1's cursors (and leases) on queue $2 (NULL = every
-// queue) and its watermarks, and its subscriptions when $3. Returns the number of
-// cursors deleted.
+// queue), its watermarks, its registrations as a wildcard consumer with their ready
+// rows, and its subscriptions when $3. Returns the number of cursors deleted.
 const sqlGroupDelete = `
 WITH d AS (
     DELETE FROM queen.partition_consumers pc
@@ -221,6 +221,16 @@ WITH d AS (
 ), md AS (
     DELETE FROM queen.consumer_groups_metadata md
     WHERE $3::boolean AND md.consumer_group = $1::text AND ($2::text IS NULL OR md.queue_name = $2::text)
+), qc AS (
+    -- Without cursors the group starts over: its next wildcard pop registers it again
+    -- and seeds its ready rows from scratch.
+    DELETE FROM queen.queue_consumers c
+    WHERE c.consumer_group = $1::text
+      AND ($2::text IS NULL OR c.queue_id IN (SELECT q.id FROM queen.queues q WHERE q.name = $2::text))
+), rd AS (
+    DELETE FROM queen.partition_ready r
+    WHERE r.consumer_group = $1::text
+      AND ($2::text IS NULL OR r.queue_id IN (SELECT q.id FROM queen.queues q WHERE q.name = $2::text))
 )
 SELECT count(*)::int FROM d`
 
@@ -238,7 +248,9 @@ func (s *Store) ConsumerGroupDelete(ctx context.Context, group, queueName string
 }
 
 // sqlGroupSubscriptionUpdate sets the subscription timestamp of every subscription of
-// group $1 to $2 and deletes its watermarks. Returns the number of subscriptions.
+// group $1 to $2, deletes its watermarks and unregisters it as a wildcard consumer
+// (with its ready rows, which nothing keeps up to date meanwhile).
+// Returns the number of subscriptions.
 const sqlGroupSubscriptionUpdate = `
 WITH u AS (
     UPDATE queen.consumer_groups_metadata md SET subscription_timestamp = $2
@@ -246,6 +258,12 @@ WITH u AS (
     RETURNING 1
 ), w AS (
     DELETE FROM queen.consumer_watermarks w WHERE w.consumer_group = $1
+), qc AS (
+    -- A subscription moved back exposes messages of partitions the group has no cursor
+    -- on: its next wildcard pop registers it again and seeds its ready rows.
+    DELETE FROM queen.queue_consumers c WHERE c.consumer_group = $1
+), rd AS (
+    DELETE FROM queen.partition_ready r WHERE r.consumer_group = $1
 )
 SELECT count(*)::int FROM u`
 

@@ -191,7 +191,14 @@ u AS (
        SET lease_acquired_at = NULL, lease_expires_at = NULL, worker_id = NULL, batch_size = 0, acked_count = 0
       FROM v
      WHERE pc.id = v.id AND pc.worker_id IS NOT NULL AND pc.lease_expires_at < $1
-    RETURNING 1
+    RETURNING pc.partition_id, pc.consumer_group
+),
+r AS (
+    -- The ready rows waited for these leases: claimable now (the broker's clock may run
+    -- ahead of the database's).
+    UPDATE queen.partition_ready r SET ready_at = now()
+      FROM u
+     WHERE r.partition_id = u.partition_id AND r.consumer_group = u.consumer_group AND r.ready_at > now()
 )
 SELECT count(*) FROM u`, before, limit)
 }

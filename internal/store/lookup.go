@@ -8,7 +8,8 @@ import (
 
 // LookupReconcile is one batch of the partition lookup repair (queen.lookup_reconcile_q1).
 type LookupReconcile struct {
-	// Scanned partitions were examined, Repaired lookup rows written.
+	// Scanned partitions were examined, Repaired rows written: partition lookup rows,
+	// and the ready rows of wildcard consumers that had work there but no row.
 	Scanned, Repaired int
 	// Last is the last partition id of a full-pass batch: the next batch starts after it.
 	Last string

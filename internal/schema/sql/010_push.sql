@@ -58,6 +58,11 @@ BEGIN
               USING ERRCODE = '22023';
     END IF;
     v_pids := queen.partitions_resolve_q1(p_queues, p_partitions);
+    -- The queues' registration locks in share mode, until commit: a group registering
+    -- as a wildcard consumer meanwhile either sees this push or is seen by it (the ready
+    -- rows below; 015_ready.sql).
+    PERFORM pg_advisory_xact_lock_shared(queen.queue_consumers_key(q.id))
+       FROM (SELECT qq.id FROM queen.queues qq WHERE qq.name = ANY (p_queues) ORDER BY qq.id) q;
 
     -- maxSize: queues with a capacity are locked (before any partition, always in this
     -- order) and counted, so concurrent pushes cannot overfill them.
@@ -136,6 +141,16 @@ BEGIN
                updated_at = excluded.updated_at
            WHERE (excluded.last_message_created_at, excluded.last_message_id)
                  > (pl.last_message_created_at, pl.last_message_id)
+        RETURNING 1
+    ),
+    ready AS (
+        -- The partitions now have work for every registered wildcard consumer.
+        INSERT INTO queen.partition_ready (partition_id, consumer_group, queue_id, ready_at)
+        SELECT h.partition_id, c.consumer_group, c.queue_id, v_now
+        FROM heads h
+        JOIN queen.partitions p ON p.id = h.partition_id
+        JOIN queen.queue_consumers c ON c.queue_id = p.queue_id
+        ON CONFLICT (partition_id, consumer_group) DO NOTHING
         RETURNING 1
     )
     SELECT count(*) INTO v_n FROM ins;

@@ -22,10 +22,9 @@ CREATE OR REPLACE FUNCTION queen.pop_q1(
 -- behind a queue's growth, and with a partition that looks small a planner chose a
 -- bitmap scan of every message after the cursor and a sort, per pop (94 ms for 100 of
 -- 10 000 messages). Bitmap scans are therefore off (with LIMIT, an ordered index scan
--- then beats reading and sorting). Everything else stays free: the wildcard candidate
--- query joins every pending partition of the queue and wants a hash join over
--- sequential scans when there are thousands. jit is off: a path priced by a disabled
--- method would otherwise cross jit_above_cost (see queen.keyed_plans_q1).
+-- then beats reading and sorting). The wildcard candidate is the first row of an index
+-- range of queen.partition_ready. jit is off: a path priced by a disabled method would
+-- otherwise cross jit_above_cost (see queen.keyed_plans_q1).
 LANGUAGE plpgsql
 SET enable_bitmapscan = off
 SET jit = off
@@ -59,6 +58,8 @@ DECLARE
     v_delay_cut  timestamptz;
     v_ttl        integer;
     v_ttl_cut    timestamptz;
+    v_head_ts    timestamptz;
+    v_seen       uuid[] := '{}';
     c_zero       constant uuid := '00000000-0000-0000-0000-000000000000';
 BEGIN
     SELECT * INTO v_q FROM queen.queues WHERE name = p_queue;
@@ -80,44 +81,60 @@ BEGIN
         WHERE p.queue_id = v_q.id AND p.name = p_partition
           AND (coalesce(v_q.window_buffer, 0) = 0 OR pl.last_message_created_at IS NULL
                OR pl.last_message_created_at <= v_now - make_interval(secs => v_q.window_buffer));
+        IF v_cands IS NULL THEN
+            RETURN;
+        END IF;
     ELSE
-        SELECT array_agg(c.pid), array_agg(c.pname) INTO v_cands, v_names
-        FROM (
-            SELECT pl.partition_id AS pid, p.name::text AS pname
-            FROM queen.partition_lookup pl
-            JOIN queen.partitions p ON p.id = pl.partition_id
-            LEFT JOIN queen.partition_consumers pc
-                   ON pc.partition_id = pl.partition_id AND pc.consumer_group = p_group
-            WHERE pl.queue_name = v_q.name
-              AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= v_now)
-              AND (pc.last_consumed_created_at IS NULL
-                   OR (pl.last_message_created_at, pl.last_message_id)
-                      > (pc.last_consumed_created_at, pc.last_consumed_id))
-              AND (coalesce(v_q.window_buffer, 0) = 0
-                   OR pl.last_message_created_at <= v_now - make_interval(secs => v_q.window_buffer))
-              AND (v_ttl_cut IS NULL OR pl.last_message_created_at > v_ttl_cut)
-              AND (coalesce(v_q.delayed_processing, 0) = 0 OR EXISTS (
-                   SELECT 1 FROM queen.messages dm
-                   WHERE dm.partition_id = pl.partition_id
-                     AND (pc.last_consumed_created_at IS NULL
-                          OR (dm.created_at, dm.id) > (pc.last_consumed_created_at, pc.last_consumed_id))
-                     AND dm.created_at <= v_delay_cut))
-            ORDER BY pc.last_consumed_at ASC NULLS FIRST, pl.last_message_created_at ASC
-            LIMIT greatest(p_max_partitions, 1) * 4 + 16
-        ) c;
+        -- Candidates come from the group's ready rows, least recently served first
+        -- (015_ready.sql): an index range, whatever the number of partitions.
+        PERFORM queen.queue_consumer_register_q1(v_q.id, v_q.name, p_group, p_sub_mode, p_sub_from, v_now);
     END IF;
 
-    IF v_cands IS NULL THEN
-        RETURN;
-    END IF;
-
-    FOR v_i IN 1 .. array_length(v_cands, 1) LOOP
+    v_i := 0;
+    LOOP
         EXIT WHEN v_budget <= 0 OR v_claimed >= greatest(p_max_partitions, 1);
-        v_pid := v_cands[v_i];
-        v_pname := v_names[v_i];
-
-        IF p_partition IS NULL AND NOT pg_try_advisory_xact_lock(hashtextextended(v_pid::text, 12648430)) THEN
-            CONTINUE;
+        v_i := v_i + 1;
+        IF p_partition IS NOT NULL THEN
+            EXIT WHEN v_i > cardinality(v_cands);
+            v_pid := v_cands[v_i];
+            v_pname := v_names[v_i];
+        ELSE
+            EXIT WHEN v_i > greatest(p_max_partitions, 1) * 4 + 16;
+            -- The row stays locked until commit: concurrent pops skip it, and v_seen
+            -- keeps this pop from taking it twice.
+            SELECT r.partition_id, p.name::text, pl.last_message_created_at INTO v_pid, v_pname, v_head_ts
+              FROM queen.partition_ready r
+              JOIN queen.partitions p ON p.id = r.partition_id
+              LEFT JOIN queen.partition_lookup pl ON pl.partition_id = r.partition_id AND pl.queue_name = v_q.name
+             WHERE r.queue_id = v_q.id AND r.consumer_group = p_group AND r.ready_at <= v_now
+               AND r.partition_id <> ALL (v_seen)
+             ORDER BY r.ready_at
+             LIMIT 1
+             FOR UPDATE OF r SKIP LOCKED;
+            EXIT WHEN NOT FOUND;
+            v_seen := v_seen || v_pid;
+            -- windowBuffer: the partition waits until its newest message is that old.
+            IF coalesce(v_q.window_buffer, 0) > 0
+               AND v_head_ts > v_now - make_interval(secs => v_q.window_buffer) THEN
+                UPDATE queen.partition_ready r
+                   SET ready_at = v_head_ts + make_interval(secs => v_q.window_buffer)
+                 WHERE r.partition_id = v_pid AND r.consumer_group = p_group;
+                CONTINUE;
+            END IF;
+            -- ttl: a partition whose newest message expired has nothing to deliver until
+            -- a push (which adds the row again); the row goes, unless a push is in flight.
+            IF v_ttl_cut IS NOT NULL AND (v_head_ts IS NULL OR v_head_ts <= v_ttl_cut) THEN
+                IF pg_try_advisory_xact_lock_shared(queen.partition_order_key(v_pid)) THEN
+                    DELETE FROM queen.partition_ready r
+                     WHERE r.partition_id = v_pid AND r.consumer_group = p_group
+                       AND NOT EXISTS (SELECT 1 FROM queen.partition_lookup pl
+                                       WHERE pl.partition_id = v_pid AND pl.last_message_created_at > v_ttl_cut);
+                END IF;
+                CONTINUE;
+            END IF;
+            IF NOT pg_try_advisory_xact_lock(hashtextextended(v_pid::text, 12648430)) THEN
+                CONTINUE;
+            END IF;
         END IF;
 
         -- Claim: lock the cursor row and take the lease in one statement. A wildcard
@@ -153,6 +170,8 @@ BEGIN
             END IF;
             IF FOUND THEN
                 v_ok := true;
+                -- The ready row waits for the lease.
+                PERFORM queen.ready_settle_q1(v_pid, p_group, v_cur_ts, v_cur_id, v_now + v_lease);
                 EXIT;
             END IF;
             EXIT WHEN v_try = 2;
@@ -162,6 +181,13 @@ BEGIN
             EXIT WHEN NOT FOUND;
         END LOOP;
         IF NOT v_ok THEN
+            IF p_partition IS NULL THEN
+                -- Leased, or held back by a retry delay: park the ready row until then.
+                UPDATE queen.partition_ready r SET ready_at = c.lease_expires_at
+                  FROM queen.partition_consumers c
+                 WHERE c.partition_id = v_pid AND c.consumer_group = p_group AND c.lease_expires_at > v_now
+                   AND r.partition_id = v_pid AND r.consumer_group = p_group;
+            END IF;
             CONTINUE;
         END IF;
 
@@ -223,6 +249,17 @@ BEGIN
                  WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group
                    AND pc.last_consumed_created_at IS NULL;
             END IF;
+            PERFORM queen.ready_settle_many_q1(ARRAY[v_pid], p_group);
+            IF p_partition IS NULL AND coalesce(v_q.delayed_processing, 0) > 0 THEN
+                -- delayedProcessing: park the ready row until the next message is due.
+                UPDATE queen.partition_ready r
+                   SET ready_at = d.created_at + make_interval(secs => v_q.delayed_processing)
+                  FROM (SELECT mm.created_at FROM queen.messages mm
+                        WHERE mm.partition_id = v_pid
+                          AND (mm.created_at, mm.id) > (coalesce(v_cur_ts, '-infinity'::timestamptz), coalesce(v_cur_id, c_zero))
+                        ORDER BY mm.created_at, mm.id LIMIT 1) d
+                 WHERE r.partition_id = v_pid AND r.consumer_group = p_group;
+            END IF;
             CONTINUE;
         END IF;
 
@@ -235,6 +272,7 @@ BEGIN
                    total_batches_consumed = pc.total_batches_consumed + 1,
                    last_consumed_at = v_now
              WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group AND pc.worker_id = p_lease_id;
+            PERFORM queen.ready_settle_many_q1(ARRAY[v_pid], p_group);
         ELSIF v_n <> v_budget THEN
             UPDATE queen.partition_consumers pc
                SET batch_size = v_n, acked_count = 0

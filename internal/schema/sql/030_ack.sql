@@ -135,6 +135,7 @@ BEGIN
         )
         SELECT a.i, true, NULL::text, s.qname, s.pname, s.rel AND a.ord = s.ord, false
         FROM items a JOIN s ON s.pid = a.pid;
+        PERFORM queen.ready_settle_many_q1(v_pids, p_group);
         RETURN;
     END IF;
 
@@ -347,6 +348,7 @@ BEGIN
                 pc.acked_count, pc.batch_retry_count, pc.batch_size, pc.lease_acquired_at, pc.lease_expires_at, pc.worker_id)
          WHERE c.id = pc.id;
     END IF;
+    PERFORM queen.ready_settle_many_q1(ARRAY(SELECT DISTINCT x.pid::uuid FROM unnest(p_pid) AS x(pid)), p_group);
 END;
 $$;
 
@@ -369,7 +371,13 @@ BEGIN
         UPDATE queen.partition_consumers c
            SET lease_expires_at = greatest(c.lease_expires_at, now() + make_interval(secs => p_seconds))
          WHERE c.worker_id = p_lease_id AND c.lease_expires_at > now()
-        RETURNING c.lease_expires_at
+        RETURNING c.partition_id, c.consumer_group, c.lease_expires_at
+    ),
+    parked AS (
+        -- The ready rows wait for the new expiry.
+        UPDATE queen.partition_ready r SET ready_at = upd.lease_expires_at
+          FROM upd
+         WHERE r.partition_id = upd.partition_id AND r.consumer_group = upd.consumer_group
     )
     SELECT min(upd.lease_expires_at) INTO v_exp FROM upd;
     IF v_exp IS NOT NULL THEN

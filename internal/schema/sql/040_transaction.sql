@@ -98,6 +98,7 @@ BEGIN
            lease_expires_at = CASE WHEN v_dlq OR c.acked_count + 1 >= greatest(c.batch_size, 1) THEN NULL ELSE c.lease_expires_at END,
            worker_id = CASE WHEN v_dlq OR c.acked_count + 1 >= greatest(c.batch_size, 1) THEN NULL ELSE c.worker_id END
      WHERE c.id = pc.id;
+    PERFORM queen.ready_settle_many_q1(ARRAY[p_pid::uuid], p_group);
 
     RETURN QUERY SELECT true, NULL::text, v_dlq;
 END;

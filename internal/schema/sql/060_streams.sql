@@ -239,6 +239,7 @@ BEGIN
            lease_expires_at = CASE WHEN v_release THEN NULL ELSE c.lease_expires_at END,
            worker_id = CASE WHEN v_release THEN NULL ELSE c.worker_id END
      WHERE c.id = pc.id;
+    PERFORM queen.ready_settle_many_q1(ARRAY[p_partition], p_group);
 
     RETURN QUERY SELECT true, NULL::text, v_release, v_dlq, v_dead;
 END;

@@ -45,6 +45,7 @@ BEGIN
         lease_acquired_at = NULL, lease_expires_at = NULL, worker_id = NULL,
         batch_size = 0, acked_count = 0, batch_retry_count = 0;
     GET DIAGNOSTICS v_n = ROW_COUNT;
+    PERFORM queen.ready_settle_many_q1(p_pids, p_group);
     RETURN v_n;
 END;
 $$;

@@ -8,8 +8,9 @@
 --
 -- p_full walks every partition in id order after p_after (p_limit of them); otherwise
 -- the candidates are partitions that hold messages but have no lookup row, and rows
--- touched since p_since (which an upstream broker may still be writing). Returns the
--- partitions examined, the rows written, and the last partition id of a full batch.
+-- touched since p_since (which an upstream broker may still be writing). It also adds
+-- the ready rows those partitions lack. Returns the partitions examined, the rows
+-- written (lookup and ready rows), and the last partition id of a full batch.
 CREATE OR REPLACE FUNCTION queen.lookup_reconcile_q1(
     p_full boolean, p_after uuid, p_limit integer, p_since timestamptz
 ) RETURNS TABLE (o_scanned integer, o_repaired integer, o_last uuid)
@@ -17,6 +18,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_ids    uuid[];
     v_n      integer;
+    v_ready  integer;
 BEGIN
     IF p_full THEN
         SELECT array_agg(p.id ORDER BY p.id) INTO v_ids
@@ -67,6 +69,33 @@ BEGIN
         RETURNING 1
     )
     SELECT count(*) INTO v_n FROM up;
+
+    -- The ready rows of registered wildcard consumers that have work here but no row
+    -- (015_ready.sql): after a cursor, or without one and without any subscription of
+    -- the group on the queue (it reads from the beginning). Taken under the queues'
+    -- registration locks, like a push.
+    PERFORM pg_advisory_xact_lock_shared(queen.queue_consumers_key(q.qid))
+       FROM (SELECT DISTINCT p.queue_id AS qid FROM queen.partitions p WHERE p.id = ANY (v_ids) ORDER BY 1) q;
+    INSERT INTO queen.partition_ready (partition_id, consumer_group, queue_id, ready_at)
+    SELECT pl.partition_id, c.consumer_group, c.queue_id, now()
+      FROM queen.partition_lookup pl
+      JOIN queen.partitions p ON p.id = pl.partition_id
+      JOIN queen.queues q ON q.id = p.queue_id
+      JOIN queen.queue_consumers c ON c.queue_id = p.queue_id
+      LEFT JOIN queen.partition_consumers pc
+             ON pc.partition_id = pl.partition_id AND pc.consumer_group = c.consumer_group
+     WHERE pl.partition_id = ANY (v_ids)
+       AND NOT EXISTS (SELECT 1 FROM queen.partition_ready r
+                       WHERE r.partition_id = pl.partition_id AND r.consumer_group = c.consumer_group)
+       AND CASE WHEN pc.last_consumed_created_at IS NOT NULL
+                THEN (pl.last_message_created_at, pl.last_message_id)
+                     > (pc.last_consumed_created_at, pc.last_consumed_id)
+                ELSE c.consumer_group = '__QUEUE_MODE__' OR NOT EXISTS (
+                     SELECT 1 FROM queen.consumer_groups_metadata md
+                     WHERE md.consumer_group = c.consumer_group AND md.queue_name = q.name) END
+    ON CONFLICT (partition_id, consumer_group) DO NOTHING;
+    GET DIAGNOSTICS v_ready = ROW_COUNT;
+    v_n := v_n + v_ready;
     RETURN QUERY SELECT cardinality(v_ids), v_n, v_ids[cardinality(v_ids)];
 END;
 $$;

@@ -1,0 +1,289 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/store"
+)
+
+// A wildcard pop finds its partitions through queen.partition_ready. The rows may
+// over-report (a pop deletes a row it finds nothing behind) but never under-report:
+// every partition with a message a registered group has yet to receive has a row whose
+// ready_at is no later than the end of the partition's lease or retry delay. This test
+// plays random histories of pushes, wildcard and named pops (with and without
+// auto-ack), ack batches of every status, lease extensions, seeks and subscription
+// moves, checks that invariant after every step, and at the end drains every group
+// with wildcard pops only and requires every group's cursor at every partition's head.
+func TestReadyRowsNeverMissPendingWork(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, db := openStore(t, 4)
+	for seed := range uint64(25) {
+		runReadyHistory(t, ctx, st, db, seed)
+	}
+}
+
+func runReadyHistory(t *testing.T, ctx context.Context, st *store.Store, db *pgxpool.Pool, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	q := fmt.Sprintf("ready-%d", seed)
+	nParts := 1 + rng.IntN(5)
+	groups := []string{queue.QueueModeGroup, "g1", "g2"}
+	ids := queue.NewIDGenerator()
+	type lease struct {
+		group, id string
+		msgs      []queue.Message
+	}
+	var open []lease
+	next := 0
+	push := func(p, n int) {
+		items := make([]queue.PushItem, n)
+		for i := range items {
+			items[i] = queue.PushItem{Queue: q, Partition: fmt.Sprintf("p%d", p),
+				TransactionID: fmt.Sprintf("m%d", next), MessageID: ids.New(), Payload: benchPayload}
+			next++
+		}
+		_, err := st.MessageInsertBatch(ctx, items)
+		require.NoError(t, err)
+	}
+	for p := range nParts {
+		push(p, 1+rng.IntN(4))
+	}
+	for step := range 60 {
+		g := groups[rng.IntN(len(groups))]
+		var what string
+		switch r := rng.IntN(20); {
+		case r < 5:
+			p, n := rng.IntN(nParts), 1+rng.IntN(4)
+			what = fmt.Sprintf("push %d to p%d", n, p)
+			push(p, n)
+		case r < 10 || r == 19:
+			req := queue.PopRequest{Queue: q, ConsumerGroup: g, Batch: 1 + rng.IntN(5), Partitions: 1 + rng.IntN(2),
+				AutoAck: rng.IntN(5) == 0}
+			if g == "g2" && rng.IntN(2) == 0 {
+				req.SubscriptionMode = "new"
+			}
+			if r == 19 {
+				req.Partition = fmt.Sprintf("p%d", rng.IntN(nParts))
+			}
+			id := fmt.Sprintf("L%d-%d", seed, step)
+			msgs, err := st.PartitionClaim(ctx, req, id)
+			require.NoError(t, err)
+			what = fmt.Sprintf("pop %+v: %d messages", req, len(msgs))
+			if len(msgs) > 0 && !req.AutoAck {
+				open = append(open, lease{group: g, id: id, msgs: msgs})
+			}
+		case r < 16 && len(open) > 0:
+			i := rng.IntN(len(open))
+			l := open[i]
+			open = append(open[:i], open[i+1:]...)
+			n := 1 + rng.IntN(len(l.msgs))
+			status := []string{queue.AckCompleted, queue.AckCompleted, queue.AckCompleted, queue.AckFailed, "retry", "dlq"}[rng.IntN(6)]
+			acks := make([]queue.Ack, n)
+			for k, m := range l.msgs[:n] {
+				acks[k] = queue.Ack{TransactionID: m.TransactionID, PartitionID: m.PartitionID, LeaseID: l.id,
+					Status: status, ConsumerGroup: l.group, Error: "boom"}
+			}
+			_, err := st.MessageAckBatch(ctx, l.group, acks)
+			require.NoError(t, err)
+			what = fmt.Sprintf("ack %d of lease %s as %s", n, l.id, status)
+		case r == 16 && len(open) > 0:
+			l := open[rng.IntN(len(open))]
+			_, err := st.LeaseExtend(ctx, l.id, 120)
+			require.NoError(t, err)
+			what = "extend " + l.id
+		case r == 17:
+			seek := queue.ConsumerGroupSeek{ToEnd: rng.IntN(2) == 0, Timestamp: time.Now().Add(-time.Hour)}
+			_, err := st.ConsumerGroupSeek(ctx, g, q, seek)
+			require.NoError(t, err)
+			what = fmt.Sprintf("seek %s %+v", g, seek)
+			open = dropLeasesOf(open, g, func(l lease) string { return l.group })
+		case r == 18 && g != queue.QueueModeGroup:
+			_, err := st.ConsumerGroupSubscriptionUpdate(ctx, g, time.Now().Add(-time.Hour))
+			require.NoError(t, err)
+			what = "move the subscriptions of " + g + " an hour back"
+		default:
+			continue
+		}
+		missing := readyMisses(t, ctx, db, q)
+		require.Empty(t, missing, "seed %d step %d (%s): pending partitions without a ready row", seed, step, what)
+	}
+
+	// Every group, popping without naming a partition, reaches every head.
+	for _, g := range groups {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			msgs, err := st.PartitionClaim(ctx, queue.PopRequest{Queue: q, ConsumerGroup: g, Batch: 50, Partitions: 1,
+				AutoAck: true}, fmt.Sprintf("drain-%d", seed))
+			require.NoError(t, err)
+			if len(msgs) == 0 {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "seed %d: %s does not drain", seed, g)
+		}
+	}
+	var behind []string
+	require.NoError(t, db.QueryRow(ctx, `SELECT coalesce(array_agg(c.consumer_group || '@' || p.name), '{}')
+		FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
+		JOIN queen.partition_lookup pl ON pl.partition_id = p.id
+		JOIN queen.partition_consumers c ON c.partition_id = p.id
+		WHERE q.name = $1 AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= now())
+		  AND (c.last_consumed_created_at IS NULL
+		       OR (pl.last_message_created_at, pl.last_message_id) > (c.last_consumed_created_at, c.last_consumed_id))`,
+		q).Scan(&behind))
+	require.Empty(t, behind, "seed %d: cursors short of their partition's head after draining", seed)
+}
+
+func dropLeasesOf[T any](ls []T, group string, groupOf func(T) string) []T {
+	out := ls[:0]
+	for _, l := range ls {
+		if groupOf(l) != group {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// readyMisses lists (group, partition) pairs of queueName with pending work for a
+// registered group and no ready row, or one parked past the partition's lease.
+// Pending: a message after the cursor; without a cursor, at or after the group's
+// queue-wide subscription start (the beginning when there is none).
+func readyMisses(t *testing.T, ctx context.Context, db *pgxpool.Pool, queueName string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, db.QueryRow(ctx, `
+SELECT coalesce(array_agg(c.consumer_group || '@' || p.name || ' ready_at=' || coalesce(r.ready_at::text, 'none')), '{}')
+FROM queen.queues q
+JOIN queen.queue_consumers c ON c.queue_id = q.id
+JOIN queen.partitions p ON p.queue_id = q.id
+JOIN queen.partition_lookup pl ON pl.partition_id = p.id
+LEFT JOIN queen.partition_consumers pc ON pc.partition_id = p.id AND pc.consumer_group = c.consumer_group
+LEFT JOIN queen.partition_ready r ON r.partition_id = p.id AND r.consumer_group = c.consumer_group
+LEFT JOIN queen.consumer_groups_metadata md
+       ON md.consumer_group = c.consumer_group AND md.queue_name = q.name AND md.partition_name = ''
+WHERE q.name = $1
+  AND CASE WHEN pc.last_consumed_created_at IS NOT NULL
+           THEN (pl.last_message_created_at, pl.last_message_id) > (pc.last_consumed_created_at, pc.last_consumed_id)
+           ELSE EXISTS (SELECT 1 FROM queen.messages m WHERE m.partition_id = p.id
+                        AND (md.subscription_timestamp IS NULL OR m.created_at >= md.subscription_timestamp)) END
+  AND (r.partition_id IS NULL OR r.ready_at > greatest(now(), coalesce(pc.lease_expires_at, now())))`,
+		queueName).Scan(&out))
+	return out
+}
+
+// Pushes and wildcard pops racing on the same partitions: every pushed message is
+// delivered. The race this guards is an ack that finds its cursor at the partition's
+// head and deletes the ready row while a push into that partition commits.
+func TestReadyRowsSurviveRacingPushesAndAcks(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, _ := openStore(t, 12)
+	const (
+		partitions = 8
+		producers  = 3
+		consumers  = 3
+		perProd    = 300
+	)
+	q := "ready-race"
+	ids := queue.NewIDGenerator()
+	var wg sync.WaitGroup
+	var pushed atomic.Int64
+	errs := make(chan error, producers+consumers)
+	for w := range producers {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 3))
+			for i := 0; i < perProd; {
+				n := min(1+rng.IntN(3), perProd-i)
+				items := make([]queue.PushItem, n)
+				p := rng.IntN(partitions)
+				for k := range items {
+					items[k] = queue.PushItem{Queue: q, Partition: fmt.Sprintf("p%d", p),
+						TransactionID: fmt.Sprintf("w%d-%d", w, i+k), MessageID: ids.New(), Payload: benchPayload}
+				}
+				if _, err := st.MessageInsertBatch(ctx, items); err != nil {
+					errs <- err
+					return
+				}
+				i += n
+				pushed.Add(int64(n))
+			}
+		})
+	}
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	done := make(chan struct{})
+	for w := range consumers {
+		wg.Go(func() {
+			for k := 0; ; k++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				lease := fmt.Sprintf("c%d-%d", w, k)
+				msgs, err := st.PartitionClaim(ctx, queue.PopRequest{Queue: q, ConsumerGroup: queue.QueueModeGroup,
+					Batch: 4, Partitions: 1}, lease)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(msgs) == 0 {
+					continue
+				}
+				acks := make([]queue.Ack, len(msgs))
+				mu.Lock()
+				for i, m := range msgs {
+					seen[m.TransactionID] = true
+					acks[i] = queue.Ack{TransactionID: m.TransactionID, PartitionID: m.PartitionID, LeaseID: lease,
+						Status: queue.AckCompleted}
+				}
+				mu.Unlock()
+				res, err := st.MessageAckBatch(ctx, queue.QueueModeGroup, acks)
+				if err != nil {
+					errs <- err
+					return
+				}
+				for _, a := range res {
+					if !a.Success {
+						errs <- fmt.Errorf("ack refused: %+v", a)
+						return
+					}
+				}
+			}
+		})
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		mu.Lock()
+		n := len(seen)
+		mu.Unlock()
+		if n == producers*perProd {
+			break
+		}
+		select {
+		case err := <-errs:
+			t.Fatal(err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			close(done)
+			wg.Wait()
+			t.Fatalf("delivered %d of %d messages (%d pushed) within a minute", n, producers*perProd, pushed.Load())
+		}
+	}
+	close(done)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
