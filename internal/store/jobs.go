@@ -152,7 +152,8 @@ func (s *Store) PartitionCleanupBatch(ctx context.Context, before time.Time, lim
 
 // ConsumerStateCleanupBatch deletes up to limit watermarks and up to limit
 // subscription rows that name a queue that no longer exists (an upstream broker's
-// queue deletion leaves them behind).
+// queue deletion leaves them behind), and up to limit registrations of wildcard
+// consumers that have not popped their queue for an hour (queen.ready_expire_q1).
 func (s *Store) ConsumerStateCleanupBatch(ctx context.Context, limit int) (int64, error) {
 	return s.countRow(ctx, "consumer state cleanup", `
 WITH w AS (
@@ -170,8 +171,11 @@ m AS (
         WHERE x.queue_name <> '' AND NOT EXISTS (SELECT 1 FROM queen.queues q WHERE q.name = x.queue_name)
         LIMIT $1)
     RETURNING 1
+),
+r AS (
+    SELECT queen.ready_expire_q1(now() - interval '1 hour', $1::integer) AS n
 )
-SELECT (SELECT count(*) FROM w) + (SELECT count(*) FROM m)`, limit)
+SELECT (SELECT count(*) FROM w) + (SELECT count(*) FROM m) + (SELECT n FROM r)`, limit)
 }
 
 // LeaseReclaimBatch clears up to limit leases that expired before before: holder,

@@ -287,3 +287,46 @@ func TestReadyRowsSurviveRacingPushesAndAcks(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A registration a group stopped using is dropped after an hour, with its ready rows;
+// the group's next pop registers it again and finds its messages.
+func TestReadyRegistrationsOfGoneGroupsExpire(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, db := openStore(t, 4)
+	ids := queue.NewIDGenerator()
+	push := func(tx string) {
+		_, err := st.MessageInsertBatch(ctx, []queue.PushItem{{Queue: "expire", Partition: "p",
+			TransactionID: tx, MessageID: ids.New(), Payload: benchPayload}})
+		require.NoError(t, err)
+	}
+	push("a")
+	pop := func() []queue.Message {
+		msgs, err := st.PartitionClaim(ctx, queue.PopRequest{Queue: "expire", ConsumerGroup: "gone", Batch: 10,
+			Partitions: 1, AutoAck: true}, "L")
+		require.NoError(t, err)
+		return msgs
+	}
+	require.Len(t, pop(), 1)
+	push("b")
+	count := func(table string) int {
+		var n int
+		require.NoError(t, db.QueryRow(ctx, `SELECT count(*) FROM queen.`+table+` WHERE consumer_group = 'gone'`).Scan(&n))
+		return n
+	}
+	require.Equal(t, 1, count("partition_ready"))
+
+	n, err := st.ConsumerStateCleanupBatch(ctx, 100)
+	require.NoError(t, err)
+	require.Zero(t, n, "a registration used a moment ago stays")
+	_, err = db.Exec(ctx, `UPDATE queen.queue_consumers SET seen_at = now() - interval '61 minutes'`)
+	require.NoError(t, err)
+	n, err = st.ConsumerStateCleanupBatch(ctx, 100)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	require.Zero(t, count("queue_consumers"))
+	require.Zero(t, count("partition_ready"))
+
+	require.Len(t, pop(), 1, "registered again, the group finds the message pushed meanwhile")
+	require.Equal(t, 1, count("queue_consumers"))
+}

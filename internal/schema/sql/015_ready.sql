@@ -39,6 +39,9 @@ BEGIN
             queue_id       uuid NOT NULL REFERENCES queen.queues(id) ON DELETE CASCADE,
             consumer_group varchar(255) NOT NULL,
             created_at     timestamptz NOT NULL DEFAULT now(),
+            -- last wildcard pop, to the minute: a registration unused for an hour is
+            -- dropped by the consumer state cleanup (queen.ready_expire_q1)
+            seen_at        timestamptz NOT NULL DEFAULT now(),
             PRIMARY KEY (queue_id, consumer_group)
         );
     END IF;
@@ -146,9 +149,15 @@ CREATE OR REPLACE FUNCTION queen.queue_consumer_register_q1(
 ) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
-    v_sub timestamptz;
+    v_sub  timestamptz;
+    v_seen timestamptz;
 BEGIN
-    IF EXISTS (SELECT 1 FROM queen.queue_consumers c WHERE c.queue_id = p_qid AND c.consumer_group = p_group) THEN
+    SELECT c.seen_at INTO v_seen FROM queen.queue_consumers c WHERE c.queue_id = p_qid AND c.consumer_group = p_group;
+    IF FOUND THEN
+        IF v_seen < p_now - interval '1 minute' THEN
+            UPDATE queen.queue_consumers c SET seen_at = p_now
+             WHERE c.queue_id = p_qid AND c.consumer_group = p_group;
+        END IF;
         RETURN;
     END IF;
     PERFORM pg_advisory_xact_lock(queen.queue_consumers_key(p_qid));
@@ -190,5 +199,31 @@ BEGIN
                 ELSE v_sub IS NULL OR pl.last_message_created_at >= v_sub END
     ON CONFLICT (partition_id, consumer_group) DO UPDATE SET ready_at = excluded.ready_at
      WHERE r.ready_at > excluded.ready_at;
+END;
+$$;
+
+-- queen.ready_expire_q1 drops up to p_limit registrations of wildcard consumers that
+-- have not popped their queue since p_before, with their ready rows: every push keeps
+-- rows for every registered group, so a group that went away would cost each push a
+-- lookup forever. Dropping one is always safe: the group's next wildcard pop registers
+-- it again and seeds its rows. Returns the registrations dropped.
+CREATE OR REPLACE FUNCTION queen.ready_expire_q1(p_before timestamptz, p_limit integer)
+RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_n bigint;
+BEGIN
+    WITH d AS (
+        DELETE FROM queen.queue_consumers c
+         WHERE (c.queue_id, c.consumer_group) IN (
+               SELECT x.queue_id, x.consumer_group FROM queen.queue_consumers x
+                WHERE x.seen_at < p_before LIMIT p_limit)
+        RETURNING c.queue_id, c.consumer_group
+    ), r AS (
+        DELETE FROM queen.partition_ready r USING d
+         WHERE r.queue_id = d.queue_id AND r.consumer_group = d.consumer_group
+    )
+    SELECT count(*) INTO v_n FROM d;
+    RETURN v_n;
 END;
 $$;
