@@ -330,3 +330,38 @@ func TestReadyRegistrationsOfGoneGroupsExpire(t *testing.T) {
 	require.Len(t, pop(), 1, "registered again, the group finds the message pushed meanwhile")
 	require.Equal(t, 1, count("queue_consumers"))
 }
+
+// A broker that keeps no ready rows (an older queen during a rolling upgrade, or after
+// a rollback) can leave a partition with messages and no row, or with a row parked at
+// a lease it released: the lookup reconcile repairs both.
+func TestLookupReconcileRepairsReadyRows(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, db := openStore(t, 4)
+	ids := queue.NewIDGenerator()
+	for _, p := range []string{"a", "b"} {
+		_, err := st.MessageInsertBatch(ctx, []queue.PushItem{{Queue: "repair", Partition: p,
+			TransactionID: "m-" + p, MessageID: ids.New(), Payload: benchPayload}})
+		require.NoError(t, err)
+	}
+	pop := func() []queue.Message {
+		msgs, err := st.PartitionClaim(ctx, queue.PopRequest{Queue: "repair", ConsumerGroup: queue.QueueModeGroup,
+			Batch: 10, Partitions: 2}, "L")
+		require.NoError(t, err)
+		return msgs
+	}
+	require.Len(t, pop(), 2, "registered, both partitions served")
+	// What an older broker leaves: its ack released the leases without touching the
+	// rows (parked at the lease), and its push into c added no row.
+	_, err := db.Exec(ctx, `UPDATE queen.partition_consumers SET lease_expires_at = NULL, worker_id = NULL`)
+	require.NoError(t, err)
+	_, err = db.Exec(ctx, `INSERT INTO queen.messages (transaction_id, partition_id, payload)
+		SELECT 'm-c', p.id, '{}' FROM queen.partitions p WHERE p.name = 'a'`)
+	require.NoError(t, err)
+	require.Empty(t, pop(), "rows parked at the released leases")
+
+	rec, err := st.LookupReconcileBatch(ctx, true, "", 100, time.Now().Add(-time.Minute))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, rec.Repaired, 2, "the lookup row of a, and the two parked rows")
+	require.Len(t, pop(), 3, "m-a and m-b again (their leases ended unacked), and m-c")
+}

@@ -9,7 +9,8 @@
 -- p_full walks every partition in id order after p_after (p_limit of them); otherwise
 -- the candidates are partitions that hold messages but have no lookup row, and rows
 -- touched since p_since (which an upstream broker may still be writing). It also adds
--- the ready rows those partitions lack. Returns the partitions examined, the rows
+-- the ready rows those partitions lack, and makes claimable the ones parked past
+-- their partition's lease. Returns the partitions examined, the rows
 -- written (lookup and ready rows), and the last partition id of a full batch.
 CREATE OR REPLACE FUNCTION queen.lookup_reconcile_q1(
     p_full boolean, p_after uuid, p_limit integer, p_since timestamptz
@@ -94,6 +95,15 @@ BEGIN
                      SELECT 1 FROM queen.consumer_groups_metadata md
                      WHERE md.consumer_group = c.consumer_group AND md.queue_name = q.name) END
     ON CONFLICT (partition_id, consumer_group) DO NOTHING;
+    GET DIAGNOSTICS v_ready = ROW_COUNT;
+    v_n := v_n + v_ready;
+    -- And rows parked past the end of their partition's lease (a broker that keeps no
+    -- ready rows released it).
+    UPDATE queen.partition_ready r SET ready_at = now()
+      FROM queen.partition_consumers pc
+     WHERE r.partition_id = ANY (v_ids) AND pc.partition_id = r.partition_id
+       AND pc.consumer_group = r.consumer_group
+       AND r.ready_at > greatest(now(), coalesce(pc.lease_expires_at, now()));
     GET DIAGNOSTICS v_ready = ROW_COUNT;
     v_n := v_n + v_ready;
     RETURN QUERY SELECT cardinality(v_ids), v_n, v_ids[cardinality(v_ids)];
