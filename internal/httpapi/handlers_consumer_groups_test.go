@@ -550,18 +550,24 @@ func TestConsumerGroupPartitionSeek(t *testing.T) {
 	})
 }
 
-// TestConsumerGroupSeekWaitsForAck checks that a seek takes the ack path's
-// per-(partition, group) lock: while another transaction holds it, the seek waits.
+// TestConsumerGroupSeekWaitsForAck checks that a seek waits for an ack of the same
+// group on the same partition: while another transaction holds the cursor row locked,
+// as an ack does from its lookup to its commit, the seek waits.
 func TestConsumerGroupSeekWaitsForAck(t *testing.T) {
 	t.Parallel()
 	b := cgSetupDB(t)
 	res := b.pushOne(t, "cg-lock", "", "", `1`)
+	require.Len(t, cgPop(t, b.testBundle, "cg-lock?consumerGroup=g"), 1)
 
 	tx, err := b.db.Begin(t.Context())
 	require.NoError(t, err)
 	defer func() { _ = tx.Rollback(context.WithoutCancel(t.Context())) }()
 	_, err = tx.Exec(t.Context(), `SELECT pg_advisory_xact_lock(queen.ack_lock_key($1::uuid, 'g'))`, res["partition_id"])
 	require.NoError(t, err)
+	var locked int
+	require.NoError(t, tx.QueryRow(t.Context(), `SELECT count(*) FROM (SELECT 1 FROM queen.partition_consumers
+		WHERE partition_id = $1::uuid AND consumer_group = 'g' FOR UPDATE) c`, res["partition_id"]).Scan(&locked))
+	require.Equal(t, 1, locked)
 
 	done := make(chan response, 1)
 	go func() { // no require here: not the test goroutine
@@ -582,12 +588,12 @@ func TestConsumerGroupSeekWaitsForAck(t *testing.T) {
 	}()
 	require.Eventually(t, func() bool {
 		var waiting int
-		err := b.db.QueryRow(t.Context(), `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`).Scan(&waiting)
+		err := b.db.QueryRow(t.Context(), `SELECT count(*) FROM pg_locks WHERE NOT granted`).Scan(&waiting)
 		return err == nil && waiting > 0
 	}, 10*time.Second, 10*time.Millisecond)
 	select {
 	case r := <-done:
-		require.Failf(t, "seek did not wait for the ack lock", "answered %d %s", r.status, r.body)
+		require.Failf(t, "seek did not wait for the ack", "answered %d %s", r.status, r.body)
 	default:
 	}
 	require.NoError(t, tx.Commit(t.Context()))

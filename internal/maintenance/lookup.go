@@ -38,8 +38,18 @@ func (j *lookupReconcile) RunOnce(ctx context.Context) (Result, error) {
 	defer j.mu.Unlock()
 	var res Result
 	since := j.now().Add(-j.lookback)
+	deadline, hasDeadline := ctx.Deadline()
+	var slowest time.Duration
 	for !j.fullDone && res.Batches < j.batches {
+		// The full pass goes on in the next cycle rather than into the job's timeout
+		// (on a busy database a batch of a big table takes seconds).
+		if hasDeadline && time.Until(deadline) < 2*slowest {
+			res.Truncated = true
+			return res, nil
+		}
+		began := time.Now()
 		r, err := j.st.LookupReconcileBatch(ctx, true, j.after, j.batch, since)
+		slowest = max(slowest, time.Since(began))
 		res.Batches++
 		res.Rows += int64(r.Repaired)
 		if err != nil {

@@ -211,7 +211,9 @@ func TestAdoptAnUpstreamDatabase(t *testing.T) {
 	t.Run("APartitionWithoutItsLookupRow", func(t *testing.T) {
 		require.Empty(t, c.pop("/api/v1/pop/queue/legacy.audit?wait=false"),
 			"wildcard pops find partitions through partition_lookup")
-		rec, err := st.LookupReconcileBatch(ctx, false, "", 100, time.Now().Add(-time.Minute))
+		// The full pass of the reconcile job's first cycles after a boot (the partition
+		// is older than the job's lookback).
+		rec, err := st.LookupReconcileBatch(ctx, true, "", 100, time.Now().Add(-time.Minute))
 		require.NoError(t, err)
 		require.Equal(t, 2, rec.Repaired, "the lookup row, and the ready row of the queue-mode consumer")
 		require.Equal(t, []string{"a-1", "a-2"}, txids(c.pop("/api/v1/pop/queue/legacy.audit?batch=10&wait=false")))

@@ -365,3 +365,51 @@ func TestLookupReconcileRepairsReadyRows(t *testing.T) {
 	require.GreaterOrEqual(t, rec.Repaired, 2, "the lookup row of a, and the two parked rows")
 	require.Len(t, pop(), 3, "m-a and m-b again (their leases ended unacked), and m-c")
 }
+
+// A seek writes the group's cursor on every partition of the queue in one transaction:
+// at thousands of partitions that must not need a lock-table entry per partition
+// (the lock table holds max_locks_per_transaction × max_connections entries: 19 200 on
+// the test cluster), and the ready rows follow.
+func TestSeekOfAQueueWithManyPartitions(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, db := openStore(t, 4)
+	const partitions = 25_000
+	ids := queue.NewIDGenerator()
+	began := time.Now()
+	for off := 0; off < partitions; off += 1000 {
+		items := make([]queue.PushItem, 1000)
+		for i := range items {
+			items[i] = queue.PushItem{Queue: "wide", Partition: fmt.Sprintf("p%d", off+i),
+				TransactionID: fmt.Sprintf("m%d", off+i), MessageID: ids.New(), Payload: benchPayload}
+		}
+		_, err := st.MessageInsertBatch(ctx, items)
+		require.NoError(t, err)
+	}
+	t.Logf("filled %s", time.Since(began))
+	msgs, err := st.PartitionClaim(ctx, queue.PopRequest{Queue: "wide", ConsumerGroup: "g", Batch: 1, Partitions: 1,
+		AutoAck: true}, "L")
+	t.Logf("registered %s", time.Since(began))
+	require.NoError(t, err)
+	require.Len(t, msgs, 1)
+	ready := func() int {
+		var n int
+		require.NoError(t, db.QueryRow(ctx, `SELECT count(*) FROM queen.partition_ready WHERE consumer_group = 'g'`).Scan(&n))
+		return n
+	}
+	require.Equal(t, partitions-1, ready())
+
+	n, err := st.ConsumerGroupSeek(ctx, "g", "wide", queue.ConsumerGroupSeek{ToEnd: true})
+	require.NoError(t, err)
+	require.Equal(t, partitions, n)
+	t.Logf("seeked to the end %s", time.Since(began))
+	require.Zero(t, ready(), "every cursor at its head: no partition has work")
+	msgs, err = st.PartitionClaim(ctx, queue.PopRequest{Queue: "wide", ConsumerGroup: "g", Batch: 1, Partitions: 1}, "L2")
+	require.NoError(t, err)
+	require.Empty(t, msgs)
+
+	n, err = st.ConsumerGroupSeek(ctx, "g", "wide", queue.ConsumerGroupSeek{Timestamp: time.Now().Add(-time.Hour)})
+	require.NoError(t, err)
+	require.Equal(t, partitions, n)
+	require.Equal(t, partitions, ready(), "back to the beginning: every partition has work again")
+}

@@ -1,7 +1,8 @@
--- Consumer-group cursor moves (seek to the end, to a time, one partition). Every cursor
--- write takes the per-(partition, group) ack lock (queen.ack_lock_key) in partition-id
--- order, as ack_q1 and tx_prepare_q1 do, so a seek never interleaves with an ack of the
--- same group on the same partition and the three cannot deadlock.
+-- Consumer-group cursor moves (seek to the end, to a time, one partition). A seek locks
+-- the group's existing cursor rows in partition-id order, the order acks lock them in,
+-- so it never interleaves with an ack of the same group on the same partition. Row
+-- locks, not the per-(partition, group) advisory ack locks: a seek of a queue with
+-- 100 000 partitions would need as many lock-table entries in one transaction.
 
 -- queen.cursor_seek_q1 writes p_group's cursor on each partition of p_pids: the
 -- partition's newest message when p_to_end, else the newest message created at or
@@ -13,15 +14,27 @@
 CREATE OR REPLACE FUNCTION queen.cursor_seek_q1(
     p_group text, p_pids uuid[], p_to_end boolean, p_ts timestamptz
 ) RETURNS integer
-LANGUAGE plpgsql AS $$
+-- Plans: every access is keyed by partition, and a seek often follows a bulk load the
+-- statistics have not seen. Planned as for a few rows, a join of the cursors with the
+-- ready rows materialized one side and scanned it once per row of the other: 50 s for
+-- 25 000 partitions. With index paths only and no materialization, each row is one
+-- keyed lookup (under a second).
+LANGUAGE plpgsql
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET enable_hashjoin = off
+SET enable_mergejoin = off
+SET enable_material = off
+SET jit = off
+AS $$
 DECLARE
-    v_pid  uuid;
     v_n    integer;
     c_zero constant uuid := '00000000-0000-0000-0000-000000000000';
 BEGIN
-    FOR v_pid IN SELECT DISTINCT x.pid FROM unnest(p_pids) AS x(pid) ORDER BY 1 LOOP
-        PERFORM pg_advisory_xact_lock(queen.ack_lock_key(v_pid, p_group));
-    END LOOP;
+    PERFORM 1 FROM queen.partition_consumers c
+      WHERE c.partition_id = ANY (p_pids) AND c.consumer_group = p_group
+      ORDER BY c.partition_id
+      FOR UPDATE;
 
     INSERT INTO queen.partition_consumers AS pc
            (partition_id, consumer_group, last_consumed_created_at, last_consumed_id)
@@ -45,7 +58,32 @@ BEGIN
         lease_acquired_at = NULL, lease_expires_at = NULL, worker_id = NULL,
         batch_size = 0, acked_count = 0, batch_retry_count = 0;
     GET DIAGNOSTICS v_n = ROW_COUNT;
-    PERFORM queen.ready_settle_many_q1(p_pids, p_group);
+
+    -- The group's ready rows follow the moved cursors, set-based: under the queues'
+    -- registration locks held exclusively no push is in flight, so a cursor at its
+    -- partition's head proves the row can go (015_ready.sql). The leases were cleared.
+    PERFORM pg_advisory_xact_lock(queen.queue_consumers_key(q.qid))
+       FROM (SELECT DISTINCT p.queue_id AS qid FROM queen.partitions p WHERE p.id = ANY (p_pids) ORDER BY 1) q;
+    DELETE FROM queen.partition_ready r
+     USING queen.partition_consumers c
+     WHERE r.partition_id = ANY (p_pids) AND r.consumer_group = p_group
+       AND c.partition_id = r.partition_id AND c.consumer_group = p_group
+       AND NOT EXISTS (SELECT 1 FROM queen.partition_lookup pl
+                       WHERE pl.partition_id = r.partition_id
+                         AND (c.last_consumed_created_at IS NULL
+                              OR (pl.last_message_created_at, pl.last_message_id)
+                                 > (c.last_consumed_created_at, c.last_consumed_id)));
+    INSERT INTO queen.partition_ready AS r (partition_id, consumer_group, queue_id, ready_at)
+    SELECT c.partition_id, p_group, p.queue_id, now()
+      FROM queen.partition_consumers c
+      JOIN queen.partitions p ON p.id = c.partition_id
+      JOIN queen.queue_consumers qc ON qc.queue_id = p.queue_id AND qc.consumer_group = p_group
+      JOIN queen.partition_lookup pl ON pl.partition_id = c.partition_id
+     WHERE c.partition_id = ANY (p_pids) AND c.consumer_group = p_group
+       AND (c.last_consumed_created_at IS NULL
+            OR (pl.last_message_created_at, pl.last_message_id) > (c.last_consumed_created_at, c.last_consumed_id))
+    ON CONFLICT (partition_id, consumer_group) DO UPDATE SET ready_at = excluded.ready_at
+     WHERE r.ready_at > excluded.ready_at;
     RETURN v_n;
 END;
 $$;
