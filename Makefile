@@ -55,19 +55,34 @@ test-short: ## unit tests only (go test -short; no PostgreSQL needed)
 	$(GO) test -short ./...
 
 # queen-bench (docs/benchmarks.md) runs against the cluster in PG_* when any PG_* variable
-# is set, else against a throwaway one; BENCH_ARGS='-o json' ends the output with one
-# JSON line of results.
+# is set (once, labelled with that server's profile); else twice, against a throwaway
+# durable cluster (fsync, synchronous_commit, full_page_writes on) and then a throwaway
+# fast one (all three off), each report labelled with the profile the server reports.
+# BENCH_ARGS='-o json' ends each run's output with one JSON line of results. The Go
+# benchmarks run on a fast cluster.
 BENCH_ARGS ?=
 
-.PHONY: bench
-bench: build ## Go benchmarks, then queen-bench: broker vs raw PostgreSQL ceilings (BENCH_ARGS='-o json')
-	scripts/pgtest.sh run -- $(GO) test -run '^$$' -bench . -benchtime 100x ./...
+# bench_runs runs bin/queen-bench $(1) as described above.
+define bench_runs
 	@if [ -n "$$(compgen -e PG_ || true)" ]; then \
 		echo "bench: using the PostgreSQL in PG_* (PG_HOST=$${PG_HOST:-localhost} PG_PORT=$${PG_PORT:-5432})" >&2; \
-		bin/queen-bench $(BENCH_ARGS); \
+		bin/queen-bench $(1); \
 	else \
-		scripts/pgtest.sh run -- bin/queen-bench $(BENCH_ARGS); \
+		echo "bench: queen-bench against a durable throwaway cluster" >&2; \
+		PGTEST_PROFILE=durable scripts/pgtest.sh run -- bin/queen-bench $(1); \
+		echo "bench: queen-bench against a fast throwaway cluster" >&2; \
+		PGTEST_PROFILE=fast scripts/pgtest.sh run -- bin/queen-bench $(1); \
 	fi
+endef
+
+.PHONY: bench
+bench: build ## Go benchmarks, then queen-bench on a durable and a fast cluster: broker vs raw PostgreSQL ceilings (BENCH_ARGS='-o json')
+	PGTEST_PROFILE=fast scripts/pgtest.sh run -- $(GO) test -run '^$$' -bench . -benchtime 100x ./...
+	$(call bench_runs,$(BENCH_ARGS))
+
+.PHONY: bench-quick
+bench-quick: build ## queen-bench -quick on a durable and a fast cluster (seconds each; the numbers mean nothing)
+	$(call bench_runs,-quick $(BENCH_ARGS))
 
 .PHONY: check-semantics
 check-semantics: ## long concurrency checker (2 brokers, kill/restart); -args via CHECKER_ARGS

@@ -17,6 +17,8 @@
 #   scripts/pgtest.sh url DIR|LINK    print its QUEEN_TEST_DATABASE_URL
 #   scripts/pgtest.sh stop DIR|LINK   stop it and remove DIR (and LINK)
 #
+# PGTEST_PROFILE=durable starts the cluster with fsync, synchronous_commit and
+# full_page_writes on (PostgreSQL's defaults) instead of off (fast, the default).
 # Server binaries are found on PATH, via pg_config --bindir, or in
 # /usr/lib/postgresql/*/bin (newest first); as root, the Debian packages are
 # installed if none are found. See scripts/lib/pg.sh.
@@ -26,7 +28,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/pg.sh"
 
 usage() {
-	sed -n '3,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+	sed -n '3,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -61,7 +63,7 @@ cmd_run() {
 	pg_start
 	pg_watch $$ "$PGTEST_DIR"
 	pg_export "$PGTEST_DIR"
-	pg_log "PostgreSQL on 127.0.0.1:$PG_PORT ($PGTEST_DIR), QUEEN_TEST_DATABASE_URL=$QUEEN_TEST_DATABASE_URL"
+	pg_log "PostgreSQL on 127.0.0.1:$PG_PORT ($PGTEST_DIR, profile ${PGTEST_PROFILE:-fast}), QUEEN_TEST_DATABASE_URL=$QUEEN_TEST_DATABASE_URL"
 	pg_run_child "$@"
 	exit "$PG_CHILD_STATUS"
 }
@@ -70,7 +72,7 @@ cmd_start() {
 	local link=${1:-} dir
 	if [ -n "$link" ]; then
 		if dir=$(state_dir "$link") && pg_running "$dir"; then
-			pg_log "reusing the running cluster in $dir"
+			pg_log "reusing the running cluster in $dir (profile $(cat "$dir/profile" 2>/dev/null || echo fast))"
 			pg_env "$dir"
 			return 0
 		fi

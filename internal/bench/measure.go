@@ -24,7 +24,10 @@ type window struct {
 
 // measurement is what one load run counted inside its window.
 type measurement struct {
-	msgs    int64
+	msgs int64
+	// start is when the measured part began (the end of the warm-up, or the start of
+	// the run when the work drained during the warm-up); elapsed is its length.
+	start   time.Time
 	elapsed time.Duration
 	// cpu is the broker's CPU time inside the window (0 when not sampled).
 	cpu time.Duration
@@ -126,7 +129,7 @@ func (win window) run(parent context.Context, workers int, limit int64, cpu func
 		}
 		t.Stop()
 	}
-	m := measurement{msgs: done.Load() - startMsgs, elapsed: time.Since(start), cpu: readCPU() - startCPU,
+	m := measurement{msgs: done.Load() - startMsgs, start: start, elapsed: time.Since(start), cpu: readCPU() - startCPU,
 		empty: empty.Load() - startEmpty, inWarmup: ended}
 	cancel()
 	<-allDone

@@ -6,11 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/jackc/pgx/v5/pgconn"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -123,7 +123,7 @@ func (d *database) reset(ctx context.Context) error {
 // raw cycle and the broker alike.
 func (d *database) analyze(ctx context.Context) error {
 	_, err := d.pool.Exec(ctx, `ANALYZE queen.queues, queen.partitions, queen.messages, queen.partition_consumers,
-		queen.partition_lookup`)
+		queen.partition_lookup, queen.partition_ready, queen.queue_consumers`)
 	if err != nil {
 		return fmt.Errorf("analyze: %w", err)
 	}

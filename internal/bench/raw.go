@@ -1,18 +1,17 @@
 package bench
 
-import (
-	"context"
-	"fmt"
-
-	"github.com/queenmq/queen/internal/queue"
-)
-
-// The raw ceilings run against the broker's own tables (queen.messages with its
-// indexes and foreign key, queen.partition_lookup, queen.partition_consumers) in a
-// queue the broker never touches, so a raw row costs PostgreSQL what a pushed row
-// costs it. What the raw statements leave out is exactly what the broker adds on top:
-// HTTP and JSON, dedup and queue/partition upserts, the per-partition ordering lock,
-// leases, and a second round trip (the ack).
+// The SQL of the raw ceilings, all of it. The ceilings run against the broker's own
+// tables (queen.messages with its indexes and foreign key, queen.partition_lookup,
+// queen.partition_consumers) in a queue the broker never touches, so a raw row costs
+// PostgreSQL what a pushed row costs it. What the raw statements leave out is exactly
+// what the broker adds on top: HTTP and JSON, dedup and queue/partition upserts, the
+// per-partition ordering lock, the checks of the ack, and plpgsql.
+//
+// Choosing the partition to serve is one constant, sqlRawChoosePartition, shared by
+// both claim cycles. It takes the first row of the broker's own index of partitions
+// with pending work (queen.partition_ready, least recently served first), so the
+// ceiling chooses the way the broker does; the cycles keep those rows as the broker
+// does (parked at the lease, back at the end when served, gone when drained).
 
 // sqlRawInsert is the multi-row insert of the insert ceiling: text arrays cast in SQL,
 // like push_q2's, one timestamp per statement, like push_q2's per partition.
@@ -21,146 +20,134 @@ const sqlRawInsert = `INSERT INTO queen.messages
 SELECT x.id::uuid, x.txid, x.pid::uuid, x.payload::jsonb, NULL, statement_timestamp(), false, NULL
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(id, txid, pid, payload)`
 
-// sqlRawClaim is the claim ceiling: one statement (one round trip, one transaction)
-// that claims the least recently served partition with pending messages for the
-// group (locking its cursor row, skipping rows other consumers hold), reads the next
-// batch in (created_at, id) order and advances the cursor past it. pop_q1 does the
-// same work plus leases, and the ack is a second round trip.
-const sqlRawClaim = `WITH c AS (
-    SELECT pc.id, pc.partition_id,
-           coalesce(pc.last_consumed_created_at, '-infinity'::timestamptz) AS ts, pc.last_consumed_id AS mid
-    FROM queen.partition_lookup pl
-    JOIN queen.partition_consumers pc ON pc.partition_id = pl.partition_id AND pc.consumer_group = $2
-    WHERE pl.queue_name = $1
-      AND (pc.last_consumed_created_at IS NULL
-           OR (pl.last_message_created_at, pl.last_message_id) > (pc.last_consumed_created_at, pc.last_consumed_id))
-    ORDER BY pc.last_consumed_at ASC NULLS FIRST
-    LIMIT 1
-    FOR UPDATE OF pc SKIP LOCKED
-), m AS (
-    SELECT n.id, n.transaction_id, n.payload, n.created_at
-    FROM c CROSS JOIN LATERAL (
-        SELECT mm.id, mm.transaction_id, mm.payload, mm.created_at
-        FROM queen.messages mm
-        WHERE mm.partition_id = c.partition_id AND (mm.created_at, mm.id) > (c.ts, c.mid)
-        ORDER BY mm.created_at, mm.id
-        LIMIT $3) n
+// sqlRawChoosePartition chooses the partition to serve: the ready row of consumer
+// group $2 in queue $1 that is due (not parked at a live lease) and was least
+// recently served, locked FOR UPDATE SKIP LOCKED (rows that other consumers hold are
+// skipped, never waited for), with its cursor row. It yields at most one row:
+//
+//	id         the cursor row (queen.partition_consumers.id)
+//	partition  its partition id
+//	ts, mid    the cursor: the (created_at, id) of the last message consumed, or
+//	           ('-infinity', the zero uuid) before the first
+//
+// The ready row parked at the lease is what lets the two-commit cycle commit between
+// claim and advance.
+const sqlRawChoosePartition = `SELECT pc.id, pc.partition_id AS partition,
+       coalesce(pc.last_consumed_created_at, '-infinity'::timestamptz) AS ts, pc.last_consumed_id AS mid
+FROM queen.partition_ready r
+JOIN queen.partition_consumers pc ON pc.partition_id = r.partition_id AND pc.consumer_group = $2
+WHERE r.queue_id = (SELECT q.id FROM queen.queues q WHERE q.name = $1) AND r.consumer_group = $2
+  AND r.ready_at <= now()
+ORDER BY r.ready_at
+LIMIT 1
+FOR UPDATE OF r SKIP LOCKED`
+
+// sqlRawReadBatch is the read of a claimed partition's next batch ($3 messages) in
+// (created_at, id) order after the cursor of the row c chosen above. LATERAL …
+// ORDER BY … LIMIT makes it an ordered index scan whatever the statistics say.
+const sqlRawReadBatch = `SELECT mm.id, mm.transaction_id, mm.payload, mm.created_at
+    FROM queen.messages mm
+    WHERE mm.partition_id = c.partition AND (mm.created_at, mm.id) > (c.ts, c.mid)
+    ORDER BY mm.created_at, mm.id
+    LIMIT $3::int`
+
+// sqlRawClaim1 is the one-statement cycle (the reference row raw_claim1_b100): one
+// statement, one round trip, one transaction, that chooses and locks a partition,
+// reads its next batch and advances the cursor past it. It has no lease: the lock
+// is held until the statement commits, so it needs no second commit.
+const sqlRawClaim1 = `WITH c AS (` + sqlRawChoosePartition + `),
+m AS (
+    SELECT n.* FROM c CROSS JOIN LATERAL (` + sqlRawReadBatch + `) n
 ), adv AS (
     UPDATE queen.partition_consumers pc
        SET last_consumed_created_at = l.created_at, last_consumed_id = l.id, last_consumed_at = now(),
            total_messages_consumed = pc.total_messages_consumed + 1
       FROM c, (SELECT created_at, id FROM m ORDER BY created_at DESC, id DESC LIMIT 1) l
      WHERE pc.id = c.id
+), served AS (
+    UPDATE queen.partition_ready r SET ready_at = now()
+      FROM c WHERE r.partition_id = c.partition AND r.consumer_group = $2
 )
 SELECT m.id::text, m.transaction_id, m.payload FROM m`
 
-// rawQueue creates a queue with partitions named p0…p(n-1), the way push_q2 would,
-// and returns the partition ids in name order.
-func (d *database) rawQueue(ctx context.Context, name string, n int) ([]string, error) {
-	var qid string
-	err := d.pool.QueryRow(ctx, `INSERT INTO queen.queues (name, retry_delay, ttl) VALUES ($1, 0, 0) RETURNING id::text`,
-		name).Scan(&qid)
-	if err != nil {
-		return nil, fmt.Errorf("create raw queue: %w", err)
-	}
-	rows, err := d.pool.Query(ctx, `INSERT INTO queen.partitions (queue_id, name)
-		SELECT $1::uuid, 'p' || g FROM generate_series(0, $2 - 1) AS g RETURNING id::text, name`, qid, n)
-	if err != nil {
-		return nil, fmt.Errorf("create raw partitions: %w", err)
-	}
-	defer rows.Close()
-	ids := make([]string, n)
-	for rows.Next() {
-		var id, pname string
-		if err := rows.Scan(&id, &pname); err != nil {
-			return nil, err
-		}
-		var i int
-		if _, err := fmt.Sscanf(pname, "p%d", &i); err != nil || i < 0 || i >= n {
-			return nil, fmt.Errorf("unexpected raw partition %q", pname)
-		}
-		ids[i] = id
-	}
-	return ids, rows.Err()
-}
+// sqlRawClaimLease is transaction 1 of the two-commit cycle, the ceiling of every
+// pop+ack case: choose and lock a partition, take its lease for worker $4 (the lease
+// fields pop_q1 sets), read the next batch, commit (autocommit: one round trip). The
+// lease, not the row lock, keeps other consumers off the partition until the
+// advance. Every row carries the cursor row's id; a claimed partition without a
+// message (it cannot happen here: the choice requires one) yields one row of NULLs.
+const sqlRawClaimLease = `WITH c AS (` + sqlRawChoosePartition + `),
+lease AS (
+    UPDATE queen.partition_consumers pc
+       SET lease_acquired_at = now(), lease_expires_at = now() + interval '60 seconds',
+           worker_id = $4, batch_size = $3::int, acked_count = 0
+      FROM c
+     WHERE pc.id = c.id
+), park AS (
+    UPDATE queen.partition_ready r SET ready_at = now() + interval '60 seconds'
+      FROM c WHERE r.partition_id = c.partition AND r.consumer_group = $2
+)
+SELECT c.id::text, n.id::text, n.transaction_id, n.payload, n.created_at
+FROM c LEFT JOIN LATERAL (` + sqlRawReadBatch + `) n ON true`
 
-// rawInserter builds the arrays of one multi-row insert.
-type rawInserter struct {
-	ids     *queue.IDGenerator
-	payload string
-	msgIDs  []string
-	txids   []string
-	pids    []string
-	bodies  []string
-}
+// sqlRawAdvance is transaction 2 of the two-commit cycle (the ack): advance cursor
+// row $1 to the last message read, ($2, $3), count $4 messages, clear the lease of
+// worker $5, put its ready row at the end of the line, commit. A row whose lease is no
+// longer $5's is left alone (0 rows affected).
+const sqlRawAdvance = `WITH a AS (
+    UPDATE queen.partition_consumers
+       SET last_consumed_created_at = $2, last_consumed_id = $3::uuid, last_consumed_at = now(),
+           lease_acquired_at = NULL, lease_expires_at = NULL, worker_id = NULL, batch_size = 0, acked_count = 0,
+           total_messages_consumed = total_messages_consumed + $4, total_batches_consumed = total_batches_consumed + 1
+     WHERE id = $1::uuid AND worker_id = $5
+    RETURNING partition_id, consumer_group
+)
+UPDATE queen.partition_ready r SET ready_at = now()
+  FROM a WHERE r.partition_id = a.partition_id AND r.consumer_group = a.consumer_group`
 
-func newRawInserter(ids *queue.IDGenerator, payload string, batch int) *rawInserter {
-	ri := &rawInserter{ids: ids, payload: payload, msgIDs: make([]string, batch), txids: make([]string, batch),
-		pids: make([]string, batch), bodies: make([]string, batch)}
-	for i := range ri.bodies {
-		ri.bodies[i] = payload
-	}
-	return ri
-}
+// sqlRawRelease clears the lease of cursor row $1 held by worker $2 without moving
+// the cursor (a claim that read nothing: the partition is drained) and drops its
+// ready row.
+const sqlRawRelease = `WITH a AS (
+    UPDATE queen.partition_consumers
+       SET lease_acquired_at = NULL, lease_expires_at = NULL, worker_id = NULL, batch_size = 0, acked_count = 0
+     WHERE id = $1::uuid AND worker_id = $2
+    RETURNING partition_id, consumer_group
+)
+DELETE FROM queen.partition_ready r USING a
+ WHERE r.partition_id = a.partition_id AND r.consumer_group = a.consumer_group`
 
-// insert stores one batch; pid(i) gives the partition id of row i.
-func (ri *rawInserter) insert(ctx context.Context, d *database, pid func(i int) string) error {
-	for i := range ri.msgIDs {
-		ri.msgIDs[i], ri.txids[i], ri.pids[i] = ri.ids.New(), ri.ids.New(), pid(i)
-	}
-	_, err := d.pool.Exec(ctx, sqlRawInsert, ri.msgIDs, ri.txids, ri.pids, ri.bodies)
-	return err
-}
+// sqlRawQueue and sqlRawPartitions create a queue with partitions p0…p($2-1), the
+// way push_q2 would.
+const (
+	sqlRawQueue      = `INSERT INTO queen.queues (name, retry_delay, ttl) VALUES ($1, 0, 0) RETURNING id::text`
+	sqlRawPartitions = `INSERT INTO queen.partitions (queue_id, name)
+SELECT $1::uuid, 'p' || g FROM generate_series(0, $2 - 1) AS g RETURNING id::text, name`
+)
 
-// rawFill stores total messages in the partitions pids, message i in pids[i % len],
-// in batches of 1000, then records the partition heads and a cursor per group, as the
-// broker's push and first pop would.
-func (d *database) rawFill(ctx context.Context, queueName string, pids []string, total int, payload string, groups []string) error {
-	ids := queue.NewIDGenerator()
-	const batch = 1000
-	for off := 0; off < total; off += batch {
-		n := min(batch, total-off)
-		ri := newRawInserter(ids, payload, n)
-		if err := ri.insert(ctx, d, func(i int) string { return pids[(off+i)%len(pids)] }); err != nil {
-			return fmt.Errorf("raw fill: %w", err)
-		}
-	}
-	_, err := d.pool.Exec(ctx, `INSERT INTO queen.partition_lookup (queue_name, partition_id, last_message_id, last_message_created_at)
-		SELECT DISTINCT ON (m.partition_id) $1::text, m.partition_id, m.id, m.created_at
-		FROM queen.messages m JOIN queen.partitions p ON p.id = m.partition_id
-		JOIN queen.queues q ON q.id = p.queue_id
-		WHERE q.name = $1::text
-		ORDER BY m.partition_id, m.created_at DESC, m.id DESC`, queueName)
-	if err != nil {
-		return fmt.Errorf("raw fill lookup: %w", err)
-	}
-	_, err = d.pool.Exec(ctx, `INSERT INTO queen.partition_consumers (partition_id, consumer_group)
-		SELECT p.id, g FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id, unnest($2::text[]) AS g
-		WHERE q.name = $1`, queueName, groups)
-	if err != nil {
-		return fmt.Errorf("raw fill cursors: %w", err)
-	}
-	return d.analyze(ctx)
-}
+// sqlRawFillHeads records each partition's newest message of queue $1 in
+// partition_lookup, as push_q2 does on every push (the raw insert does not: that
+// upsert is part of what the broker adds). An upsert: the broker's lookup reconcile
+// job may have found the raw partitions first (messages without a head are what it
+// repairs).
+const sqlRawFillHeads = `INSERT INTO queen.partition_lookup (queue_name, partition_id, last_message_id, last_message_created_at)
+SELECT DISTINCT ON (m.partition_id) $1::text, m.partition_id, m.id, m.created_at
+FROM queen.messages m JOIN queen.partitions p ON p.id = m.partition_id
+JOIN queen.queues q ON q.id = p.queue_id
+WHERE q.name = $1::text
+ORDER BY m.partition_id, m.created_at DESC, m.id DESC
+ON CONFLICT (queue_name, partition_id) DO UPDATE
+   SET last_message_id = EXCLUDED.last_message_id, last_message_created_at = EXCLUDED.last_message_created_at`
 
-// rawClaimOp returns the claim-cycle operation for worker w, consuming for
-// groups[w % len(groups)].
-func (d *database) rawClaimOp(queueName string, groups []string, batch int) op {
-	return func(ctx context.Context, w int) (int, error) {
-		rows, err := d.pool.Query(ctx, sqlRawClaim, queueName, groups[w%len(groups)], batch)
-		if err != nil {
-			return 0, err
-		}
-		defer rows.Close()
-		n := 0
-		var id, txid string
-		var payload []byte
-		for rows.Next() {
-			if err := rows.Scan(&id, &txid, &payload); err != nil {
-				return 0, err
-			}
-			n++
-		}
-		return n, rows.Err()
-	}
-}
+// sqlRawFillCursors creates a cursor row per partition of queue $1 and group of $2,
+// as the broker's first pop of each would, and sqlRawFillReady the ready row of each
+// partition with messages, as the broker's push and registration would.
+const (
+	sqlRawFillCursors = `INSERT INTO queen.partition_consumers (partition_id, consumer_group)
+SELECT p.id, g FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id, unnest($2::text[]) AS g
+WHERE q.name = $1`
+	sqlRawFillReady = `INSERT INTO queen.partition_ready (partition_id, consumer_group, queue_id, ready_at)
+SELECT pl.partition_id, g, q.id, now() FROM queen.partition_lookup pl JOIN queen.queues q ON q.name = pl.queue_name,
+       unnest($2::text[]) AS g
+WHERE pl.queue_name = $1`
+)

@@ -21,9 +21,12 @@ type Result struct {
 	Note string `json:"-"`
 }
 
-// Report is the outcome of a run: the results in measurement order and a description
-// of the environment they were measured in.
+// Report is the outcome of a run: the durability profile of the server, the results
+// in measurement order and a description of the environment they were measured in.
 type Report struct {
+	// Profile is ProfileDurable, ProfileFast, "custom (…)" (see profileLabel) or
+	// ProfileUnknown: what the server reported, not what it was asked for.
+	Profile string   `json:"profile"`
 	Results []Result `json:"results"`
 	// Env describes the machine and the PostgreSQL settings; table only.
 	Env []string `json:"-"`
@@ -60,11 +63,9 @@ func (r *Report) Get(name string) (Result, bool) {
 }
 
 // WriteJSON writes the report as one JSON object on one line:
-// {"results":[{"name","value","unit","ceiling","ratio"},…]}.
+// {"profile":"durable","results":[{"name","value","unit","ceiling","ratio"},…]}.
 func (r *Report) WriteJSON(w io.Writer) error {
-	b, err := json.Marshal(struct {
-		Results []Result `json:"results"`
-	}{r.Results})
+	b, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode report: %w", err)
 	}

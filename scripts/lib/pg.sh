@@ -11,13 +11,22 @@
 #   DIR/.s.PGSQL.N   the Unix socket (-k DIR)
 #   DIR/postgres.log server log
 #   DIR/port         the TCP port on 127.0.0.1
+#   DIR/profile      the durability profile it was started with (fast or durable)
 #   DIR/env          `export NAME='value'` lines (QUEEN_TEST_DATABASE_URL, PG_*)
 #
 # initdb, pg_ctl and postgres refuse to run as root. As root, DIR is chowned to
 # $PGTEST_OS_USER (default postgres) and the server commands run through runuser.
 #
 # Tunables (environment): PGTEST_BINDIR (directory holding initdb and pg_ctl),
-# PGTEST_OS_USER (default postgres), PGTEST_MAX_CONNECTIONS (default 300).
+# PGTEST_OS_USER (default postgres), PGTEST_MAX_CONNECTIONS (default 300), and
+# PGTEST_PROFILE:
+#   fast     (default) fsync=off, synchronous_commit=off, full_page_writes=off: a
+#            commit is not on disk; for tests, and the bench's second report.
+#   durable  fsync, synchronous_commit and full_page_writes on (PostgreSQL's
+#            defaults): what a production server runs; for the bench. Put TMPDIR on
+#            the disk you mean to measure (not a tmpfs: fsync would cost nothing).
+# Both profiles change nothing else from PostgreSQL's defaults but the listen
+# address, port and socket directory, and max_connections (raised).
 
 pg_log() { printf 'pgtest: %s\n' "$*" >&2; }
 pg_die() { pg_log "error: $*"; exit 1; }
@@ -145,10 +154,23 @@ pg_running() {
 	fi
 }
 
-# pg_start creates and starts a fresh cluster and sets PGTEST_DIR to its state
-# directory. On failure it removes what it created and exits.
+# pg_durability_flags prints the server flags of the profile $1 (fast or durable).
+pg_durability_flags() {
+	case $1 in
+	fast) echo "-c fsync=off -c synchronous_commit=off -c full_page_writes=off" ;;
+	durable) echo "-c fsync=on -c synchronous_commit=on -c full_page_writes=on" ;;
+	*) return 1 ;;
+	esac
+}
+
+# pg_start creates and starts a fresh cluster with the durability of
+# $PGTEST_PROFILE (default fast) and sets PGTEST_DIR to its state directory. On
+# failure it removes what it created and exits.
 pg_start() {
-	local bindir dir parent port try locale log
+	local bindir dir parent port try locale log profile durability
+	profile=${PGTEST_PROFILE:-fast}
+	durability=$(pg_durability_flags "$profile") \
+		|| pg_die "PGTEST_PROFILE=$profile: must be fast or durable"
 	bindir=$(pg_bindir) || exit 1
 	parent=$(pg_tmp_parent)
 	dir=$(mktemp -d "$parent/queen-pgtest.XXXXXXXX") || pg_die "mktemp -d in $parent failed"
@@ -177,12 +199,13 @@ pg_start() {
 		port=$((20000 + RANDOM % 12000))
 		pg_port_busy "$port" && continue
 		if pg_as_owner env LC_ALL=C "$bindir/pg_ctl" -D "$dir/data" -l "$log" -w -t 60 -s \
-			-o "-c listen_addresses=127.0.0.1 -p $port -k '$dir' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=${PGTEST_MAX_CONNECTIONS:-300}" \
+			-o "-c listen_addresses=127.0.0.1 -p $port -k '$dir' $durability -c max_connections=${PGTEST_MAX_CONNECTIONS:-300}" \
 			start >&2; then
 			echo "$port" >"$dir/port"
 			echo "$bindir" >"$dir/bindir"
+			echo "$profile" >"$dir/profile"
 			pg_env "$dir" >"$dir/env"
-			chmod 644 "$dir/port" "$dir/bindir" "$dir/env" 2>/dev/null || true
+			chmod 644 "$dir/port" "$dir/bindir" "$dir/profile" "$dir/env" 2>/dev/null || true
 			return 0
 		fi
 		# Lost a race for the port: try another. Anything else is fatal.

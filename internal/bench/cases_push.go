@@ -1,0 +1,140 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// pushCase is one push configuration, run once raw and once through the broker.
+type pushCase struct {
+	name  string
+	batch int
+	// partitions: request k of the case (whichever producer sends it) goes to
+	// partition k mod partitions, all its items into that one partition.
+	partitions int
+	// precreate: the partitions exist before the window (an unmeasured fill of one
+	// message per partition); otherwise the first requests create them.
+	precreate bool
+}
+
+func (c pushCase) note(producers int, vs string) string {
+	layout := fmt.Sprintf("round robin over %d partitions", c.partitions)
+	if c.partitions == 1 {
+		layout = "all into ONE partition (ordering lock)"
+	}
+	if c.precreate {
+		layout += " (created before the window)"
+	}
+	return fmt.Sprintf("%d producers, %d msgs per request to one partition, %s%s", producers, c.batch, layout, vs)
+}
+
+// pushCases runs push_bN (100 partitions), push_b100_p1 and the partition axis
+// push_b10_pN.
+func (r *runner) pushCases(ctx context.Context) error {
+	o := &r.opts
+	for _, b := range pushBatches() {
+		c := pushCase{name: fmt.Sprintf("push_b%d", b), batch: b, partitions: 100}
+		withOne := b == 100 && o.wants("push_b100_p1")
+		if !o.wants(c.name) && !withOne {
+			continue
+		}
+		raw, err := r.rawPush(ctx, c)
+		if err != nil {
+			return fmt.Errorf("raw insert %s: %w", c.name, err)
+		}
+		if o.wants(c.name) {
+			m, err := r.brokerPush(ctx, c)
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.name, err)
+			}
+			if b == 100 {
+				r.pushB100 = m
+			}
+			r.add(throughput(c.name, m.rate(), raw.rate(), c.note(o.Producers, r.vs("raw insert"))))
+		}
+		if withOne {
+			// Raw inserts take no ordering lock: one partition or 100 costs them the same.
+			one := pushCase{name: "push_b100_p1", batch: 100, partitions: 1}
+			m, err := r.brokerPush(ctx, one)
+			if err != nil {
+				return fmt.Errorf("%s: %w", one.name, err)
+			}
+			r.add(throughput(one.name, m.rate(), raw.rate(), one.note(o.Producers, r.vs("push_b100's raw insert"))))
+		}
+	}
+	for _, n := range axisPartitions() {
+		c := pushCase{name: fmt.Sprintf("push_b10_p%d", n), batch: 10, partitions: o.scaled(n), precreate: true}
+		if !o.wants(c.name) {
+			continue
+		}
+		raw, err := r.rawPush(ctx, c)
+		if err != nil {
+			return fmt.Errorf("raw insert %s: %w", c.name, err)
+		}
+		m, err := r.brokerPush(ctx, c)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.name, err)
+		}
+		r.add(throughput(c.name, m.rate(), raw.rate(), c.note(o.Producers, r.vs("raw insert"))))
+	}
+	return nil
+}
+
+// pushBatches lists the batch sizes of push_bN.
+func pushBatches() []int { return []int{1, 10, 100, 1000} }
+
+// axisPartitions lists the partition counts of the partition-scale axis (named by
+// these numbers; -quick shrinks the counts, see Options.scaled).
+func axisPartitions() []int { return []int{100, 10_000, 100_000} }
+
+// rawPush measures the insert ceiling of c: one multi-row insert of c.batch rows into
+// one partition per statement, statements cycling over c.partitions. No ceiling
+// (a zero measurement) without a database.
+func (r *runner) rawPush(ctx context.Context, c pushCase) (measurement, error) {
+	if r.db == nil {
+		return measurement{}, nil
+	}
+	began := time.Now()
+	if err := r.db.reset(ctx); err != nil {
+		return measurement{}, err
+	}
+	pids, err := r.db.rawQueue(ctx, "bench-raw", c.partitions)
+	if err != nil {
+		return measurement{}, err
+	}
+	if c.precreate {
+		if err := r.db.rawFill(ctx, "bench-raw", pids, c.partitions, r.payload, nil); err != nil {
+			return measurement{}, err
+		}
+	}
+	p := r.opts.Producers
+	r.logf("raw insert ceiling %s: batch %d, %d partitions, %d connections (set up in %s)", c.name, c.batch, c.partitions, p,
+		since(began))
+	m, err := r.win.run(ctx, p, 0, nil, r.db.rawInsertOp(pids, newRoundRobin(c.partitions), r.payload, c.batch, p))
+	r.logResult(m)
+	return m, err
+}
+
+func (r *runner) brokerPush(ctx context.Context, c pushCase) (measurement, error) {
+	began := time.Now()
+	if err := r.reset(ctx); err != nil {
+		return measurement{}, err
+	}
+	q := r.queueName(c.name)
+	if c.precreate {
+		r.logf("broker %s: creating %d partitions (one message each, through push)", c.name, c.partitions)
+		if err := r.load.fill(ctx, q, c.partitions, c.partitions, 1, r.payload); err != nil {
+			return measurement{}, err
+		}
+		if err := r.analyze(ctx); err != nil {
+			return measurement{}, err
+		}
+	}
+	p := r.opts.Producers
+	r.logf("broker %s: batch %d, %d partitions, %d producers (set up in %s)", c.name, c.batch, c.partitions, p, since(began))
+	spec := pushSpec{queue: q, batch: c.batch, rr: newRoundRobin(c.partitions), payload: constPayload(r.payload)}
+	m, err := r.brokerWindow(ctx, c.name).run(ctx, p, 0, r.cpu(), r.load.pushOp(spec, p))
+	r.account(c.name, m)
+	return m, err
+}
