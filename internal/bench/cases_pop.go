@@ -32,8 +32,9 @@ func (c popCase) note(vs string) string {
 }
 
 // popCaseList lists the pop+ack and fan-out configurations with their data sizes, in
-// report order. The axis cases hold at least 2 messages per partition and enough to
-// outlast a window.
+// report order. Every partition of an axis case holds a full batch (a pop of a
+// partition with fewer messages returns fewer, and the rate per message would measure
+// the data's shape, not the partition count), and the case enough to outlast a window.
 func (o *Options) popCaseList() []popCase {
 	c := o.Consumers
 	groups := make([]string, 10)
@@ -55,7 +56,7 @@ func (o *Options) popCaseList() []popCase {
 	for _, n := range axisPartitions() {
 		p := o.scaled(n)
 		cases = append(cases, popCase{name: fmt.Sprintf("popack_b10_p%d", n), batch: 10, partitions: p, consumers: c,
-			messages: max(2*p, shrink(60_000))})
+			messages: max(10*p, shrink(60_000))})
 	}
 	return append(cases,
 		popCase{name: "fanout_cg10", batch: 100, partitions: 10, consumers: len(groups), groups: groups, messages: shrink(20_000)})

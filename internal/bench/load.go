@@ -147,8 +147,9 @@ func (h *httpLoad) pushOp(s pushSpec, workers int) op {
 	}
 }
 
-// fill pushes total messages to queue through the broker, message i to partition
-// p(i % partitions), in batches of 1000 from conns concurrent producers.
+// fill pushes total messages to queue through the broker, in batches of 1000 from
+// conns concurrent producers: message i to partition p(fillPartition(i, total,
+// partitions)).
 func (h *httpLoad) fill(ctx context.Context, queueName string, partitions, total, conns int, payload string) error {
 	const batch = 1000
 	var next atomic.Int64
@@ -159,7 +160,8 @@ func (h *httpLoad) fill(ctx context.Context, queueName string, partitions, total
 			return 0, errDrained
 		}
 		n := min(batch, total-off)
-		body := appendPushBody(nil, queueName, n, func(i int) int { return (off + i) % partitions }, constPayload(payload))
+		body := appendPushBody(nil, queueName, n, func(i int) int { return fillPartition(off+i, total, partitions) },
+			constPayload(payload))
 		var buf bytes.Buffer
 		status, err := h.do(ctx, http.MethodPost, "/api/v1/push", body, &buf)
 		if err != nil {
@@ -201,4 +203,21 @@ func (h *httpLoad) checkReachable(ctx context.Context) error {
 		return fmt.Errorf("broker at %s: GET /health: HTTP %d: %.300s", h.base, status, buf.String())
 	}
 	return nil
+}
+
+// fillPartition is the partition of message i of a fill of total messages over
+// partitions: consecutive runs of total/partitions messages (the remainder spread over
+// the first ones), so a request of 1000 messages names a few partitions, not 1000
+// (each push locks every partition it names), and every partition gets its share.
+func fillPartition(i, total, partitions int) int {
+	per, extra := total/partitions, total%partitions
+	if per == 0 {
+		return i % partitions
+	}
+	// The first extra partitions hold per+1 messages.
+	if big := extra * (per + 1); i < big {
+		return i / (per + 1)
+	} else {
+		return extra + (i-big)/per
+	}
 }

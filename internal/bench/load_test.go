@@ -211,3 +211,23 @@ func TestOptionalRoutes(t *testing.T) {
 		require.ErrorContains(t, h.checkReachable(t.Context()), "GET /health: HTTP 503")
 	})
 }
+
+func TestFillPartitionGivesEveryPartitionItsShare(t *testing.T) {
+	for _, c := range []struct{ total, partitions int }{{100, 10}, {105, 10}, {7, 10}, {60_000, 100}, {1000, 1}} {
+		counts := make([]int, c.partitions)
+		last := 0
+		for i := range c.total {
+			p := fillPartition(i, c.total, c.partitions)
+			require.True(t, p >= 0 && p < c.partitions, "%+v: message %d to partition %d", c, i, p)
+			if c.total >= c.partitions {
+				require.GreaterOrEqual(t, p, last, "%+v: runs, in order", c)
+			}
+			last = p
+			counts[p]++
+		}
+		lo, hi := c.total/c.partitions, (c.total+c.partitions-1)/c.partitions
+		for p, n := range counts {
+			require.True(t, n >= lo && n <= hi, "%+v: partition %d holds %d", c, p, n)
+		}
+	}
+}

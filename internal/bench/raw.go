@@ -53,8 +53,9 @@ const sqlRawReadBatch = `SELECT mm.id, mm.transaction_id, mm.payload, mm.created
 
 // sqlRawClaim1 is the one-statement cycle (the reference row raw_claim1_b100): one
 // statement, one round trip, one transaction, that chooses and locks a partition,
-// reads its next batch and advances the cursor past it. It has no lease: the lock
-// is held until the statement commits, so it needs no second commit.
+// reads its next batch and advances the cursor past it (a drained partition's ready
+// row goes). It has no lease: the lock is held until the statement commits, so it
+// needs no second commit.
 const sqlRawClaim1 = `WITH c AS (` + sqlRawChoosePartition + `),
 m AS (
     SELECT n.* FROM c CROSS JOIN LATERAL (` + sqlRawReadBatch + `) n
@@ -66,7 +67,10 @@ m AS (
      WHERE pc.id = c.id
 ), served AS (
     UPDATE queen.partition_ready r SET ready_at = now()
-      FROM c WHERE r.partition_id = c.partition AND r.consumer_group = $2
+      FROM c WHERE r.partition_id = c.partition AND r.consumer_group = $2 AND EXISTS (SELECT 1 FROM m)
+), drained AS (
+    DELETE FROM queen.partition_ready r
+     USING c WHERE r.partition_id = c.partition AND r.consumer_group = $2 AND NOT EXISTS (SELECT 1 FROM m)
 )
 SELECT m.id::text, m.transaction_id, m.payload FROM m`
 

@@ -83,7 +83,8 @@ func (d *database) rawInsertOp(pids []string, rr *roundRobin, payload string, ba
 	}
 }
 
-// rawFill stores total messages in the partitions pids, message i in pids[i % len],
+// rawFill stores total messages in the partitions pids, as the broker fill does
+// (fillPartition),
 // in batches of 1000, then records the partition heads and a cursor per group (none
 // for an empty groups), as the broker's push and first pop would. All in one
 // transaction: messages without a head are what the broker's lookup reconcile job
@@ -98,7 +99,7 @@ func (d *database) rawFill(ctx context.Context, queueName string, pids []string,
 	const batch = 1000
 	for off := 0; off < total; off += batch {
 		ri := newRawInserter(ids, payload, min(batch, total-off))
-		if _, err := tx.Exec(ctx, sqlRawInsert, ri.args(func(i int) string { return pids[(off+i)%len(pids)] })...); err != nil {
+		if _, err := tx.Exec(ctx, sqlRawInsert, ri.args(func(i int) string { return pids[fillPartition(off+i, total, len(pids))] })...); err != nil {
 			return fmt.Errorf("raw fill: %w", err)
 		}
 	}
