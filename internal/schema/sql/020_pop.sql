@@ -40,7 +40,6 @@ DECLARE
     v_i          integer;
     v_pid        uuid;
     v_ok         boolean;
-    v_try        integer;
     v_ids        uuid[];
     v_txids      text[];
     v_traces     uuid[];
@@ -141,45 +140,48 @@ BEGIN
         -- pop skips a row that an ack or another pop holds (SKIP LOCKED), so pops
         -- (arbitrary partition order) and acks (sorted order) never wait on each other
         -- in a cycle; a pop of one named partition waits for it. When the group has no
-        -- cursor row here yet, the first pop creates it and claims again; a row that
+        -- cursor row here yet, the first pop creates it already leased; a row that
         -- exists but cannot be claimed is leased (or locked): skip the partition.
-        v_ok := false;
-        FOR v_try IN 1 .. 2 LOOP
-            IF p_partition IS NULL THEN
-                UPDATE queen.partition_consumers pc
-                   SET lease_acquired_at = v_now, lease_expires_at = v_now + v_lease,
-                       worker_id = p_lease_id, batch_size = v_budget, acked_count = 0
-                 WHERE pc.id = (SELECT c.id FROM queen.partition_consumers c
-                                WHERE c.partition_id = v_pid AND c.consumer_group = p_group
-                                  AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= v_now)
-                                FOR UPDATE SKIP LOCKED)
-                   AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= v_now)
-                RETURNING pc.last_consumed_created_at, pc.last_consumed_id, pc.batch_retry_count
-                     INTO v_cur_ts, v_cur_id, v_retries;
-            ELSE
-                UPDATE queen.partition_consumers pc
-                   SET lease_acquired_at = v_now, lease_expires_at = v_now + v_lease,
-                       worker_id = p_lease_id, batch_size = v_budget, acked_count = 0
-                 WHERE pc.id = (SELECT c.id FROM queen.partition_consumers c
-                                WHERE c.partition_id = v_pid AND c.consumer_group = p_group
-                                  AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= v_now)
-                                FOR UPDATE)
-                   AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= v_now)
-                RETURNING pc.last_consumed_created_at, pc.last_consumed_id, pc.batch_retry_count
-                     INTO v_cur_ts, v_cur_id, v_retries;
-            END IF;
-            IF FOUND THEN
-                v_ok := true;
-                -- The ready row waits for the lease.
-                PERFORM queen.ready_settle_q1(v_pid, p_group, v_cur_ts, v_cur_id, v_now + v_lease);
-                EXIT;
-            END IF;
-            EXIT WHEN v_try = 2;
-            INSERT INTO queen.partition_consumers (partition_id, consumer_group)
-            VALUES (v_pid, p_group)
-            ON CONFLICT (partition_id, consumer_group) DO NOTHING;
-            EXIT WHEN NOT FOUND;
-        END LOOP;
+        IF p_partition IS NULL THEN
+            UPDATE queen.partition_consumers pc
+               SET lease_acquired_at = v_now, lease_expires_at = v_now + v_lease,
+                   worker_id = p_lease_id, batch_size = v_budget, acked_count = 0
+             WHERE pc.id = (SELECT c.id FROM queen.partition_consumers c
+                            WHERE c.partition_id = v_pid AND c.consumer_group = p_group
+                              AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= v_now)
+                            FOR UPDATE SKIP LOCKED)
+               AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= v_now)
+            RETURNING pc.last_consumed_created_at, pc.last_consumed_id, pc.batch_retry_count
+                 INTO v_cur_ts, v_cur_id, v_retries;
+        ELSE
+            UPDATE queen.partition_consumers pc
+               SET lease_acquired_at = v_now, lease_expires_at = v_now + v_lease,
+                   worker_id = p_lease_id, batch_size = v_budget, acked_count = 0
+             WHERE pc.id = (SELECT c.id FROM queen.partition_consumers c
+                            WHERE c.partition_id = v_pid AND c.consumer_group = p_group
+                              AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= v_now)
+                            FOR UPDATE)
+               AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= v_now)
+            RETURNING pc.last_consumed_created_at, pc.last_consumed_id, pc.batch_retry_count
+                 INTO v_cur_ts, v_cur_id, v_retries;
+        END IF;
+        v_ok := FOUND;
+        IF NOT v_ok THEN
+            -- No row to claim: the group's first pop here creates it, leased. A conflict
+            -- means a row exists that is leased or locked.
+            INSERT INTO queen.partition_consumers AS pc
+                   (partition_id, consumer_group, lease_acquired_at, lease_expires_at, worker_id, batch_size, acked_count)
+            VALUES (v_pid, p_group, v_now, v_now + v_lease, p_lease_id, v_budget, 0)
+            ON CONFLICT (partition_id, consumer_group) DO NOTHING
+            RETURNING pc.last_consumed_created_at, pc.last_consumed_id, pc.batch_retry_count
+                 INTO v_cur_ts, v_cur_id, v_retries;
+            v_ok := FOUND;
+        END IF;
+        IF v_ok THEN
+            -- The ready row waits for the lease.
+            UPDATE queen.partition_ready r SET ready_at = v_now + v_lease
+             WHERE r.partition_id = v_pid AND r.consumer_group = p_group;
+        END IF;
         IF NOT v_ok THEN
             IF p_partition IS NULL THEN
                 -- Leased, or held back by a retry delay: park the ready row until then.
