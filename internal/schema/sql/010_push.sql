@@ -144,9 +144,12 @@ BEGIN
         RETURNING 1
     ),
     ready AS (
-        -- The partitions now have work for every registered wildcard consumer.
+        -- The partitions now have work for every registered wildcard consumer, ready in
+        -- the order the push names them (a microsecond apart: ties would be served in
+        -- whatever order the index holds them).
         INSERT INTO queen.partition_ready (partition_id, consumer_group, queue_id, ready_at)
-        SELECT h.partition_id, c.consumer_group, c.queue_id, v_now
+        SELECT h.partition_id, c.consumer_group, c.queue_id,
+               v_now + make_interval(secs => (array_position(v_pids, h.partition_id) - 1) / 1e6)
         FROM heads h
         JOIN queen.partitions p ON p.id = h.partition_id
         JOIN queen.queue_consumers c ON c.queue_id = p.queue_id

@@ -142,7 +142,8 @@ $$;
 -- queue and seeds its ready rows: every partition with a message after the group's
 -- cursor or, where it has none, after its queue-wide subscription start (taken or
 -- stored here, as its first pop would). Parked rows keep their lease or retry delay;
--- the others are ordered by when the group was last served there (never first).
+-- the others are ordered by when the group was last served there, or, where it never
+-- was, by when the partition's newest message came.
 -- Costs one read of the queue's partitions, once per group and queue.
 CREATE OR REPLACE FUNCTION queen.queue_consumer_register_q1(
     p_qid uuid, p_queue text, p_group text, p_sub_mode text, p_sub_from text, p_now timestamptz
@@ -188,7 +189,7 @@ BEGIN
     INSERT INTO queen.partition_ready AS r (partition_id, consumer_group, queue_id, ready_at)
     SELECT pl.partition_id, p_group, p_qid,
            CASE WHEN pc.lease_expires_at > p_now THEN pc.lease_expires_at
-                ELSE coalesce(pc.last_consumed_at, '-infinity'::timestamptz) END
+                ELSE coalesce(pc.last_consumed_at, pl.last_message_created_at) END
       FROM queen.partition_lookup pl
       LEFT JOIN queen.partition_consumers pc
              ON pc.partition_id = pl.partition_id AND pc.consumer_group = p_group
