@@ -49,6 +49,7 @@ type Config struct {
 	CORSAllowedOrigins []string      // CORS_ALLOWED_ORIGINS: empty means CORS off.
 	PprofAddr          string        // QUEEN_PPROF_ADDR: profiling listener host:port, "" = off.
 	GCPercent          int           // GOGC: the Go garbage collector's target, -1 = off.
+	MemoryLimit        int64         // GOMEMLIMIT: the Go runtime's soft memory limit in bytes, math.MaxInt64 = off.
 	EnvFiles           []string      // QUEEN_ENV_FILES: env files a reload (SIGHUP) re-reads.
 
 	// PostgreSQL.

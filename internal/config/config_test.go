@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -413,5 +414,37 @@ func TestLoadGOGC(t *testing.T) {
 	for _, raw := range []string{"0", "-5", "abc", "OFF", "100%"} {
 		_, err := Load([]string{"GOGC=" + raw})
 		require.ErrorContains(t, err, `GOGC="`+raw+`"`, raw)
+	}
+}
+
+func TestLoadGOMEMLIMIT(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, int64(24<<20), mustLoad(t).MemoryLimit, "queen's default")
+	for raw, want := range map[string]int64{
+		"off": math.MaxInt64, "1MiB": 1 << 20, "64MiB": 64 << 20, "2GiB": 2 << 30, "1TiB": 1 << 40,
+		"4096KiB": 4 << 20, "3000000": 3000000, "3000000B": 3000000,
+	} {
+		require.Equal(t, want, mustLoad(t, "GOMEMLIMIT="+raw).MemoryLimit, raw)
+	}
+	for raw, reason := range map[string]string{
+		"64": "must be at least 1MiB", "1023KiB": "must be at least 1MiB", "0": "must be at least 1MiB",
+		"64MB": "not a byte count", "64 MiB": "not a byte count", "-1MiB": "not a byte count",
+		"MiB": "not a byte count", "OFF": "not a byte count", "1.5GiB": "not a byte count",
+		"9999999TiB": "byte count out of range", "99999999999999999999": "byte count out of range",
+	} {
+		_, err := Load([]string{"GOMEMLIMIT=" + raw})
+		require.ErrorContains(t, err, `GOMEMLIMIT="`+raw+`": `+reason, raw)
+	}
+}
+
+// The limit prints in the largest unit that divides it, so -print-config and the docs
+// show what the runtime was given.
+func TestGOMEMLIMITPrintsBack(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]string{
+		"off": "off", "24MiB": "24MiB", "25165824": "24MiB", "1048577": "1048577B", "2048MiB": "2GiB", "3000KiB": "3000KiB",
+	} {
+		c := mustLoad(t, "GOMEMLIMIT="+raw)
+		require.Equal(t, want, memLimitValue{&c.MemoryLimit}.get(), raw)
 	}
 }

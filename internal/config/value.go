@@ -322,6 +322,65 @@ func (v gcPercentValue) get() string {
 
 func (gcPercentValue) kind() string { return "percent or off" }
 
+// memLimitValue is GOMEMLIMIT: a byte count, or "off" (math.MaxInt64, no limit), as the
+// Go runtime reads it. Unlike the runtime it refuses less than 1 MiB, so that a
+// forgotten unit ("64" for 64MiB) fails the configuration instead of making the
+// collector run without pause.
+type memLimitValue struct{ p *int64 }
+
+func (v memLimitValue) set(raw string) error {
+	if raw == "off" {
+		*v.p = math.MaxInt64
+		return nil
+	}
+	n, err := parseByteCount(raw)
+	if err != nil {
+		return err
+	}
+	if n < 1<<20 {
+		return errors.New("must be at least 1MiB")
+	}
+	*v.p = n
+	return nil
+}
+
+// get prints the largest unit that divides the value exactly: 24MiB, not 25165824.
+func (v memLimitValue) get() string {
+	n := *v.p
+	if n == math.MaxInt64 {
+		return "off"
+	}
+	units := [...]string{"B", "KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	for ; i < len(units)-1 && n != 0 && n%1024 == 0; i++ {
+		n /= 1024
+	}
+	return strconv.FormatInt(n, 10) + units[i]
+}
+
+func (memLimitValue) kind() string { return "bytes or off" }
+
+// parseByteCount reads the runtime's byte counts (runtime/debug.SetMemoryLimit): whole
+// digits, then nothing, B, KiB, MiB, GiB or TiB. KB, MB and spaces are errors, there
+// as here.
+func parseByteCount(raw string) (int64, error) {
+	digits, shift := strings.TrimSuffix(raw, "B"), 0
+	for i, unit := range [...]string{"KiB", "MiB", "GiB", "TiB"} {
+		if d, ok := strings.CutSuffix(raw, unit); ok {
+			digits, shift = d, 10*(i+1)
+			break
+		}
+	}
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return 0, errors.New("not a byte count (e.g. 64MiB, 1GiB, or off)")
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || n > math.MaxInt64>>shift {
+		return 0, errors.New("byte count out of range")
+	}
+	return n << shift, nil
+}
+
 // urlValue is an http or https URL, or empty.
 type urlValue struct{ p *string }
 

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -48,9 +47,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		opts.Stdout = os.Stdout
 	}
 	logger, level := newLogger(cfg, opts.Stdout)
-	if cfg.GCPercent != 0 { // 0: a Config not made by config.Load
-		debug.SetGCPercent(cfg.GCPercent)
-	}
+	applyGC(cfg)
 	logger.Info("queen starting", "version", buildinfo.Version, "commit", buildinfo.Commit, "build_date", buildinfo.Date)
 	logger.LogAttrs(ctx, slog.LevelInfo, "effective configuration", cfg.LogAttrs()...)
 	for _, w := range cfg.Warnings() {

@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"math"
 	"runtime/debug"
 	"testing"
 
@@ -19,4 +20,24 @@ func TestDaemonAppliesGOGC(t *testing.T) {
 
 	startBroker(t) // queen's default
 	require.Equal(t, 200, debug.SetGCPercent(100), "the default")
+}
+
+// GOMEMLIMIT from the configuration sets the runtime's soft memory limit, queen's
+// default included; off lifts it. Not parallel, as above: the limit is process-wide.
+func TestDaemonAppliesGOMEMLIMIT(t *testing.T) {
+	before := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() { debug.SetMemoryLimit(before) })
+	current := func() int64 { return debug.SetMemoryLimit(-1) } // -1 reads without setting
+
+	tb := startBroker(t, "GOMEMLIMIT=40MiB")
+	require.Equal(t, int64(40<<20), current(), "GOMEMLIMIT=40MiB")
+	require.NoError(t, tb.stop(t))
+
+	tb = startBroker(t) // queen's default
+	require.Equal(t, int64(24<<20), current(), "the default")
+	require.NoError(t, tb.stop(t))
+
+	debug.SetMemoryLimit(64 << 20)
+	startBroker(t, "GOMEMLIMIT=off")
+	require.Equal(t, int64(math.MaxInt64), current(), "off")
 }

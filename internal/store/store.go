@@ -54,6 +54,12 @@ func Open(opts Options) (*Store, error) {
 		cfg.MaxConns = int32(opts.MaxConns)
 	}
 	cfg.MinConns = 0
+	// Memory per connection: pgx sizes two maps for 512 statements each up front
+	// (27 KB apiece, ~95 KB a connection in all). queen runs about 100 distinct
+	// statements, so 128 cached prepared statements hold all of them; the description
+	// cache serves only QueryExecModeCacheDescribe, which queen never uses.
+	cfg.ConnConfig.StatementCacheCapacity = 128
+	cfg.ConnConfig.DescriptionCacheCapacity = 0
 	if opts.ConnectTimeout > 0 {
 		cfg.ConnConfig.ConnectTimeout = opts.ConnectTimeout
 	}
