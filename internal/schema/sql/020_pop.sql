@@ -168,14 +168,21 @@ BEGIN
         v_ok := FOUND;
         IF NOT v_ok THEN
             -- No row to claim: the group's first pop here creates it, leased. A conflict
-            -- means a row exists that is leased or locked.
-            INSERT INTO queen.partition_consumers AS pc
-                   (partition_id, consumer_group, lease_acquired_at, lease_expires_at, worker_id, batch_size, acked_count)
-            VALUES (v_pid, p_group, v_now, v_now + v_lease, p_lease_id, v_budget, 0)
-            ON CONFLICT (partition_id, consumer_group) DO NOTHING
-            RETURNING pc.last_consumed_created_at, pc.last_consumed_id, pc.batch_retry_count
-                 INTO v_cur_ts, v_cur_id, v_retries;
-            v_ok := FOUND;
+            -- means a row exists that is leased or locked. The insert waits for a seek
+            -- creating the same row; that seek may wait for this pop's ready row: a
+            -- deadlock, detected by this pop (it waited first), which then leaves the
+            -- partition to the next pop instead of failing.
+            BEGIN
+                INSERT INTO queen.partition_consumers AS pc
+                       (partition_id, consumer_group, lease_acquired_at, lease_expires_at, worker_id, batch_size, acked_count)
+                VALUES (v_pid, p_group, v_now, v_now + v_lease, p_lease_id, v_budget, 0)
+                ON CONFLICT (partition_id, consumer_group) DO NOTHING
+                RETURNING pc.last_consumed_created_at, pc.last_consumed_id, pc.batch_retry_count
+                     INTO v_cur_ts, v_cur_id, v_retries;
+                v_ok := FOUND;
+            EXCEPTION WHEN deadlock_detected THEN
+                v_ok := false;
+            END;
         END IF;
         IF v_ok THEN
             -- The ready row waits for the lease.
