@@ -132,10 +132,7 @@ func (r *runner) rawPop(ctx context.Context, c popCase, oneStatement bool) (meas
 		return measurement{}, nil
 	}
 	began := time.Now()
-	if err := r.db.reset(ctx); err != nil {
-		return measurement{}, err
-	}
-	pids, err := r.db.rawQueue(ctx, "bench-raw", c.partitions)
+	pids, err := r.rawSetup(ctx, c.partitions)
 	if err != nil {
 		return measurement{}, err
 	}

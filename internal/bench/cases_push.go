@@ -96,10 +96,7 @@ func (r *runner) rawPush(ctx context.Context, c pushCase) (measurement, error) {
 		return measurement{}, nil
 	}
 	began := time.Now()
-	if err := r.db.reset(ctx); err != nil {
-		return measurement{}, err
-	}
-	pids, err := r.db.rawQueue(ctx, "bench-raw", c.partitions)
+	pids, err := r.rawSetup(ctx, c.partitions)
 	if err != nil {
 		return measurement{}, err
 	}
@@ -137,4 +134,13 @@ func (r *runner) brokerPush(ctx context.Context, c pushCase) (measurement, error
 	m, err := r.brokerWindow(ctx, c.name).run(ctx, p, 0, r.cpu(), r.load.pushOp(spec, p))
 	r.account(c.name, m)
 	return m, err
+}
+
+// rawSetup empties the tables and creates the raw queue with its partitions, whose
+// ids it returns in name order.
+func (r *runner) rawSetup(ctx context.Context, partitions int) ([]string, error) {
+	if err := r.db.reset(ctx); err != nil {
+		return nil, err
+	}
+	return r.db.rawQueue(ctx, "bench-raw", partitions)
 }
