@@ -16,14 +16,17 @@
 --   * queen.push_q2 adds the rows of the partitions it wrote to, for the queue's
 --     registered groups;
 --   * every write of a cursor row (queen.partition_consumers: by a pop, an ack, a
---     transaction, a stream cycle, a seek) ends with queen.ready_settle_q1, which
---     parks the row until a live lease or retry delay ends, deletes it when the cursor
---     is at the partition's head, or makes it claimable now. The delete holds the
---     partition's ordering lock in share mode (taken without waiting, else the row
---     stays), so no push can commit a message between the check and the delete;
+--     transaction, a stream cycle) ends with queen.ready_settle_q1, which parks the
+--     row until a live lease or retry delay ends, deletes it when the cursor is at the
+--     partition's head, or makes it claimable now. The delete holds the partition's
+--     ordering lock in share mode (taken without waiting, else the row stays), so no
+--     push can commit a message between the check and the delete. A seek settles its
+--     rows set-based under the queue's registration lock held exclusively (no push in
+--     flight); a lease extension or reclaim moves the row with the lease;
 --   * registration seeds the rows of every pending partition while holding the queue's
---     registration lock exclusively; pushes hold it in share mode from their insert to
---     their commit, so every push is either seen by the seed or sees the registration;
+--     registration lock exclusively; pushes hold it in share mode from before their
+--     insert to their commit, so every push is either seen by the seed or sees the
+--     registration;
 --   * a change of subscriptions that can expose older messages on partitions without a
 --     cursor (a subscription moved, or deleted with the group's cursors) unregisters the
 --     group, whose next wildcard pop seeds again;
