@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -55,8 +57,6 @@ func TestRawCycles(t *testing.T) {
 		}
 		return out
 	}
-	// drain runs fn (one worker) until it finds nothing, and returns the messages it
-	// delivered and the cycles that delivered some.
 	// drain runs fn until it finds nothing partitions times in a row (a cycle that
 	// finds a drained partition drops its ready row and reads nothing).
 	drain := func(t *testing.T, fn op) (delivered, cycles int) {
@@ -137,8 +137,18 @@ func TestRawCycles(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		fn := b.db.rawTwoCommitOp(queueName, []string{queue.QueueModeGroup}, 2)
-		// Each worker cycles until it finds nothing to claim; the last one to stop
-		// has seen every partition caught up or held by a worker still running.
+		// A cycle that reads nothing proves little on its own: the partitions it saw
+		// may be leased by a worker still running, or drained and about to lose their
+		// ready row. Each worker cycles until the group has no ready row left (every
+		// partition drained and released), or the deadline says a message is stuck.
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		pending := func() (bool, error) {
+			var left bool
+			err := b.db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM queen.partition_ready WHERE consumer_group = $1)`,
+				queue.QueueModeGroup).Scan(&left)
+			return left, err
+		}
 		var (
 			delivered atomic.Int64
 			wg        sync.WaitGroup
@@ -147,8 +157,14 @@ func TestRawCycles(t *testing.T) {
 		for w := range 3 {
 			wg.Go(func() {
 				for {
-					n, err := fn(t.Context(), w)
-					if err != nil || n == 0 {
+					n, err := fn(ctx, w)
+					if err == nil && n == 0 {
+						var left bool
+						if left, err = pending(); err == nil && !left {
+							return
+						}
+					}
+					if err != nil {
 						errs[w] = err
 						return
 					}
