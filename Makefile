@@ -8,6 +8,7 @@ SHELL := bash
 MAKEFLAGS += --no-builtin-rules
 
 GO      ?= go
+GOLANGCI_LINT := bin/golangci-lint
 PKG     := github.com/queenmq/queen
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.0.0-dev)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -93,11 +94,13 @@ check-ha: ## long rolling-restart checker (3 brokers, graceful stops and kills);
 	scripts/pgtest.sh run -- $(GO) test -race -count=1 -timeout 90m -run '^TestRollingRestart$$' -v ./internal/checker/ -args -checker.long $(CHECKER_ARGS)
 
 .PHONY: lint
-lint: ## gofmt (must list nothing) and go vet
-	@# The files the go tool sees: not under dot or underscore directories.
-	@out=$$(find . -type f -name '*.go' -not -path '*/.*/*' -not -path '*/_*/*' -print0 | xargs -0 -r gofmt -l); \
-	if [ -n "$$out" ]; then printf 'gofmt: these files need formatting (run gofmt -w):\n%s\n' "$$out" >&2; exit 1; fi
-	$(GO) vet ./...
+lint: $(GOLANGCI_LINT) ## golangci-lint with .golangci.yml (staticcheck, unused, errcheck, depguard, forbidigo, gofmt, goimports)
+	$(GOLANGCI_LINT) run ./...
+
+# golangci-lint at the version tools/go.mod pins (a module of its own, so the linters'
+# dependencies stay out of queen's go.mod), built from the Go module proxy.
+$(GOLANGCI_LINT): tools/go.mod tools/go.sum
+	$(GO) build -C tools -o ../$(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
 .PHONY: verify
 verify: ## go.mod/go.sum tidy, docs/configuration.md and etc/queen.env up to date

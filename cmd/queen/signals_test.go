@@ -49,7 +49,7 @@ func startBinary(t *testing.T, bin string, env ...string) *brokerProcess {
 	t.Cleanup(func() {
 		if p.cmd.ProcessState == nil {
 			_ = p.cmd.Process.Kill()
-			<-p.done
+			t.Logf("queen killed at cleanup: %v", <-p.done)
 		}
 		if t.Failed() {
 			t.Logf("queen stdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)

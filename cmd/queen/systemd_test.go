@@ -81,7 +81,7 @@ func TestBinaryUnderSocketActivation(t *testing.T) {
 	defer func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
-			<-done
+			t.Logf("queen killed at cleanup: %v", <-done)
 		}
 	}()
 

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The attacks of issue 7, each a named test. Every refusal must be a 401 kind with a
-// fixed message that quotes nothing from the token.
+// The known attacks on JWT verification, each a named test. Every refusal must be a
+// 401 kind with a fixed message that quotes nothing from the token.
 
 func TestAttackAlgNone(t *testing.T) {
 	t.Parallel()

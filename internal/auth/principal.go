@@ -78,9 +78,9 @@ type RoleNames struct {
 	ReadOnly   string
 }
 
-// DefaultRoleNames are upstream's defaults.
-var DefaultRoleNames = RoleNames{
-	Claim: "role", ArrayClaim: "roles", Admin: "admin", ReadWrite: "read-write", ReadOnly: "read-only",
+// DefaultRoleNames returns upstream's defaults.
+func DefaultRoleNames() RoleNames {
+	return RoleNames{Claim: "role", ArrayClaim: "roles", Admin: "admin", ReadWrite: "read-write", ReadOnly: "read-only"}
 }
 
 // roles extracts the role values of claims: the single claim when it is a string, and

@@ -90,7 +90,7 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 		roles:     cfg.Roles,
 	}
 	if v.roles == (RoleNames{}) {
-		v.roles = DefaultRoleNames
+		v.roles = DefaultRoleNames()
 	}
 	if cfg.PublicKeyPEM != "" {
 		key, err := ParsePublicKey(cfg.PublicKeyPEM)

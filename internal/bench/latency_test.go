@@ -57,17 +57,17 @@ func TestLatencyLog(t *testing.T) {
 			clock := sendClock{base: time.Now()}
 			l := newLatencyLog(clock, 2)
 			sent := clock.stamp()
-			time.Sleep(10 * time.Millisecond) // fake time: a delivery before the window
+			advance(10 * time.Millisecond) // a delivery before the window
 			l.record(0, sent)
-			time.Sleep(time.Millisecond)
+			advance(time.Millisecond)
 			start := time.Now()
-			time.Sleep(5 * time.Millisecond)
+			advance(5 * time.Millisecond)
 			l.record(1, sent) // 16 ms after its push, inside
 			sent2 := clock.stamp()
-			time.Sleep(3 * time.Millisecond)
+			advance(3 * time.Millisecond)
 			l.record(0, sent2) // 3 ms, inside
 			end := time.Now()
-			time.Sleep(time.Millisecond)
+			advance(time.Millisecond)
 			l.record(1, sent2) // after the window
 			require.ElementsMatch(t, []time.Duration{16 * time.Millisecond, 3 * time.Millisecond}, l.within(start, end.Sub(start)))
 		})
@@ -89,7 +89,7 @@ func TestTimedPayload(t *testing.T) {
 			clock := sendClock{base: time.Now()}
 			appendPayload := clock.timedPayload(100)
 			first := appendPayload(nil)
-			time.Sleep(3 * time.Hour)
+			advance(3 * time.Hour)
 			second := appendPayload(nil)
 			require.Len(t, first, 100)
 			require.Len(t, second, 100, "every stamp has 19 digits")
@@ -148,4 +148,9 @@ func TestPacer(t *testing.T) {
 			require.Equal(t, 100*time.Millisecond, time.Since(start))
 		})
 	})
+}
+
+// advance moves the fake clock of the synctest bubble it runs in forward by d.
+func advance(d time.Duration) {
+	time.Sleep(d) //nolint:forbidigo // inside a synctest bubble: fake time, no real wait
 }

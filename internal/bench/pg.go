@@ -49,8 +49,7 @@ func createDatabase(ctx context.Context, dsn string, maxConns int) (*database, e
 	pcfg.ConnConfig = d.conn.Copy()
 	pcfg.MaxConns = int32(maxConns)
 	if d.pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
-		d.drop(ctx)
-		return nil, fmt.Errorf("open pool: %w", err)
+		return nil, errors.Join(fmt.Errorf("open pool: %w", err), d.drop(ctx))
 	}
 	return d, nil
 }
@@ -128,15 +127,6 @@ func (d *database) analyze(ctx context.Context) error {
 		return fmt.Errorf("analyze: %w", err)
 	}
 	return nil
-}
-
-// count returns the number of messages stored in queue.
-func (d *database) count(ctx context.Context, queue string) (int64, error) {
-	var n int64
-	err := d.pool.QueryRow(ctx, `SELECT count(*) FROM queen.messages m
-		JOIN queen.partitions p ON p.id = m.partition_id JOIN queen.queues q ON q.id = p.queue_id
-		WHERE q.name = $1`, queue).Scan(&n)
-	return n, err
 }
 
 // truncate empties the queue tables in one transaction with a short lock timeout.

@@ -74,7 +74,7 @@ func runPush(ctx context.Context, a *app, args []string, o *pushOptions) error {
 		return pushArgs(ctx, a, queue, payloads, o)
 	}
 	var (
-		in   io.Reader = a.stdin
+		in   = a.stdin
 		size int64
 		name = "standard input"
 	)

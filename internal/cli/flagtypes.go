@@ -45,23 +45,6 @@ func (u *unitValue) Set(s string) error {
 	return nil
 }
 
-// listValue is a repeatable string flag.
-type listValue struct{ v *[]string }
-
-// String implements flag.Value.
-func (l listValue) String() string {
-	if l.v == nil {
-		return ""
-	}
-	return strings.Join(*l.v, ",")
-}
-
-// Set implements flag.Value.
-func (l listValue) Set(s string) error {
-	*l.v = append(*l.v, s)
-	return nil
-}
-
 // funcValue is a flag whose Set is a function (ordered, repeatable operations).
 type funcValue func(string) error
 
@@ -93,10 +76,10 @@ func alias(fs *flag.FlagSet, short, long string) {
 // forms.
 func parseTime(s string, now time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
-	switch {
-	case s == "now":
+	switch s {
+	case "now":
 		return now, nil
-	case s == "":
+	case "":
 		return time.Time{}, fmt.Errorf("empty time")
 	}
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {

@@ -125,12 +125,6 @@ func IsNotFound(err error) bool { return hasCode(err, api.ErrorCodeNotFound) }
 // IsInvalidArgument reports whether err is a 400-class validation answer.
 func IsInvalidArgument(err error) bool { return hasCode(err, api.ErrorCodeInvalidArgument) }
 
-// IsUnauthenticated reports whether err is a 401 answer.
-func IsUnauthenticated(err error) bool { return hasCode(err, api.ErrorCodeUnauthenticated) }
-
-// IsForbidden reports whether err is a 403 answer.
-func IsForbidden(err error) bool { return hasCode(err, api.ErrorCodeForbidden) }
-
 // IsConflict reports whether err is a 409 answer (conflict or already exists).
 func IsConflict(err error) bool {
 	return hasCode(err, api.ErrorCodeConflict) || hasCode(err, api.ErrorCodeAlreadyExists)

@@ -212,7 +212,7 @@ func TestRouteLevelsFollowTheSpec(t *testing.T) {
 	require.Equal(t, auth.Admin, routeLevel("GET", "/api/v1/not-listed-anywhere"), "unlisted routes are admin-only")
 }
 
-// TestRouteClassMatrix is the table of issue 7: every route class × {no token, bad
+// TestRouteClassMatrix is the authorization table: every route class × {no token, bad
 // signature, expired, wrong audience, read-only, read-write, admin}, in HS256 mode and
 // in auto mode with a JWKS, against a real broker and database.
 func TestRouteClassMatrix(t *testing.T) {

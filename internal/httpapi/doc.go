@@ -1,6 +1,6 @@
 // Package httpapi is queen's HTTP API v1: the chi router, the middleware (request id,
 // access log, panic recovery, CORS, authentication, body size limit), the handlers of
-// the routes this issue implements, and the single table that maps errors to HTTP
+// every route, and the single table that maps errors to HTTP
 // statuses and stable error codes. Which access level each route needs is the table in
 // auth_routes.go; verification itself is package auth.
 //

@@ -32,6 +32,7 @@ type lookupReconcile struct {
 
 func (j *lookupReconcile) Name() string            { return JobLookupReconcile }
 func (j *lookupReconcile) Interval() time.Duration { return j.interval }
+func (j *lookupReconcile) UpstreamLock() bool      { return false }
 
 func (j *lookupReconcile) RunOnce(ctx context.Context) (Result, error) {
 	j.mu.Lock()

@@ -376,6 +376,7 @@ type recordingJob struct {
 
 func (j *recordingJob) Name() string            { return "recorded" }
 func (j *recordingJob) Interval() time.Duration { return j.interval }
+func (j *recordingJob) UpstreamLock() bool      { return false }
 func (j *recordingJob) RunOnce(context.Context) (maintenance.Result, error) {
 	j.record()
 	return maintenance.Result{Batches: 1}, nil

@@ -20,11 +20,9 @@ type Job interface {
 	Name() string
 	Interval() time.Duration
 	RunOnce(ctx context.Context) (Result, error)
-}
-
-// upstreamLocker is implemented by jobs that must also exclude upstream Queen's
-// retention/eviction cycle (lock 737001).
-type upstreamLocker interface {
+	// UpstreamLock reports whether a cycle must also exclude upstream Queen's
+	// retention/eviction cycle (its advisory lock 737001), for jobs that delete what
+	// upstream's cycle deletes.
 	UpstreamLock() bool
 }
 
@@ -167,10 +165,8 @@ func Timeout(j Job) time.Duration {
 // the database is unreachable.
 func (r *Runner) RunCycle(ctx context.Context, j Job) (Outcome, Result, error) {
 	name := j.Name()
-	claim := store.JobClaim{Name: name, Interval: j.Interval(), Hold: Timeout(j), Instance: r.opts.Instance}
-	if u, ok := j.(upstreamLocker); ok {
-		claim.UpstreamLock = u.UpstreamLock()
-	}
+	claim := store.JobClaim{Name: name, Interval: j.Interval(), Hold: Timeout(j), Instance: r.opts.Instance,
+		UpstreamLock: j.UpstreamLock()}
 	lease, err := r.store.JobClaimCycle(ctx, claim)
 	switch {
 	case errors.Is(err, store.ErrJobLocked):

@@ -131,32 +131,3 @@ ON CONFLICT (name) DO UPDATE SET
 	}
 	return interpretError(l.tx.Commit(ctx))
 }
-
-// JobRun is one row of maintenance_jobs.
-type JobRun struct {
-	Name         string
-	LastRunAt    time.Time
-	LastDuration time.Duration
-	LastRows     int64
-	LastError    string
-	LastInstance string
-	Runs         int64
-}
-
-// JobRunList returns what maintenance_jobs records, by name.
-func (s *Store) JobRunList(ctx context.Context) ([]JobRun, error) {
-	rows, err := s.pool.Query(ctx, `
-SELECT name, last_run_at, last_duration_ms, last_rows, coalesce(last_error, ''), coalesce(last_instance, ''), runs
-FROM queen.maintenance_jobs ORDER BY name`)
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (JobRun, error) {
-		var j JobRun
-		var ms int64
-		err := r.Scan(&j.Name, &j.LastRunAt, &ms, &j.LastRows, &j.LastError, &j.LastInstance, &j.Runs)
-		j.LastDuration = time.Duration(ms) * time.Millisecond
-		return j, err
-	})
-	return out, interpretError(err)
-}

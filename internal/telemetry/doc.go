@@ -16,12 +16,13 @@
 //     a scrape serves the cache. When the last refresh failed the backlog families are
 //     omitted (as upstream omits its DB-derived families) and
 //     queen_metrics_refresh_success is 0;
-//   - the broker's activity counters (push, pop and ack totals) once the broker
-//     records them.
+//   - the broker's in-memory activity counters (push, pop and ack totals, requests
+//     and database errors).
 //
 // HTTP request metrics live with the router in package httpapi, and the Go runtime
 // and process collectors are added by the daemon, which owns the registry.
 //
-// The backlog refresh is a per-replica loop for now: every replica runs the query. It
-// belongs to the maintenance runner (leader-gated, advisory lock) once that exists.
+// The backlog refresh runs on every replica, not under the maintenance runner's
+// cluster-wide lock: each replica's scrape serves its own cached reading, so a replica
+// that skipped the query would have no backlog families to serve.
 package telemetry

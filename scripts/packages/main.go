@@ -111,14 +111,9 @@ func build(arch, version, commit string, mtime time.Time) error {
 	return nil
 }
 
-// binaries are the commands to package: queen, and queenctl once it exists.
-func binaries() []string {
-	names := []string{"queen"}
-	if _, err := os.Stat("cmd/queenctl"); err == nil {
-		names = append(names, "queenctl")
-	}
-	return names
-}
+// binaries are the commands the packages ship: queen first (packaging/nfpm.yaml
+// places it, with its units), then the ones pack adds to /usr/bin.
+func binaries() []string { return []string{"queen", "queenctl"} }
 
 // pack writes one package from the staged binaries and returns its path.
 func pack(format, arch, version string, mtime time.Time, out string) (string, error) {
