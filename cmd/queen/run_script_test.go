@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 // TestBinaryServeRefusesInvalidBoolean runs the real binary the way systemd does (no
@@ -93,7 +93,7 @@ func TestMakeRunServesQuickstart(t *testing.T) {
 	cmd.Dir = root
 	cmd.Env = append(scrubbedEnv(os.Environ()), "PORT="+port, "TMPDIR="+tmp)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	output := &lockedBuffer{}
+	output := &testlog.Buffer{}
 	cmd.Stdout, cmd.Stderr = output, output
 	cmd.WaitDelay = 10 * time.Second
 	require.NoError(t, cmd.Start())
@@ -112,10 +112,11 @@ func TestMakeRunServesQuickstart(t *testing.T) {
 			// then hard.
 			_ = syscall.Kill(-pgid, syscall.SIGTERM)
 			select {
-			case <-waitErr:
+			case err := <-waitErr:
+				t.Logf("make run stopped: %v", err)
 			case <-time.After(30 * time.Second):
 				_ = syscall.Kill(-pgid, syscall.SIGKILL)
-				<-waitErr
+				t.Logf("make run killed: %v", <-waitErr)
 			}
 		}
 		stopLeftoverClusters(t, tmp)
@@ -339,22 +340,4 @@ func stopLeftoverClusters(t *testing.T, dir string) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-}
-
-// lockedBuffer is an io.Writer safe for the two output copiers of exec.Cmd.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,15 +14,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queenmq/queen/internal/daemontest"
 	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 // brokerProcess is the real binary serving a database of its own on 127.0.0.1.
 type brokerProcess struct {
 	cmd    *exec.Cmd
 	base   string
-	stdout *lockedBuffer // the JSON log
-	stderr *lockedBuffer
+	stdout *testlog.Buffer // the JSON log
+	stderr *testlog.Buffer
 	done   chan error // receives cmd.Wait's result once
 }
 
@@ -33,12 +34,12 @@ type brokerProcess struct {
 func startBinary(t *testing.T, bin string, env ...string) *brokerProcess {
 	t.Helper()
 	port := freePort(t)
-	environ := append(pgVariables(t, pgtest.NewDBURL(t)),
+	environ := append(daemontest.PGEnv(t, pgtest.NewDBURL(t)),
 		"HOST=127.0.0.1", "PORT="+port, "DB_POOL_SIZE=4", "FILE_BUFFER_DIR="+t.TempDir())
 	p := &brokerProcess{
 		cmd:    exec.Command(bin, "serve"),
 		base:   "http://127.0.0.1:" + port,
-		stdout: &lockedBuffer{}, stderr: &lockedBuffer{},
+		stdout: &testlog.Buffer{}, stderr: &testlog.Buffer{},
 		done: make(chan error, 1),
 	}
 	p.cmd.Env = append(environ, env...)
@@ -193,7 +194,7 @@ func TestBinaryStartsBesideKubernetesServiceLinks(t *testing.T) {
 
 	cmd := exec.Command(bin, "-check-config")
 	cmd.Env = env
-	var stdout, stderr lockedBuffer
+	var stdout, stderr testlog.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	var exitErr *exec.ExitError
@@ -210,26 +211,4 @@ func TestBinaryStartsBesideKubernetesServiceLinks(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Equal(t, "configuration OK\n", string(out))
-}
-
-// pgVariables turns a postgres:// URL into queen's PG_* variables.
-func pgVariables(t *testing.T, dbURL string) []string {
-	t.Helper()
-	u, err := url.Parse(dbURL)
-	require.NoError(t, err)
-	port := u.Port()
-	if port == "" {
-		port = "5432"
-	}
-	env := []string{"PG_HOST=" + u.Hostname(), "PG_PORT=" + port, "PG_DB=" + strings.TrimPrefix(u.Path, "/")}
-	if u.User != nil {
-		env = append(env, "PG_USER="+u.User.Username())
-		if pw, ok := u.User.Password(); ok {
-			env = append(env, "PG_PASSWORD="+pw)
-		}
-	}
-	if u.Query().Get("sslmode") == "require" {
-		env = append(env, "PG_USE_SSL=true")
-	}
-	return env
 }

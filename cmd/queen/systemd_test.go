@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 // TestBinaryUnderSocketActivation starts the real binary the way systemd starts
@@ -72,7 +74,7 @@ func TestBinaryUnderSocketActivation(t *testing.T) {
 	cmd.Env = []string{"LISTEN_FDS=1", "LISTEN_FDNAMES=http", "NOTIFY_SOCKET=" + notifyPath,
 		"HOST=127.0.0.1", "PORT=" + takenPort, "PG_HOST=127.0.0.1", "PG_PORT=" + freePort(t),
 		"DB_CONNECTION_TIMEOUT=500", "PATH=/usr/bin:/bin", "FILE_BUFFER_DIR=" + t.TempDir()}
-	var stdout, stderr lockedBuffer
+	var stdout, stderr testlog.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
 	require.NoError(t, cmd.Start())

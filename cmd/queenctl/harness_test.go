@@ -7,12 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,9 +18,7 @@ import (
 
 	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/client"
-	"github.com/queenmq/queen/internal/config"
-	"github.com/queenmq/queen/internal/daemon"
-	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/daemontest"
 )
 
 // testVersion is stamped into the queenctl binary the tests run.
@@ -52,15 +48,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// Timeouts of the harness.
-const (
-	startTimeout = 30 * time.Second
-	stopTimeout  = 15 * time.Second
-	runTimeout   = 30 * time.Second
-)
+// runTimeout bounds one queenctl run, and one step of a test.
+const runTimeout = 30 * time.Second
 
-// testBroker is a queen daemon served in process (daemon.Run, as
-// internal/daemon's tests do) on 127.0.0.1:0 against a fresh database.
+// testBroker is a queen daemon served in process by daemontest on 127.0.0.1:0 against
+// a fresh database.
 type testBroker struct {
 	url    string
 	client *client.Client
@@ -72,44 +64,8 @@ type testBroker struct {
 // ends, requiring daemon.Run to return nil.
 func startBroker(t *testing.T, extraEnv ...string) *testBroker {
 	t.Helper()
-	dbURL := pgtest.NewDBURL(t)
-	env := append(pgEnv(t, dbURL), "HOST=127.0.0.1", "LOG_LEVEL=warn", "DB_POOL_SIZE=8",
-		"FILE_BUFFER_DIR="+t.TempDir())
-	cfg, err := config.Load(append(env, extraEnv...))
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	logs := &logWriter{t: t}
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- daemon.Run(ctx, cfg, daemon.Options{Stdout: logs, Listener: ln, ReadyFunc: func(addr string) { ready <- addr }})
-	}()
-	select {
-	case addr := <-ready:
-		t.Cleanup(func() {
-			cancel()
-			select {
-			case err := <-done:
-				require.NoError(t, err, "daemon.Run after cancel")
-			case <-time.After(stopTimeout):
-				t.Errorf("daemon.Run did not return within %s", stopTimeout)
-			}
-			logs.close()
-		})
-		u := "http://" + addr
-		return &testBroker{url: u, client: client.New(u), dbURL: dbURL}
-	case err := <-done:
-		cancel()
-		logs.close()
-		require.FailNow(t, "daemon.Run returned before the broker was ready", "err: %v", err)
-	case <-time.After(startTimeout):
-		cancel()
-		require.FailNow(t, "broker not ready", "no ReadyFunc call within %s", startTimeout)
-	}
-	return nil
+	srv := daemontest.Start(t, daemontest.Options{Env: extraEnv})
+	return &testBroker{url: srv.URL, client: client.New(srv.URL), dbURL: srv.DBURL}
 }
 
 // result is one finished queenctl run.
@@ -241,53 +197,6 @@ func closedServer(t *testing.T) string {
 	return "http://" + addr
 }
 
-// pgEnv turns a postgres:// URL into the daemon's PG_* variables.
-func pgEnv(t *testing.T, dbURL string) []string {
-	t.Helper()
-	u, err := url.Parse(dbURL)
-	require.NoError(t, err)
-	port := u.Port()
-	if port == "" {
-		port = "5432"
-	}
-	env := []string{"PG_HOST=" + u.Hostname(), "PG_PORT=" + port, "PG_DB=" + strings.TrimPrefix(u.Path, "/")}
-	if u.User != nil {
-		env = append(env, "PG_USER="+u.User.Username())
-		if pw, ok := u.User.Password(); ok {
-			env = append(env, "PG_PASSWORD="+pw)
-		}
-	}
-	if u.Query().Get("sslmode") == "require" {
-		env = append(env, "PG_USE_SSL=true")
-	}
-	return env
-}
-
-// logWriter sends the daemon's log lines to t.Log until the test ends.
-type logWriter struct {
-	t *testing.T
-
-	mu     sync.Mutex
-	closed bool
-}
-
-// Write implements io.Writer.
-func (w *logWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.closed {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
-
-// close stops logging (t.Log after the test ends panics).
-func (w *logWriter) close() {
-	w.mu.Lock()
-	w.closed = true
-	w.mu.Unlock()
-}
-
 // popOpts pops up to 1000 messages of queue in queue mode, auto-acked.
 func popOpts(queue string) client.PopOptions {
 	return client.PopOptions{Queue: queue, Batch: 1000, Partitions: 100}
@@ -317,24 +226,4 @@ func payloads(r *api.PopResponse) []string {
 		out[i] = string(b)
 	}
 	return out
-}
-
-// syncBuffer is a bytes.Buffer safe for a process writing while the test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-// Write implements io.Writer.
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String returns what was written so far.
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/cli"
 	"github.com/queenmq/queen/internal/client"
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 func TestTail(t *testing.T) {
@@ -81,7 +82,7 @@ func TestTail(t *testing.T) {
 		defer cancel()
 		cmd := exec.CommandContext(ctx, queenctlBin, "tail", "tail.d", "--progress")
 		cmd.Env = []string{"QUEEN_SERVER=" + b.url, "HOME=" + t.TempDir()}
-		var stderr syncBuffer
+		var stderr testlog.Buffer
 		cmd.Stderr = &stderr
 		require.NoError(t, cmd.Start())
 		var group string
@@ -166,7 +167,7 @@ func TestConsumerGroups(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, queenctlBin, "cg", "replay", "workers", "cg.q", "--wait", "--interval", "50ms", "--progress")
 	cmd.Env = []string{"QUEEN_SERVER=" + b.url, "HOME=" + t.TempDir()}
-	var stdout, stderr syncBuffer
+	var stdout, stderr testlog.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "replay workers on cg.q: 0/3") },

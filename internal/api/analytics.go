@@ -3,8 +3,9 @@ package api
 import "encoding/json"
 
 // This file holds the wire types of the analytics routes (/api/v1/analytics/*, see
-// docs/api.md). No client asserts on these shapes beyond the top-level keys; the
-// dashboard reads them. Every list renders [] when empty.
+// docs/api.md), which internal/analytics fills from the store's rows. No client
+// asserts on these shapes beyond the top-level keys; the dashboard reads them. Every
+// list renders [] when empty.
 
 // Stat summarises samples of one process gauge.
 type Stat struct {
@@ -145,8 +146,9 @@ func (o QueueOps) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(o))
 }
 
-// QueueOpsPoint is one queue in one bucket. PartitionsDeleted stays 0 until the
-// partition-cleanup job exists; ParkedCount is the bucket's average.
+// QueueOpsPoint is one queue in one bucket. PartitionsCreated counts the queue's
+// partitions created in the bucket and PartitionsDeleted those the partition-cleanup
+// job deleted; ParkedCount is the bucket's average.
 type QueueOpsPoint struct {
 	Bucket            string  `json:"bucket"`
 	QueueName         string  `json:"queueName"`

@@ -10,11 +10,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
-	"log/slog"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,6 +20,8 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 // testSecret is the HS256 secret of the tests (32 bytes, so no weak-secret warning).
@@ -127,7 +127,7 @@ func newTestVerifier(t *testing.T, cfg Config) *Verifier {
 		cfg.NowFunc = func() time.Time { return t0 }
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = testLogger(t)
+		cfg.Logger = testlog.Logger(t)
 	}
 	v, err := NewVerifier(cfg)
 	require.NoError(t, err)
@@ -197,18 +197,6 @@ func (s *jwksServer) fail(status int) {
 	s.mu.Lock()
 	s.status, s.doc = status, []byte(`{"error":"down"}`)
 	s.mu.Unlock()
-}
-
-// testLogger logs through t.Log.
-func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type tWriter struct{ t *testing.T }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSuffix(string(p), "\n"))
-	return len(p), nil
 }
 
 func mustECDSA(t *testing.T) *ecdsa.PrivateKey {

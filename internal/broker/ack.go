@@ -43,19 +43,19 @@ func (b *Broker) Ack(ctx context.Context, group string, acks []queue.Ack) ([]que
 		sendIdx = append(sendIdx, i)
 	}
 	if len(send) == 0 {
-		b.activity.recordAck(time.Now(), acks, results)
+		b.analytics.RecordAck(time.Now(), acks, results)
 		return results, nil
 	}
 	got, err := b.store.MessageAckBatch(ctx, group, send)
 	if err != nil {
-		b.activity.recordDBError(time.Now(), err)
+		b.analytics.RecordDBError(time.Now(), err)
 		return nil, err
 	}
 	for j, r := range got {
 		r.Index = sendIdx[j]
 		results[sendIdx[j]] = r
 	}
-	b.activity.recordAck(time.Now(), acks, results)
+	b.analytics.RecordAck(time.Now(), acks, results)
 	return results, nil
 }
 
@@ -128,7 +128,7 @@ func (b *Broker) Transaction(ctx context.Context, ops []queue.TxOp) (queue.TxRes
 		}
 	}
 	res, err := b.store.TransactionRun(ctx, ops)
-	b.activity.recordTransaction(time.Now(), ops, res, err)
+	b.analytics.RecordTransaction(time.Now(), ops, res, err)
 	res.TransactionID = b.ids.New()
 	if err != nil {
 		return res, err

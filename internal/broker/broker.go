@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queenmq/queen/internal/analytics"
 	"github.com/queenmq/queen/internal/encryption"
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/spool"
@@ -51,11 +52,11 @@ type Broker struct {
 	// queueFlags caches per-queue settings the push path needs before SQL.
 	queueFlags *queueFlags
 	logger     *slog.Logger
-	// activity records per-minute counters for the analytics tables; maint caches
-	// the maintenance flags.
-	activity *activity
-	maint    maintenance
-	spooler  *spooler
+	// analytics counts every request for the analytics tables; maint caches the
+	// maintenance flags.
+	analytics *analytics.Service
+	maint     maintenance
+	spooler   *spooler
 	// streams counts stream cycles and state reads for the metrics.
 	streams streamStats
 
@@ -108,8 +109,7 @@ func New(cfg Config, st *store.Store, logger *slog.Logger) *Broker {
 	if cfg.Instance == "" {
 		cfg.Instance = hostname
 	}
-	return &Broker{
-		activity:   newActivity(hostname, cfg.Instance, os.Getpid(), time.Now()),
+	b := &Broker{
 		cfg:        cfg,
 		store:      st,
 		ids:        queue.NewIDGenerator(),
@@ -120,7 +120,16 @@ func New(cfg Config, st *store.Store, logger *slog.Logger) *Broker {
 		closing:    make(chan struct{}),
 		spooler:    newSpooler(cfg),
 	}
+	b.analytics = analytics.New(analytics.Config{
+		Hostname: hostname, WorkerID: cfg.Instance, PID: os.Getpid(), ParkedFunc: b.waiters.parked,
+	}, st, logger)
+	return b
 }
+
+// Analytics returns the service that records this broker's requests. The daemon
+// runs it ([analytics.Service.Run]) to sample and flush; the HTTP layer reads its
+// reports.
+func (b *Broker) Analytics() *analytics.Service { return b.analytics }
 
 // Config returns the effective broker configuration.
 func (b *Broker) Config() Config { return b.cfg }

@@ -4,5 +4,7 @@
 // wakes parked long-polls after a push commits.
 //
 // It knows nothing of HTTP: handlers in httpapi decode the wire format into queue
-// types and call these methods.
+// types and call these methods. Every request is counted in the analytics service
+// the broker holds (internal/analytics), which also builds the status and analytics
+// reports; the broker builds none.
 package broker

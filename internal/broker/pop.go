@@ -62,7 +62,7 @@ func (b *Broker) NormalizePop(req *queue.PopRequest) error {
 // is on, every pop is answered empty at once.
 func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopResult, err error) {
 	res = queue.PopResult{Queue: req.Queue, ConsumerGroup: req.ConsumerGroup}
-	defer func() { b.activity.recordPop(time.Now(), req, res, err) }()
+	defer func() { b.analytics.RecordPop(time.Now(), req, res, err) }()
 	if _, pop := b.maintenanceFlags(ctx); pop {
 		return res, nil // pop maintenance: every pop is answered empty at once
 	}

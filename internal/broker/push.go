@@ -52,15 +52,15 @@ func (b *Broker) Push(ctx context.Context, items []queue.PushItem) ([]queue.Push
 // insert in one transaction, count, report full queues, wake long-polls.
 func (b *Broker) insert(ctx context.Context, items []queue.PushItem) ([]queue.PushResult, error) {
 	if err := b.sealPayloads(ctx, items); err != nil {
-		b.activity.recordDBError(time.Now(), err)
+		b.analytics.RecordDBError(time.Now(), err)
 		return nil, err
 	}
 	results, err := b.store.MessageInsertBatch(ctx, items)
 	if err != nil {
-		b.activity.recordDBError(time.Now(), err)
+		b.analytics.RecordDBError(time.Now(), err)
 		return nil, err
 	}
-	b.activity.recordPush(time.Now(), results)
+	b.analytics.RecordPush(time.Now(), results)
 	for i := range results {
 		if results[i].Status == statusFull {
 			results[i].Status = queue.StatusFailed

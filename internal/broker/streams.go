@@ -43,7 +43,7 @@ func (b *Broker) StreamCycle(ctx context.Context, c queue.StreamCycle) (queue.St
 	if err != nil || !res.Success {
 		return res, err
 	}
-	b.activity.recordCycle(time.Now(), c, res)
+	b.analytics.RecordCycle(time.Now(), c, res)
 	b.wakeQueues(c.Push)
 	return res, nil
 }
@@ -103,7 +103,7 @@ func (b *Broker) streamCycle(ctx context.Context, c *queue.StreamCycle) (queue.S
 	}
 	res, err := b.store.StreamCycleRun(ctx, *c)
 	if err != nil {
-		b.activity.recordDBError(time.Now(), err)
+		b.analytics.RecordDBError(time.Now(), err)
 	}
 	if err == nil && res.Success {
 		for i := range res.Push {
@@ -296,34 +296,4 @@ func (b *Broker) StreamCounters() StreamCounters {
 		StateUpserts: s.upserts.Load(), StateDeletes: s.deletes.Load(),
 		SinkQueued: s.queued.Load(), SinkDuplicate: s.duplicate.Load(), StateReads: s.stateReads.Load(),
 	}
-}
-
-// recordCycle counts a committed cycle in the analytics: its stored sink messages as
-// pushed messages of their queues and its ack as acks of the source queue (without
-// counting the cycle as a push or ack request).
-func (a *activity) recordCycle(now time.Time, c queue.StreamCycle, res queue.StreamCycleResult) {
-	var w queue.ActivityCounts
-	byQueue := make(map[string]queue.ActivityCounts, 2)
-	for _, p := range res.Push {
-		if p.Status == queue.StatusQueued {
-			w.PushMessages++
-			q := byQueue[p.Queue]
-			q.PushMessages++
-			byQueue[p.Queue] = q
-		}
-	}
-	if res.Ack != nil && c.Ack != nil {
-		n := max(res.Ack.Count, 1)
-		ack := queue.ActivityCounts{AckMessages: n}
-		if res.Ack.DLQ {
-			ack.AckFailed, ack.DLQ = n, res.Ack.DeadLettered
-		} else {
-			ack.AckSuccess = n
-		}
-		w.Add(ack)
-		q := byQueue[res.SourceQueue]
-		q.Add(ack)
-		byQueue[res.SourceQueue] = q
-	}
-	a.add(now, w, byQueue)
 }

@@ -99,3 +99,21 @@ func (ws *waiters) count() int {
 	}
 	return len(seen)
 }
+
+// parked returns the number of parked long-polls and how many are parked on each
+// queue (a long-poll over several queues counts once in total and once per queue).
+func (ws *waiters) parked() (total int, byQueue map[string]int) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	seen := make(map[*waiter]struct{})
+	byQueue = make(map[string]int, len(ws.byQueue))
+	for q, set := range ws.byQueue {
+		if len(set) > 0 {
+			byQueue[q] = len(set)
+		}
+		for w := range set {
+			seen[w] = struct{}{}
+		}
+	}
+	return len(seen), byQueue
+}

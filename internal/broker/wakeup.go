@@ -50,8 +50,7 @@ func (wu *wakeup) take() []string {
 
 // Run serves cross-replica wake-ups until ctx is done: it listens for other replicas'
 // announcements and sends this replica's. It also refreshes the maintenance flags
-// every 2 s and samples and flushes the activity recorder (a last flush on return).
-// The daemon runs it once the schema exists.
+// every 2 s. The daemon runs it once the schema exists.
 func (b *Broker) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -74,7 +73,6 @@ func (b *Broker) Run(ctx context.Context) {
 		b.sendWakeups(ctx)
 	}()
 	wg.Go(func() { b.runMaintenanceRefresh(ctx) })
-	wg.Go(func() { b.runActivity(ctx) })
 	wg.Go(func() { b.runDrain(ctx) })
 	wg.Wait()
 }

@@ -2,7 +2,6 @@ package broker_test
 
 import (
 	"context"
-	"log/slog"
 	url2 "net/url"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/store"
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 // replica opens a broker on url and runs its wake-up loops until the test ends.
@@ -21,7 +21,7 @@ func replica(t *testing.T, url string, cfg broker.Config) *broker.Broker {
 	t.Helper()
 	st, err := store.Open(store.Options{ConnString: url, MaxConns: 4})
 	require.NoError(t, err)
-	b := broker.New(cfg, st, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	b := broker.New(cfg, st, testlog.Logger(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); b.Run(ctx) }()
@@ -98,7 +98,3 @@ func TestPushOnOneReplicaWakesLongPollOnAnother(t *testing.T) {
 		}
 	})
 }
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }

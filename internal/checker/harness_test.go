@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,6 +20,8 @@ import (
 
 	"github.com/queenmq/queen/internal/config"
 	"github.com/queenmq/queen/internal/daemon"
+	"github.com/queenmq/queen/internal/daemontest"
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 // childEnv marks a re-executed test binary that must serve as a broker (runChild).
@@ -29,9 +29,10 @@ import (
 const childEnv = "CHECKER_BROKER_CHILD"
 
 const (
-	readyTimeout = 60 * time.Second // schema apply included, under -race
-	stopTimeout  = 30 * time.Second
+	readyTimeout = 60 * time.Second       // a child broker's: schema apply included, under -race
+	stopTimeout  = 30 * time.Second       // a child broker's
 	downTime     = 300 * time.Millisecond // how long a restarted broker stays away
+	tailBytes    = 4096                   // how much of a broker's log a failure shows
 )
 
 func TestMain(m *testing.M) {
@@ -63,7 +64,7 @@ func runChild() int {
 		stop()
 	}()
 	err = daemon.Run(ctx, cfg, daemon.Options{Stdout: os.Stderr, Listener: ln,
-		ReadyFunc: func(addr string) { fmt.Printf("READY %s\n", addr) }})
+		ReadyFunc: func(addr string) { fmt.Fprintf(os.Stdout, "READY %s\n", addr) }})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "checker child:", err)
 		return 1
@@ -74,20 +75,10 @@ func runChild() int {
 // brokerEnv is the environment of a broker on dbURL.
 func brokerEnv(t *testing.T, dbURL string) []string {
 	t.Helper()
-	u, err := url.Parse(dbURL)
-	require.NoError(t, err)
-	env := []string{"PG_HOST=" + u.Hostname(), "PG_PORT=" + u.Port(), "PG_DB=" + strings.TrimPrefix(u.Path, "/"),
-		"HOST=127.0.0.1", "LOG_LEVEL=warn", "DB_POOL_SIZE=12", "QUEEN_SHUTDOWN_TIMEOUT=5s",
+	return append([]string{"HOST=127.0.0.1", "LOG_LEVEL=warn", "DB_POOL_SIZE=12", "QUEEN_SHUTDOWN_TIMEOUT=5s",
 		// Leases expire, acks release them and retry delays end without a wake-up:
 		// re-check parked pops often rather than with the default 100 ms..1 s back-off.
-		"POP_WAIT_INITIAL_INTERVAL_MS=25", "POP_WAIT_MAX_INTERVAL_MS=100"}
-	if u.User != nil {
-		env = append(env, "PG_USER="+u.User.Username())
-		if pw, ok := u.User.Password(); ok {
-			env = append(env, "PG_PASSWORD="+pw)
-		}
-	}
-	return env
+		"POP_WAIT_INITIAL_INTERVAL_MS=25", "POP_WAIT_MAX_INTERVAL_MS=100"}, daemontest.PGEnv(t, dbURL)...)
 }
 
 // cluster is brokers on one database: broker 0 runs daemon.Run in this process,
@@ -117,17 +108,15 @@ func startClusterN(t *testing.T, dbURL string, n int) *cluster {
 	require.GreaterOrEqual(t, n, 1, "a cluster has at least one broker")
 	c := &cluster{t: t, env: brokerEnv(t, dbURL)}
 	// One spool directory per broker (kept across its restarts).
-	cfg, err := config.Load(append(slices.Clone(c.env), "FILE_BUFFER_DIR="+t.TempDir()))
-	require.NoError(t, err)
-	c.in.cfg = cfg
+	c.in.t, c.in.opts = t, daemontest.Options{Env: c.env, NoDatabase: true, SpoolDir: t.TempDir()}
 	require.NoError(t, c.in.start("127.0.0.1:0"))
-	t.Cleanup(func() { require.NoError(t, c.in.stop(false), "in-process broker: %s", c.in.logs.tail()) })
+	t.Cleanup(func() { require.NoError(t, c.in.stop(false), "in-process broker: %s", c.in.logs.Tail(tailBytes)) })
 	c.urls = []string{"http://" + c.in.addr}
 	for i := 1; i < n; i++ {
 		ch := &childProcess{env: append(append([]string{childEnv + "=1", "PATH=" + os.Getenv("PATH"),
 			"FILE_BUFFER_DIR=" + t.TempDir(), fmt.Sprintf("QUEEN_INSTANCE=%d", i)}, c.env...), passThrough()...)}
 		require.NoError(t, ch.start("127.0.0.1:0"))
-		t.Cleanup(func() { require.NoError(t, ch.stop(), "child broker %d: %s", i, ch.stderr.tail()) })
+		t.Cleanup(func() { require.NoError(t, ch.stop(), "child broker %d: %s", i, ch.stderr.Tail(tailBytes)) })
 		c.ch = append(c.ch, ch)
 		c.urls = append(c.urls, "http://"+ch.addr)
 	}
@@ -180,14 +169,14 @@ func (c *cluster) restart(ctx context.Context, i int, graceful bool) error {
 	return c.ch[i-1].start(c.ch[i-1].addr)
 }
 
-// inProcess is a broker run by daemon.Run in the test process.
+// inProcess is a broker run by daemontest in the test process.
 type inProcess struct {
-	cfg    *config.Config
-	addr   string
-	cancel context.CancelFunc
-	done   chan error
-	ln     *trackingListener
-	logs   syncBuffer
+	t    *testing.T
+	opts daemontest.Options // the same at every start, but for the listener
+	addr string
+	srv  *daemontest.Server // nil while stopped
+	ln   *trackingListener
+	logs testlog.Buffer
 }
 
 func (b *inProcess) start(addr string) error {
@@ -197,41 +186,29 @@ func (b *inProcess) start(addr string) error {
 	}
 	b.ln = &trackingListener{Listener: ln, conns: make(map[net.Conn]struct{})}
 	b.addr = ln.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	b.cancel, b.done = cancel, make(chan error, 1)
-	ready := make(chan struct{})
-	go func() {
-		b.done <- daemon.Run(ctx, b.cfg, daemon.Options{Stdout: &b.logs, Listener: b.ln,
-			ReadyFunc: func(string) { close(ready) }})
-	}()
-	select {
-	case <-ready:
-		return nil
-	case err := <-b.done:
-		b.done <- err
-		return fmt.Errorf("in-process broker exited before ready: %v: %s", err, b.logs.tail())
-	case <-time.After(readyTimeout):
-		return fmt.Errorf("in-process broker not ready within %s", readyTimeout)
+	o := b.opts
+	o.Listener, o.Logs = b.ln, &b.logs
+	srv, err := daemontest.Launch(b.t, o)
+	if err != nil {
+		return fmt.Errorf("in-process broker: %w", err)
 	}
+	b.srv = srv
+	return nil
 }
 
 // stop cancels the daemon; abrupt also cuts every connection it has accepted, so
 // in-flight requests die with it.
 func (b *inProcess) stop(abrupt bool) error {
-	if b.cancel == nil {
+	if b.srv == nil {
 		return nil
 	}
-	b.cancel()
-	b.cancel = nil
+	srv := b.srv
+	b.srv = nil
+	srv.Cancel()
 	if abrupt {
 		b.ln.closeAll()
 	}
-	select {
-	case err := <-b.done:
-		return err
-	case <-time.After(stopTimeout):
-		return fmt.Errorf("in-process broker did not stop within %s", stopTimeout)
-	}
+	return srv.Stop()
 }
 
 // trackingListener remembers accepted connections so that closeAll can cut them.
@@ -273,7 +250,7 @@ type childProcess struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	done   chan error
-	stderr syncBuffer
+	stderr testlog.Buffer
 }
 
 func (b *childProcess) start(addr string) error {
@@ -306,7 +283,7 @@ func (b *childProcess) start(addr string) error {
 		return nil
 	case err := <-b.done:
 		b.done <- err
-		return fmt.Errorf("child broker exited before ready: %v: %s", err, b.stderr.tail())
+		return fmt.Errorf("child broker exited before ready: %v: %s", err, b.stderr.Tail(tailBytes))
 	case <-time.After(readyTimeout):
 		return fmt.Errorf("child broker not ready within %s", readyTimeout)
 	}
@@ -327,7 +304,7 @@ func (b *childProcess) terminate() error {
 		return err
 	}
 	if err := b.wait(false); err != nil {
-		return fmt.Errorf("child broker after SIGTERM: %w: %s", err, b.stderr.tail())
+		return fmt.Errorf("child broker after SIGTERM: %w: %s", err, b.stderr.Tail(tailBytes))
 	}
 	return nil
 }
@@ -345,7 +322,7 @@ func (b *childProcess) wait(killed bool) error {
 	select {
 	case err := <-b.done:
 		b.cmd = nil
-		if bytes.Contains(b.stderr.bytes(), []byte("DATA RACE")) {
+		if bytes.Contains(b.stderr.Bytes(), []byte("DATA RACE")) {
 			return errors.New("the race detector reported a data race in the child broker")
 		}
 		if killed {
@@ -374,28 +351,4 @@ func (w *readyWriter) Write(p []byte) (int, error) {
 		w.once.Do(func() { close(w.ch) })
 	}
 	return len(p), nil
-}
-
-// syncBuffer is a concurrency-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) bytes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bytes.Clone(s.buf.Bytes())
-}
-
-// tail returns the last 4 KiB of the log.
-func (s *syncBuffer) tail() string {
-	b := s.bytes()
-	return string(b[max(0, len(b)-4096):])
 }

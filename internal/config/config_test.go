@@ -48,6 +48,7 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, 120*time.Second, c.MaxPopTimeout)
 	require.Equal(t, int64(16<<20), c.MaxBodyBytes)
 	require.Equal(t, 20*time.Second, c.ShutdownTimeout)
+	require.Equal(t, time.Minute, c.ReadTimeout)
 	require.Equal(t, "info", c.LogLevel)
 	require.Equal(t, "json", c.LogFormat)
 	require.Equal(t, "/var/lib/queen/buffers", c.FileBufferDir)
@@ -125,6 +126,9 @@ func TestLoadIntegers(t *testing.T) {
 		{"FloatBelowOne", "POP_WAIT_BACKOFF_MULTIPLIER=0.5", `must be at least 1`},
 		{"BareSecondsDuration", "QUEEN_SHUTDOWN_TIMEOUT=20", `config: QUEEN_SHUTDOWN_TIMEOUT="20": not a duration`},
 		{"ZeroDuration", "QUEEN_SHUTDOWN_TIMEOUT=0s", `must be at least 1ms`},
+		{"LimitBelowMinimum", "QUEEN_READ_TIMEOUT=500ms", `config: QUEEN_READ_TIMEOUT="500ms": must be 0 (no limit) or at least 1s`},
+		{"NegativeLimit", "QUEEN_READ_TIMEOUT=-1s", `must be 0 (no limit) or at least 1s`},
+		{"BareSecondsLimit", "QUEEN_READ_TIMEOUT=60", `config: QUEEN_READ_TIMEOUT="60": not a duration`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -139,7 +143,7 @@ func TestLoadUnits(t *testing.T) {
 	c := mustLoad(t,
 		"DB_CONNECTION_TIMEOUT=2500", "DB_KEEPALIVES_IDLE=7", "JWT_CLOCK_SKEW=0",
 		"QUEEN_SHUTDOWN_TIMEOUT=1m30s", "PG_PORT=05432", "POP_WAIT_BACKOFF_MULTIPLIER=1.5",
-		"QUEEN_MAX_BODY_BYTES=1048576", "PARTITION_CLEANUP_DAYS=7")
+		"QUEEN_MAX_BODY_BYTES=1048576", "PARTITION_CLEANUP_DAYS=7", "QUEEN_READ_TIMEOUT=0s")
 	require.Equal(t, 2500*time.Millisecond, c.DBConnectionTimeout)
 	require.Equal(t, 7*time.Second, c.DBKeepalivesIdle)
 	require.Zero(t, c.JWTClockSkew)
@@ -148,6 +152,7 @@ func TestLoadUnits(t *testing.T) {
 	require.Equal(t, 1.5, c.PopWaitBackoffMultiplier)
 	require.Equal(t, int64(1<<20), c.MaxBodyBytes)
 	require.Equal(t, 7, c.PartitionCleanupDays)
+	require.Zero(t, c.ReadTimeout, "0s: no read limit")
 }
 
 func TestLoadEmptyMeansDefault(t *testing.T) {

@@ -42,6 +42,17 @@ func serverSettings() []setting {
 			bind: func(c *Config) value { return durationValue{&c.ShutdownDelay, 0} },
 		},
 		{
+			name: "QUEEN_READ_TIMEOUT", def: "1m0s", group: groupServer,
+			doc: "How long a client may take to send a whole request, headers and body. A request whose " +
+				"body is still arriving then is answered 400 and its connection closed, so a slow or stalled " +
+				"upload cannot hold a connection and a request handler. The headers alone must arrive " +
+				"within 10 s. It does not limit the " +
+				"answer: long-polls (`wait=true`) and streamed answers run as long as they need once the " +
+				"request is read. Raise it for clients that send bodies near `QUEEN_MAX_BODY_BYTES` over " +
+				"slow links. 0 means no limit. Queen-only; a Go duration.",
+			bind: func(c *Config) value { return limitValue{&c.ReadTimeout, time.Second} },
+		},
+		{
 			name: "WEBAPP_ROOT", def: "", defDoc: "unset: embedded dashboard", group: groupServer, emptyOK: true,
 			doc: "Directory of dashboard files to serve instead of the dashboard built into the binary. " +
 				"Set but empty turns the dashboard off (as upstream).",

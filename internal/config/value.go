@@ -152,6 +152,28 @@ func (v durationValue) set(raw string) error {
 func (v durationValue) get() string  { return v.p.String() }
 func (v durationValue) kind() string { return "duration ≥ " + v.min.String() }
 
+// limitValue is a Go duration that is either 0 (no limit) or at least min: a limit for
+// which a tiny value would cut nearly everything.
+type limitValue struct {
+	p   *time.Duration
+	min time.Duration
+}
+
+func (v limitValue) set(raw string) error {
+	d, err := time.ParseDuration(raw)
+	if err != nil {
+		return errors.New("not a duration (use Go syntax such as 20s or 1m30s)")
+	}
+	if d != 0 && d < v.min {
+		return fmt.Errorf("must be 0 (no limit) or at least %s", v.min)
+	}
+	*v.p = d
+	return nil
+}
+
+func (v limitValue) get() string  { return v.p.String() }
+func (v limitValue) kind() string { return "duration, 0 or ≥ " + v.min.String() }
+
 // floatValue is a finite decimal number of at least min.
 type floatValue struct {
 	p   *float64

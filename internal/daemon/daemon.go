@@ -7,19 +7,22 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"sync/atomic"
 	"time"
 
+	"github.com/queenmq/queen/internal/auth"
 	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/buildinfo"
 	"github.com/queenmq/queen/internal/config"
 	"github.com/queenmq/queen/internal/encryption"
 	"github.com/queenmq/queen/internal/httpapi"
+	"github.com/queenmq/queen/internal/maintenance"
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/sdnotify"
+	"github.com/queenmq/queen/internal/spool"
 	"github.com/queenmq/queen/internal/store"
+	"github.com/queenmq/queen/internal/telemetry"
 )
 
 // Options are the parts of a daemon run that are not configuration: where logs go and,
@@ -40,8 +43,9 @@ type Options struct {
 // ErrUnsupportedConfig marks a configuration this build cannot honour (exit 78).
 var ErrUnsupportedConfig = errors.New("unsupported configuration")
 
-// Run serves the broker until ctx is cancelled, then drains and returns nil; it
-// returns an error when it cannot start.
+// Run serves the broker until ctx is cancelled, then stops in stages (lifecycle.go)
+// and returns nil. It returns an error when it cannot start, or when one of its
+// components fails, which stops the others in the same stages.
 func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	if opts.Stdout == nil {
 		opts.Stdout = os.Stdout
@@ -54,38 +58,63 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		logger.Warn("configuration warning", "warning", w)
 	}
 	logUnknownVariables(logger, cfg.UnknownVariables())
-	defer startReload(ctx, cfg, level, logger, opts.Reload)()
+	reload := newReloader(cfg, level, logger, opts.Reload)
 	if os.Geteuid() == 0 {
 		logger.Warn("running as root; the packaged service runs as the unprivileged user queen")
 	}
-	verifier, err := newVerifier(cfg, logger)
-	if err != nil {
+	d := &daemon{cfg: cfg, logger: logger, reload: reload, gate: newStartGate(), pushGate: newPushGate()}
+	if err := d.open(ctx, opts); err != nil {
+		d.closeOpened()
 		return err
 	}
-	notifier := newNotifier(opts, logger)
+	return d.run(ctx, opts.ReadyFunc)
+}
 
-	ln, source := opts.Listener, "given by the caller"
-	if ln == nil {
-		var err error
-		if ln, source, err = listen(cfg); err != nil {
+// daemon is one run of the broker: the parts open wires together, which run starts
+// and then stops in stages.
+type daemon struct {
+	cfg      *config.Config
+	logger   *slog.Logger
+	notifier *sdnotify.Notifier
+	verifier *auth.Verifier
+	reload   *reloader    // nil: no reloads
+	pprof    *pprofServer // nil: QUEEN_PPROF_ADDR is empty
+	ln       net.Listener
+	source   string // where ln comes from, for the log
+	store    *store.Store
+	spool    *spool.Spool
+	broker   *broker.Broker
+	tel      *telemetry.Telemetry
+	maint    *maintenance.Runner
+	http     *apiServer
+	gate     *startGate
+	pushGate *pushGate
+	// ready is what /health/ready reports before it pings the database: true from the
+	// moment the start gate opens until the stop begins.
+	ready atomic.Bool
+}
+
+// open builds every part of the broker and starts none: everything that can refuse
+// to start does so here, before anything runs. On an error the caller closes what was
+// opened (closeOpened).
+func (d *daemon) open(ctx context.Context, opts Options) (err error) {
+	cfg, logger := d.cfg, d.logger
+	if d.verifier, err = newVerifier(cfg, logger); err != nil {
+		return err
+	}
+	d.notifier = newNotifier(opts, logger)
+	d.ln, d.source = opts.Listener, "given by the caller"
+	if d.ln == nil {
+		if d.ln, d.source, err = listen(cfg); err != nil {
 			return err
 		}
 	}
-	defer ln.Close()
-	stopPprof, err := startPprof(ctx, cfg.PprofAddr, logger.With("component", "pprof"))
-	if err != nil {
+	if d.pprof, err = newPprofServer(ctx, cfg.PprofAddr, logger.With("component", "pprof")); err != nil {
 		return err
 	}
-	defer stopPprof()
-	logAuthMode(ctx, logger, cfg, verifier, ln.Addr())
-	if verifier.UsesJWKS() {
-		jwksCtx, stopJWKS := context.WithCancel(context.WithoutCancel(ctx))
-		jwksDone := make(chan struct{})
-		go func() { defer close(jwksDone); _ = verifier.Run(jwksCtx) }()
-		defer func() { stopJWKS(); <-jwksDone }()
-	}
+	logAuthMode(ctx, logger, cfg, d.verifier, d.ln.Addr())
 
-	st, err := store.Open(store.Options{
+	d.store, err = store.Open(store.Options{
 		ConnString:       cfg.PGConnString(),
 		MaxConns:         cfg.DBPoolSize,
 		StatementTimeout: cfg.DBStatementTimeout,
@@ -100,8 +129,6 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-
 	var sealer *encryption.Sealer
 	if len(cfg.EncryptionKey) > 0 {
 		if sealer, err = encryption.New(cfg.EncryptionKey); err != nil {
@@ -109,13 +136,11 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		}
 	}
 	logger.Info("encryption at rest", "key_configured", sealer != nil)
-	sp, err := openSpool(cfg, logger)
-	if err != nil {
+	if d.spool, err = openSpool(cfg, logger); err != nil {
 		return err
 	}
-	defer closeSpool(sp, logger)
 
-	b := broker.New(broker.Config{
+	d.broker = broker.New(broker.Config{
 		DefaultTimeout:          cfg.DefaultTimeout,
 		MaxPopTimeout:           cfg.MaxPopTimeout,
 		DefaultBatchSize:        cfg.DefaultBatchSize,
@@ -129,107 +154,123 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		PopWaitMaxInterval:      cfg.PopWaitMaxInterval,
 		Sealer:                  sealer,
 		Instance:                cfg.Instance,
-		Spool:                   sp,
+		Spool:                   d.spool,
 		SpoolFlushInterval:      cfg.FileBufferFlushInterval,
 		SpoolMaxBatch:           cfg.FileBufferMaxBatch,
-	}, st, logger.With("component", "broker"))
-	b.SetDatabaseReady(false) // pushes are spooled until the schema is applied
-	registry, tel, err := newTelemetry(st, b, logger)
+	}, d.store, logger.With("component", "broker"))
+	d.broker.SetDatabaseReady(false) // pushes are spooled until the schema is applied
+	registry, tel, err := newTelemetry(d.store, d.broker, logger)
 	if err != nil {
 		return err
 	}
+	d.tel = tel
+	if d.maint, err = newMaintenance(cfg, d.store, registry, logger); err != nil {
+		return err
+	}
 
-	var ready atomic.Bool
-	gate, spoolGate := newStartGate(), newPushGate()
 	api := httpapi.New(httpapi.Options{
 		MaxBodyBytes:       cfg.MaxBodyBytes,
 		CORSAllowedOrigins: cfg.CORSAllowedOrigins,
 		Version:            buildinfo.Version,
 		Registry:           registry,
-		Verifier:           verifier,
+		Verifier:           d.verifier,
 		AuthSkipPaths:      cfg.JWTSkipPaths,
 		ReadyFunc: func(context.Context) error {
-			if !ready.Load() {
+			if !d.ready.Load() {
 				return errors.New("starting or draining")
 			}
 			return nil
 		},
-	}, b, logger) // httpapi adds component=httpapi itself
-	srv := &http.Server{
-		Handler:           spoolGate.wrap(gate, gate.Wrap(api.Handler()), api.Handler()),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.With("component", "httpapi").Handler(), slog.LevelWarn),
-	}
-	serveErr := make(chan error, 1)
-	accepting := newAcceptWatch(ln)
-	go func() { serveErr <- srv.Serve(accepting) }()
-	logger.Info("listening", "addr", ln.Addr().String(), "source", source)
-	watchdogCtx, stopWatchdog := context.WithCancel(context.WithoutCancel(ctx))
-	watchdogDone := make(chan struct{})
-	go func() {
-		defer close(watchdogDone)
-		runWatchdog(watchdogCtx, notifier,
-			livenessProbe(accepting, srv.Handler, b, notifier.WatchdogInterval()/3), logger.With("component", "watchdog"))
-	}()
-	defer func() { stopWatchdog(); <-watchdogDone }()
-	notifyWarn(logger, "STATUS", notifier.Status("connecting to PostgreSQL at "+pgTarget(cfg)))
+	}, d.broker, logger) // httpapi adds component=httpapi itself
+	d.http = newAPIServer(d.ln, d.pushGate.wrap(d.gate, d.gate.Wrap(api.Handler()), api.Handler()), cfg, logger)
+	return nil
+}
 
-	if err := waitForDatabase(ctx, st, logger, func(attempt int, retryIn time.Duration, err error) {
-		reportWaiting(notifier, cfg, attempt, retryIn, err, logger)
-		spoolGate.open() // PostgreSQL is down: pushes go to the spool meanwhile
-	}); err != nil {
-		gate.Abort()
-		notifyWarn(logger, "STOPPING=1", notifier.Stopping("stopping before ready"))
-		shutdownHTTP(srv, b, cfg.ShutdownTimeout, logger)
+// closeOpened closes what open opened before it failed.
+func (d *daemon) closeOpened() {
+	if d.spool != nil {
+		closeSpool(d.spool, d.logger)
+	}
+	if d.store != nil {
+		d.store.Close()
+	}
+	if d.pprof != nil {
+		d.pprof.closeListener()
+	}
+	if d.ln != nil {
+		_ = d.ln.Close()
+	}
+}
+
+// run starts the components, serves until ctx is done or a component fails, and
+// stops in stages (lifecycle.go).
+func (d *daemon) run(ctx context.Context, readyFunc func(addr string)) error {
+	lc := newLifecycle(ctx)
+	t := newTiers(lc)
+	if d.pprof != nil {
+		t.process.start(d.pprof.Run)
+	}
+	if d.verifier.UsesJWKS() {
+		t.process.start(d.verifier.Run)
+	}
+	if d.reload != nil {
+		t.reload.start(d.reload.Run)
+	}
+	t.serve.start(d.http.serve)
+	d.logger.Info("listening", "addr", d.ln.Addr().String(), "source", d.source)
+	probe := livenessProbe(d.http.ln, d.http.srv.Handler, d.broker, d.notifier.WatchdogInterval()/3)
+	t.watchdog.start(newWatchdog(d.notifier, probe, d.logger.With("component", "watchdog")).Run)
+	notifyWarn(d.logger, "STATUS", d.notifier.Status("connecting to PostgreSQL at "+pgTarget(d.cfg)))
+
+	if err := d.becomeReady(lc.stopping, t.workers); err != nil {
 		if errors.Is(err, context.Canceled) {
-			return nil
+			logStopCause(d.logger, lc.stopping)
+		}
+		d.shutdown(t, false)
+		if werr := lc.wait(); errors.Is(err, context.Canceled) {
+			return werr // nil after a signal, else the component that failed
 		}
 		return err
 	}
-	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
-	waitTelemetry := runTelemetry(runCtx, tel, cfg)
-	defer waitTelemetry() // deferred first, so it runs after stopRun below
-	b.SetDatabaseReady(true)
-	waitJobs, err := runMaintenance(runCtx, cfg, st, registry, logger)
-	if err != nil {
-		stopRun()
-		return err
+	if readyFunc != nil {
+		readyFunc(d.ln.Addr().String())
 	}
-	defer waitJobs()
-	runDone := make(chan struct{})
-	go func() {
-		defer close(runDone)
-		b.Run(runCtx)
-	}()
-	defer func() {
-		stopRun()
-		<-runDone
-	}()
-	ready.Store(true)
-	defer st.StartIndexBuild(runCtx, logger.With("component", "schema"))()
-	gate.Open()
-	logger.Info("ready", "addr", ln.Addr().String())
-	notifyWarn(logger, "READY=1", notifier.Ready(fmt.Sprintf("ready: serving on %s, PostgreSQL at %s", ln.Addr(), pgTarget(cfg))))
-	if opts.ReadyFunc != nil {
-		opts.ReadyFunc(ln.Addr().String())
-	}
+	<-lc.stopping.Done()
+	logStopCause(d.logger, lc.stopping)
+	d.shutdown(t, true)
+	return lc.wait()
+}
 
-	select {
-	case <-ctx.Done():
-		logger.Info("shutting down", "reason", context.Cause(ctx).Error())
-	case err := <-serveErr:
-		if !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("daemon: serve: %w", err)
-		}
+// becomeReady waits for PostgreSQL and the schema, starts the components that need
+// them, opens the start gate and tells systemd. An error means the start is abandoned.
+func (d *daemon) becomeReady(ctx context.Context, workers *tier) error {
+	err := waitForDatabase(ctx, d.store, d.logger, func(attempt int, retryIn time.Duration, err error) {
+		reportWaiting(d.notifier, d.cfg, attempt, retryIn, err, d.logger)
+		d.pushGate.open() // PostgreSQL is down: pushes go to the spool meanwhile
+	})
+	if err != nil {
+		return err
 	}
-	ready.Store(false)
-	delayShutdown(notifier, cfg.ShutdownDelay, serveErr, logger)
-	notifyWarn(logger, "STOPPING=1", notifier.Stopping(fmt.Sprintf(
-		"draining: answering %d parked long-polls, finishing in-flight requests (deadline %s)", b.ParkedPolls(), cfg.ShutdownTimeout)))
-	shutdownHTTP(srv, b, cfg.ShutdownTimeout, logger)
-	notifyWarn(logger, "STATUS", notifier.Status("stopped: closing the PostgreSQL pool"))
-	logger.Info("stopped")
+	workers.start(infallible(d.tel.Run)) // the backlog gauges
+	workers.start(infallible(func(ctx context.Context) { d.tel.RunRateLog(ctx, d.cfg.StatsLogInterval) }))
+	d.broker.SetDatabaseReady(true)
+	workers.start(infallible(d.maint.Run))
+	workers.start(infallible(d.broker.Run)) // wake-ups, the spool drainer
+	workers.start(d.broker.Analytics().Run) // samples and flushes the activity counters
+	d.ready.Store(true)
+	workers.start(d.buildIndexes)
+	d.gate.Open()
+	d.logger.Info("ready", "addr", d.ln.Addr().String())
+	notifyWarn(d.logger, "READY=1", d.notifier.Ready(fmt.Sprintf("ready: serving on %s, PostgreSQL at %s", d.ln.Addr(), pgTarget(d.cfg))))
+	return nil
+}
+
+// buildIndexes builds the indexes the schema creates concurrently, in the background,
+// until ctx is done.
+func (d *daemon) buildIndexes(ctx context.Context) error {
+	stop := d.store.StartIndexBuild(ctx, d.logger.With("component", "schema"))
+	<-ctx.Done()
+	stop()
 	return nil
 }
 
@@ -257,39 +298,6 @@ func waitForDatabase(ctx context.Context, st *store.Store, logger *slog.Logger, 
 		case <-time.After(delay):
 		}
 		delay = min(delay*2, 5*time.Second)
-	}
-}
-
-// delayShutdown is the first stage of a stop: /health/ready already answers 503, and
-// the broker keeps serving for delay so load balancers and Kubernetes endpoints stop
-// sending before the listener closes. It returns early if the server stopped.
-func delayShutdown(n *sdnotify.Notifier, delay time.Duration, serveErr <-chan error, logger *slog.Logger) {
-	if delay <= 0 {
-		return
-	}
-	logger.Info("not ready; serving until the load balancers notice, then draining", "delay", delay.String())
-	notifyWarn(logger, "STOPPING=1", n.Stopping(fmt.Sprintf("not ready: serving for %s before draining", delay)))
-	t := time.NewTimer(delay)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case err := <-serveErr:
-		logger.Warn("HTTP server stopped during the shutdown delay", "err", err)
-	}
-}
-
-// shutdownHTTP stops accepting, answers parked long-polls and waits for in-flight
-// requests within the grace period.
-func shutdownHTTP(srv *http.Server, b *broker.Broker, grace time.Duration, logger *slog.Logger) {
-	if grace <= 0 {
-		grace = 20 * time.Second
-	}
-	b.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil {
-		logger.Warn("shutdown grace period exceeded; closing remaining connections", "err", err)
-		_ = srv.Close()
 	}
 }
 

@@ -2,7 +2,6 @@ package daemon_test
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -12,9 +11,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/queenmq/queen/internal/config"
-	"github.com/queenmq/queen/internal/daemon"
+	"github.com/queenmq/queen/internal/daemontest"
 	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 // TestDaemonAdoptsAnUpstreamDatabase boots the daemon on a database an upstream broker
@@ -33,29 +32,10 @@ func TestDaemonAdoptsAnUpstreamDatabase(t *testing.T) {
 	_, err = conn.Exec(context.Background(), string(fixture))
 	require.NoError(t, err)
 
-	cfg, err := config.Load(append(pgEnv(t, dbURL), "HOST=127.0.0.1", "LOG_LEVEL=info", "DB_POOL_SIZE=8"))
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var logs lockedBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- daemon.Run(ctx, cfg, daemon.Options{Stdout: &logs, Listener: ln,
-			ReadyFunc: func(addr string) { ready <- addr }})
-	}()
-	var addr string
-	select {
-	case addr = <-ready:
-	case err := <-done:
-		require.FailNow(t, "daemon.Run returned before ready", "err: %v\n%s", err, logs.String())
-	case <-time.After(startTimeout):
-		require.FailNow(t, "not ready", "%s", logs.String())
-	}
+	var logs testlog.Buffer
+	srv := daemontest.Start(t, daemontest.Options{DBURL: dbURL, Logs: &logs, Env: []string{"LOG_LEVEL=info"}})
 
-	resp, err := http.Get("http://" + addr + "/api/v1/pop/queue/legacy.orders/partition/p1?wait=false")
+	resp, err := http.Get(srv.URL + "/api/v1/pop/queue/legacy.orders/partition/p1?wait=false")
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode, "the upstream cursor's next messages are served")
@@ -72,11 +52,5 @@ func TestDaemonAdoptsAnUpstreamDatabase(t *testing.T) {
 	readyAt, buildAt := strings.Index(out, `"msg":"ready"`), strings.Index(out, `"msg":"building index concurrently"`)
 	require.True(t, readyAt >= 0 && buildAt > readyAt, "the build starts after readiness:\n%s", out)
 
-	cancel()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(stopTimeout):
-		t.Fatal("daemon did not stop")
-	}
+	require.NoError(t, srv.Stop())
 }

@@ -1,7 +1,6 @@
 package daemon_test
 
 import (
-	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/x509"
@@ -23,9 +22,9 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/queenmq/queen/internal/config"
 	"github.com/queenmq/queen/internal/daemon"
-	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/daemontest"
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 const authTestSecret = "daemon-test-secret-from-a-credential-file"
@@ -50,37 +49,11 @@ func TestAuthEnabled(t *testing.T) {
 	creds := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(creds, "JWT_SECRET"), []byte(authTestSecret+"\n"), 0o600))
 
-	dbURL := pgtest.NewDBURL(t)
-	cfg, err := config.Load(append(pgEnv(t, dbURL), "LOG_LEVEL=info", "DB_POOL_SIZE=4",
-		"JWT_ENABLED=true", "JWT_ALGORITHM=auto", "JWT_JWKS_URL="+jwks.URL, "JWT_AUDIENCE=queen",
-		"CREDENTIALS_DIRECTORY="+creds))
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	base := "http://" + ln.Addr().String()
-	var logs lockedBuffer
-	ready := make(chan struct{})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- daemon.Run(ctx, cfg, daemon.Options{Stdout: &logs, Listener: ln, ReadyFunc: func(string) { close(ready) }})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			require.NoError(t, err)
-		case <-time.After(stopTimeout):
-			t.Error("daemon did not stop")
-		}
-	})
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("daemon stopped before ready: %v\n%s", err, logs.String())
-	case <-time.After(startTimeout):
-		t.Fatal("daemon not ready")
-	}
+	var logs testlog.Buffer
+	srv := daemontest.Start(t, daemontest.Options{Logs: &logs, Env: []string{"LOG_LEVEL=info", "DB_POOL_SIZE=4",
+		"JWT_ENABLED=true", "JWT_ALGORITHM=auto", "JWT_JWKS_URL=" + jwks.URL, "JWT_AUDIENCE=queen",
+		"CREDENTIALS_DIRECTORY=" + creds}})
+	base := srv.URL
 
 	require.Eventually(t, func() bool { return fetches.Load() >= 1 }, 5*time.Second, 10*time.Millisecond, "JWKS fetched at start")
 	boot := logs.String()
@@ -152,10 +125,9 @@ func TestAuthConfigurationRefused(t *testing.T) {
 	der, err := x509.MarshalPKIXPublicKey(edKey.Public())
 	require.NoError(t, err)
 	edPEM := string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
-	cfg, err := config.Load([]string{"JWT_ENABLED=true", "JWT_ALGORITHM=RS256", "JWT_PUBLIC_KEY=" + edPEM})
-	require.NoError(t, err)
-	var logs lockedBuffer
-	err = daemon.Run(t.Context(), cfg, daemon.Options{Stdout: &logs})
+	var logs testlog.Buffer
+	err = daemontest.StartError(t, daemontest.Options{NoDatabase: true, Logs: &logs,
+		Env: []string{"JWT_ENABLED=true", "JWT_ALGORITHM=RS256", "JWT_PUBLIC_KEY=" + edPEM}})
 	require.ErrorIs(t, err, daemon.ErrUnsupportedConfig)
 	require.ErrorContains(t, err, "JWT_PUBLIC_KEY is an Ed25519 key, which cannot verify JWT_ALGORITHM=RS256 tokens")
 }
@@ -176,25 +148,15 @@ func TestAuthOffIsStatedAtBoot(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			cfg, err := config.Load([]string{"PG_HOST=127.0.0.1", "PG_PORT=" + deadPort, "LOG_LEVEL=info",
-				"FILE_BUFFER_DIR=" + t.TempDir()})
-			require.NoError(t, err)
 			ln, err := net.Listen("tcp", tc.bind)
 			require.NoError(t, err)
-			var logs lockedBuffer
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- daemon.Run(ctx, cfg, daemon.Options{Stdout: &logs, Listener: ln}) }()
+			var logs testlog.Buffer
+			srv := daemontest.Start(t, daemontest.Options{NoDatabase: true, NoWait: true, Listener: ln, Logs: &logs,
+				Env: []string{"PG_HOST=127.0.0.1", "PG_PORT=" + deadPort, "LOG_LEVEL=info"}})
 			require.Eventually(t, func() bool { return strings.Contains(logs.String(), tc.want) },
 				10*time.Second, 10*time.Millisecond, "boot log:\n%s", logs.String())
 			require.Contains(t, logs.String(), `"auth":"off"`)
-			cancel()
-			select {
-			case err := <-done:
-				require.NoError(t, err)
-			case <-time.After(stopTimeout):
-				t.Fatal("daemon did not stop")
-			}
+			require.NoError(t, srv.Stop())
 		})
 	}
 }

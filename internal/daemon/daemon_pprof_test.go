@@ -11,8 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/queenmq/queen/internal/config"
-	"github.com/queenmq/queen/internal/daemon"
+	"github.com/queenmq/queen/internal/daemontest"
 )
 
 // freeAddr returns a loopback address on which nothing listens right now.
@@ -94,15 +93,8 @@ func TestPprof(t *testing.T) {
 		require.NoError(t, err)
 		defer taken.Close()
 		// No database is needed: the listener fails before the store is opened.
-		cfg, err := config.Load([]string{"QUEEN_PPROF_ADDR=" + taken.Addr().String(), "LOG_LEVEL=warn",
-			"FILE_BUFFER_DIR=" + t.TempDir()})
-		require.NoError(t, err)
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-
-		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
-		defer cancel()
-		err = daemon.Run(ctx, cfg, daemon.Options{Stdout: &testLogWriter{t: t}, Listener: ln})
+		err = daemontest.StartError(t, daemontest.Options{NoDatabase: true,
+			Env: []string{"QUEEN_PPROF_ADDR=" + taken.Addr().String()}})
 		require.ErrorIs(t, err, syscall.EADDRINUSE)
 		require.ErrorContains(t, err, "QUEEN_PPROF_ADDR")
 	})

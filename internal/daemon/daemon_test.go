@@ -6,9 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,22 +14,20 @@ import (
 
 	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/client"
-	"github.com/queenmq/queen/internal/config"
-	"github.com/queenmq/queen/internal/daemon"
-	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/daemontest"
 )
 
+// Bounds of the waits that tests make themselves (daemontest bounds its own).
 const (
-	// startTimeout bounds how long a daemon may take to become ready (schema apply on a
-	// fresh database included).
+	// startTimeout bounds how long a broker may take to become ready (schema apply on
+	// a fresh database included).
 	startTimeout = 30 * time.Second
-	// stopTimeout bounds how long Run may take to return after its context is
-	// cancelled: well under the default 20 s grace period, since tests leave nothing
-	// in flight.
+	// stopTimeout bounds how long a broker may take to stop: well under the default
+	// 20 s grace period, since tests leave nothing in flight.
 	stopTimeout = 15 * time.Second
 )
 
-// testBundle is one broker served in process by daemon.Run on 127.0.0.1:0, against a
+// testBundle is one broker served in process by daemontest on 127.0.0.1:0, against a
 // fresh database of its own.
 type testBundle struct {
 	// addr is the served host:port and baseURL "http://" + addr.
@@ -41,81 +37,36 @@ type testBundle struct {
 	// client speaks the wire like the upstream clients; http is for raw requests.
 	client *client.Client
 	http   *http.Client
-
-	cancel   context.CancelFunc
-	done     chan error // receives Run's result once
-	stopOnce sync.Once
-	runErr   error
+	// cancel starts the stop and returns at once; stop waits for it.
+	cancel func()
+	srv    *daemontest.Server
 }
 
-// startBroker starts a daemon with the test database's PG_* variables, quiet logs and
-// a small pool, plus extraEnv (NAME=value, applied last so it can override), waits
-// until it is ready, and stops it when the test ends, requiring Run to return nil
-// within stopTimeout.
+// startBroker starts a daemon with extraEnv (NAME=value, ahead of daemontest's
+// defaults so it can override them), waits until it is ready, and stops it when the
+// test ends, requiring daemon.Run to return nil.
 func startBroker(t *testing.T, extraEnv ...string) *testBundle {
 	t.Helper()
+	return serve(t, daemontest.Options{Env: extraEnv})
+}
 
-	dbURL := pgtest.NewDBURL(t)
-	env := append(pgEnv(t, dbURL),
-		"HOST=127.0.0.1",
-		"LOG_LEVEL=warn",
-		"DB_POOL_SIZE=8",
-	)
-	cfg, err := config.Load(append(env, extraEnv...))
-	require.NoError(t, err)
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	logs := &testLogWriter{t: t}
-	ready := make(chan string, 1)
-	tb := &testBundle{dbURL: dbURL, cancel: cancel, done: make(chan error, 1), http: &http.Client{}}
-	go func() {
-		tb.done <- daemon.Run(ctx, cfg, daemon.Options{
-			Stdout:    logs,
-			Listener:  ln,
-			ReadyFunc: func(addr string) { ready <- addr },
-		})
-	}()
-	t.Cleanup(func() {
-		tb.stop(t)
-		logs.close()
-		tb.http.CloseIdleConnections()
-	})
-
-	select {
-	case tb.addr = <-ready:
-	case err := <-tb.done:
-		tb.done <- err // for stop
-		require.FailNow(t, "daemon.Run returned before the broker was ready", "err: %v", err)
-	case <-time.After(startTimeout):
-		require.FailNow(t, "broker not ready", "no ReadyFunc call within %s", startTimeout)
-	}
-	tb.baseURL = "http://" + tb.addr
+// serve starts a daemon as o says and wraps it in a testBundle.
+func serve(t *testing.T, o daemontest.Options) *testBundle {
+	t.Helper()
+	srv := daemontest.Start(t, o)
+	tb := &testBundle{addr: srv.Addr, baseURL: srv.URL, dbURL: srv.DBURL, http: &http.Client{}, cancel: srv.Cancel, srv: srv}
 	tb.client = client.New(tb.baseURL, client.WithHTTPClient(tb.http))
-
-	// ReadyFunc and /health/ready must agree.
-	status, _ := tb.raw(t, http.MethodGet, "/health/ready", "")
-	require.Equal(t, http.StatusOK, status, "/health/ready after ReadyFunc")
+	t.Cleanup(tb.http.CloseIdleConnections)
 	return tb
 }
 
-// stop cancels the daemon's context and requires Run to return nil within
-// stopTimeout. It is idempotent: the second call returns the first one's result.
+// stop stops the daemon and requires daemon.Run to return nil in time. It is
+// idempotent: the second call returns the first one's result.
 func (tb *testBundle) stop(t *testing.T) error {
 	t.Helper()
-	tb.stopOnce.Do(func() {
-		tb.cancel()
-		select {
-		case tb.runErr = <-tb.done:
-			require.NoError(t, tb.runErr, "daemon.Run after cancel")
-		case <-time.After(stopTimeout):
-			tb.runErr = context.DeadlineExceeded
-			t.Errorf("daemon.Run did not return within %s of cancel", stopTimeout)
-		}
-	})
-	return tb.runErr
+	err := tb.srv.Stop()
+	require.NoError(t, err, "daemon.Run after cancel")
+	return err
 }
 
 // raw sends one request with net/http and returns the status and the whole body, for
@@ -148,32 +99,6 @@ func errorBody(t *testing.T, body []byte) api.ErrorBody {
 	require.NoError(t, json.Unmarshal(body, &eb), "error body is JSON: %s", body)
 	require.NotEmpty(t, eb.Error, "error body names the problem: %s", body)
 	return eb
-}
-
-// pgEnv turns a postgres:// URL into the daemon's PG_* variables.
-func pgEnv(t *testing.T, dbURL string) []string {
-	t.Helper()
-	u, err := url.Parse(dbURL)
-	require.NoError(t, err)
-	env := []string{
-		"PG_HOST=" + u.Hostname(),
-		"PG_PORT=" + u.Port(),
-		"PG_DB=" + strings.TrimPrefix(u.Path, "/"),
-		"FILE_BUFFER_DIR=" + t.TempDir(), // one spool per broker: the default is shared and locked
-	}
-	if u.Port() == "" {
-		env[1] = "PG_PORT=5432"
-	}
-	if u.User != nil {
-		env = append(env, "PG_USER="+u.User.Username())
-		if pw, ok := u.User.Password(); ok {
-			env = append(env, "PG_PASSWORD="+pw)
-		}
-	}
-	if u.Query().Get("sslmode") == "require" {
-		env = append(env, "PG_USE_SSL=true")
-	}
-	return env
 }
 
 // ctxT returns a context for one test step.
@@ -225,29 +150,6 @@ func payloads(t *testing.T, msgs []api.Message) []string {
 		out[i] = string(b)
 	}
 	return out
-}
-
-// testLogWriter sends the daemon's log lines to t.Log until the test ends.
-type testLogWriter struct {
-	t *testing.T
-
-	mu     sync.Mutex
-	closed bool
-}
-
-func (w *testLogWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.closed {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
-
-func (w *testLogWriter) close() {
-	w.mu.Lock()
-	w.closed = true
-	w.mu.Unlock()
 }
 
 // popEventually pops with o until a pop returns messages, within waitFor, and returns

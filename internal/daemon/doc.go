@@ -1,7 +1,10 @@
 // Package daemon is queen's composition root: it builds the logger, the store, the
 // broker and the HTTP server from a config.Config, waits for PostgreSQL and applies
-// the schema, serves, and on cancellation drains in stages (stop accepting, answer
-// parked long-polls, finish in-flight requests, close the pool).
+// the schema, and serves. Its long-running components run under one errgroup
+// (lifecycle.go), so that one failing stops the others; a stop, on cancellation or
+// failure, goes through named stages in a fixed order: not ready, the shutdown delay,
+// stop accepting, drain (parked long-polls, in-flight requests), stop the background
+// components, close the spool, close the pool.
 //
 // It holds wiring only; every rule lives in the packages it wires.
 package daemon

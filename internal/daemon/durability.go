@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -96,9 +95,9 @@ func (g *pushGate) wrap(start *startGate, gated, direct http.Handler) http.Handl
 	})
 }
 
-// runMaintenance starts the background jobs' runner until ctx is done; the returned
-// wait blocks until it has stopped.
-func runMaintenance(ctx context.Context, cfg *config.Config, st *store.Store, reg prometheus.Registerer, logger *slog.Logger) (wait func(), err error) {
+// newMaintenance builds the runner of the background jobs (retention, eviction,
+// partition clean-up, lookup reconciliation); it runs once the schema is applied.
+func newMaintenance(cfg *config.Config, st *store.Store, reg prometheus.Registerer, logger *slog.Logger) (*maintenance.Runner, error) {
 	day := 24 * time.Hour
 	jobs := maintenance.Jobs(st, maintenance.Settings{
 		RetentionInterval: cfg.RetentionInterval,
@@ -122,9 +121,7 @@ func runMaintenance(ctx context.Context, cfg *config.Config, st *store.Store, re
 	if err != nil {
 		return nil, fmt.Errorf("daemon: maintenance: %w", err)
 	}
-	var wg sync.WaitGroup
-	wg.Go(func() { r.Run(ctx) })
-	return wg.Wait, nil
+	return r, nil
 }
 
 func hostnameOr(def string) string {

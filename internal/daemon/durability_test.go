@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,9 +24,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/api"
-	"github.com/queenmq/queen/internal/config"
-	"github.com/queenmq/queen/internal/daemon"
+	"github.com/queenmq/queen/internal/daemontest"
 	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 // The durability tests of issue 6: PostgreSQL stopped under load, the broker killed
@@ -244,41 +243,10 @@ func verifyPushOrder(t *testing.T, order map[string][]string) {
 	}
 }
 
-// startWithEnv runs daemon.Run in process with exactly env, waits until it is ready
-// and stops it when the test ends.
-func startWithEnv(t *testing.T, env ...string) *node {
+// startNode starts a broker in process as o says and reaches it over HTTP.
+func startNode(t *testing.T, o daemontest.Options) *node {
 	t.Helper()
-	cfg, err := config.Load(env)
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	logs := &testLogWriter{t: t}
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- daemon.Run(ctx, cfg, daemon.Options{Stdout: logs, Listener: ln, ReadyFunc: func(a string) { ready <- a }})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			require.NoError(t, err)
-		case <-time.After(stopTimeout):
-			t.Errorf("daemon.Run did not return within %s", stopTimeout)
-		}
-		logs.close()
-	})
-	select {
-	case addr := <-ready:
-		return newNode("http://" + addr)
-	case err := <-done:
-		done <- err
-		require.FailNow(t, "daemon.Run returned before ready", "%v", err)
-	case <-time.After(startTimeout):
-		require.FailNow(t, "broker not ready")
-	}
-	return nil
+	return newNode(daemontest.Start(t, o).URL)
 }
 
 // TestOutagePostgreSQLStoppedTwice is the outage test: producers push continuously
@@ -289,9 +257,8 @@ func startWithEnv(t *testing.T, env ...string) *node {
 func TestOutagePostgreSQLStoppedTwice(t *testing.T) {
 	t.Parallel()
 	cluster := pgtest.StartCluster(t)
-	n := startWithEnv(t, "FILE_BUFFER_DIR="+t.TempDir(), "PG_HOST=127.0.0.1", "PG_PORT="+strconv.Itoa(cluster.Port()),
-		"PG_USER=postgres", "PG_DB=postgres", "HOST=127.0.0.1", "LOG_LEVEL=error", "DB_POOL_SIZE=8",
-		"DB_CONNECTION_TIMEOUT=2000", "FILE_BUFFER_FLUSH_MS=20")
+	n := startNode(t, daemontest.Options{DBURL: cluster.URL(),
+		Env: []string{"LOG_LEVEL=error", "DB_CONNECTION_TIMEOUT=2000", "FILE_BUFFER_FLUSH_MS=20"}})
 	l := newLedger()
 	ctx, stop := context.WithCancel(context.Background())
 	wait := produce(ctx, n, "outage", 4, l)
@@ -332,14 +299,14 @@ func buildQueen(t *testing.T) string {
 // child is the queen binary running as a child process.
 type child struct {
 	cmd    *exec.Cmd
-	out    *lockedBuffer
+	out    *testlog.Buffer
 	exited chan struct{}
 	err    error // Wait's result, once exited is closed
 }
 
 func startChild(t *testing.T, bin string, env []string, base string) *child {
 	t.Helper()
-	c := &child{cmd: exec.Command(bin), out: &lockedBuffer{}, exited: make(chan struct{})}
+	c := &child{cmd: exec.Command(bin), out: &testlog.Buffer{}, exited: make(chan struct{})}
 	c.cmd.Env = env
 	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
 	require.NoError(t, c.cmd.Start())
@@ -388,8 +355,7 @@ func TestCrashWithSpoolReplaysOnRestart(t *testing.T) {
 	dbURL := pgtest.NewDBURL(t)
 	dir := t.TempDir()
 	port := freeTCPPort(t)
-	// os/exec keeps the last of duplicate variables: pgEnv's own spool directory goes.
-	env := append(slices.DeleteFunc(pgEnv(t, dbURL), func(kv string) bool { return strings.HasPrefix(kv, "FILE_BUFFER_DIR=") }),
+	env := append(daemontest.PGEnv(t, dbURL),
 		"FILE_BUFFER_DIR="+dir, "HOST=127.0.0.1", "PORT="+port, "LOG_LEVEL=info",
 		"DB_POOL_SIZE=6", "FILE_BUFFER_EVENTS_PER_FILE=300", "PATH="+os.Getenv("PATH"))
 	base := "http://127.0.0.1:" + port
@@ -437,8 +403,7 @@ func TestCrashWithSpoolReplaysOnRestart(t *testing.T) {
 func TestDiskFullRefusesPushes(t *testing.T) {
 	t.Parallel()
 	dir, readOnly := unwritableSpoolDir(t)
-	n := startWithEnv(t, append([]string{"FILE_BUFFER_DIR=" + dir, "HOST=127.0.0.1", "LOG_LEVEL=error",
-		"DB_POOL_SIZE=6"}, pgEnv(t, pgtest.NewDBURL(t))...)...)
+	n := startNode(t, daemontest.Options{SpoolDir: dir, Env: []string{"LOG_LEVEL=error", "DB_POOL_SIZE=6"}})
 	if readOnly != nil {
 		readOnly()
 	}
@@ -518,20 +483,8 @@ func TestStartWithPostgreSQLDown(t *testing.T) {
 	t.Parallel()
 	dbURL := pgtest.NewDBURL(t)
 	restore := pgtest.CutOff(t, dbURL)
-	cfg, err := config.Load(append(pgEnv(t, dbURL), "HOST=127.0.0.1", "LOG_LEVEL=error", "DB_POOL_SIZE=4"))
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	logs := &testLogWriter{t: t}
-	done := make(chan error, 1)
-	go func() { done <- daemon.Run(ctx, cfg, daemon.Options{Stdout: logs, Listener: ln}) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-		logs.close()
-	})
-	n := newNode("http://" + ln.Addr().String())
+	// NoWait: the broker becomes ready only once the database is back.
+	n := startNode(t, daemontest.Options{DBURL: dbURL, NoWait: true, Env: []string{"LOG_LEVEL=error", "DB_POOL_SIZE=4"}})
 
 	var res []api.PushResult
 	n.must(t, http.MethodPost, "/api/v1/push", api.PushRequest{Items: []api.PushItem{
@@ -582,8 +535,7 @@ func (n *node) scrape(t *testing.T) map[string]map[string]float64 {
 // upstream's names), and the maintenance jobs run and are counted.
 func TestSpoolAndJobsObservable(t *testing.T) {
 	t.Parallel()
-	n := startWithEnv(t, append([]string{"HOST=127.0.0.1", "LOG_LEVEL=warn", "DB_POOL_SIZE=8",
-		"RETENTION_INTERVAL=200", "EVICTION_INTERVAL=200"}, pgEnv(t, pgtest.NewDBURL(t))...)...)
+	n := startNode(t, daemontest.Options{Env: []string{"RETENTION_INTERVAL=200", "EVICTION_INTERVAL=200"}})
 	n.setMaintenance(t, true)
 	var res []api.PushResult
 	n.must(t, http.MethodPost, "/api/v1/push", api.PushRequest{Items: []api.PushItem{

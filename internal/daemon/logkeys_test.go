@@ -2,14 +2,12 @@ package daemon_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,9 +19,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/queenmq/queen/internal/config"
-	"github.com/queenmq/queen/internal/daemon"
-	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/daemontest"
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 // TestLogLinesHaveEachKeyOnce runs a broker at LOG_LEVEL=debug through a short life
@@ -42,29 +39,12 @@ func TestLogLinesHaveEachKeyOnce(t *testing.T) {
 	}))
 	t.Cleanup(jwks.Close)
 
-	cfg, err := config.Load(append(pgEnv(t, pgtest.NewDBURL(t)), "LOG_LEVEL=debug", "DB_POOL_SIZE=4",
-		"JWT_ENABLED=true", "JWT_ALGORITHM=EdDSA", "JWT_JWKS_URL="+jwks.URL,
-		"NUM_WORKERS=4", "QUEEN_SHUTDOWN_TIMOUT=1s", "QUEEN_ENV_FILES=/nonexistent/queen.env"))
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	base := "http://" + ln.Addr().String()
-	var logs lockedBuffer
+	var logs testlog.Buffer
 	hup := make(chan os.Signal, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ready, done := make(chan struct{}), make(chan error, 1)
-	go func() {
-		done <- daemon.Run(ctx, cfg, daemon.Options{Stdout: &logs, Listener: ln, Reload: hup,
-			ReadyFunc: func(string) { close(ready) }})
-	}()
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("daemon stopped before ready: %v\n%s", err, logs.String())
-	case <-time.After(startTimeout):
-		t.Fatal("daemon not ready")
-	}
+	srv := daemontest.Start(t, daemontest.Options{Logs: &logs, Reload: hup, Env: []string{"LOG_LEVEL=debug", "DB_POOL_SIZE=4",
+		"JWT_ENABLED=true", "JWT_ALGORITHM=EdDSA", "JWT_JWKS_URL=" + jwks.URL,
+		"NUM_WORKERS=4", "QUEEN_SHUTDOWN_TIMOUT=1s", "QUEEN_ENV_FILES=/nonexistent/queen.env"}})
+	base := srv.URL
 
 	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, jwt.MapClaims{"sub": "svc", "role": "admin", "exp": time.Now().Add(time.Hour).Unix()})
 	tok.Header["kid"] = "ed-1"
@@ -92,13 +72,7 @@ func TestLogLinesHaveEachKeyOnce(t *testing.T) {
 	hup <- syscall.SIGHUP
 	require.Eventually(t, func() bool { return strings.Contains(logs.String(), `"msg":"reloaded: nothing to apply"`) },
 		10*time.Second, 10*time.Millisecond)
-	cancel()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(stopTimeout):
-		t.Fatal("daemon did not stop")
-	}
+	require.NoError(t, srv.Stop())
 
 	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
 	require.Greater(t, len(lines), 20, "a run that logs little checks little:\n%s", logs.String())

@@ -1,17 +1,14 @@
 package daemon
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/buildinfo"
-	"github.com/queenmq/queen/internal/config"
 	"github.com/queenmq/queen/internal/store"
 	"github.com/queenmq/queen/internal/telemetry"
 )
@@ -44,14 +41,4 @@ func registerAll(reg prometheus.Registerer, cs ...prometheus.Collector) error {
 		}
 	}
 	return nil
-}
-
-// runTelemetry starts the backlog-gauge refresh (every telemetry.DefaultRefreshInterval)
-// and the "rates and sizes" log line (every QUEEN_STATS_LOG_INTERVAL, 0 = off) until
-// ctx is done; the returned wait blocks until both have stopped.
-func runTelemetry(ctx context.Context, tel *telemetry.Telemetry, cfg *config.Config) (wait func()) {
-	var wg sync.WaitGroup
-	wg.Go(func() { tel.Run(ctx) })
-	wg.Go(func() { tel.RunRateLog(ctx, cfg.StatsLogInterval) })
-	return wg.Wait
 }

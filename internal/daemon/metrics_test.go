@@ -2,10 +2,8 @@ package daemon_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"runtime"
 	"strings"
@@ -16,9 +14,8 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
-	"github.com/queenmq/queen/internal/config"
-	"github.com/queenmq/queen/internal/daemon"
-	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/daemontest"
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 // TestDaemonMetrics runs a whole daemon and checks what it wires: the registry with
@@ -27,38 +24,10 @@ import (
 // sizes" line at QUEEN_STATS_LOG_INTERVAL.
 func TestDaemonMetrics(t *testing.T) {
 	t.Parallel()
-	env := append(pgEnv(t, pgtest.NewDBURL(t)),
-		"HOST=127.0.0.1", "LOG_LEVEL=info", "DB_POOL_SIZE=6", "QUEEN_STATS_LOG_INTERVAL=20ms")
-	cfg, err := config.Load(env)
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	base := "http://" + ln.Addr().String()
-
-	var logs lockedBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	ready := make(chan struct{})
-	go func() {
-		done <- daemon.Run(ctx, cfg, daemon.Options{Stdout: &logs, Listener: ln, ReadyFunc: func(string) { close(ready) }})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			require.NoError(t, err)
-		case <-time.After(stopTimeout):
-			t.Errorf("daemon.Run did not return within %s of cancel", stopTimeout)
-		}
-	})
-	select {
-	case <-ready:
-	case err := <-done:
-		done <- err
-		require.FailNow(t, "daemon.Run returned before ready", "err: %v", err)
-	case <-time.After(startTimeout):
-		require.FailNow(t, "daemon not ready")
-	}
+	var logs testlog.Buffer
+	srv := daemontest.Start(t, daemontest.Options{Logs: &logs,
+		Env: []string{"LOG_LEVEL=info", "DB_POOL_SIZE=6", "QUEEN_STATS_LOG_INTERVAL=20ms"}})
+	base := srv.URL
 
 	get := func(path string) (*http.Response, []byte) {
 		t.Helper()

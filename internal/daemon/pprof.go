@@ -15,50 +15,74 @@ import (
 // requests; cancelling their context ends a running CPU profile or trace at once.
 const pprofStopTimeout = 2 * time.Second
 
-// startPprof serves Go's profiling endpoints on a listener of their own at addr
-// (QUEEN_PPROF_ADDR; empty: none, and stop does nothing), apart from the API so that
-// they never pass its middleware and can be bound to loopback while the API is not.
-// The returned stop closes the listener, ends running profiles and waits for the
-// server to return. A listen failure is a startup error, like the API port's.
+// pprofServer serves Go's profiling endpoints on a listener of their own
+// (QUEEN_PPROF_ADDR), apart from the API so that they never pass its middleware and
+// can be bound to loopback while the API is not.
 //
 // Importing net/http/pprof registers its handlers on http.DefaultServeMux as a side
 // effect; nothing in queen serves that mux, so only this explicit one is reachable.
-func startPprof(ctx context.Context, addr string, logger *slog.Logger) (stop func(), err error) {
+type pprofServer struct {
+	srv    *http.Server
+	ln     net.Listener
+	logger *slog.Logger
+	// cancelRequests ends the requests' context: running CPU profiles and traces stop.
+	cancelRequests context.CancelFunc
+}
+
+// newPprofServer listens on addr; an empty addr means no profiling (nil, nil). A
+// listen failure is a startup error, like the API port's.
+func newPprofServer(ctx context.Context, addr string, logger *slog.Logger) (*pprofServer, error) {
 	if addr == "" {
-		return func() {}, nil
+		return nil, nil
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("daemon: QUEEN_PPROF_ADDR: listen: %w", err)
 	}
-	// Requests outlive ctx's cancellation (profiling the drain is allowed) until stop.
+	// Requests outlive the stop's start (profiling the drain is allowed), until Run returns.
 	baseCtx, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
-	srv := &http.Server{
-		Handler:           pprofMux(),
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return baseCtx },
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	p := &pprofServer{
+		srv: &http.Server{
+			Handler:           pprofMux(),
+			ReadHeaderTimeout: 10 * time.Second,
+			BaseContext:       func(net.Listener) context.Context { return baseCtx },
+			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		},
+		ln: ln, logger: logger, cancelRequests: cancelRequests,
 	}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Warn("profiling listener failed", "err", err)
-		}
-	}()
 	logger.Info("profiling endpoints listening", "addr", ln.Addr().String())
 	if host, _, _ := net.SplitHostPort(addr); !isLoopback(host) {
 		logger.Warn("profiling endpoints on a non-loopback address; they have no authentication", "addr", ln.Addr().String())
 	}
-	return func() {
-		cancelRequests()
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), pprofStopTimeout)
-		defer cancel()
-		if err := srv.Shutdown(shutdownCtx); err != nil {
-			_ = srv.Close()
+	return p, nil
+}
+
+// Run serves until ctx is done, then closes the listener, ends running profiles and
+// waits for the server to return. A failing listener is logged, not fatal: profiling
+// is no reason to stop the broker.
+func (p *pprofServer) Run(ctx context.Context) error {
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		if err := p.srv.Serve(p.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			p.logger.Warn("profiling listener failed", "err", err)
 		}
-		<-served
-	}, nil
+	}()
+	<-ctx.Done()
+	p.cancelRequests()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), pprofStopTimeout)
+	defer cancel()
+	if err := p.srv.Shutdown(shutdownCtx); err != nil {
+		_ = p.srv.Close()
+	}
+	<-served
+	return nil
+}
+
+// closeListener releases the listener of a server that never ran.
+func (p *pprofServer) closeListener() {
+	p.cancelRequests()
+	_ = p.ln.Close()
 }
 
 // pprofMux routes the profiling endpoints. Index also serves every named runtime

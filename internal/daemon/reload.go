@@ -18,6 +18,7 @@ import (
 // invalid file is reported before a restart would trip over it. A reload never stops
 // or pauses the broker.
 type reloader struct {
+	sigs   <-chan os.Signal
 	files  *config.Reloader
 	level  *slog.LevelVar
 	logger *slog.Logger
@@ -29,16 +30,15 @@ type reloader struct {
 	reported map[string]bool
 }
 
-// startReload serves reload requests from sigs (SIGHUP) until ctx is done; the
-// returned function stops it and waits. A nil sigs serves none. It reads the env files
-// now, at start-up, so that a reload can tell a variable removed from a file from one
-// that reaches the process in another way.
-func startReload(ctx context.Context, cfg *config.Config, level *slog.LevelVar, logger *slog.Logger, sigs <-chan os.Signal) (stop func()) {
+// newReloader returns the reloader serving sigs (SIGHUP), or nil when sigs is nil. It
+// reads the env files now, at start-up, so that a reload can tell a variable removed
+// from a file from one that reaches the process in another way.
+func newReloader(cfg *config.Config, level *slog.LevelVar, logger *slog.Logger, sigs <-chan os.Signal) *reloader {
 	if sigs == nil {
-		return func() {}
+		return nil
 	}
 	r := &reloader{
-		files: cfg.NewReloader(), level: level, logger: logger.With("component", "reload"),
+		sigs: sigs, files: cfg.NewReloader(), level: level, logger: logger.With("component", "reload"),
 		logLevel: cfg.LogLevel, reported: make(map[string]bool),
 	}
 	for _, u := range cfg.UnknownVariables() {
@@ -47,23 +47,22 @@ func startReload(ctx context.Context, cfg *config.Config, level *slog.LevelVar, 
 	if err := r.files.StartErr(); err != nil {
 		r.logger.Debug("cannot read the env files now; SIGHUP will try again", "files", cfg.EnvFiles, "err", err)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case sig, ok := <-sigs:
-				if !ok {
-					return
-				}
-				r.reload(ctx, sig)
+	return r
+}
+
+// Run serves reload requests until ctx is done or the signal channel is closed.
+func (r *reloader) Run(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case sig, ok := <-r.sigs:
+			if !ok {
+				return nil
 			}
+			r.reload(ctx, sig)
 		}
-	}()
-	return func() { cancel(); <-done }
+	}
 }
 
 // reload handles one request and logs what it did: what took effect, what needs a

@@ -1,8 +1,6 @@
 package daemon_test
 
 import (
-	"context"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,9 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/queenmq/queen/internal/config"
-	"github.com/queenmq/queen/internal/daemon"
-	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/daemontest"
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 // reloadBundle is a broker served in process with a reload channel, started the way
@@ -24,7 +21,7 @@ import (
 type reloadBundle struct {
 	base string
 	file string // the env file
-	logs *lockedBuffer
+	logs *testlog.Buffer
 	hup  chan os.Signal
 }
 
@@ -33,45 +30,19 @@ type reloadBundle struct {
 // clean stop. nameFile sets QUEEN_ENV_FILES to the file.
 func startReloadable(t *testing.T, fileContent string, nameFile bool) *reloadBundle {
 	t.Helper()
-	rb := &reloadBundle{file: filepath.Join(t.TempDir(), "queen.env"), logs: &lockedBuffer{}, hup: make(chan os.Signal, 1)}
+	rb := &reloadBundle{file: filepath.Join(t.TempDir(), "queen.env"), logs: &testlog.Buffer{}, hup: make(chan os.Signal, 1)}
 	writeFile(t, rb.file, fileContent)
 	// The file's lines come first, as systemd's EnvironmentFile= wins over Environment=.
-	environ := append(strings.Split(strings.TrimSpace(fileContent), "\n"), pgEnv(t, pgtest.NewDBURL(t))...)
-	environ = append(environ, "HOST=127.0.0.1", "DB_POOL_SIZE=4")
+	environ := append(strings.Split(strings.TrimSpace(fileContent), "\n"), "DB_POOL_SIZE=4")
 	if nameFile {
 		environ = append(environ, "QUEEN_ENV_FILES="+rb.file)
 	}
-	cfg, err := config.Load(environ)
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	rb.base = "http://" + ln.Addr().String()
-
-	ctx, cancel := context.WithCancel(context.Background())
-	ready, done := make(chan struct{}), make(chan error, 1)
-	go func() {
-		done <- daemon.Run(ctx, cfg, daemon.Options{Stdout: rb.logs, Listener: ln, Reload: rb.hup,
-			ReadyFunc: func(string) { close(ready) }})
-	}()
 	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			require.NoError(t, err)
-		case <-time.After(stopTimeout):
-			t.Error("daemon did not stop")
-		}
 		if t.Failed() {
 			t.Logf("daemon log:\n%s", rb.logs)
 		}
 	})
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("daemon stopped before ready: %v\n%s", err, rb.logs)
-	case <-time.After(startTimeout):
-		t.Fatal("daemon not ready")
-	}
+	rb.base = daemontest.Start(t, daemontest.Options{Env: environ, Logs: rb.logs, Reload: rb.hup}).URL
 	return rb
 }
 
@@ -101,8 +72,11 @@ func TestReloadAppliesLogLevel(t *testing.T) {
 	rb := startReloadable(t, "LOG_LEVEL=debug\nDEFAULT_BATCH_SIZE=1\n", true)
 
 	const accessLine = `"msg":"http request","component":"httpapi","method":"GET","route":"/health/ready"`
+	// At debug every GET /health/ready is logged, daemontest's readiness check too.
+	accessLines := func() int { return strings.Count(rb.logs.String(), accessLine) }
+	started := accessLines()
 	require.Equal(t, http.StatusOK, rb.readyStatus(t))
-	require.Equal(t, 1, strings.Count(rb.logs.String(), accessLine), "debug access log before the reload")
+	require.Equal(t, started+1, accessLines(), "debug access log before the reload")
 
 	writeFile(t, rb.file, "LOG_LEVEL=info\nDEFAULT_BATCH_SIZE=5\n")
 	rb.hup <- syscall.SIGHUP
@@ -112,14 +86,14 @@ func TestReloadAppliesLogLevel(t *testing.T) {
 	require.NotContains(t, log, "LOG_LEVEL but needs a restart")
 
 	require.Equal(t, http.StatusOK, rb.readyStatus(t), "the broker serves after the reload")
-	require.Equal(t, 1, strings.Count(rb.logs.String(), accessLine), "no debug line at LOG_LEVEL=info")
+	require.Equal(t, started+1, accessLines(), "no debug line at LOG_LEVEL=info")
 
 	// Back to debug: the line announcing it shows, and so do debug lines again.
 	writeFile(t, rb.file, "LOG_LEVEL=debug\nDEFAULT_BATCH_SIZE=1\n")
 	rb.hup <- syscall.SIGHUP
 	rb.waitForLog(t, `"msg":"reloaded: log_level info→debug"`)
 	require.Equal(t, http.StatusOK, rb.readyStatus(t))
-	require.Equal(t, 2, strings.Count(rb.logs.String(), accessLine), "debug access log after the second reload")
+	require.Equal(t, started+2, accessLines(), "debug access log after the second reload")
 	require.Equal(t, 1, strings.Count(rb.logs.String(), "needs a restart"),
 		"DEFAULT_BATCH_SIZE is back to the running value")
 }

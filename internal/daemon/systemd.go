@@ -254,51 +254,58 @@ func (w *probeWriter) WriteHeader(status int) {
 	}
 }
 
-// runWatchdog sends systemd a keep-alive (WATCHDOG=1) every third of WatchdogSec=,
-// each one only after a fresh round of probe succeeded within that third. A probe
-// that fails, or hangs (a deadlocked lock), withholds the keep-alives; systemd then
-// kills the process with SIGABRT (the Go runtime prints every goroutine's stack to
-// the journal) and Restart=on-failure starts a new one. Only one probe runs at a time,
-// so a hung probe costs one goroutine, not one per tick. It returns when ctx is done;
-// without a watchdog it returns at once.
-func runWatchdog(ctx context.Context, n *sdnotify.Notifier, probe func(context.Context) error, logger *slog.Logger) {
-	interval := n.WatchdogInterval()
-	if interval <= 0 {
-		return
+// watchdog sends systemd a keep-alive (WATCHDOG=1) every third of WatchdogSec=, each
+// one only after a fresh round of probe succeeded within that third. A probe that
+// fails, or hangs (a deadlocked lock), withholds the keep-alives; systemd then kills
+// the process with SIGABRT (the Go runtime prints every goroutine's stack to the
+// journal) and Restart=on-failure starts a new one. Only one probe runs at a time, so
+// a hung probe costs one goroutine, not one per tick. All its timing is the time
+// package's, with no I/O of its own, so tests drive it with testing/synctest.
+type watchdog struct {
+	interval      time.Duration // WatchdogSec=; 0: no watchdog
+	keepaliveFunc func() error  // sends one WATCHDOG=1
+	probeFunc     func(context.Context) error
+	logger        *slog.Logger
+	// healthy is whether the last probe result was a pass; it makes the log say when
+	// keep-alives stop and resume, not at every round.
+	healthy bool
+}
+
+func newWatchdog(n *sdnotify.Notifier, probe func(context.Context) error, logger *slog.Logger) *watchdog {
+	return &watchdog{interval: n.WatchdogInterval(), keepaliveFunc: n.Watchdog, probeFunc: probe, logger: logger}
+}
+
+// Run probes and sends keep-alives until ctx is done; without a watchdog it returns
+// at once.
+func (w *watchdog) Run(ctx context.Context) error {
+	if w.interval <= 0 {
+		return nil
 	}
-	every := interval / 3
+	every := w.interval / 3
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	logger.Info("systemd watchdog on", "interval", interval.String(), "keepalive_every", every.String())
+	w.logger.Info("systemd watchdog on", "interval", w.interval.String(), "keepalive_every", every.String())
 
+	w.healthy = true
 	result := make(chan error, 1)
-	running, started, healthy := false, time.Time{}, true
-	report := func(err error) {
-		switch {
-		case err != nil && healthy:
-			logger.Error("liveness probe failed; withholding systemd watchdog keep-alives", "err", err)
-		case err == nil && !healthy:
-			logger.Info("liveness probe passes again; systemd watchdog keep-alives resumed")
-		}
-		healthy = err == nil
-	}
+	running, started := false, time.Time{}
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case err := <-result:
 			running = false
 			if err == nil && time.Since(started) > every {
 				err = fmt.Errorf("liveness probe took %s (limit %s)", time.Since(started).Round(time.Millisecond), every)
 			}
-			report(err)
+			w.report(err)
 			if err == nil {
-				notifyWarn(logger, "WATCHDOG=1", n.Watchdog())
+				notifyWarn(w.logger, "WATCHDOG=1", w.keepaliveFunc())
 			}
 		case <-tick.C:
 			if running {
 				if time.Since(started) > every {
-					report(fmt.Errorf("liveness probe has not returned for %s", time.Since(started).Round(time.Millisecond)))
+					w.report(fmt.Errorf("liveness probe has not returned for %s", time.Since(started).Round(time.Millisecond)))
 				}
 				continue
 			}
@@ -306,8 +313,19 @@ func runWatchdog(ctx context.Context, n *sdnotify.Notifier, probe func(context.C
 			go func() {
 				pctx, cancel := context.WithTimeout(ctx, every)
 				defer cancel()
-				result <- probe(pctx)
+				result <- w.probeFunc(pctx)
 			}()
 		}
 	}
+}
+
+// report logs a change between passing and failing rounds.
+func (w *watchdog) report(err error) {
+	switch {
+	case err != nil && w.healthy:
+		w.logger.Error("liveness probe failed; withholding systemd watchdog keep-alives", "err", err)
+	case err == nil && !w.healthy:
+		w.logger.Info("liveness probe passes again; systemd watchdog keep-alives resumed")
+	}
+	w.healthy = err == nil
 }

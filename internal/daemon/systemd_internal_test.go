@@ -8,162 +8,270 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
-	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/sdnotify"
+	"github.com/queenmq/queen/internal/testlog"
 )
 
-// keepalives points NOTIFY_SOCKET and the watchdog at a datagram socket for one
-// (non-parallel) test and returns the notifier and a counter of WATCHDOG=1 received.
-func keepalives(t *testing.T, interval time.Duration) (*sdnotify.Notifier, *atomic.Int64) {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "wd")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	path := filepath.Join(dir, "s")
-	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
-	require.NoError(t, err)
-	t.Setenv("NOTIFY_SOCKET", path)
-	t.Setenv("WATCHDOG_USEC", strconv.FormatInt(interval.Microseconds(), 10))
-	t.Setenv("WATCHDOG_PID", strconv.Itoa(os.Getpid()))
-	var pings atomic.Int64
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		buf := make([]byte, 512)
-		for {
-			n, err := conn.Read(buf)
-			if err != nil {
-				return
-			}
-			if string(buf[:n]) == "WATCHDOG=1" {
-				pings.Add(1)
-			}
-		}
-	}()
-	t.Cleanup(func() { conn.Close(); <-done })
-	n, err := sdnotify.New()
-	require.NoError(t, err)
-	return n, &pings
+// The timing tests below run in a testing/synctest bubble: time is fake, advance
+// moves it forward at once, and synctest.Wait returns once every goroutine of the
+// bubble is blocked, so "nothing happened for three intervals" is asserted exactly
+// and without real waiting. The watchdog's keep-alives are counted by its
+// keepaliveFunc, and the accept loop runs on an in-memory listener, since reads from
+// real sockets are not blocking in the bubble's sense.
+
+// advance moves the fake clock of the synctest bubble it runs in forward by d.
+func advance(d time.Duration) {
+	time.Sleep(d) //nolint:forbidigo // inside a synctest bubble: fake time, no real wait
 }
 
 // TestWatchdogPingsOnlyWhileTheProbePasses: keep-alives flow while the probe passes,
-// stop while it hangs (a deadlock) or fails, and resume when it passes again.
+// stop while it hangs (a deadlock) or fails, and resume when it passes again; the log
+// says so once at each change.
 func TestWatchdogPingsOnlyWhileTheProbePasses(t *testing.T) {
-	const interval = 300 * time.Millisecond // a keep-alive every 100 ms
-	n, pings := keepalives(t, interval)
-
-	var mode atomic.Int32 // 0 pass, 1 hang, 2 fail
-	release := make(chan struct{})
-	probe := func(ctx context.Context) error {
-		switch mode.Load() {
-		case 1:
-			<-release // ignores ctx, like a goroutine stuck on a mutex
-			return nil
-		case 2:
-			return errors.New("broken")
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const interval = 300 * time.Millisecond // a round every 100 ms: at 100, 200, 300 ms…
+		var pings atomic.Int64
+		var mode atomic.Int32 // 0 pass, 1 hang, 2 fail
+		release := make(chan struct{})
+		var logs testlog.Buffer
+		w := &watchdog{
+			interval:      interval,
+			keepaliveFunc: func() error { pings.Add(1); return nil },
+			probeFunc: func(ctx context.Context) error {
+				switch mode.Load() {
+				case 1:
+					<-release // ignores ctx, like a goroutine stuck on a mutex
+					return nil
+				case 2:
+					return errors.New("broken")
+				}
+				return nil
+			},
+			logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		}
-		return nil
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		runWatchdog(ctx, n, probe, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	}()
-	defer func() { cancel(); <-done }()
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			require.NoError(t, w.Run(ctx))
+		}()
 
-	require.Eventually(t, func() bool { return pings.Load() >= 3 }, 3*time.Second, 10*time.Millisecond)
+		advance(350 * time.Millisecond) // halfway between rounds, so no round is at this instant
+		synctest.Wait()
+		require.EqualValues(t, 3, pings.Load(), "one keep-alive per passing round")
 
-	mode.Store(1)
-	time.Sleep(2 * interval / 3) // let a probe start hanging
-	before := pings.Load()
-	time.Sleep(3 * interval)
-	require.LessOrEqual(t, pings.Load()-before, int64(1), "a hung probe must stop the keep-alives")
+		mode.Store(1)
+		advance(700 * time.Millisecond) // rounds from 400 ms: the first hangs, the next see it hang
+		synctest.Wait()
+		require.EqualValues(t, 3, pings.Load(), "a hung probe must stop the keep-alives")
+		require.Equal(t, 1, strings.Count(logs.String(), "liveness probe failed"), "logged once, when the keep-alives stop")
+		require.Equal(t, 1, strings.Count(logs.String(), "liveness probe has not returned"))
 
-	mode.Store(2)
-	close(release)
-	time.Sleep(interval / 3)
-	before = pings.Load()
-	time.Sleep(3 * interval)
-	require.LessOrEqual(t, pings.Load()-before, int64(1), "a failing probe must stop the keep-alives")
+		mode.Store(2)
+		close(release) // the hung round ends, too late to count
+		advance(500 * time.Millisecond)
+		synctest.Wait()
+		require.EqualValues(t, 3, pings.Load(), "a failing probe must stop the keep-alives")
+		require.Equal(t, 1, strings.Count(logs.String(), "liveness probe failed"))
 
-	mode.Store(0)
-	require.Eventually(t, func() bool { return pings.Load() >= before+3 }, 3*time.Second, 10*time.Millisecond)
+		mode.Store(0)
+		advance(300 * time.Millisecond)
+		synctest.Wait()
+		require.EqualValues(t, 6, pings.Load(), "keep-alives resume with the first passing round")
+		require.Equal(t, 1, strings.Count(logs.String(), "keep-alives resumed"))
+
+		cancel()
+		<-done
+	})
 }
 
+// TestWatchdogWithholdsASlowProbe: a round that passes but takes longer than a third of
+// the interval sends no keep-alive: the process is too slow to be called alive.
+func TestWatchdogWithholdsASlowProbe(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var pings atomic.Int64
+		var delay atomic.Int64
+		end := make(chan struct{})
+		w := &watchdog{
+			interval:      300 * time.Millisecond,
+			keepaliveFunc: func() error { pings.Add(1); return nil },
+			probeFunc: func(context.Context) error { // slow code that ignores its deadline
+				select {
+				case <-time.After(time.Duration(delay.Load())):
+				case <-end: // the round running when the test ends
+				}
+				return nil
+			},
+			logger: slog.New(slog.DiscardHandler),
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = w.Run(ctx) }()
+
+		// Rounds start at 100, 300, 500, 700 and 900 ms (a tick during a round is
+		// skipped), each ending 150 ms later.
+		delay.Store(int64(150 * time.Millisecond))
+		advance(1020 * time.Millisecond)
+		synctest.Wait()
+		require.Zero(t, pings.Load(), "every round took 150 ms of its 100")
+
+		// Rounds at 1100 and 1200 ms end within 90 ms; the one at 1300 ms is running.
+		delay.Store(int64(90 * time.Millisecond))
+		advance(300 * time.Millisecond)
+		synctest.Wait()
+		require.EqualValues(t, 2, pings.Load(), "rounds within the limit send keep-alives again")
+		cancel()
+		<-done
+		close(end)
+	})
+}
+
+// TestWatchdogOffWithoutWatchdogSec: without WATCHDOG_USEC the notifier has no
+// interval, and the watchdog returns at once without probing or sending anything.
 func TestWatchdogOffWithoutWatchdogSec(t *testing.T) {
 	t.Setenv("WATCHDOG_USEC", "")
 	n, err := sdnotify.New()
 	require.NoError(t, err)
-	returned := make(chan struct{})
-	go func() {
-		runWatchdog(context.Background(), n, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
-		close(returned)
-	}()
+	synctest.Test(t, func(t *testing.T) {
+		probed := false
+		w := newWatchdog(n, func(context.Context) error { probed = true; return nil }, slog.New(slog.DiscardHandler))
+		returned := make(chan error, 1)
+		go func() { returned <- w.Run(t.Context()) }()
+		synctest.Wait()
+		select {
+		case err := <-returned:
+			require.NoError(t, err)
+		default:
+			t.Fatal("the watchdog must return at once without a watchdog")
+		}
+		require.False(t, probed)
+	})
+}
+
+// memListener is an in-memory net.Listener: dial hands one end of a net.Pipe to
+// Accept. Blocking in Accept or on a pipe is blocking in synctest's sense.
+type memListener struct {
+	conns     chan net.Conn
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+func newMemListener() *memListener {
+	return &memListener{conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *memListener) Accept() (net.Conn, error) {
 	select {
-	case <-returned:
-	case <-time.After(time.Second):
-		t.Fatal("runWatchdog must return at once without a watchdog")
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
 	}
 }
 
+func (l *memListener) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *memListener) Addr() net.Addr { return memAddr{} }
+
+// dial connects to the listener; it blocks until Accept takes the connection.
+func (l *memListener) dial() (net.Conn, error) {
+	client, server := net.Pipe()
+	select {
+	case l.conns <- server:
+		return client, nil
+	case <-l.done:
+		client.Close()
+		server.Close()
+		return nil, net.ErrClosed
+	}
+}
+
+type memAddr struct{}
+
+func (memAddr) Network() string { return "mem" }
+func (memAddr) String() string  { return "mem" }
+
 // TestLivenessProbe: the probe passes while the accept loop waits in Accept and the
-// handler chain answers /health/live; it fails when the loop stops calling Accept or
-// the handler fails; a closed listener (draining) is not a stalled loop.
+// handler chain answers /health/live; it fails when the loop stays out of Accept for
+// longer than the limit or the handler fails; a closed listener (draining) is not a
+// stalled loop.
 func TestLivenessProbe(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	aw := newAcceptWatch(ln)
-	b := broker.New(broker.Config{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	var status atomic.Int32
-	status.Store(http.StatusOK)
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/health/live" {
-			w.WriteHeader(http.StatusNotFound)
-			return
-		}
-		w.WriteHeader(int(status.Load()))
-	})
-	const maxStall = 50 * time.Millisecond
-	probe := livenessProbe(aw, h, b, maxStall)
-	ctx := context.Background()
-
-	time.Sleep(2 * maxStall) // nobody has called Accept yet
-	require.ErrorContains(t, probe(ctx), "accept loop")
-
-	go func() {
-		for {
-			c, err := aw.Accept()
-			if err != nil {
+	b := broker.New(broker.Config{}, nil, slog.New(slog.DiscardHandler))
+	synctest.Test(t, func(t *testing.T) {
+		ln := newMemListener()
+		aw := newAcceptWatch(ln)
+		var status atomic.Int32
+		status.Store(http.StatusOK)
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/health/live" {
+				w.WriteHeader(http.StatusNotFound)
 				return
 			}
-			c.Close()
-		}
-	}()
-	require.Eventually(t, func() bool { return probe(ctx) == nil }, time.Second, 5*time.Millisecond)
-	c, err := net.Dial("tcp", ln.Addr().String()) // one accept: back into Accept at once
-	require.NoError(t, err)
-	c.Close()
-	time.Sleep(2 * maxStall)
-	require.NoError(t, probe(ctx))
+			w.WriteHeader(int(status.Load()))
+		})
+		const maxStall = 50 * time.Millisecond
+		probe := livenessProbe(aw, h, b, maxStall)
+		ctx := t.Context()
 
-	status.Store(http.StatusInternalServerError)
-	require.ErrorContains(t, probe(ctx), "/health/live answered 500")
-	status.Store(http.StatusOK)
+		advance(2 * maxStall) // nobody has called Accept yet
+		require.ErrorContains(t, probe(ctx), "HTTP accept loop has not called Accept for 100ms")
 
-	require.NoError(t, aw.Close())
-	time.Sleep(2 * maxStall)
-	require.NoError(t, probe(ctx), "a closed listener is draining, not stalled")
+		// An accept loop that handles a connection before it calls Accept again;
+		// unstall lets it go back.
+		unstall := make(chan struct{})
+		loopDone := make(chan struct{})
+		go func() {
+			defer close(loopDone)
+			for {
+				c, err := aw.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+				<-unstall
+			}
+		}()
+		synctest.Wait() // the loop waits in Accept
+		advance(2 * maxStall)
+		require.NoError(t, probe(ctx), "an idle loop blocked in Accept is healthy")
+
+		c, err := ln.dial()
+		require.NoError(t, err)
+		c.Close()
+		synctest.Wait() // the loop is out of Accept, waiting on unstall
+		advance(maxStall)
+		require.NoError(t, probe(ctx), "out of Accept for no longer than the limit")
+		advance(time.Millisecond)
+		require.ErrorContains(t, probe(ctx), "HTTP accept loop has not called Accept for 51ms")
+		unstall <- struct{}{}
+		synctest.Wait()
+		require.NoError(t, probe(ctx), "back in Accept")
+
+		status.Store(http.StatusInternalServerError)
+		require.ErrorContains(t, probe(ctx), "/health/live answered 500")
+		status.Store(http.StatusOK)
+
+		require.NoError(t, aw.Close())
+		<-loopDone
+		advance(2 * maxStall)
+		require.NoError(t, probe(ctx), "a closed listener is draining, not stalled")
+	})
 }
 
 // TestMultiListener serves two sockets through one listener, as a queen.socket with
@@ -199,44 +307,55 @@ func TestMultiListener(t *testing.T) {
 }
 
 // TestStartGate: /health passes a closed gate; other requests wait for Open, or get
-// 503 unavailable when the start-up is abandoned.
+// 503 unavailable when the start-up is abandoned or after startHold.
 func TestStartGate(t *testing.T) {
 	t.Parallel()
-	g := newStartGate()
-	h := g.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	serve := func(path string) chan int {
-		done := make(chan int, 1)
-		go func() {
+	synctest.Test(t, func(t *testing.T) {
+		serve := func(h http.Handler, path string) (<-chan int, *probeWriter) {
+			done := make(chan int, 1)
 			w := &probeWriter{header: make(http.Header)}
-			h.ServeHTTP(w, &http.Request{Method: http.MethodGet, URL: &url.URL{Path: path}})
-			done <- w.status
-		}()
-		return done
-	}
-	require.Equal(t, http.StatusNoContent, <-serve("/health/live"), "health routes are never held")
+			go func() {
+				h.ServeHTTP(w, &http.Request{Method: http.MethodGet, URL: &url.URL{Path: path}})
+				done <- w.status
+			}()
+			return done, w
+		}
+		requireHeld := func(done <-chan int, msg string) {
+			t.Helper()
+			synctest.Wait() // the request has gone as far as it can
+			select {
+			case s := <-done:
+				t.Fatalf("%s: served (%d) while the gate is closed", msg, s)
+			default:
+			}
+		}
 
-	first := serve("/api/v1/push")
-	select {
-	case s := <-first:
-		t.Fatalf("served (%d) before the gate opened", s)
-	case <-time.After(100 * time.Millisecond):
-	}
-	g.Open()
-	require.Equal(t, http.StatusNoContent, <-first)
-	g.Abort() // an open gate stays open
-	require.Equal(t, http.StatusNoContent, <-serve("/api/v1/push"))
+		g := newStartGate()
+		h := g.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		live, _ := serve(h, "/health/live")
+		require.Equal(t, http.StatusNoContent, <-live, "health routes are never held")
+		first, _ := serve(h, "/api/v1/push")
+		requireHeld(first, "before Open")
+		g.Open()
+		require.Equal(t, http.StatusNoContent, <-first)
+		g.Abort() // an open gate stays open
+		after, _ := serve(h, "/api/v1/push")
+		require.Equal(t, http.StatusNoContent, <-after)
 
-	g2 := newStartGate()
-	h = g2.Wrap(http.NotFoundHandler())
-	held := make(chan int, 1)
-	go func() {
-		w := &probeWriter{header: make(http.Header)}
-		h.ServeHTTP(w, &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/api/v1/pop/queue/q"}})
-		held <- w.status
-	}()
-	time.Sleep(50 * time.Millisecond)
-	g2.Abort()
-	require.Equal(t, http.StatusServiceUnavailable, <-held)
+		g2 := newStartGate()
+		aborted, _ := serve(g2.Wrap(http.NotFoundHandler()), "/api/v1/pop/queue/q")
+		requireHeld(aborted, "before Abort")
+		g2.Abort()
+		require.Equal(t, http.StatusServiceUnavailable, <-aborted)
+
+		g3 := newStartGate()
+		late, w := serve(g3.Wrap(http.NotFoundHandler()), "/api/v1/pop/queue/q")
+		advance(startHold - time.Millisecond)
+		requireHeld(late, "just before startHold")
+		advance(time.Millisecond)
+		require.Equal(t, http.StatusServiceUnavailable, <-late, "held no longer than startHold")
+		require.Equal(t, "5", w.header.Get("Retry-After"))
+	})
 }

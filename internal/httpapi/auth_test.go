@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/base64"
@@ -26,6 +25,7 @@ import (
 	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/store"
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 const (
@@ -505,9 +505,8 @@ func TestProducerSubIsStampedFromTheToken(t *testing.T) {
 func TestTokensAreNeverLogged(t *testing.T) {
 	t.Parallel()
 	v, sg := hsMode(t)
-	var mu sync.Mutex
-	var buf bytes.Buffer
-	logger := slog.New(slog.NewJSONHandler(lockedWriter{&mu, &buf}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var logs testlog.Buffer
+	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv := httptest.NewServer(New(Options{Verifier: v}, broker.New(broker.Config{}, nil, logger), logger).Handler())
 	t.Cleanup(srv.Close)
 	b := &testBundle{srv: srv}
@@ -522,9 +521,7 @@ func TestTokensAreNeverLogged(t *testing.T) {
 		b.do(t, http.MethodPost, "/api/v1/push", "{bad", bearer(tok)...)
 	}
 	b.do(t, http.MethodGet, "/health/live", "", bearer(tokens[0])...)
-	mu.Lock()
-	logged := buf.String()
-	mu.Unlock()
+	logged := logs.String()
 	require.Contains(t, logged, "request rejected", "the refusals are logged (without tokens)")
 	require.Contains(t, logged, `"route":"/api/v1/system/maintenance","status":403`, "refusals keep their route in the access log")
 	for _, tok := range tokens {
@@ -532,15 +529,4 @@ func TestTokensAreNeverLogged(t *testing.T) {
 			require.NotContains(t, logged, seg)
 		}
 	}
-}
-
-type lockedWriter struct {
-	mu  *sync.Mutex
-	buf *bytes.Buffer
-}
-
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
 }

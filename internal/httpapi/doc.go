@@ -5,8 +5,10 @@
 // auth_routes.go; verification itself is package auth.
 //
 // The wire contract is upstream Queen's HTTP API (docs/api.md lists what queen serves
-// and where it differs); the response types come from package api and the use cases
-// from package broker. Handlers have the shape
+// and where it differs); the response types come from package api, the use cases
+// from package broker, and the status, analytics and overview reports, already in
+// their wire types, from the broker's analytics service (package analytics). Handlers
+// have the shape
 // func(w, r) error (caddy's idea): they decode the request, call the
 // broker and encode the answer, and return any error to [Server.handle], which hands it
 // to writeError, the only place where an error becomes a status code and a body.

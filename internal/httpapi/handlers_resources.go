@@ -3,7 +3,6 @@ package httpapi
 import (
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/queue"
@@ -18,21 +17,11 @@ import (
 // partitions with pending messages, and the last complete minute's rates; statsAge
 // is 0 because nothing is cached.
 func (s *Server) handleOverview(w http.ResponseWriter, r *http.Request) error {
-	o, err := s.broker.Overview(r.Context())
+	out, err := s.analytics.Overview(r.Context())
 	if err != nil {
 		return err
 	}
-	lag := func(l queue.Lag) api.LagStats {
-		return api.LagStats{Avg: l.Avg, Median: l.Median, Min: l.Min, Max: l.Max}
-	}
-	return writeJSON(w, http.StatusOK, api.Overview{
-		Queues: o.Queues, Partitions: o.Partitions, Namespaces: o.Namespaces, Tasks: o.Tasks,
-		Messages: counters(o.Counters),
-		Lag:      api.OverviewLag{Time: lag(o.TimeLag), Offset: lag(o.OffsetLag)},
-		Throughput: api.OverviewThroughput{IngestedPerSecond: o.IngestedPerSecond,
-			ProcessedPerSecond: o.ProcessedPerSecond},
-		Timestamp: api.FormatMillis(time.Now()), StatsAge: 0,
-	})
+	return writeJSON(w, http.StatusOK, out)
 }
 
 // handleNamespaces is GET /api/v1/resources/namespaces: every non-empty namespace

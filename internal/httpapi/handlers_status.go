@@ -1,12 +1,13 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
 
+	"github.com/queenmq/queen/internal/analytics"
 	"github.com/queenmq/queen/internal/api"
-	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/queue"
 )
 
@@ -17,10 +18,11 @@ const (
 	defaultPartitionsListLimit = 100
 )
 
-// statusFilter reads from, to, queue, namespace and task.
-func statusFilter(r *http.Request) (queue.StatusFilter, error) {
+// viewFilter reads from, to, queue, namespace, task, hostname and workerId; each
+// view applies the filters it knows.
+func viewFilter(r *http.Request) (analytics.Filter, error) {
 	q := r.URL.Query()
-	var f queue.StatusFilter
+	var f analytics.Filter
 	var err error
 	if f.From, err = queryTimestamp(q, "from"); err != nil {
 		return f, err
@@ -31,110 +33,28 @@ func statusFilter(r *http.Request) (queue.StatusFilter, error) {
 	f.Queue, _ = queryString(q, "queue")
 	f.Namespace, _ = queryString(q, "namespace")
 	f.Task, _ = queryString(q, "task")
-	return f, nil
-}
-
-// seriesFilter reads from, to, queue, namespace, task, hostname and workerId.
-func seriesFilter(r *http.Request) (queue.SeriesFilter, error) {
-	sf, err := statusFilter(r)
-	if err != nil {
-		return queue.SeriesFilter{}, err
-	}
-	q := r.URL.Query()
-	f := queue.SeriesFilter{From: sf.From, To: sf.To, Queue: sf.Queue, Namespace: sf.Namespace, Task: sf.Task}
 	f.Hostname, _ = queryString(q, "hostname")
 	f.WorkerID, _ = queryString(q, "workerId")
 	return f, nil
 }
 
-func timeRange(w broker.Window) api.TimeRange {
-	return api.TimeRange{From: api.FormatMillis(w.From), To: api.FormatMillis(w.To)}
-}
-
-// perSecond is n per second over a bucket of d.
-func perSecond(n int64, d time.Duration) float64 { return float64(n) / d.Seconds() }
-
-// minFreeSlots is the bucket's lowest free-slot sample, nil without samples.
-func minFreeSlots(g queue.WorkerGauges) *int64 {
-	if g.Samples == 0 {
-		return nil
-	}
-	v := g.FreeSlotsMin
-	return &v
-}
-
-func ratioOf(n, d int64) float64 {
-	if d == 0 {
-		return 0
-	}
-	return float64(n) / float64(d)
-}
-
-// handleStatus is GET /api/v1/status. Throughput comes from the flushed
-// per-minute activity of every broker (the current minute appears once flushed); the
-// other sections are live SQL over the window.
-func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) error {
-	f, err := statusFilter(r)
+// answerView answers 200 with the report build makes for the request's filter.
+func answerView[T any](w http.ResponseWriter, r *http.Request, build func(context.Context, analytics.Filter) (T, error)) error {
+	f, err := viewFilter(r)
 	if err != nil {
 		return err
 	}
-	rep, err := s.broker.Status(r.Context(), f)
+	out, err := build(r.Context(), f)
 	if err != nil {
 		return err
 	}
-	out := api.StatusResponse{
-		TimeRange: timeRange(rep.Window), BucketMinutes: rep.Window.Minutes(), PointCount: len(rep.Throughput),
-		StatsAge: rep.StatsAge,
-	}
-	bucket := rep.Window.Bucket
-	for _, p := range rep.Throughput {
-		out.Throughput = append(out.Throughput, api.ThroughputPoint{
-			Timestamp: api.FormatSeconds(p.Bucket), Ingested: p.Queues.PushMessages, Processed: p.Queues.Processed(),
-			PopMessages:       p.Queues.PopMessages,
-			IngestedPerSecond: perSecond(p.Queues.PushMessages, bucket), ProcessedPerSecond: perSecond(p.Queues.Processed(), bucket),
-			PopPerSecond: perSecond(p.Queues.PopMessages, bucket), AvgLagMs: p.Queues.AvgLagMs(), MaxLagMs: p.Queues.LagMaxMs,
-			AvgEventLoopLagMs: p.Gauges.AvgEventLoopLagMs(), MaxEventLoopLagMs: p.Gauges.EventLoopLagMaxMs,
-			MinFreeSlots: minFreeSlots(p.Gauges), DBErrors: p.Workers.DBErrors, AckFailed: p.Queues.AckFailed,
-			DLQCount: p.Queues.DLQ, QueenCPUUserPct: p.CPUUserPct, QueenCPUSysPct: p.CPUSysPct, QueenRSSMB: p.RSSMB,
-			DBPoolActive: p.PoolActive, DBPoolIdle: p.PoolIdle, DBPoolSize: p.PoolSize,
-		})
-	}
-	for _, q := range rep.Snapshot.Queues {
-		out.Queues = append(out.Queues, api.StatusQueue{ID: q.ID, Name: q.Name, Namespace: q.Namespace, Task: q.Task,
-			Partitions: q.Partitions, TotalConsumed: q.TotalConsumed})
-	}
-	m, req := rep.Snapshot.Messages, rep.Requests
-	out.Messages = api.StatusMessages{
-		Total: m.Total, Pending: m.Pending, Processing: m.Processing, Completed: m.Completed, Failed: m.Failed,
-		DeadLetter: m.DeadLetter,
-		Requests:   api.RequestCounts{Push: req.PushRequests, Pop: req.PopRequests, Ack: req.AckRequests},
-		BatchEfficiency: api.BatchEfficiency{Push: ratioOf(req.PushMessages, req.PushRequests),
-			Pop: ratioOf(req.PopMessages, req.PopRequests), Ack: ratioOf(req.AckMessages, req.AckRequests)},
-	}
-	l := rep.Snapshot.Leases
-	out.Leases = api.StatusLeases{Active: l.Active, PartitionsWithLeases: l.PartitionsWithLeases,
-		TotalBatchSize: l.TotalBatchSize, TotalAcked: l.TotalAcked}
-	d := rep.Snapshot.DLQ
-	out.DeadLetterQueue = api.StatusDLQ{TotalMessages: d.TotalMessages, AffectedPartitions: d.AffectedPartitions}
-	for _, e := range d.TopErrors {
-		out.DeadLetterQueue.TopErrors = append(out.DeadLetterQueue.TopErrors, api.ErrorCount{Error: e.Error, Count: e.Count})
-	}
-	out.Workers = workerStatuses(rep.Workers)
-	out.Errors = api.StatusErrors{DBErrors: rep.DBErrors, AckFailed: req.AckFailed, DLQMessages: req.DLQ}
 	return writeJSON(w, http.StatusOK, out)
 }
 
-func workerStatuses(ws []broker.WorkerSummary) []api.WorkerStatus {
-	out := make([]api.WorkerStatus, 0, len(ws))
-	for _, w := range ws {
-		out = append(out, api.WorkerStatus{
-			Hostname: w.Hostname, WorkerID: w.WorkerID, AvgEventLoopLagMs: w.AvgEventLoopLagMs(),
-			MaxEventLoopLagMs: w.EventLoopLagMaxMs, FreeSlots: w.LastFreeSlots, DBConnections: w.DBConnections,
-			BackoffSize: w.LastParked, MessagesProcessed: w.PushMessages + w.PopMessages,
-			LastSeen: api.FormatMillis(w.LastSeen),
-		})
-	}
-	return out
+// handleStatus is GET /api/v1/status: throughput from the flushed per-minute
+// activity of every broker, the other sections live over the window.
+func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) error {
+	return answerView(w, r, s.analytics.Status)
 }
 
 // handleStatusQueues is GET /api/v1/status/queues: one page of queues
@@ -231,23 +151,10 @@ func (s *Server) handleStatusQueueMessages(w http.ResponseWriter, r *http.Reques
 // handleStatusAnalytics is GET /api/v1/status/analytics: message
 // creation counts per minute, hour (default) or day, zero-filled, oldest first.
 func (s *Server) handleStatusAnalytics(w http.ResponseWriter, r *http.Request) error {
-	f, err := statusFilter(r)
-	if err != nil {
-		return err
-	}
-	interval, ok := queryString(r.URL.Query(), "interval")
-	if !ok || interval == "" {
-		interval = "hour"
-	}
-	win, counts, err := s.broker.MessageCounts(r.Context(), f, interval)
-	if err != nil {
-		return err
-	}
-	out := api.MessageAnalytics{Interval: interval, From: api.FormatMillis(win.From), To: api.FormatMillis(win.To)}
-	for _, c := range counts {
-		out.DataPoints = append(out.DataPoints, api.DataPoint{Timestamp: api.FormatSeconds(c.Bucket), Messages: c.Count})
-	}
-	return writeJSON(w, http.StatusOK, out)
+	interval, _ := queryString(r.URL.Query(), "interval")
+	return answerView(w, r, func(ctx context.Context, f analytics.Filter) (api.MessageAnalytics, error) {
+		return s.analytics.MessageCounts(ctx, f, interval)
+	})
 }
 
 // handleStatusBuffers is GET /api/v1/status/buffers: this broker's disk

@@ -138,12 +138,9 @@ func readEnabled(r *http.Request) (bool, error) {
 // What a refresh can do is write this broker's activity counters, including the
 // current minute, to the analytics tables now; it answers what it wrote.
 func (s *Server) handleStatsRefresh(w http.ResponseWriter, r *http.Request) error {
-	rep, err := s.broker.FlushActivity(r.Context())
+	flushed, err := s.analytics.Flush(r.Context())
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, api.StatsRefresh{Refreshed: true, Mode: "live", Flushed: api.FlushedStats{
-		Minutes: rep.Minutes, QueueRows: rep.QueueRows, WorkerRows: rep.WorkerRows, ParkedRows: rep.ParkedRows,
-		SystemRows: rep.SystemRows,
-	}})
+	return writeJSON(w, http.StatusOK, api.StatsRefresh{Refreshed: true, Mode: "live", Flushed: flushed})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/store"
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 // testBundle is a real server over a real broker and a fresh database.
@@ -45,17 +46,9 @@ func start(t testing.TB, opts Options, st *store.Store) *testBundle {
 	return &testBundle{srv: srv, broker: b}
 }
 
-// testLogger logs through t.Log at Debug.
-func testLogger(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type tWriter struct{ t testing.TB }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSuffix(string(p), "\n"))
-	return len(p), nil
-}
+// testLogger logs through t.Log at Debug (testlog.Logger, by the name this package's
+// tests use).
+func testLogger(t testing.TB) *slog.Logger { return testlog.Logger(t) }
 
 // response is a fully read HTTP answer.
 type response struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/queenmq/queen/internal/analytics"
 	"github.com/queenmq/queen/internal/api"
 )
 
@@ -172,7 +173,7 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) error {
 	v := gatherSums(m.registry, familyHTTPRequests, familyPushed, familyPoolSize, familyPoolIdle, familyRSS)
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	user, system := cpuTime()
+	user, system, _ := analytics.CPUTime()
 	return writeJSON(w, http.StatusOK, api.Metrics{
 		Uptime:   roundMillis(now.Sub(m.started).Seconds()),
 		Requests: api.MetricsRate{Total: v[familyHTTPRequests], Rate: m.requestRate.observe(now, v[familyHTTPRequests], m.started)},

@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/queenmq/queen/internal/analytics"
 	"github.com/queenmq/queen/internal/auth"
 	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/queue"
@@ -56,6 +57,10 @@ type Server struct {
 	handler http.Handler
 	metrics *httpMetrics
 	buffers answerBuffers // answers of the hot routes are rendered into these
+
+	// analytics is the broker's analytics service: the status, analytics and
+	// overview reports, and the stats refresh.
+	analytics *analytics.Service
 }
 
 // New builds the server and its routes. logger may be nil (nothing is logged).
@@ -74,6 +79,9 @@ func New(opts Options, b *broker.Broker, logger *slog.Logger) *Server {
 		logger: logger.With("component", "httpapi"),
 		ids:    queue.NewIDGenerator(),
 		router: chi.NewRouter(),
+	}
+	if b != nil {
+		s.analytics = b.Analytics()
 	}
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()

@@ -116,7 +116,7 @@ func (b *testBundle) seedActivity(t *testing.T) seeded {
 	requireStatus(t, http.StatusOK, r)
 	require.Equal(t, true, r.object(t)["success"], "tx: %s", r.body)
 
-	_, err := b.broker.FlushActivity(t.Context())
+	_, err := b.broker.Analytics().Flush(t.Context())
 	require.NoError(t, err)
 	return s
 }
@@ -559,7 +559,7 @@ func TestParkedLongPollsAreRecorded(t *testing.T) {
 		done <- resp.StatusCode
 	}()
 	require.Eventually(t, func() bool { return b.broker.ParkedPolls() == 1 }, 5*time.Second, 10*time.Millisecond)
-	_, err := b.broker.FlushActivity(t.Context())
+	_, err := b.broker.Analytics().Flush(t.Context())
 	require.NoError(t, err)
 	b.pushOne(t, "parked-q", "", "", `{}`) // wakes the long-poll
 	require.Equal(t, http.StatusOK, <-done)
@@ -656,7 +656,7 @@ func TestMaintenance(t *testing.T) {
 }
 
 // runBroker runs b's background loops until the test ends, waiting for them to stop
-// (with their final flush) before the store closes.
+// before the store closes.
 func runBroker(t *testing.T, b *broker.Broker) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))

@@ -278,7 +278,8 @@ func TestCleanupJobs(t *testing.T) {
 			INSERT INTO queen.messages_consumed (consumer_group, messages_completed, acked_at) VALUES ('g', 1, now() - interval '200 days')`)
 		require.NoError(t, err)
 		require.EqualValues(t, 10, run(t, job(t, jobs, maintenance.JobMetricsCleanup)).Rows)
-		require.Equal(t, 1, tb.count(t, `SELECT count(*) FROM queen.queue_activity`))
+		require.Equal(t, 1, tb.count(t, `SELECT count(*) FROM queen.queue_activity WHERE queue_name = 'a'`),
+			"the partition cleanup above counted its deletions in a row of queue 'empty'")
 		require.Equal(t, 1, tb.count(t, `SELECT count(*) FROM queen.queue_lag_metrics`))
 	})
 }

@@ -10,16 +10,12 @@
 // Which helper to use:
 //
 //   - NewDB returns a 4-connection pool on a fresh database of its own, cloned from a
-//     template that already has the schema applied. Use it for anything that needs
-//     several connections, advisory locks, LISTEN/NOTIFY, SKIP LOCKED races,
-//     maintenance, the broker or HTTP handlers. Advisory locks and NOTIFY channels are
-//     scoped to one database, so parallel tests never see each other's.
+//     template that already has the schema applied. Use it for queries, several
+//     connections, advisory locks, LISTEN/NOTIFY, SKIP LOCKED races, maintenance, the
+//     broker or HTTP handlers. Advisory locks and NOTIFY channels are scoped to one
+//     database, so parallel tests never see each other's.
 //   - NewDBURL is NewDB without the pool: it returns the database's URL, for tests that
-//     run a whole daemon (which opens its own pool) against it.
-//   - Tx returns a transaction on a database shared by the whole test run, rolled
-//     back when the test ends. It is the cheapest isolation, for pure query tests.
-//     Parallel Tx tests can block one another on row locks (the same unique key), so
-//     use distinct names in each test.
+//     open their own pool (store.Open) or run a whole daemon (internal/daemontest).
 //   - URL returns QUEEN_TEST_DATABASE_URL itself, for the rare test that needs the
 //     maintenance database (creating databases, server settings).
 //

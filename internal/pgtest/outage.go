@@ -115,9 +115,6 @@ func (c *Cluster) URL() string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", c.port)
 }
 
-// Port is the cluster's TCP port on 127.0.0.1.
-func (c *Cluster) Port() int { return c.port }
-
 // Start starts the (stopped) server and waits until it accepts connections.
 func (c *Cluster) Start() {
 	c.t.Helper()

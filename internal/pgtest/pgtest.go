@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/queenmq/queen/internal/schema"
@@ -33,11 +31,6 @@ const (
 // hundreds of databases on one server with max_connections=300.
 const poolSize = 4
 
-// sharedPoolSize is the connection limit of the pool behind Tx. Each open Tx holds a
-// connection until its test ends, and a parent test's Tx stays open while its parallel
-// subtests run, so this must exceed go test's -parallel (GOMAXPROCS) with margin.
-const sharedPoolSize = 16
-
 const (
 	setupTimeout   = 2 * time.Minute
 	cleanupTimeout = 30 * time.Second
@@ -50,10 +43,6 @@ var process struct {
 	err      error
 	admin    *pgxpool.Pool // on the maintenance database, for CREATE/DROP DATABASE
 	template string
-
-	sharedOnce sync.Once
-	sharedErr  error
-	shared     *pgxpool.Pool // database shared by Tx
 }
 
 // URL returns QUEEN_TEST_DATABASE_URL. It skips the test under -short and fails it
@@ -125,34 +114,6 @@ func NewDBURL(t testing.TB) string {
 		}
 	})
 	return dbURL
-}
-
-// Tx returns a transaction on a database shared by every Tx of the test run
-// (queen_tx_<schema version>, cloned from the template once). It is rolled back when the test ends, so nothing
-// a test writes is seen by another.
-func Tx(t testing.TB) pgx.Tx {
-	t.Helper()
-	adminURL := URL(t)
-	admin, template := setup(t, adminURL)
-	process.sharedOnce.Do(func() {
-		process.shared, process.sharedErr = openShared(adminURL, admin, template)
-	})
-	if process.sharedErr != nil {
-		t.Fatalf("pgtest: %v", process.sharedErr)
-	}
-	tx, err := process.shared.Begin(t.Context())
-	if err != nil {
-		t.Fatalf("pgtest: begin: %v", err)
-	}
-	cleanupCtx := context.WithoutCancel(t.Context())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(cleanupCtx, cleanupTimeout)
-		defer cancel()
-		if err := tx.Rollback(ctx); err != nil && !errors.Is(err, pgx.ErrTxClosed) {
-			t.Errorf("pgtest: rollback: %v", err)
-		}
-	})
-	return tx
 }
 
 // setup makes sure the process-wide admin pool and the schema template exist.
@@ -244,32 +205,6 @@ func buildTemplate(ctx context.Context, conn *pgx.Conn, adminURL, name string) e
 		return fmt.Errorf("mark %s as template: %w", name, err)
 	}
 	return nil
-}
-
-// openShared opens the database behind Tx, queen_tx_<schema version>, creating it if
-// it does not exist yet. It is shared by every test process of a run: tests only ever
-// see it through transactions that are rolled back.
-func openShared(adminURL string, admin *pgxpool.Pool, template string) (*pgxpool.Pool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
-	defer cancel()
-	name := "queen_tx_" + schema.Version()
-	_, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s STRATEGY FILE_COPY", ident(name), ident(template)))
-	var pgErr *pgconn.PgError
-	// Another process won the race (42P04 duplicate_database, or 23505 when both
-	// inserted into pg_database at once): the database is complete once visible.
-	if err != nil && !(errors.As(err, &pgErr) && (pgErr.Code == "42P04" || pgErr.Code == "23505")) {
-		return nil, fmt.Errorf("create database %s: %w", name, err)
-	}
-	dbURL, err := withDatabase(adminURL, name)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := pgxpool.ParseConfig(dbURL)
-	if err != nil {
-		return nil, fmt.Errorf("parse %s: %w", dbURL, err)
-	}
-	cfg.MaxConns = sharedPoolSize
-	return pgxpool.NewWithConfig(ctx, cfg)
 }
 
 func databaseExists(ctx context.Context, conn *pgx.Conn, name string) (bool, error) {

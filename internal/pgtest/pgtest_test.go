@@ -98,29 +98,6 @@ func TestNewDBURL(t *testing.T) {
 	})
 }
 
-func TestTx(t *testing.T) {
-	t.Parallel()
-
-	t.Run("IsRolledBack", func(t *testing.T) {
-		t.Parallel()
-		URL(t) // skip here under -short, not only in Inner
-		var name string
-		t.Run("Inner", func(t *testing.T) {
-			tx := Tx(t)
-			_, err := tx.Exec(t.Context(), "CREATE TABLE queen.tx_probe (id int)")
-			require.NoError(t, err)
-			require.NoError(t, tx.QueryRow(t.Context(), "SELECT current_database()").Scan(&name))
-		})
-		tx := Tx(t)
-		var exists bool
-		require.NoError(t, tx.QueryRow(t.Context(), "SELECT to_regclass('queen.tx_probe') IS NOT NULL").Scan(&exists))
-		require.False(t, exists)
-		var same string
-		require.NoError(t, tx.QueryRow(t.Context(), "SELECT current_database()").Scan(&same))
-		require.Equal(t, name, same)
-	})
-}
-
 func TestEnsureTemplate(t *testing.T) {
 	t.Parallel()
 

@@ -257,7 +257,7 @@ func TestAdoptAnUpstreamDatabase(t *testing.T) {
 			c.must(http.MethodGet, path, nil, http.StatusOK)
 		}
 		summaryBefore := scalar[int64](t, conn, `SELECT total_push_requests FROM queen.worker_metrics_summary`)
-		_, err := b.FlushActivity(ctx)
+		_, err := b.Analytics().Flush(ctx)
 		require.NoError(t, err, "queen's activity goes to its own tables")
 		require.Positive(t, scalar[int64](t, conn,
 			`SELECT coalesce(sum(push_request_count), 0) FROM queen.queue_activity WHERE queue_name = 'legacy.orders'`))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/schema"
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 // builder returns an index builder for the database at url.
@@ -23,17 +24,8 @@ func builder(t *testing.T, url string) *schema.IndexBuilder {
 	return &schema.IndexBuilder{ConnConfig: cfg, Logger: testLogger(t), ProgressInterval: -1, RetryInterval: 20 * time.Millisecond}
 }
 
-// testLogger logs through t.Log.
-func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type tWriter struct{ t *testing.T }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(string(p))
-	return len(p), nil
-}
+// testLogger logs through t.Log (testlog.Logger, by the name this package's tests use).
+func testLogger(t *testing.T) *slog.Logger { return testlog.Logger(t) }
 
 // summary renders actions as "action index" or "action index from", sorted.
 func summary(actions []schema.IndexAction) []string {

@@ -2,15 +2,11 @@ package store
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/queenmq/queen/internal/queue"
 )
 
 // maxSeriesRows bounds every analytics series read: a 7-day window at one-minute
@@ -129,10 +125,10 @@ ON CONFLICT (bucket_time, queue_name, hostname, worker_id) DO UPDATE SET
     max_parked   = greatest(t.max_parked, excluded.max_parked),
     updated_at   = now()`
 
-// sqlSystemMetricsPut writes one process's minute aggregates, replacing earlier
+// sqlSystemActivityPut writes one process's minute aggregates, replacing earlier
 // writes of the same minute (the process holds the whole minute until it closes); a
 // late write of an older, smaller aggregate does not replace a newer one.
-const sqlSystemMetricsPut = `
+const sqlSystemActivityPut = `
 INSERT INTO queen.system_activity AS t (bucket_time, hostname, worker_id, pid, sample_count, metrics)
 SELECT x.b, $1, $2, $3, x.n, x.m
 FROM unnest($4::timestamptz[], $5::bigint[], $6::jsonb[]) AS x(b, n, m)
@@ -177,14 +173,14 @@ ON CONFLICT (bucket_time, queue_name) DO UPDATE SET
 // added (one transaction, so a failed flush can be retried without counting twice),
 // then the derived per-queue columns are recomputed in a second statement. Rows must
 // have unique keys.
-func (s *Store) ActivityAdd(ctx context.Context, f queue.ActivityFlush) error {
+func (s *Store) ActivityAdd(ctx context.Context, f ActivityFlush) error {
 	if f.IsEmpty() {
 		return nil
 	}
-	slices.SortFunc(f.Queues, func(a, b queue.QueueActivity) int {
+	slices.SortFunc(f.Queues, func(a, b QueueActivity) int {
 		return cmpBucketKey(a.Bucket, b.Bucket, a.Queue, b.Queue)
 	})
-	slices.SortFunc(f.Parked, func(a, b queue.ParkedReplica) int {
+	slices.SortFunc(f.Parked, func(a, b ParkedReplica) int {
 		return cmpBucketKey(a.Bucket, b.Bucket, a.Queue, b.Queue)
 	})
 	batch := &pgx.Batch{}
@@ -206,13 +202,9 @@ func (s *Store) ActivityAdd(ctx context.Context, f queue.ActivityFlush) error {
 		n := len(f.System)
 		buckets, samples, docs := make([]time.Time, n), make([]int64, n), make([]string, n)
 		for i, m := range f.System {
-			doc, err := json.Marshal(m.Metrics)
-			if err != nil {
-				return fmt.Errorf("store: encode system metrics: %w", err)
-			}
-			buckets[i], samples[i], docs[i] = m.Bucket, m.Samples, string(doc)
+			buckets[i], samples[i], docs[i] = m.Bucket, m.Samples, string(m.Metrics)
 		}
-		batch.Queue(sqlSystemMetricsPut, f.Hostname, f.WorkerID, f.PID, buckets, samples, docs)
+		batch.Queue(sqlSystemActivityPut, f.Hostname, f.WorkerID, f.PID, buckets, samples, docs)
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		return tx.SendBatch(ctx, batch).Close()
@@ -242,7 +234,7 @@ func cmpBucketKey(a, b time.Time, qa, qb string) int {
 	return strings.Compare(qa, qb)
 }
 
-func queueActivityArgs(rows []queue.QueueActivity) []any {
+func queueActivityArgs(rows []QueueActivity) []any {
 	n := len(rows)
 	buckets, names := make([]time.Time, n), make([]string, n)
 	cols := make([][]int64, 14)
@@ -264,7 +256,7 @@ func queueActivityArgs(rows []queue.QueueActivity) []any {
 	return args
 }
 
-func workerActivityArgs(rows []queue.WorkerActivity) []any {
+func workerActivityArgs(rows []WorkerActivity) []any {
 	n := len(rows)
 	buckets := make([]time.Time, n)
 	evSum, evMax := make([]float64, n), make([]float64, n)
@@ -292,20 +284,22 @@ func workerActivityArgs(rows []queue.WorkerActivity) []any {
 	return args
 }
 
-// bucketExpr floors a timestamp column to buckets of $3 seconds since the epoch.
-func bucketExpr(col string) string {
-	return `to_timestamp(floor(extract(epoch FROM ` + col + `) / $3::float8) * $3::float8)`
-}
+// bucketOf + column + bucketEnd floors a timestamp column to buckets of $3 seconds
+// since the epoch.
+const (
+	bucketOf  = `to_timestamp(floor(extract(epoch FROM `
+	bucketEnd = `) / $3::float8) * $3::float8)`
+)
 
-func bucketSeconds(f queue.SeriesFilter) float64 {
+func bucketSeconds(f SeriesFilter) float64 {
 	return max(f.Bucket.Seconds(), 60)
 }
 
 // sqlQueueActivitySeries sums queue_activity per (bucket, queue) in [$1, $2),
 // newest first; $4 queue, $5 namespace, $6 task ("" = any). A namespace or task
 // filter only matches queues that still exist.
-var sqlQueueActivitySeries = `
-SELECT ` + bucketExpr("l.bucket_time") + ` AS b, l.queue_name,
+const sqlQueueActivitySeries = `
+SELECT ` + bucketOf + `l.bucket_time` + bucketEnd + ` AS b, l.queue_name,
        sum(l.push_request_count)::bigint, sum(l.push_message_count)::bigint, sum(l.pop_request_count)::bigint,
        sum(l.pop_empty_count)::bigint, sum(l.pop_count)::bigint, sum(l.ack_request_count)::bigint,
        sum(l.ack_message_count)::bigint, sum(l.ack_success_count)::bigint, sum(l.ack_failed_count)::bigint,
@@ -325,14 +319,14 @@ LIMIT $7`
 // QueueActivitySeries returns per-(bucket, queue) sums of queue_activity in the
 // window, newest bucket first. Parked is the sum of the minutes' averages (divide by
 // the bucket's minutes for the bucket's average).
-func (s *Store) QueueActivitySeries(ctx context.Context, f queue.SeriesFilter) ([]queue.QueueActivity, error) {
+func (s *Store) QueueActivitySeries(ctx context.Context, f SeriesFilter) ([]QueueActivity, error) {
 	rows, err := s.pool.Query(ctx, sqlQueueActivitySeries, f.From, f.To, bucketSeconds(f), f.Queue, f.Namespace,
 		f.Task, maxSeriesRows)
 	if err != nil {
 		return nil, interpretError(err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (queue.QueueActivity, error) {
-		var r queue.QueueActivity
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (QueueActivity, error) {
+		var r QueueActivity
 		err := row.Scan(&r.Bucket, &r.Queue, &r.PushRequests, &r.PushMessages, &r.PopRequests, &r.PopEmpty,
 			&r.PopMessages, &r.AckRequests, &r.AckMessages, &r.AckSuccess, &r.AckFailed, &r.AutoAcked,
 			&r.Transactions, &r.DLQ, &r.LagSumMs, &r.LagMaxMs, &r.Parked, &r.PartitionsCreated,
@@ -346,8 +340,8 @@ func (s *Store) QueueActivitySeries(ctx context.Context, f queue.SeriesFilter) (
 
 // sqlWorkerActivitySeries sums worker_activity per (bucket, hostname, worker_id) in
 // [$1, $2), newest first; $4 hostname, $5 worker id ("" = any).
-var sqlWorkerActivitySeries = `
-SELECT ` + bucketExpr("w.bucket_time") + ` AS b, w.hostname, w.worker_id, max(w.pid),
+const sqlWorkerActivitySeries = `
+SELECT ` + bucketOf + `w.bucket_time` + bucketEnd + ` AS b, w.hostname, w.worker_id, max(w.pid),
        sum(w.push_request_count)::bigint, sum(w.push_message_count)::bigint, sum(w.pop_request_count)::bigint,
        sum(w.pop_empty_count)::bigint, sum(w.pop_message_count)::bigint, sum(w.ack_request_count)::bigint,
        sum(w.ack_message_count)::bigint, sum(w.ack_success_count)::bigint, sum(w.ack_failed_count)::bigint,
@@ -366,14 +360,14 @@ LIMIT $6`
 
 // WorkerActivitySeries returns per-(bucket, hostname, worker id) sums of
 // worker_activity in the window, newest bucket first.
-func (s *Store) WorkerActivitySeries(ctx context.Context, f queue.SeriesFilter) ([]queue.WorkerActivity, error) {
+func (s *Store) WorkerActivitySeries(ctx context.Context, f SeriesFilter) ([]WorkerActivity, error) {
 	rows, err := s.pool.Query(ctx, sqlWorkerActivitySeries, f.From, f.To, bucketSeconds(f), f.Hostname, f.WorkerID,
 		maxSeriesRows)
 	if err != nil {
 		return nil, interpretError(err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (queue.WorkerActivity, error) {
-		var r queue.WorkerActivity
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (WorkerActivity, error) {
+		var r WorkerActivity
 		err := row.Scan(&r.Bucket, &r.Hostname, &r.WorkerID, &r.PID, &r.PushRequests, &r.PushMessages,
 			&r.PopRequests, &r.PopEmpty, &r.PopMessages, &r.AckRequests, &r.AckMessages, &r.AckSuccess,
 			&r.AckFailed, &r.AutoAcked, &r.Transactions, &r.DLQ, &r.DBErrors, &r.LagCount, &r.LagSumMs,
@@ -387,8 +381,8 @@ func (s *Store) WorkerActivitySeries(ctx context.Context, f queue.SeriesFilter) 
 
 // sqlParkedReplicaSeries sums queue_parked_activity per (bucket, queue, replica) in
 // [$1, $2), newest first; $4 queue ("" = any).
-var sqlParkedReplicaSeries = `
-SELECT ` + bucketExpr("r.bucket_time") + ` AS b, r.queue_name, r.hostname, r.worker_id,
+const sqlParkedReplicaSeries = `
+SELECT ` + bucketOf + `r.bucket_time` + bucketEnd + ` AS b, r.queue_name, r.hostname, r.worker_id,
        sum(r.parked_count)::float8, max(r.max_parked)::bigint
 FROM queen.queue_parked_activity r
 WHERE r.bucket_time >= $1 AND r.bucket_time < $2 AND ($4::text = '' OR r.queue_name = $4::text)
@@ -398,13 +392,13 @@ LIMIT $5`
 
 // ParkedReplicaSeries returns per-(bucket, queue, replica) sums of the minutes'
 // parked averages in the window, newest bucket first.
-func (s *Store) ParkedReplicaSeries(ctx context.Context, f queue.SeriesFilter) ([]queue.ParkedReplica, error) {
+func (s *Store) ParkedReplicaSeries(ctx context.Context, f SeriesFilter) ([]ParkedReplica, error) {
 	rows, err := s.pool.Query(ctx, sqlParkedReplicaSeries, f.From, f.To, bucketSeconds(f), f.Queue, maxSeriesRows)
 	if err != nil {
 		return nil, interpretError(err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (queue.ParkedReplica, error) {
-		var r queue.ParkedReplica
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ParkedReplica, error) {
+		var r ParkedReplica
 		err := row.Scan(&r.Bucket, &r.Queue, &r.Hostname, &r.WorkerID, &r.Parked, &r.Max)
 		r.Bucket = r.Bucket.UTC()
 		return r, err
@@ -412,9 +406,9 @@ func (s *Store) ParkedReplicaSeries(ctx context.Context, f queue.SeriesFilter) (
 	return out, interpretError(err)
 }
 
-// SystemMetricsList returns the per-minute system_activity rows in [From, To), oldest
+// SystemActivityList returns the per-minute system_activity rows in [From, To), oldest
 // first; Hostname and WorkerID filter ("" = any). Bucket is ignored.
-func (s *Store) SystemMetricsList(ctx context.Context, f queue.SeriesFilter) ([]queue.SystemMetrics, error) {
+func (s *Store) SystemActivityList(ctx context.Context, f SeriesFilter) ([]SystemActivity, error) {
 	rows, err := s.pool.Query(ctx, `
 SELECT bucket_time, hostname, worker_id, pid, sample_count, metrics
 FROM queen.system_activity
@@ -425,31 +419,20 @@ LIMIT $5`, f.From, f.To, f.Hostname, f.WorkerID, maxSeriesRows)
 	if err != nil {
 		return nil, interpretError(err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (queue.SystemMetrics, error) {
-		var r queue.SystemMetrics
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (SystemActivity, error) {
+		var r SystemActivity
 		var doc []byte
-		if err := row.Scan(&r.Bucket, &r.Hostname, &r.WorkerID, &r.PID, &r.Samples, &doc); err != nil {
-			return r, err
-		}
-		r.Bucket = r.Bucket.UTC()
-		if err := json.Unmarshal(doc, &r.Metrics); err != nil {
-			return r, fmt.Errorf("store: decode system metrics of %s: %w", r.Bucket.Format(time.RFC3339), err)
-		}
-		for _, keys := range r.Metrics {
-			for k, st := range keys {
-				st.N = r.Samples
-				keys[k] = st
-			}
-		}
-		return r, nil
+		err := row.Scan(&r.Bucket, &r.Hostname, &r.WorkerID, &r.PID, &r.Samples, &doc)
+		r.Bucket, r.Metrics = r.Bucket.UTC(), doc
+		return r, err
 	})
 	return out, interpretError(err)
 }
 
 // sqlRetentionSeries sums retention_history per bucket in [$1, $2), newest first; $4
 // queue ("" = any; only matches partitions that still exist).
-var sqlRetentionSeries = `
-SELECT ` + bucketExpr("h.executed_at") + ` AS b,
+const sqlRetentionSeries = `
+SELECT ` + bucketOf + `h.executed_at` + bucketEnd + ` AS b,
        coalesce(sum(h.messages_deleted) FILTER (WHERE h.retention_type = 'retention'), 0)::bigint,
        coalesce(sum(h.messages_deleted) FILTER (WHERE h.retention_type = 'completed_retention'), 0)::bigint,
        coalesce(sum(h.messages_deleted) FILTER (WHERE h.retention_type = 'max_wait_time_eviction'), 0)::bigint,
@@ -464,13 +447,13 @@ LIMIT $5`
 
 // RetentionSeries returns retention_history sums per bucket in the window, newest
 // first.
-func (s *Store) RetentionSeries(ctx context.Context, f queue.SeriesFilter) ([]queue.RetentionBucket, error) {
+func (s *Store) RetentionSeries(ctx context.Context, f SeriesFilter) ([]RetentionBucket, error) {
 	rows, err := s.pool.Query(ctx, sqlRetentionSeries, f.From, f.To, bucketSeconds(f), f.Queue, maxSeriesRows)
 	if err != nil {
 		return nil, interpretError(err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (queue.RetentionBucket, error) {
-		var r queue.RetentionBucket
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (RetentionBucket, error) {
+		var r RetentionBucket
 		err := row.Scan(&r.Bucket, &r.RetentionMsgs, &r.CompletedRetentionMsgs, &r.EvictionMsgs, &r.EventCount)
 		r.Bucket = r.Bucket.UTC()
 		return r, err

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -8,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/pgtest"
-	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/store"
 )
 
@@ -20,17 +20,17 @@ func TestActivityAdd(t *testing.T) {
 	ctx := t.Context()
 	minute := time.Now().UTC().Truncate(time.Minute).Add(-2 * time.Minute)
 
-	flush := func(worker string, push, pop, lagSum, lagMax int64, parked float64) queue.ActivityFlush {
-		c := queue.ActivityCounts{PushRequests: 1, PushMessages: push, PopRequests: 1, PopMessages: pop,
+	flush := func(worker string, push, pop, lagSum, lagMax int64, parked float64) store.ActivityFlush {
+		c := store.ActivityCounts{PushRequests: 1, PushMessages: push, PopRequests: 1, PopMessages: pop,
 			LagCount: pop, LagSumMs: lagSum, LagMaxMs: lagMax}
-		return queue.ActivityFlush{Hostname: "h", WorkerID: worker, PID: 1,
-			Queues: []queue.QueueActivity{{Bucket: minute, Queue: "q1", ActivityCounts: c},
+		return store.ActivityFlush{Hostname: "h", WorkerID: worker, PID: 1,
+			Queues: []store.QueueActivity{{Bucket: minute, Queue: "q1", ActivityCounts: c},
 				{Bucket: minute, Queue: "q2", ActivityCounts: c}},
-			Workers: []queue.WorkerActivity{{Bucket: minute, ActivityCounts: c,
-				WorkerGauges: queue.WorkerGauges{Samples: 2, FreeSlotsSum: 6, FreeSlotsMin: 2, DBConnections: 4}}},
-			Parked: []queue.ParkedReplica{{Bucket: minute, Queue: "q1", Parked: parked, Max: 1}},
-			System: []queue.SystemMetrics{{Bucket: minute, Samples: 2,
-				Metrics: queue.SystemSample{"memory": {"rss_bytes": {Avg: 5, Min: 4, Max: 6, Last: 6}}}}},
+			Workers: []store.WorkerActivity{{Bucket: minute, ActivityCounts: c,
+				WorkerGauges: store.WorkerGauges{Samples: 2, FreeSlotsSum: 6, FreeSlotsMin: 2, DBConnections: 4}}},
+			Parked: []store.ParkedReplica{{Bucket: minute, Queue: "q1", Parked: parked, Max: 1}},
+			System: []store.SystemActivity{{Bucket: minute, Samples: 2,
+				Metrics: json.RawMessage(`{"memory":{"rss_bytes":{"avg":5,"min":4,"max":6,"last":6}}}`)}},
 		}
 	}
 
@@ -38,7 +38,7 @@ func TestActivityAdd(t *testing.T) {
 	// no deadlock), then one of them again: the counters add up.
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
-	for _, f := range []queue.ActivityFlush{flush("w1", 3, 2, 30, 20, 0.5), flush("w2", 5, 1, 40, 40, 0.25)} {
+	for _, f := range []store.ActivityFlush{flush("w1", 3, 2, 30, 20, 0.5), flush("w2", 5, 1, 40, 40, 0.25)} {
 		wg.Go(func() { errs <- st.ActivityAdd(ctx, f) })
 	}
 	wg.Wait()
@@ -48,7 +48,7 @@ func TestActivityAdd(t *testing.T) {
 	}
 	require.NoError(t, st.ActivityAdd(ctx, flush("w1", 1, 1, 10, 10, 0.25)))
 
-	window := queue.SeriesFilter{From: minute, To: minute.Add(time.Minute), Bucket: time.Minute}
+	window := store.SeriesFilter{From: minute, To: minute.Add(time.Minute), Bucket: time.Minute}
 	qs, err := st.QueueActivitySeries(ctx, window)
 	require.NoError(t, err)
 	require.Len(t, qs, 2)
@@ -76,11 +76,11 @@ func TestActivityAdd(t *testing.T) {
 	require.Len(t, parked, 2)
 	require.InDelta(t, 0.75, parked[0].Parked, 1e-9, "w1 flushed twice")
 
-	sys, err := st.SystemMetricsList(ctx, window)
+	sys, err := st.SystemActivityList(ctx, window)
 	require.NoError(t, err)
 	require.Len(t, sys, 2, "one row per process, rewritten rather than added")
 	require.Equal(t, int64(2), sys[0].Samples)
-	require.Equal(t, 6.0, sys[0].Metrics["memory"]["rss_bytes"].Max)
+	require.JSONEq(t, `{"memory":{"rss_bytes":{"avg":5,"min":4,"max":6,"last":6}}}`, string(sys[0].Metrics))
 
 	other := window
 	other.Queue = "q2"

@@ -12,13 +12,44 @@ import (
 
 // Bounds of the live status reads.
 const (
-	// maxStatusPartitions caps the partitions one status read computes counters for.
-	maxStatusPartitions = 10000
+	// maxStatusPartitions caps the partitions one status read computes counters for
+	// (a string: it is spliced into SQL constants).
+	maxStatusPartitions = "10000"
 	// maxStatusQueues caps the queues listed by the /status view.
 	maxStatusQueues = 500
 	// topDLQErrors is the number of distinct DLQ error messages /status reports.
 	topDLQErrors = 5
 )
+
+// StatusSnapshot is the live part of the /status view.
+type StatusSnapshot struct {
+	// Messages counts the messages created in the window.
+	Messages queue.Counters
+	Queues   []queue.QueueStatus
+	Leases   LeaseSummary
+	DLQ      DLQSummary
+}
+
+// LeaseSummary describes the live queue leases of a status view.
+type LeaseSummary struct {
+	Active               int64
+	PartitionsWithLeases int64
+	TotalBatchSize       int64
+	TotalAcked           int64
+}
+
+// DLQSummary describes the dead-letter entries of a status view.
+type DLQSummary struct {
+	TotalMessages      int64
+	AffectedPartitions int64
+	TopErrors          []DLQError
+}
+
+// DLQError is one dead-letter error message with its number of entries.
+type DLQError struct {
+	Message string
+	Count   int64
+}
 
 // allTime is the window of the all-time counters.
 var (
@@ -80,7 +111,7 @@ const sqlCounterColumns = `coalesce(sum(ps.total), 0)::bigint AS c_total,
 
 // ppFiltered selects the partitions of the queues matching $3 queue, $4 namespace,
 // $5 task ("" = any), at most maxStatusPartitions.
-var ppFiltered = `
+const ppFiltered = `
 pp AS (
     SELECT p.id AS pid, p.name::text AS pname, p.created_at AS pcreated, q.id AS qid, q.name::text AS qname,
            coalesce(q.namespace, '')::text AS ns, coalesce(q.task, '')::text AS task
@@ -88,7 +119,7 @@ pp AS (
     WHERE ($3::text = '' OR q.name = $3::text) AND ($4::text = '' OR q.namespace = $4::text)
       AND ($5::text = '' OR q.task = $5::text)
     ORDER BY q.name, p.name
-    LIMIT ` + strconv.Itoa(maxStatusPartitions) + `
+    LIMIT ` + maxStatusPartitions + `
 )`
 
 func scanCounters(c *queue.Counters) []any {
@@ -243,25 +274,26 @@ func collectQueueStatus(rows pgx.Rows) ([]queue.QueueStatus, error) {
 
 // sqlMessageCounters sums the counters of the messages created in [$1, $2) of the
 // queues matching $3 queue, $4 namespace, $5 task.
-var sqlMessageCounters = `
+const sqlMessageCounters = `
 WITH ` + ppFiltered + `, ` + sqlPartitionStats + `
 SELECT ` + sqlCounterColumns + ` FROM ps`
 
 // MessageCounters returns the live counters of the messages created in the window
-// of f, in the queues it matches.
-func (s *Store) MessageCounters(ctx context.Context, f queue.StatusFilter) (queue.Counters, error) {
+// of f, in the queues its Queue, Namespace and Task match.
+func (s *Store) MessageCounters(ctx context.Context, f SeriesFilter) (queue.Counters, error) {
 	var c queue.Counters
 	err := s.pool.QueryRow(ctx, sqlMessageCounters, f.From, f.To, f.Queue, f.Namespace, f.Task).Scan(scanCounters(&c)...)
 	fillFailed(&c)
 	return c, interpretError(err)
 }
 
-// StatusSnapshot returns the live part of the /status view for f: counters of the
+// StatusSnapshot returns the live part of the /status view for f (its window,
+// Queue, Namespace and Task): counters of the
 // messages created in the window, the queues with messages in it (at most 500, by
 // name, with their all-time consumed count), the live queue leases, and the
 // dead-letter entries that failed in the window.
-func (s *Store) StatusSnapshot(ctx context.Context, f queue.StatusFilter) (queue.StatusSnapshot, error) {
-	var snap queue.StatusSnapshot
+func (s *Store) StatusSnapshot(ctx context.Context, f SeriesFilter) (StatusSnapshot, error) {
+	var snap StatusSnapshot
 	batch := &pgx.Batch{}
 	batch.Queue(sqlMessageCounters, f.From, f.To, f.Queue, f.Namespace, f.Task)
 	batch.Queue(`
@@ -317,9 +349,9 @@ GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT `+strconv.Itoa(topDLQErrors), f.From, f.To, 
 	if err != nil {
 		return snap, interpretError(err)
 	}
-	snap.DLQ.TopErrors, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (queue.ErrorCount, error) {
-		var e queue.ErrorCount
-		return e, row.Scan(&e.Error, &e.Count)
+	snap.DLQ.TopErrors, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (DLQError, error) {
+		var e DLQError
+		return e, row.Scan(&e.Message, &e.Count)
 	})
 	if err != nil {
 		return snap, interpretError(err)
@@ -338,7 +370,7 @@ WITH pp AS (
     SELECT p.id, p.name::text AS pname, q.name::text AS qname
     FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
     WHERE q.name = $1
-    LIMIT `+strconv.Itoa(maxStatusPartitions)+`
+    LIMIT `+maxStatusPartitions+`
 ), cand AS (
     SELECT m.id, m.transaction_id, m.partition_id, m.created_at, pp.pname, pp.qname
     FROM pp CROSS JOIN LATERAL (
@@ -372,9 +404,9 @@ LIMIT $2 OFFSET $3`, queueName, page.Limit, page.Offset)
 }
 
 // MessageCreationCounts counts the messages created in [From, To) of the queues
-// matching f, per unit ("minute", "hour" or "day", UTC), oldest first; buckets without
+// matching f's Queue, Namespace and Task, per unit ("minute", "hour" or "day", UTC), oldest first; buckets without
 // messages are absent.
-func (s *Store) MessageCreationCounts(ctx context.Context, f queue.StatusFilter, unit string) ([]queue.CountBucket, error) {
+func (s *Store) MessageCreationCounts(ctx context.Context, f SeriesFilter, unit string) ([]CountBucket, error) {
 	rows, err := s.pool.Query(ctx, `
 SELECT date_trunc($6::text, m.created_at) AS b, count(*)
 FROM queen.partitions p
@@ -388,8 +420,8 @@ LIMIT `+strconv.Itoa(maxSeriesRows), f.From, f.To, f.Queue, f.Namespace, f.Task,
 	if err != nil {
 		return nil, interpretError(err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (queue.CountBucket, error) {
-		var c queue.CountBucket
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (CountBucket, error) {
+		var c CountBucket
 		err := row.Scan(&c.Bucket, &c.Count)
 		c.Bucket = c.Bucket.UTC()
 		return c, err

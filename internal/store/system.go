@@ -2,8 +2,7 @@ package store
 
 import (
 	"context"
-
-	"github.com/queenmq/queen/internal/queue"
+	"encoding/json"
 )
 
 // sqlPostgresStats builds the whole /analytics/postgres-stats document in one
@@ -86,12 +85,12 @@ SELECT jsonb_build_object(
 
 // PostgresStats returns PostgreSQL statistics about this database and the queen
 // schema as one JSON object.
-func (s *Store) PostgresStats(ctx context.Context) (queue.PostgresStats, error) {
+func (s *Store) PostgresStats(ctx context.Context) (json.RawMessage, error) {
 	var doc []byte
 	if err := s.pool.QueryRow(ctx, sqlPostgresStats).Scan(&doc); err != nil {
 		return nil, interpretError(err)
 	}
-	return queue.PostgresStats(doc), nil
+	return doc, nil
 }
 
 // Keys of the maintenance flags in queen.system_state (upstream's keys).

@@ -17,7 +17,7 @@ type activityTotals struct {
 
 // readActivity returns the broker's lifetime message counters.
 func (t *Telemetry) readActivity() activityTotals {
-	c := t.broker.Activity().Total
+	c := t.broker.Analytics().Activity().Total
 	return activityTotals{pushed: c.PushMessages, popped: c.PopMessages, acked: c.AckMessages}
 }
 
@@ -86,7 +86,7 @@ func (c *activityCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *activityCollector) Collect(ch chan<- prometheus.Metric) {
-	snap := c.broker.Activity()
+	snap := c.broker.Analytics().Activity()
 	counter := func(d *prometheus.Desc, v int64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}

@@ -1,7 +1,6 @@
 package telemetry_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net/url"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +21,7 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/store"
 	"github.com/queenmq/queen/internal/telemetry"
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 type testBundle struct {
@@ -116,23 +115,12 @@ func (tb *testBundle) setConnections(t *testing.T, allow bool) {
 }
 
 // logBuffer collects JSON log lines; safe for concurrent use.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
+type logBuffer struct{ testlog.Buffer }
 
 // lines returns the decoded lines whose msg is msg, and their raw text.
 func (l *logBuffer) lines(t *testing.T, msg string) ([]map[string]any, []string) {
 	t.Helper()
-	l.mu.Lock()
-	text := l.buf.String()
-	l.mu.Unlock()
+	text := l.String()
 	var out []map[string]any
 	var raw []string
 	for line := range strings.Lines(text) {

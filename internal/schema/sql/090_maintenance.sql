@@ -19,16 +19,19 @@ CREATE TABLE IF NOT EXISTS queen.maintenance_jobs (
 -- consuming after it, and no message pushed after it. Deleting
 -- cascades to cursors, the lookup row and DLQ rows. Each partition is taken under the
 -- push path's per-partition lock (try: a partition being pushed to right now is
--- skipped) and re-checked for messages under it.
+-- skipped) and re-checked for messages under it. The deletions are added to
+-- queue_activity.partitions_deleted of the current minute, one row per queue in name
+-- order (the order activity flushes lock those rows in).
 CREATE OR REPLACE FUNCTION queen.partition_cleanup_q1(p_before timestamptz, p_limit integer)
 RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
-    r   record;
-    v_n bigint := 0;
+    r      record;
+    v_n    bigint := 0;
+    v_qids uuid[] := '{}';
 BEGIN
     FOR r IN
-        SELECT p.id
+        SELECT p.id, p.queue_id
         FROM queen.partitions p
         WHERE p.created_at < p_before
           AND NOT EXISTS (SELECT 1 FROM queen.messages m WHERE m.partition_id = p.id)
@@ -47,8 +50,17 @@ BEGIN
            AND NOT EXISTS (SELECT 1 FROM queen.messages m WHERE m.partition_id = r.id);
         IF FOUND THEN
             v_n := v_n + 1;
+            v_qids := v_qids || r.queue_id;
         END IF;
     END LOOP;
+    INSERT INTO queen.queue_activity AS t (bucket_time, queue_name, partitions_deleted)
+    SELECT date_trunc('minute', now()), q.name, count(*)
+    FROM unnest(v_qids) AS x(qid) JOIN queen.queues q ON q.id = x.qid
+    GROUP BY q.name
+    ORDER BY q.name
+    ON CONFLICT (bucket_time, queue_name) DO UPDATE SET
+        partitions_deleted = t.partitions_deleted + excluded.partitions_deleted,
+        updated_at         = now();
     RETURN v_n;
 END;
 $$;

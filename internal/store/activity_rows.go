@@ -1,10 +1,14 @@
-package queue
+package store
 
 import (
 	"encoding/json"
-	"math"
 	"time"
 )
+
+// The rows of the analytics tables (queue_activity, worker_activity,
+// queue_parked_activity, system_activity, retention_history) as this package writes
+// and reads them. They are sums over buckets, not answers: internal/analytics adds
+// them up per view and renders them as the api wire types.
 
 // ActivityCounts are operation counters over some span (a minute, a bucket of the
 // dashboard series, a process lifetime), per queue or per broker process. Every field
@@ -65,12 +69,7 @@ func (c *ActivityCounts) Add(o ActivityCounts) {
 func (c ActivityCounts) IsZero() bool { return c == ActivityCounts{} }
 
 // AvgLagMs is the mean pop lag in milliseconds (0 without samples).
-func (c ActivityCounts) AvgLagMs() float64 {
-	if c.LagCount == 0 {
-		return 0
-	}
-	return float64(c.LagSumMs) / float64(c.LagCount)
-}
+func (c ActivityCounts) AvgLagMs() float64 { return ratio(float64(c.LagSumMs), c.LagCount) }
 
 // Processed counts messages whose processing finished: completed acks plus messages
 // delivered by autoAck pops.
@@ -79,21 +78,6 @@ func (c ActivityCounts) Processed() int64 { return c.AckSuccess + c.AutoAcked }
 // Requests counts every request of the span.
 func (c ActivityCounts) Requests() int64 {
 	return c.PushRequests + c.PopRequests + c.AckRequests + c.Transactions
-}
-
-// QueueActivity is one row of queue_activity: a queue's activity in one bucket,
-// summed over the cluster.
-type QueueActivity struct {
-	Bucket time.Time
-	Queue  string
-	ActivityCounts
-	// Parked is the average number of parked long-polls over the bucket.
-	Parked float64
-	// PartitionsCreated and PartitionsDeleted count partition changes in the bucket;
-	// PartitionCount is the queue's partition count at the bucket's last flush.
-	PartitionsCreated int64
-	PartitionsDeleted int64
-	PartitionCount    int64
 }
 
 // WorkerGauges are the sampled process gauges of worker_activity, stored as sums over
@@ -149,6 +133,22 @@ func ratio(sum float64, n int64) float64 {
 	return sum / float64(n)
 }
 
+// QueueActivity is one row of queue_activity: a queue's activity in one bucket,
+// summed over the cluster.
+type QueueActivity struct {
+	Bucket time.Time
+	Queue  string
+	ActivityCounts
+	// Parked is the average number of parked long-polls over the bucket.
+	Parked float64
+	// PartitionsCreated and PartitionsDeleted count partition changes in the bucket
+	// (deletions by the partition-cleanup job); PartitionCount is the queue's
+	// partition count at the bucket's last flush.
+	PartitionsCreated int64
+	PartitionsDeleted int64
+	PartitionCount    int64
+}
+
 // WorkerActivity is one row of worker_activity: one broker process in one bucket.
 type WorkerActivity struct {
 	Bucket   time.Time
@@ -172,87 +172,16 @@ type ParkedReplica struct {
 	Max      int64
 }
 
-// Stat summarises samples of one process gauge.
-type Stat struct {
-	Avg  float64 `json:"avg"`
-	Min  float64 `json:"min"`
-	Max  float64 `json:"max"`
-	Last float64 `json:"last"`
-	// N is the number of samples behind Avg; not part of the wire shape.
-	N int64 `json:"-"`
-}
-
-// Observe adds one sample.
-func (s *Stat) Observe(v float64) {
-	if s.N == 0 {
-		s.Min, s.Max = v, v
-	} else {
-		s.Min, s.Max = math.Min(s.Min, v), math.Max(s.Max, v)
-	}
-	s.Avg = (s.Avg*float64(s.N) + v) / float64(s.N+1)
-	s.Last = v
-	s.N++
-}
-
-// Merge combines a later summary o of n samples into s.
-func (s *Stat) Merge(o Stat) {
-	if o.N == 0 {
-		return
-	}
-	if s.N == 0 {
-		*s = o
-		return
-	}
-	s.Min, s.Max = math.Min(s.Min, o.Min), math.Max(s.Max, o.Max)
-	s.Avg = (s.Avg*float64(s.N) + o.Avg*float64(o.N)) / float64(s.N+o.N)
-	s.Last = o.Last
-	s.N += o.N
-}
-
-// SystemSample groups process gauges: group → key → summary, e.g.
-// memory → rss_bytes → {avg,min,max,last}, as GET /api/v1/analytics/system-metrics
-// reports them.
-type SystemSample map[string]map[string]Stat
-
-// Observe records value v of group/key.
-func (m SystemSample) Observe(group, key string, v float64) {
-	g := m[group]
-	if g == nil {
-		g = make(map[string]Stat)
-		m[group] = g
-	}
-	st := g[key]
-	st.Observe(v)
-	g[key] = st
-}
-
-// Merge combines a later aggregate o of samples into m.
-func (m SystemSample) Merge(o SystemSample, samples int64) {
-	for group, keys := range o {
-		g := m[group]
-		if g == nil {
-			g = make(map[string]Stat, len(keys))
-			m[group] = g
-		}
-		for key, st := range keys {
-			if st.N == 0 {
-				st.N = samples
-			}
-			cur := g[key]
-			cur.Merge(st)
-			g[key] = cur
-		}
-	}
-}
-
-// SystemMetrics is one row of system_activity: one process's aggregate for a minute.
-type SystemMetrics struct {
+// SystemActivity is one row of system_activity: one process's aggregate for a
+// minute. Metrics is the stored JSON object (group → key → {avg,min,max,last});
+// this package stores and returns it as it is.
+type SystemActivity struct {
 	Bucket   time.Time
 	Hostname string
 	WorkerID string
 	PID      int
 	Samples  int64
-	Metrics  SystemSample
+	Metrics  json.RawMessage
 }
 
 // ActivityFlush is what one flush of a broker's activity recorder writes: closed (or,
@@ -265,7 +194,7 @@ type ActivityFlush struct {
 	Queues   []QueueActivity
 	Workers  []WorkerActivity
 	Parked   []ParkedReplica
-	System   []SystemMetrics
+	System   []SystemActivity
 }
 
 // IsEmpty reports whether the flush writes nothing.
@@ -273,8 +202,9 @@ func (f ActivityFlush) IsEmpty() bool {
 	return len(f.Queues) == 0 && len(f.Workers) == 0 && len(f.Parked) == 0 && len(f.System) == 0
 }
 
-// SeriesFilter selects rows of the analytics series: the window [From, To), bucket
-// width, and exact-match filters (empty = any).
+// SeriesFilter selects the rows of an analytics or status read: the window
+// [From, To), the bucket width, and exact-match filters (empty = any). Each read
+// documents which of the filters it applies.
 type SeriesFilter struct {
 	From      time.Time
 	To        time.Time
@@ -300,102 +230,3 @@ type CountBucket struct {
 	Bucket time.Time
 	Count  int64
 }
-
-// GroupCounters are the live counters of a set of partitions (a queue, a namespace,
-// a task, everything) from the queue-mode cursor's point of view.
-type GroupCounters struct {
-	// Key is the queue name, namespace or task the row groups by ("" for all).
-	Key        string
-	Queues     int64
-	Partitions int64
-	Counters   Counters
-}
-
-// PartitionStatus is one partition with its live counters and queue-mode cursor.
-type PartitionStatus struct {
-	PartitionInfo
-	Queue           string
-	QueueID         string
-	Namespace       string
-	Task            string
-	TotalConsumed   int64
-	BatchesConsumed int64
-	LastActivity    *time.Time
-}
-
-// QueueStatus is a queue with its live counters, for the status listings.
-type QueueStatus struct {
-	ID            string
-	Name          string
-	Namespace     string
-	Task          string
-	CreatedAt     time.Time
-	Partitions    int64
-	Counters      Counters
-	TotalConsumed int64
-}
-
-// Lag summarises one lag measure over the partitions with pending messages.
-type Lag struct {
-	Avg    float64
-	Median float64
-	Min    float64
-	Max    float64
-}
-
-// Overview is the live cluster summary of /resources/overview.
-type Overview struct {
-	Queues     int64
-	Partitions int64
-	Namespaces int64
-	Tasks      int64
-	Counters   Counters
-	// TimeLag is the age in seconds of the oldest pending message, per partition;
-	// OffsetLag the number of pending messages, per partition with any.
-	TimeLag   Lag
-	OffsetLag Lag
-}
-
-// LeaseSummary describes the live queue leases of a status view.
-type LeaseSummary struct {
-	Active               int64
-	PartitionsWithLeases int64
-	TotalBatchSize       int64
-	TotalAcked           int64
-}
-
-// ErrorCount is one dead-letter error message with how often it occurs.
-type ErrorCount struct {
-	Error string
-	Count int64
-}
-
-// DLQSummary describes the dead-letter entries of a status view.
-type DLQSummary struct {
-	TotalMessages      int64
-	AffectedPartitions int64
-	TopErrors          []ErrorCount
-}
-
-// StatusFilter selects the scope of the /status view: a window of message creation
-// and failure times, and exact-match filters (empty = any).
-type StatusFilter struct {
-	From      time.Time
-	To        time.Time
-	Queue     string
-	Namespace string
-	Task      string
-}
-
-// StatusSnapshot is the live part of the /status view.
-type StatusSnapshot struct {
-	// Messages counts the messages created in the window.
-	Messages Counters
-	Queues   []QueueStatus
-	Leases   LeaseSummary
-	DLQ      DLQSummary
-}
-
-// PostgresStats is free-form PostgreSQL catalog data (GET
-// /api/v1/analytics/postgres-stats), one JSON object built by the database.
-type PostgresStats json.RawMessage

@@ -1,4 +1,4 @@
-package broker
+package analytics
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/store"
 )
 
 func TestActivityRecorder(t *testing.T) {
@@ -17,9 +19,9 @@ func TestActivityRecorder(t *testing.T) {
 	t0 := time.Date(2026, 4, 26, 10, 0, 30, 0, time.UTC)
 	minute := t0.Truncate(time.Minute)
 
-	setup := func(t *testing.T) *activity {
+	setup := func(t *testing.T) *recorder {
 		t.Helper()
-		a := newActivity("host", "w1", 42, t0)
+		a := newRecorder("host", "w1", 42, t0)
 		a.recordPush(t0, []queue.PushResult{
 			{Queue: "a", Status: queue.StatusQueued}, {Queue: "a", Status: queue.StatusDuplicate},
 			{Queue: "b", Status: queue.StatusQueued},
@@ -32,18 +34,19 @@ func TestActivityRecorder(t *testing.T) {
 			[]queue.AckResult{{Success: true, QueueName: "a"}, {Success: true, DLQ: true, QueueName: "a"},
 				{Success: false, QueueName: ""}})
 		a.observe(gaugeSample{at: t0, parked: map[string]int{"a": 2}, parkedAll: 2, freeSlots: 7, poolSize: 8,
-			system: queue.SystemSample{"runtime": {"goroutines": {Avg: 10, Min: 10, Max: 10, Last: 10, N: 1}}}})
+			system: systemSample{"runtime": {"goroutines": {Stat: api.Stat{Avg: 10, Min: 10, Max: 10, Last: 10}, n: 1}}}})
 		return a
 	}
 
 	t.Run("CountsPerQueueAndProcess", func(t *testing.T) {
 		t.Parallel()
 		a := setup(t)
-		f, taken := a.take(minute.Add(time.Minute), false)
+		f, taken, err := a.take(minute.Add(time.Minute), false)
+		require.NoError(t, err)
 		require.Len(t, taken, 1)
 		require.Len(t, f.Workers, 1)
 		w := f.Workers[0]
-		require.Equal(t, queue.ActivityCounts{
+		require.Equal(t, store.ActivityCounts{
 			PushRequests: 1, PushMessages: 2, PopRequests: 2, PopEmpty: 1, PopMessages: 2, AckRequests: 1,
 			AckMessages: 3, AckSuccess: 1, AckFailed: 2, DLQ: 1, DBErrors: 1, LagCount: 2, LagSumMs: 4000, LagMaxMs: 3000,
 		}, w.ActivityCounts)
@@ -69,10 +72,12 @@ func TestActivityRecorder(t *testing.T) {
 	t.Run("PartialFlushKeepsTheMinuteSystemAggregate", func(t *testing.T) {
 		t.Parallel()
 		a := setup(t)
-		f, _ := a.take(minute, true)
+		f, _, err := a.take(minute, true)
+		require.NoError(t, err)
 		require.Equal(t, int64(2), f.Workers[0].PushMessages)
 		require.Len(t, f.System, 1)
-		again, _ := a.take(minute, true)
+		again, _, err := a.take(minute, true)
+		require.NoError(t, err)
 		require.Empty(t, again.Workers, "counters were reset by the first flush")
 		require.Empty(t, again.Queues)
 		require.Len(t, again.System, 1, "the system aggregate is rewritten whole each time")
@@ -81,22 +86,25 @@ func TestActivityRecorder(t *testing.T) {
 	t.Run("RestoreAfterAFailedFlushAddsUp", func(t *testing.T) {
 		t.Parallel()
 		a := setup(t)
-		_, taken := a.take(minute, true)
+		_, taken, err := a.take(minute, true)
+		require.NoError(t, err)
 		a.recordPush(t0, []queue.PushResult{{Queue: "a", Status: queue.StatusQueued}})
 		require.Zero(t, a.restore(taken))
-		f, _ := a.take(minute, true)
+		f, _, err := a.take(minute, true)
+		require.NoError(t, err)
 		require.Equal(t, int64(3), f.Workers[0].PushMessages)
 		require.Equal(t, int64(2), f.Queues[0].PushRequests, "two requests touched queue a")
 	})
 
 	t.Run("RestoreDropsMinutesBeyondTheBound", func(t *testing.T) {
 		t.Parallel()
-		a := newActivity("host", "w1", 42, t0)
+		a := newRecorder("host", "w1", 42, t0)
 		for i := range maxPendingMinutes + 1 {
 			a.recordPush(t0.Add(time.Duration(i)*time.Minute), []queue.PushResult{{Queue: "a", Status: queue.StatusQueued}})
 		}
 		now := t0.Add(time.Duration(maxPendingMinutes+1) * time.Minute)
-		_, taken := a.take(now.Truncate(time.Minute), false)
+		_, taken, err := a.take(now.Truncate(time.Minute), false)
+		require.NoError(t, err)
 		require.Len(t, taken, maxPendingMinutes+1)
 		a.recordPush(now, []queue.PushResult{{Queue: "a", Status: queue.StatusQueued}})
 		require.Equal(t, 1, a.restore(taken), "the oldest minute goes")
@@ -107,7 +115,7 @@ func TestActivityRecorder(t *testing.T) {
 
 	t.Run("MinutesStayBoundedWithoutFlushes", func(t *testing.T) {
 		t.Parallel()
-		a := newActivity("host", "w1", 42, t0)
+		a := newRecorder("host", "w1", 42, t0)
 		for i := range 3 * maxPendingMinutes {
 			a.recordPush(t0.Add(time.Duration(i)*time.Minute), []queue.PushResult{{Queue: "a", Status: queue.StatusQueued}})
 		}
@@ -118,7 +126,7 @@ func TestActivityRecorder(t *testing.T) {
 
 	t.Run("RatesAreThoseOfTheLastCompleteMinute", func(t *testing.T) {
 		t.Parallel()
-		a := newActivity("host", "w1", 42, t0)
+		a := newRecorder("host", "w1", 42, t0)
 		for range 60 {
 			a.recordPush(t0, []queue.PushResult{{Queue: "a", Status: queue.StatusQueued}})
 		}
@@ -141,7 +149,7 @@ func TestIsDBError(t *testing.T) {
 		{queue.Invalid("x", "bad"), false},
 		{context.Canceled, false},
 		{fmt.Errorf("%w: q", queue.ErrNotFound), false},
-		{errPushMaintenance, false},
+		{&queue.UnavailableError{Message: "push maintenance"}, false},
 		{fmt.Errorf("%w: dial", queue.ErrUnavailable), true},
 		{errors.New("syntax error"), true},
 	} {
@@ -171,7 +179,7 @@ func TestWindow(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			w, err := window(tc.from, tc.to, DefaultStatusWindow, 0)
+			w, err := newWindow(tc.from, tc.to, defaultWindow, 0)
 			if tc.err != "" {
 				require.EqualError(t, err, tc.err)
 				return
@@ -186,4 +194,51 @@ func TestWindow(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestIntervalBucket(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		interval string
+		bucket   time.Duration
+		ok       bool
+	}{
+		{name: "Minute", interval: "minute", bucket: time.Minute, ok: true},
+		{name: "Hour", interval: "hour", bucket: time.Hour, ok: true},
+		{name: "Day", interval: "day", bucket: 24 * time.Hour, ok: true},
+		{name: "Unknown", interval: "week"},
+		{name: "CaseMatters", interval: "Hour"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			bucket, ok := intervalBucket(tc.interval)
+			require.Equal(t, tc.ok, ok)
+			require.Equal(t, tc.bucket, bucket)
+		})
+	}
+}
+
+func TestSystemSample(t *testing.T) {
+	t.Parallel()
+	bucket := time.Date(2026, 4, 26, 10, 0, 0, 0, time.UTC)
+	m := make(systemSample)
+	for _, v := range []float64{4, 6, 5} {
+		m.observe("memory", "rss_bytes", v)
+	}
+	doc, err := m.encode()
+	require.NoError(t, err)
+	require.JSONEq(t, `{"memory":{"rss_bytes":{"avg":5,"min":4,"max":6,"last":5}}}`, string(doc),
+		"the sample count is not stored")
+
+	stored, err := decodeSample(doc, 3, bucket)
+	require.NoError(t, err)
+	later := make(systemSample)
+	later.observe("memory", "rss_bytes", 9)
+	stored.merge(later, 1)
+	require.Equal(t, api.Stat{Avg: 6, Min: 4, Max: 9, Last: 9}, stored.wire()["memory"]["rss_bytes"],
+		"weighted by samples: (3×5 + 9) / 4")
+
+	_, err = decodeSample([]byte(`{"memory":`), 3, bucket)
+	require.ErrorContains(t, err, "decode system metrics of 2026-04-26T10:00:00Z")
 }

@@ -1,17 +1,16 @@
-package broker
+package analytics
 
 import (
 	"bytes"
 	"os"
 	"strconv"
-	"syscall"
 )
 
-// readProc reads CPU times (getrusage) and resident and virtual memory
+// readProc reads CPU times ([CPUTime]) and resident and virtual memory
 // (/proc/self/statm) of this process.
 func readProc() (procReading, bool) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	user, system, ok := CPUTime()
+	if !ok {
 		return procReading{}, false
 	}
 	data, err := os.ReadFile("/proc/self/statm")
@@ -29,8 +28,8 @@ func readProc() (procReading, bool) {
 	}
 	page := float64(os.Getpagesize())
 	return procReading{
-		cpuUserUs:    float64(ru.Utime.Sec)*1e6 + float64(ru.Utime.Usec),
-		cpuSysUs:     float64(ru.Stime.Sec)*1e6 + float64(ru.Stime.Usec),
+		cpuUserUs:    float64(user.Microseconds()),
+		cpuSysUs:     float64(system.Microseconds()),
 		rssBytes:     float64(resident) * page,
 		virtualBytes: float64(size) * page,
 	}, true

@@ -1,4 +1,4 @@
-package broker
+package analytics
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/store"
 )
 
 // Recorder bounds and timing.
@@ -32,32 +33,25 @@ const (
 	finalFlushTimeout = 3 * time.Second
 )
 
-// activity is the in-process recorder behind the analytics tables.
+// recorder is the in-process recorder behind the analytics tables.
 // The request paths add to per-minute buckets under one mutex and never run SQL; the
-// flush loop started by Run writes each closed minute to queue_activity,
+// flush loop started by Service.Run writes each closed minute to queue_activity,
 // worker_activity, queue_parked_activity and system_activity, adding to whatever other
 // processes wrote for the same minute.
-type activity struct {
+type recorder struct {
 	hostname string
 	workerID string
 	pid      int
 	started  time.Time
 
-	// sampleMu serialises gauge sampling (the loop and FlushActivity) and guards the
-	// previous CPU reading. Lock order: sampleMu, then mu (or waiters.mu); never the
-	// reverse.
-	sampleMu sync.Mutex
-	prevProc procState
-	prevAt   time.Time
-
 	mu      sync.Mutex
 	minutes map[time.Time]*activityMinute
-	total   queue.ActivityCounts
-	queues  map[string]*queue.ActivityCounts
+	total   store.ActivityCounts
+	queues  map[string]*store.ActivityCounts
 	// rateMinute is the minute rateCur counts; rateLast is the previous minute.
 	rateMinute time.Time
-	rateCur    queue.ActivityCounts
-	rateLast   queue.ActivityCounts
+	rateCur    store.ActivityCounts
+	rateLast   store.ActivityCounts
 	lastFlush  time.Time
 	dropped    int64
 }
@@ -67,69 +61,69 @@ type activity struct {
 // because system_activity rows are replaced, not added to.
 type activityMinute struct {
 	queues map[string]*queueMinute
-	worker queue.ActivityCounts
-	gauges queue.WorkerGauges
+	worker store.ActivityCounts
+	gauges store.WorkerGauges
 
-	system        queue.SystemSample
+	system        systemSample
 	systemSamples int64
 }
 
 type queueMinute struct {
-	counts    queue.ActivityCounts
+	counts    store.ActivityCounts
 	parkedSum int64
 	parkedMax int64
 }
 
-func newActivity(hostname, workerID string, pid int, now time.Time) *activity {
-	return &activity{
+func newRecorder(hostname, workerID string, pid int, now time.Time) *recorder {
+	return &recorder{
 		hostname: hostname, workerID: workerID, pid: pid, started: now,
 		minutes: make(map[time.Time]*activityMinute),
-		queues:  make(map[string]*queue.ActivityCounts),
+		queues:  make(map[string]*store.ActivityCounts),
 	}
 }
 
-// minute returns the bucket of t, creating it. Callers hold a.mu. Creating one drops
+// minute returns the bucket of t, creating it. Callers hold rc.mu. Creating one drops
 // the oldest beyond maxPendingMinutes, so memory stays bounded even when nothing
 // flushes (Run not running, database refusing).
-func (a *activity) minute(t time.Time) *activityMinute {
+func (rc *recorder) minute(t time.Time) *activityMinute {
 	key := t.UTC().Truncate(time.Minute)
-	m := a.minutes[key]
+	m := rc.minutes[key]
 	if m == nil {
-		m = &activityMinute{queues: make(map[string]*queueMinute), system: make(queue.SystemSample)}
-		a.minutes[key] = m
-		a.dropOldest()
+		m = &activityMinute{queues: make(map[string]*queueMinute), system: make(systemSample)}
+		rc.minutes[key] = m
+		rc.dropOldest()
 	}
-	a.rollRates(key)
+	rc.rollRates(key)
 	return m
 }
 
 // dropOldest drops the oldest minutes beyond maxPendingMinutes+1 (the closed ones
-// kept for a retry, plus the current one) and counts them. Callers hold a.mu.
-func (a *activity) dropOldest() int {
-	if len(a.minutes) <= maxPendingMinutes+1 {
+// kept for a retry, plus the current one) and counts them. Callers hold rc.mu.
+func (rc *recorder) dropOldest() int {
+	if len(rc.minutes) <= maxPendingMinutes+1 {
 		return 0
 	}
-	keys := slices.SortedFunc(maps.Keys(a.minutes), time.Time.Compare)
+	keys := slices.SortedFunc(maps.Keys(rc.minutes), time.Time.Compare)
 	n := len(keys) - (maxPendingMinutes + 1)
 	for _, k := range keys[:n] {
-		delete(a.minutes, k)
+		delete(rc.minutes, k)
 	}
-	a.dropped += int64(n)
+	rc.dropped += int64(n)
 	return n
 }
 
-// rollRates moves the rate window to minute m. Callers hold a.mu.
-func (a *activity) rollRates(m time.Time) {
-	if !m.After(a.rateMinute) {
+// rollRates moves the rate window to minute m. Callers hold rc.mu.
+func (rc *recorder) rollRates(m time.Time) {
+	if !m.After(rc.rateMinute) {
 		return
 	}
-	if m.Equal(a.rateMinute.Add(time.Minute)) {
-		a.rateLast = a.rateCur
+	if m.Equal(rc.rateMinute.Add(time.Minute)) {
+		rc.rateLast = rc.rateCur
 	} else {
-		a.rateLast = queue.ActivityCounts{}
+		rc.rateLast = store.ActivityCounts{}
 	}
-	a.rateCur = queue.ActivityCounts{}
-	a.rateMinute = m
+	rc.rateCur = store.ActivityCounts{}
+	rc.rateMinute = m
 }
 
 func (m *activityMinute) queueOf(name string) *queueMinute {
@@ -142,34 +136,34 @@ func (m *activityMinute) queueOf(name string) *queueMinute {
 }
 
 // add records worker-level counts w and per-queue counts byQueue at now.
-func (a *activity) add(now time.Time, w queue.ActivityCounts, byQueue map[string]queue.ActivityCounts) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	m := a.minute(now)
+func (rc *recorder) add(now time.Time, w store.ActivityCounts, byQueue map[string]store.ActivityCounts) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	m := rc.minute(now)
 	m.worker.Add(w)
-	a.total.Add(w)
-	a.rateCur.Add(w)
+	rc.total.Add(w)
+	rc.rateCur.Add(w)
 	for name, c := range byQueue {
 		if name == "" {
 			continue
 		}
 		m.queueOf(name).counts.Add(c)
-		lt := a.queues[name]
+		lt := rc.queues[name]
 		if lt == nil {
-			if len(a.queues) >= maxLifetimeQueues {
+			if len(rc.queues) >= maxLifetimeQueues {
 				continue
 			}
-			lt = &queue.ActivityCounts{}
-			a.queues[name] = lt
+			lt = &store.ActivityCounts{}
+			rc.queues[name] = lt
 		}
 		lt.Add(c)
 	}
 }
 
 // recordPush counts one /push request and the items it stored as new messages.
-func (a *activity) recordPush(now time.Time, results []queue.PushResult) {
-	w := queue.ActivityCounts{PushRequests: 1}
-	byQueue := make(map[string]queue.ActivityCounts, 1)
+func (rc *recorder) recordPush(now time.Time, results []queue.PushResult) {
+	w := store.ActivityCounts{PushRequests: 1}
+	byQueue := make(map[string]store.ActivityCounts, 1)
 	for _, r := range results {
 		c := byQueue[r.Queue]
 		c.PushRequests = 1
@@ -179,14 +173,14 @@ func (a *activity) recordPush(now time.Time, results []queue.PushResult) {
 		}
 		byQueue[r.Queue] = c
 	}
-	a.add(now, w, byQueue)
+	rc.add(now, w, byQueue)
 }
 
 // recordPop counts one pop request and what it delivered: the lag of each message
 // is now minus its createdAt. A failure other than the client leaving is a database
 // error.
-func (a *activity) recordPop(now time.Time, req queue.PopRequest, res queue.PopResult, err error) {
-	c := queue.ActivityCounts{PopRequests: 1}
+func (rc *recorder) recordPop(now time.Time, req queue.PopRequest, res queue.PopResult, err error) {
+	c := store.ActivityCounts{PopRequests: 1}
 	if len(res.Messages) == 0 {
 		c.PopEmpty = 1
 	}
@@ -208,15 +202,15 @@ func (a *activity) recordPop(now time.Time, req queue.PopRequest, res queue.PopR
 	if name == "" {
 		name = req.Queue
 	}
-	a.add(now, w, map[string]queue.ActivityCounts{name: c})
+	rc.add(now, w, map[string]store.ActivityCounts{name: c})
 }
 
 // recordAck counts one ack request: acks[i] was answered results[i]. Items that
 // completed their message are successes; all others (negative acks, refused items)
 // are failures.
-func (a *activity) recordAck(now time.Time, acks []queue.Ack, results []queue.AckResult) {
-	w := queue.ActivityCounts{AckRequests: 1}
-	byQueue := make(map[string]queue.ActivityCounts, 1)
+func (rc *recorder) recordAck(now time.Time, acks []queue.Ack, results []queue.AckResult) {
+	w := store.ActivityCounts{AckRequests: 1}
+	byQueue := make(map[string]store.ActivityCounts, 1)
 	for i, r := range results {
 		status := ""
 		if i < len(acks) {
@@ -229,11 +223,11 @@ func (a *activity) recordAck(now time.Time, acks []queue.Ack, results []queue.Ac
 		q.AckRequests = 1
 		byQueue[r.QueueName] = q
 	}
-	a.add(now, w, byQueue)
+	rc.add(now, w, byQueue)
 }
 
-func ackCounts(status string, success, dlq bool) queue.ActivityCounts {
-	c := queue.ActivityCounts{AckMessages: 1}
+func ackCounts(status string, success, dlq bool) store.ActivityCounts {
+	c := store.ActivityCounts{AckMessages: 1}
 	switch strings.ToLower(status) {
 	case "", queue.AckCompleted, queue.AckSuccess:
 		if success {
@@ -252,12 +246,12 @@ func ackCounts(status string, success, dlq bool) queue.ActivityCounts {
 
 // recordTransaction counts one /transaction request; when it committed, its pushed
 // messages and acks count too (without counting as push or ack requests).
-func (a *activity) recordTransaction(now time.Time, ops []queue.TxOp, res queue.TxResult, err error) {
-	w := queue.ActivityCounts{Transactions: 1}
+func (rc *recorder) recordTransaction(now time.Time, ops []queue.TxOp, res queue.TxResult, err error) {
+	w := store.ActivityCounts{Transactions: 1}
 	if isDBError(err) {
 		w.DBErrors = 1
 	}
-	byQueue := make(map[string]queue.ActivityCounts, 1)
+	byQueue := make(map[string]store.ActivityCounts, 1)
 	for _, op := range ops {
 		for _, it := range op.Push {
 			c := byQueue[it.Queue]
@@ -290,13 +284,43 @@ func (a *activity) recordTransaction(now time.Time, ops []queue.TxOp, res queue.
 			}
 		}
 	}
-	a.add(now, w, byQueue)
+	rc.add(now, w, byQueue)
+}
+
+// recordCycle counts a committed cycle in the analytics: its stored sink messages as
+// pushed messages of their queues and its ack as acks of the source queue (without
+// counting the cycle as a push or ack request).
+func (rc *recorder) recordCycle(now time.Time, c queue.StreamCycle, res queue.StreamCycleResult) {
+	var w store.ActivityCounts
+	byQueue := make(map[string]store.ActivityCounts, 2)
+	for _, p := range res.Push {
+		if p.Status == queue.StatusQueued {
+			w.PushMessages++
+			q := byQueue[p.Queue]
+			q.PushMessages++
+			byQueue[p.Queue] = q
+		}
+	}
+	if res.Ack != nil && c.Ack != nil {
+		n := max(res.Ack.Count, 1)
+		ack := store.ActivityCounts{AckMessages: n}
+		if res.Ack.DLQ {
+			ack.AckFailed, ack.DLQ = n, res.Ack.DeadLettered
+		} else {
+			ack.AckSuccess = n
+		}
+		w.Add(ack)
+		q := byQueue[res.SourceQueue]
+		q.Add(ack)
+		byQueue[res.SourceQueue] = q
+	}
+	rc.add(now, w, byQueue)
 }
 
 // recordDBError counts a request that failed in the database.
-func (a *activity) recordDBError(now time.Time, err error) {
+func (rc *recorder) recordDBError(now time.Time, err error) {
 	if isDBError(err) {
-		a.add(now, queue.ActivityCounts{DBErrors: 1}, nil)
+		rc.add(now, store.ActivityCounts{DBErrors: 1}, nil)
 	}
 }
 
@@ -324,15 +348,15 @@ type gaugeSample struct {
 	parkedAll int
 	freeSlots int64
 	poolSize  int64
-	system    queue.SystemSample
+	system    systemSample
 }
 
 // observe adds one gauge sample to the current minute.
-func (a *activity) observe(s gaugeSample) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	m := a.minute(s.at)
-	m.gauges.Add(queue.WorkerGauges{
+func (rc *recorder) observe(s gaugeSample) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	m := rc.minute(s.at)
+	m.gauges.Add(store.WorkerGauges{
 		Samples: 1, EventLoopLagSumMs: s.lagMs, EventLoopLagMaxMs: s.lagMs,
 		FreeSlotsSum: s.freeSlots, FreeSlotsMin: s.freeSlots, DBConnections: s.poolSize,
 		ParkedSum: int64(s.parkedAll), ParkedMax: int64(s.parkedAll),
@@ -342,83 +366,6 @@ func (a *activity) observe(s gaugeSample) {
 		q.parkedSum += int64(n)
 		q.parkedMax = max(q.parkedMax, int64(n))
 	}
-	m.system.Merge(s.system, 1)
+	m.system.merge(s.system, 1)
 	m.systemSamples++
-}
-
-// ActivityRates are per-second rates over the last complete minute of this process.
-type ActivityRates struct {
-	// Minute is the start of the minute the rates cover.
-	Minute                time.Time
-	PushRequestsPerSecond float64
-	PushMessagesPerSecond float64
-	PopRequestsPerSecond  float64
-	PopMessagesPerSecond  float64
-	EmptyPopsPerSecond    float64
-	AckRequestsPerSecond  float64
-	AckMessagesPerSecond  float64
-	// ProcessedPerSecond counts completed acks and autoAck deliveries.
-	ProcessedPerSecond    float64
-	TransactionsPerSecond float64
-	DBErrorsPerSecond     float64
-	// AvgLagMs and MaxLagMs describe the pop lag of that minute's deliveries.
-	AvgLagMs float64
-	MaxLagMs int64
-}
-
-// ActivitySnapshot is this process's activity: lifetime totals, per queue and
-// overall, and the rates of the last complete minute.
-type ActivitySnapshot struct {
-	Hostname string
-	WorkerID string
-	PID      int
-	// Since is when the process's broker was created; totals count from then.
-	Since time.Time
-	// Total counts every request of the process (requests without a queue included).
-	Total queue.ActivityCounts
-	// Queues holds lifetime totals per queue name (at most 10000 queues).
-	Queues map[string]queue.ActivityCounts
-	Rates  ActivityRates
-	// Parked is the number of long-polls parked right now.
-	Parked int
-	// LastFlush is when counters last reached the database (zero: never).
-	LastFlush time.Time
-	// PendingMinutes counts minutes held in memory, not yet written; DroppedMinutes
-	// counts minutes dropped because the database refused them for too long.
-	PendingMinutes int
-	DroppedMinutes int64
-}
-
-// Activity returns a snapshot of this process's activity counters (for metrics and
-// logs). It runs no SQL.
-func (b *Broker) Activity() ActivitySnapshot {
-	a := b.activity
-	now := time.Now()
-	a.mu.Lock()
-	a.rollRates(now.UTC().Truncate(time.Minute))
-	snap := ActivitySnapshot{
-		Hostname: a.hostname, WorkerID: a.workerID, PID: a.pid, Since: a.started, Total: a.total,
-		Queues: make(map[string]queue.ActivityCounts, len(a.queues)), LastFlush: a.lastFlush,
-		PendingMinutes: len(a.minutes), DroppedMinutes: a.dropped,
-	}
-	for name, c := range a.queues {
-		snap.Queues[name] = *c
-	}
-	snap.Rates = ratesOf(a.rateMinute.Add(-time.Minute), a.rateLast)
-	a.mu.Unlock()
-	snap.Parked = b.waiters.count()
-	return snap
-}
-
-func ratesOf(minute time.Time, c queue.ActivityCounts) ActivityRates {
-	per := func(n int64) float64 { return float64(n) / time.Minute.Seconds() }
-	return ActivityRates{
-		Minute:                minute,
-		PushRequestsPerSecond: per(c.PushRequests), PushMessagesPerSecond: per(c.PushMessages),
-		PopRequestsPerSecond: per(c.PopRequests), PopMessagesPerSecond: per(c.PopMessages),
-		EmptyPopsPerSecond: per(c.PopEmpty), AckRequestsPerSecond: per(c.AckRequests),
-		AckMessagesPerSecond: per(c.AckMessages), ProcessedPerSecond: per(c.Processed()),
-		TransactionsPerSecond: per(c.Transactions), DBErrorsPerSecond: per(c.DBErrors),
-		AvgLagMs: c.AvgLagMs(), MaxLagMs: c.LagMaxMs,
-	}
 }

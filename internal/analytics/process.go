@@ -1,10 +1,8 @@
-package broker
+package analytics
 
 import (
 	"runtime/metrics"
 	"time"
-
-	"github.com/queenmq/queen/internal/queue"
 )
 
 // procState is the previous reading of cumulative process counters, so that each
@@ -31,7 +29,7 @@ var runtimeSamples = []string{
 // per second since the previous sample, resident and virtual memory, Go heap,
 // goroutines and GC work. CPU and memory come from the operating system and are left
 // out where it offers no reading.
-func observeProcess(s queue.SystemSample, now time.Time, prev procState, prevAt time.Time) (procState, time.Time) {
+func observeProcess(s systemSample, now time.Time, prev procState, prevAt time.Time) (procState, time.Time) {
 	var cur procState
 	samples := make([]metrics.Sample, len(runtimeSamples))
 	for i, name := range runtimeSamples {
@@ -47,16 +45,16 @@ func observeProcess(s queue.SystemSample, now time.Time, prev procState, prevAt 
 		}
 		return 0
 	}
-	s.Observe("runtime", "goroutines", value(0))
-	s.Observe("memory", "heap_bytes", value(1))
-	s.Observe("memory", "go_total_bytes", value(2))
+	s.observe("runtime", "goroutines", value(0))
+	s.observe("memory", "heap_bytes", value(1))
+	s.observe("memory", "go_total_bytes", value(2))
 	cur.gcCycles = uint64(value(3))
 	cur.gcCPUSec = value(4)
 
 	p, ok := readProc()
 	if ok {
-		s.Observe("memory", "rss_bytes", p.rssBytes)
-		s.Observe("memory", "virtual_bytes", p.virtualBytes)
+		s.observe("memory", "rss_bytes", p.rssBytes)
+		s.observe("memory", "virtual_bytes", p.virtualBytes)
 		cur.cpuUserUs, cur.cpuSysUs, cur.cpuOK = p.cpuUserUs, p.cpuSysUs, true
 	}
 	elapsed := now.Sub(prevAt).Seconds()
@@ -64,13 +62,13 @@ func observeProcess(s queue.SystemSample, now time.Time, prev procState, prevAt 
 		return cur, now
 	}
 	if cur.cpuOK && prev.cpuOK {
-		s.Observe("cpu", "user_us", max(cur.cpuUserUs-prev.cpuUserUs, 0)/elapsed)
-		s.Observe("cpu", "system_us", max(cur.cpuSysUs-prev.cpuSysUs, 0)/elapsed)
+		s.observe("cpu", "user_us", max(cur.cpuUserUs-prev.cpuUserUs, 0)/elapsed)
+		s.observe("cpu", "system_us", max(cur.cpuSysUs-prev.cpuSysUs, 0)/elapsed)
 	}
 	if cur.gcCycles >= prev.gcCycles {
-		s.Observe("runtime", "gc_cycles", float64(cur.gcCycles-prev.gcCycles)/elapsed)
+		s.observe("runtime", "gc_cycles", float64(cur.gcCycles-prev.gcCycles)/elapsed)
 	}
-	s.Observe("runtime", "gc_cpu_us", max(cur.gcCPUSec-prev.gcCPUSec, 0)*1e6/elapsed)
+	s.observe("runtime", "gc_cpu_us", max(cur.gcCPUSec-prev.gcCPUSec, 0)*1e6/elapsed)
 	return cur, now
 }
 
