@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/daemontest"
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 // freeAddr returns a loopback address on which nothing listens right now.
@@ -55,7 +56,9 @@ func TestPprof(t *testing.T) {
 	t.Run("ServesProfilesAndStopsWithTheDaemon", func(t *testing.T) {
 		t.Parallel()
 		addr := freeAddr(t)
-		tb := startBroker(t, "QUEEN_PPROF_ADDR="+addr)
+		logs := &testlog.Buffer{}
+		tb := serve(t, daemontest.Options{Logs: logs, Env: []string{"LOG_LEVEL=info", "QUEEN_PPROF_ADDR=" + addr}})
+		require.Contains(t, logs.String(), "profiling endpoints listening", "logged before ready")
 		base := "http://" + addr + "/debug/pprof/"
 
 		status, body := get(t, base)
@@ -78,9 +81,9 @@ func TestPprof(t *testing.T) {
 
 	t.Run("OffByDefault", func(t *testing.T) {
 		t.Parallel()
-		addr := freeAddr(t)
-		tb := startBroker(t)
-		requireNothingListens(t, addr)
+		logs := &testlog.Buffer{}
+		tb := serve(t, daemontest.Options{Logs: logs, Env: []string{"LOG_LEVEL=info"}})
+		require.NotContains(t, logs.String(), "profiling endpoints listening")
 		// The API never serves http.DefaultServeMux, where net/http/pprof registers itself.
 		status, body := tb.raw(t, http.MethodGet, "/debug/pprof/", "")
 		require.Equal(t, http.StatusNotFound, status)

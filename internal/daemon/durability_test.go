@@ -154,7 +154,10 @@ func (l *ledger) count(status string) int {
 }
 
 // produce pushes batches of 5 (one per partition p0…p4, unique transaction ids) from
-// workers goroutines until ctx is done, recording every answer.
+// workers goroutines until ctx is done, recording every answer. ctx stops the workers
+// between requests, never during one: the broker would go on with a push its client
+// gave up on, and a consumer started after wait would race with that push's commit
+// (and, as the first pop of its group, could answer 204 before it).
 func produce(ctx context.Context, n *node, q string, workers int, l *ledger) (wait func()) {
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -165,7 +168,9 @@ func produce(ctx context.Context, n *node, q string, workers int, l *ledger) (wa
 					items[k] = api.PushItem{Queue: q, Partition: fmt.Sprintf("p%d", k),
 						TransactionID: fmt.Sprintf("w%d-%06d-%d", w, seq, k), Payload: json.RawMessage(`{"n":1}`)}
 				}
-				code, data, err := n.do(ctx, http.MethodPost, "/api/v1/push", api.PushRequest{Items: items})
+				reqCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+				code, data, err := n.do(reqCtx, http.MethodPost, "/api/v1/push", api.PushRequest{Items: items})
+				cancel()
 				var res []api.PushResult
 				if err == nil && code == http.StatusCreated && json.Unmarshal(data, &res) == nil && len(res) == len(items) {
 					for k, r := range res {
