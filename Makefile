@@ -117,6 +117,16 @@ pg-start: ## start a long-lived dev PostgreSQL (.pgtest); eval its env for go te
 pg-stop: ## stop and remove the dev PostgreSQL started by pg-start
 	scripts/pgtest.sh stop $(PGTEST_LINK)
 
+# The dashboard's vendored ES modules (Preact, htm) come from the npm registry at the
+# versions in internal/dashboard/dist/vendor/VERSIONS; the Go build never needs npm.
+.PHONY: dashboard-vendor
+dashboard-vendor: ## re-download the dashboard's vendored JS libraries at their recorded versions (needs npm)
+	scripts/dashboard-vendor.sh refresh
+
+.PHONY: dashboard-verify
+dashboard-verify: ## prove the dashboard's vendored JS files are byte for byte the npm registry's (needs npm)
+	scripts/dashboard-vendor.sh verify
+
 # Packages: scripts/packages builds the binaries per architecture and packs them with
 # nfpm (packaging/nfpm.yaml). The version comes from git; PKG_VERSION=1.2.3 overrides.
 PKG_ARCH ?= amd64,arm64
