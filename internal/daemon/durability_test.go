@@ -29,7 +29,7 @@ import (
 	"github.com/queenmq/queen/internal/testlog"
 )
 
-// The durability tests of issue 6: PostgreSQL stopped under load, the broker killed
+// The durability tests: PostgreSQL stopped under load, the broker killed
 // with a non-empty spool, a full disk, and a start with PostgreSQL down. They print
 // their counts (go test -v, or on failure).
 
