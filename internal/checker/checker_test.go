@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/checker"
@@ -103,7 +102,7 @@ func TestSemanticsChecker(t *testing.T) {
 
 	cfg := configFromFlags()
 	dbURL := pgtest.NewDBURL(t)
-	rep := runChecker(t, cfg, startCluster(t, dbURL), dbURL)
+	rep := runChecker(t, cfg, startCluster(t, dbURL))
 
 	require.Equal(t, cfg.Messages, rep.Pushed, "every message was pushed")
 	require.Equal(t, cfg.Restarts, rep.Restarts, "every restart happened")
@@ -117,18 +116,13 @@ func TestSemanticsChecker(t *testing.T) {
 	}
 }
 
-// runChecker runs the checker with cfg on cl, whose brokers serve dbURL, and requires
-// a run without violations.
-func runChecker(t *testing.T, cfg checker.Config, cl checker.Cluster, dbURL string) *checker.Report {
+// runChecker runs the checker with cfg on cl and requires a run without violations.
+func runChecker(t *testing.T, cfg checker.Config, cl checker.Cluster) *checker.Report {
 	t.Helper()
 	cfg.Logf = t.Logf
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+cfg.DrainTimeout+2*time.Minute)
 	defer cancel()
-	pool, err := pgxpool.New(ctx, dbURL)
-	require.NoError(t, err)
-	defer pool.Close()
-
-	rep, err := checker.Run(ctx, cfg, cl, deadLetters(pool))
+	rep, err := checker.Run(ctx, cfg, cl)
 	require.NoError(t, err)
 	t.Log(rep.Summary())
 	t.Logf("checker: pushRetries=%d popErrors=%d", rep.PushRetries, rep.PopErrors)
@@ -157,29 +151,4 @@ func writeHistory(t *testing.T, h *checker.History) {
 	_, err = h.WriteTo(f)
 	require.NoError(t, errors.Join(err, f.Close()))
 	t.Logf("checker: history written to %s", path)
-}
-
-// deadLetters reads the dead-letter rows of a queue (GET /api/v1/dlq does not exist yet).
-func deadLetters(pool *pgxpool.Pool) checker.DeadLetterFunc {
-	return func(ctx context.Context, queue string) ([]checker.DeadLetter, error) {
-		rows, err := pool.Query(ctx, `
-			SELECT d.message_id::text, coalesce(d.consumer_group, ''), coalesce(d.retry_count, -1)
-			FROM queen.dead_letter_queue d
-			JOIN queen.partitions p ON p.id = d.partition_id
-			JOIN queen.queues q ON q.id = p.queue_id
-			WHERE q.name = $1`, queue)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		var out []checker.DeadLetter
-		for rows.Next() {
-			var d checker.DeadLetter
-			if err := rows.Scan(&d.MessageID, &d.ConsumerGroup, &d.RetryCount); err != nil {
-				return nil, err
-			}
-			out = append(out, d)
-		}
-		return out, rows.Err()
-	}
 }

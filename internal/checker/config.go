@@ -183,7 +183,3 @@ type Cluster interface {
 	// in flight and flushes its spool before it exits.
 	RestartGraceful(ctx context.Context, i int) error
 }
-
-// DeadLetterFunc returns the dead-letter rows of queue (until GET /api/v1/dlq exists
-// the test reads queen.dead_letter_queue).
-type DeadLetterFunc func(ctx context.Context, queue string) ([]DeadLetter, error)

@@ -37,6 +37,6 @@
 // outcome and are accepted either way.
 //
 // The package never touches the database itself (it does not import pgx): the test
-// that runs it supplies the brokers ([Cluster]) and the dead-letter rows
-// ([DeadLetterFunc]).
+// that runs it supplies the brokers ([Cluster]), and the dead-letter entries are read
+// through the HTTP API like everything else.
 package checker

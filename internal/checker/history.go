@@ -119,7 +119,7 @@ type Delivery struct {
 type DeadLetter struct {
 	MessageID     string
 	ConsumerGroup string
-	// RetryCount is the row's retry_count (-1 when unknown).
+	// RetryCount is the entry's retry count (-1 when unknown).
 	RetryCount int
 }
 

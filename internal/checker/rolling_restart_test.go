@@ -64,7 +64,7 @@ func TestRollingRestart(t *testing.T) {
 	}
 	cfg = withFlags(cfg)
 	dbURL := pgtest.NewDBURL(t)
-	rep := runChecker(t, cfg, startClusterN(t, dbURL, n), dbURL)
+	rep := runChecker(t, cfg, startClusterN(t, dbURL, n))
 
 	require.Equal(t, cfg.Messages, rep.Pushed, "every message was pushed")
 	require.Equal(t, n, rep.Brokers)

@@ -56,10 +56,10 @@ type run struct {
 type span struct{ sent, received time.Duration }
 
 // Run drives cl's brokers with cfg's traffic, drains the queue, reads the dead-letter
-// rows with dead and verifies the history. The error is for a run that could not be
+// entries (GET /api/v1/dlq) and verifies the history. The error is for a run that could not be
 // carried out (a broker that cannot restart, a push rejected with 4xx...); broken
 // guarantees are in the report.
-func Run(ctx context.Context, cfg Config, cl Cluster, dead DeadLetterFunc) (*Report, error) {
+func Run(ctx context.Context, cfg Config, cl Cluster) (*Report, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -116,7 +116,7 @@ func Run(ctx context.Context, cfg Config, cl Cluster, dead DeadLetterFunc) (*Rep
 		return nil, r.err
 	}
 
-	rows, err := dead(ctx, cfg.Queue)
+	rows, err := deadLetters(ctx, r.clients[0], cfg.Queue)
 	if err != nil {
 		return nil, fmt.Errorf("checker: read the dead-letter queue: %w", err)
 	}
