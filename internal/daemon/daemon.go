@@ -168,7 +168,12 @@ func (d *daemon) open(ctx context.Context, opts Options) (err error) {
 		return err
 	}
 
+	dash, err := newDashboard(cfg, d.verifier != nil)
+	if err != nil {
+		return err
+	}
 	api := httpapi.New(httpapi.Options{
+		Dashboard:          dash,
 		MaxBodyBytes:       cfg.MaxBodyBytes,
 		CORSAllowedOrigins: cfg.CORSAllowedOrigins,
 		Version:            buildinfo.Version,

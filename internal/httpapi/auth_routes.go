@@ -11,7 +11,9 @@ import "github.com/queenmq/queen/internal/auth"
 // such a route is treated as admin-only (routeLevel), never as open.
 var routeLevels = map[string]auth.Level{
 	// Public: health, metrics and the dashboard's static files. OPTIONS never gets
-	// here: the CORS middleware answers every preflight before authentication.
+	// here: the CORS middleware answers every preflight before authentication. The
+	// dashboard is served by the router's not-found handler, which authentication lets
+	// through (what routes nowhere needs no token); its rows say what it serves.
 	"GET /health":             auth.Public,
 	"HEAD /health":            auth.Public,
 	"GET /health/live":        auth.Public,

@@ -12,6 +12,7 @@ import (
 	"github.com/queenmq/queen/internal/analytics"
 	"github.com/queenmq/queen/internal/auth"
 	"github.com/queenmq/queen/internal/broker"
+	"github.com/queenmq/queen/internal/dashboard"
 	"github.com/queenmq/queen/internal/queue"
 )
 
@@ -44,6 +45,10 @@ type Options struct {
 	// AuthSkipPaths are the JWT_SKIP_PATHS: paths served without a token even when
 	// authentication is on (exact, or prefix for entries ending in "/").
 	AuthSkipPaths []string
+	// Dashboard serves the bundled dashboard on the GET and HEAD requests that route
+	// to no API path (/, its assets, and the app's own deep links); nil serves none.
+	// Those requests never need a token: the app sends its own on its API calls.
+	Dashboard *dashboard.Handler
 }
 
 // Server is the HTTP API of one broker. It holds no per-request state and is safe for
@@ -102,7 +107,10 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // without one is admin-only when authentication is on, and fails the tests.
 func (s *Server) routes() {
 	r := s.router
-	r.NotFound(s.notFound)
+	// The dashboard answers after every API route: what routes nowhere, is a GET or
+	// HEAD and is not under an API prefix (/api, /streams, /health, /metrics, …) is
+	// the app's; everything else keeps the JSON 404.
+	r.NotFound(s.opts.Dashboard.Wrap(http.HandlerFunc(s.notFound)).ServeHTTP)
 	r.MethodNotAllowed(s.methodNotAllowed)
 
 	// The health routes also answer HEAD, for load balancers that probe with it.
