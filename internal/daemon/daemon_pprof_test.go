@@ -82,7 +82,9 @@ func TestPprof(t *testing.T) {
 	t.Run("OffByDefault", func(t *testing.T) {
 		t.Parallel()
 		logs := &testlog.Buffer{}
-		tb := serve(t, daemontest.Options{Logs: logs, Env: []string{"LOG_LEVEL=info"}})
+		// Without the dashboard (whose app answers every unknown GET path), an unknown
+		// path is the router's 404.
+		tb := serve(t, daemontest.Options{Logs: logs, Env: []string{"LOG_LEVEL=info", "WEBAPP_ROOT="}})
 		require.NotContains(t, logs.String(), "profiling endpoints listening")
 		// The API never serves http.DefaultServeMux, where net/http/pprof registers itself.
 		status, body := tb.raw(t, http.MethodGet, "/debug/pprof/", "")

@@ -68,7 +68,7 @@ func TestLogLinesHaveEachKeyOnce(t *testing.T) {
 	require.Equal(t, http.StatusCreated, call(http.MethodPost, "/api/v1/push", `{"items":[{"queue":"keys","payload":1}]}`, token))
 	require.Equal(t, http.StatusOK, call(http.MethodGet, "/api/v1/pop/queue/keys?autoAck=true", "", token))
 	require.Equal(t, http.StatusBadRequest, call(http.MethodPost, "/api/v1/push", `{"items":`, token))
-	require.Equal(t, http.StatusNotFound, call(http.MethodGet, "/no/such/route", "", token))
+	require.Equal(t, http.StatusNotFound, call(http.MethodGet, "/api/v1/no/such/route", "", token))
 	hup <- syscall.SIGHUP
 	require.Eventually(t, func() bool { return strings.Contains(logs.String(), `"msg":"reloaded: nothing to apply"`) },
 		10*time.Second, 10*time.Millisecond)
