@@ -7,9 +7,10 @@
 // connection pool, scheduler delay, CPU and memory) every second and writes each
 // closed minute to the analytics tables (queue_activity, worker_activity,
 // queue_parked_activity, system_activity), adding to what other processes wrote for
-// the same minute. The report methods read those tables and the live status queries
-// through the store and render the api wire types; that rendering happens here and
-// nowhere else.
+// the same minute; with a FlushInterval under a minute it also writes the open
+// minute's counts so far every interval, and the parts add up to the same rows. The
+// report methods read those tables and the live status queries through the store and
+// render the api wire types; that rendering happens here and nowhere else.
 //
 // It imports api, queue and store; the SQL stays in store.
 package analytics

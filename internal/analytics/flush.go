@@ -2,6 +2,7 @@ package analytics
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"time"
@@ -113,6 +114,12 @@ func (s *Service) flush(ctx context.Context, now time.Time, all bool) (api.Flush
 	if err == nil {
 		err = s.store.ActivityAdd(ctx, f)
 	}
+	if errors.Is(err, store.ErrActivityDerive) {
+		// The counters are in: putting them back would count them twice.
+		s.logger.Warn("activity flush written, but its parked averages and partition counts were not "+
+			"recomputed; the next flush of those minutes does it", "err", err)
+		err = nil
+	}
 	if err != nil {
 		if dropped := rc.restore(taken); dropped > 0 {
 			s.logger.Warn("activity minutes dropped: the database refused them for too long",
@@ -150,12 +157,15 @@ func (s *Service) sample(now time.Time, lag time.Duration) {
 
 // Run samples the gauges every second and flushes each closed minute until ctx is
 // done; then it flushes everything, the current minute included, within a few
-// seconds, and returns nil. A failed flush keeps the minutes in memory (at most 15)
-// and is retried every 10 s; Run never returns early because of it.
+// seconds, and returns nil. With a FlushInterval under a minute it also flushes the
+// current minute's counters every FlushInterval. A failed flush keeps the minutes in
+// memory (at most 15) and is retried every 10 s; Run never returns early because of
+// it.
 func (s *Service) Run(ctx context.Context) error {
 	ticker := time.NewTicker(activitySampleInterval)
 	defer ticker.Stop()
 	lastMinute := time.Now().UTC().Truncate(time.Minute)
+	lastFlush := time.Now()
 	var retryAt time.Time
 	failing := false
 	for {
@@ -171,7 +181,8 @@ func (s *Service) Run(ctx context.Context) error {
 			now := time.Now()
 			s.sample(now, max(now.Sub(tick), 0))
 			minute := now.UTC().Truncate(time.Minute)
-			if !minute.After(lastMinute) && !failing {
+			partial := s.flushEvery < time.Minute && now.Sub(lastFlush) >= s.flushEvery
+			if !minute.After(lastMinute) && !partial && !failing {
 				continue
 			}
 			if minute.After(lastMinute) {
@@ -180,8 +191,9 @@ func (s *Service) Run(ctx context.Context) error {
 			if failing && now.Before(retryAt) {
 				continue
 			}
+			lastFlush = now
 			flushCtx, cancel := context.WithTimeout(ctx, activityFlushTimeout)
-			_, err := s.flush(flushCtx, now, false)
+			_, err := s.flush(flushCtx, now, partial)
 			cancel()
 			switch {
 			case err != nil && ctx.Err() == nil:

@@ -21,6 +21,12 @@ type Config struct {
 	// name. It is called once a second and must not call back into the Service. nil
 	// counts none.
 	ParkedFunc func() (total int, byQueue map[string]int)
+	// FlushInterval is how often Run writes what it recorded. A minute (the default,
+	// also for 0 or more) writes each minute once it has closed; shorter also writes
+	// the open minute's counts so far every FlushInterval and counts the rest of that
+	// minute afresh (the tables add the parts up), so tests and demos see activity
+	// within seconds.
+	FlushInterval time.Duration
 }
 
 // Service records this process's activity, flushes it to the analytics tables and
@@ -31,6 +37,8 @@ type Service struct {
 	logger     *slog.Logger
 	parkedFunc func() (int, map[string]int)
 	rec        *recorder
+	// flushEvery is Config.FlushInterval, at most a minute.
+	flushEvery time.Duration
 
 	// sampleMu serialises gauge sampling (Run and Flush) and guards the previous CPU
 	// reading. Lock order: sampleMu, then whatever ParkedFunc locks, then the
@@ -42,11 +50,16 @@ type Service struct {
 
 // New returns a service over st; totals count from now. logger must not be nil.
 func New(cfg Config, st *store.Store, logger *slog.Logger) *Service {
+	flushEvery := cfg.FlushInterval
+	if flushEvery <= 0 || flushEvery > time.Minute {
+		flushEvery = time.Minute
+	}
 	return &Service{
 		store:      st,
 		logger:     logger,
 		parkedFunc: cfg.ParkedFunc,
 		rec:        newRecorder(cfg.Hostname, cfg.WorkerID, cfg.PID, time.Now()),
+		flushEvery: flushEvery,
 	}
 }
 

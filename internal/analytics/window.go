@@ -31,6 +31,8 @@ type Filter struct {
 	Task      string
 	Hostname  string
 	WorkerID  string
+	// Group is a consumer group name (the consumer-lag view).
+	Group string
 }
 
 // bucketFor is the series bucket width for a window of length d:
@@ -137,10 +139,10 @@ func viewWindow(f Filter, def, bucket time.Duration, filters ...string) (window,
 }
 
 // checkFilters checks the named exact-match filters of f ("queue", "namespace",
-// "task", "hostname", "workerId"): each is empty or a valid name.
+// "task", "hostname", "workerId", "group"): each is empty or a valid name.
 func checkFilters(f Filter, filters ...string) error {
 	values := map[string]string{"queue": f.Queue, "namespace": f.Namespace, "task": f.Task,
-		"hostname": f.Hostname, "workerId": f.WorkerID}
+		"hostname": f.Hostname, "workerId": f.WorkerID, "group": f.Group}
 	for _, field := range filters {
 		if v := values[field]; v != "" {
 			if err := queue.CheckName(field, v); err != nil {

@@ -86,6 +86,8 @@ type TaskStats struct {
 type PartitionList struct {
 	Partitions []PartitionSummary `json:"partitions"`
 	Pagination Pagination         `json:"pagination"`
+	// Total counts the partitions across pages (of the queue, when one is named).
+	Total int64 `json:"total"`
 }
 
 // MarshalJSON renders nil Partitions as [].

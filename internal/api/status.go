@@ -280,6 +280,9 @@ type StatusQueueDetail struct {
 	Queue      StatusQueueInfo   `json:"queue"`
 	Partitions []StatusPartition `json:"partitions"`
 	Totals     StatusTotals      `json:"totals"`
+	// Options is the queue's whole stored option set, as in the configure echo.
+	// Queen only (upstream's answer has only queue.config); nil from upstream.
+	Options *QueueOptionsEcho `json:"options,omitempty"`
 }
 
 // MarshalJSON renders nil Partitions as [].

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"slices"
+	"time"
 )
 
 // Level is an access level: what a route requires, and what a token's roles grant.
@@ -50,6 +51,8 @@ type Principal struct {
 	Roles []string
 	// Level is the highest level the roles grant.
 	Level Level
+	// ExpiresAt is the token's exp claim; zero for a token without one.
+	ExpiresAt time.Time
 }
 
 // Require returns nil when p may use a route of level l: an *Error matching

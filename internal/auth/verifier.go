@@ -274,6 +274,9 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Principal, error)
 	p.Subject, _ = claims["sub"].(string)
 	p.Username, _ = claims["username"].(string)
 	p.Level = v.roles.level(p.Roles)
+	if exp, err := claims.GetExpirationTime(); err == nil && exp != nil {
+		p.ExpiresAt = exp.Time
+	}
 	return p, nil
 }
 

@@ -103,13 +103,15 @@ func TestVerify(t *testing.T) {
 		t.Parallel()
 		p, err := v.Verify(t.Context(), hs256(t, claims("read-write", "sub", "svc-orders", "username", "orders")))
 		require.NoError(t, err)
-		require.Equal(t, &Principal{Subject: "svc-orders", Username: "orders", Roles: []string{"read-write"}, Level: ReadWrite}, p)
+		require.Equal(t, &Principal{Subject: "svc-orders", Username: "orders", Roles: []string{"read-write"}, Level: ReadWrite,
+			ExpiresAt: time.Unix(t0.Add(time.Hour).Unix(), 0)}, p)
 	})
 
 	t.Run("TokenWithoutExpIsAccepted", func(t *testing.T) {
 		t.Parallel()
-		_, err := v.Verify(t.Context(), hs256(t, claims("admin", "exp", nil, "iat", nil)))
+		p, err := v.Verify(t.Context(), hs256(t, claims("admin", "exp", nil, "iat", nil)))
 		require.NoError(t, err)
+		require.True(t, p.ExpiresAt.IsZero(), "no exp claim, no expiry")
 	})
 
 	t.Run("NonStringClaimsAreIgnored", func(t *testing.T) {

@@ -40,6 +40,9 @@ type Config struct {
 	Spool              *spool.Spool
 	SpoolFlushInterval time.Duration
 	SpoolMaxBatch      int
+	// AnalyticsFlushInterval is the activity recorder's flush period
+	// (analytics.Config.FlushInterval; 0 = a minute).
+	AnalyticsFlushInterval time.Duration
 }
 
 // Broker runs queen's use cases against one store.
@@ -122,6 +125,7 @@ func New(cfg Config, st *store.Store, logger *slog.Logger) *Broker {
 	}
 	b.analytics = analytics.New(analytics.Config{
 		Hostname: hostname, WorkerID: cfg.Instance, PID: os.Getpid(), ParkedFunc: b.waiters.parked,
+		FlushInterval: cfg.AnalyticsFlushInterval,
 	}, st, logger)
 	return b
 }

@@ -71,7 +71,7 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 
 	var w *waiter
 	if req.Wait {
-		w = b.waiters.park()
+		w = b.waiters.park(req.ConsumerGroup, req.Partition, time.Now())
 		defer b.waiters.unpark(w)
 	}
 	var timer *time.Timer

@@ -23,21 +23,27 @@ func (b *Broker) Tasks(ctx context.Context) ([]queue.GroupCounters, error) {
 	return b.store.GroupCounterList(ctx, "task")
 }
 
-// Partitions lists partitions with live counters, by queue then name; queueName ""
-// lists all. An unknown queue is queue.ErrNotFound.
-func (b *Broker) Partitions(ctx context.Context, queueName string, page queue.Page) ([]queue.PartitionStatus, error) {
+// Partitions lists one page of partitions with live counters, by queue then name,
+// and the number of partitions across pages; queueName "" lists all. An unknown
+// queue is queue.ErrNotFound.
+func (b *Broker) Partitions(ctx context.Context, queueName string, page queue.Page) ([]queue.PartitionStatus, int64, error) {
 	if err := checkPage(page); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if queueName != "" {
 		if err := checkText("queue", queueName, queue.MaxNameLength); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if _, err := b.store.QueueGet(ctx, queueName); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	return b.store.PartitionStatusList(ctx, queueName, page)
+	total, err := b.store.PartitionCount(ctx, queueName)
+	if err != nil {
+		return nil, 0, err
+	}
+	parts, err := b.store.PartitionStatusList(ctx, queueName, page)
+	return parts, total, err
 }
 
 // QueueStatusList returns one page of queues (namespace, task: exact match, "" =

@@ -1,6 +1,9 @@
 package broker
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // waiters wakes long-polls parked on queues when a push to one of them commits. A wake
 // is a hint: a parked pop re-runs its claim; nothing is delivered through the channel.
@@ -13,15 +16,22 @@ type waiters struct {
 type waiter struct {
 	wake   chan struct{}
 	queues map[string]struct{} // guarded by waiters.mu
+	// group and partition are the pop's consumer group and partition ("" = any);
+	// parkedAt is when the pop started waiting. Set by park, read-only after.
+	group     string
+	partition string
+	parkedAt  time.Time
 }
 
 func newWaiters() *waiters {
 	return &waiters{byQueue: make(map[string]map[*waiter]struct{})}
 }
 
-// park registers a new waiter on queues; the caller must call unpark when done.
-func (ws *waiters) park(queues ...string) *waiter {
-	w := &waiter{wake: make(chan struct{}, 1), queues: make(map[string]struct{})}
+// park registers a new waiter of a pop by group on partition ("" = any), parked since
+// at, on queues; the caller must call unpark when done.
+func (ws *waiters) park(group, partition string, at time.Time, queues ...string) *waiter {
+	w := &waiter{wake: make(chan struct{}, 1), queues: make(map[string]struct{}),
+		group: group, partition: partition, parkedAt: at}
 	ws.add(w, queues...)
 	return w
 }

@@ -114,6 +114,7 @@ type Config struct {
 	PartitionLookupReconcileLookback time.Duration // PARTITION_LOOKUP_RECONCILE_LOOKBACK_SECONDS
 	MetricsSampleInterval            time.Duration // METRICS_SAMPLE_INTERVAL_MS
 	MetricsAggregateInterval         time.Duration // METRICS_AGGREGATE_INTERVAL_S
+	AnalyticsFlushInterval           time.Duration // QUEEN_ANALYTICS_FLUSH_INTERVAL: 1s..1m
 
 	// Authentication (JWT).
 	JWTEnabled             bool          // JWT_ENABLED

@@ -49,6 +49,7 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, int64(16<<20), c.MaxBodyBytes)
 	require.Equal(t, 20*time.Second, c.ShutdownTimeout)
 	require.Equal(t, time.Minute, c.ReadTimeout)
+	require.Equal(t, time.Minute, c.AnalyticsFlushInterval)
 	require.Equal(t, "info", c.LogLevel)
 	require.Equal(t, "json", c.LogFormat)
 	require.Equal(t, "/var/lib/queen/buffers", c.FileBufferDir)
@@ -129,6 +130,11 @@ func TestLoadIntegers(t *testing.T) {
 		{"LimitBelowMinimum", "QUEEN_READ_TIMEOUT=500ms", `config: QUEEN_READ_TIMEOUT="500ms": must be 0 (no limit) or at least 1s`},
 		{"NegativeLimit", "QUEEN_READ_TIMEOUT=-1s", `must be 0 (no limit) or at least 1s`},
 		{"BareSecondsLimit", "QUEEN_READ_TIMEOUT=60", `config: QUEEN_READ_TIMEOUT="60": not a duration`},
+		{"FlushIntervalTooShort", "QUEEN_ANALYTICS_FLUSH_INTERVAL=500ms",
+			`config: QUEEN_ANALYTICS_FLUSH_INTERVAL="500ms": must be from 1s to 1m0s`},
+		{"FlushIntervalTooLong", "QUEEN_ANALYTICS_FLUSH_INTERVAL=2m", `must be from 1s to 1m0s`},
+		{"FlushIntervalZero", "QUEEN_ANALYTICS_FLUSH_INTERVAL=0s", `must be from 1s to 1m0s`},
+		{"FlushIntervalBareSeconds", "QUEEN_ANALYTICS_FLUSH_INTERVAL=5", `not a duration`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -143,7 +149,8 @@ func TestLoadUnits(t *testing.T) {
 	c := mustLoad(t,
 		"DB_CONNECTION_TIMEOUT=2500", "DB_KEEPALIVES_IDLE=7", "JWT_CLOCK_SKEW=0",
 		"QUEEN_SHUTDOWN_TIMEOUT=1m30s", "PG_PORT=05432", "POP_WAIT_BACKOFF_MULTIPLIER=1.5",
-		"QUEEN_MAX_BODY_BYTES=1048576", "PARTITION_CLEANUP_DAYS=7", "QUEEN_READ_TIMEOUT=0s")
+		"QUEEN_MAX_BODY_BYTES=1048576", "PARTITION_CLEANUP_DAYS=7", "QUEEN_READ_TIMEOUT=0s",
+		"QUEEN_ANALYTICS_FLUSH_INTERVAL=5s")
 	require.Equal(t, 2500*time.Millisecond, c.DBConnectionTimeout)
 	require.Equal(t, 7*time.Second, c.DBKeepalivesIdle)
 	require.Zero(t, c.JWTClockSkew)
@@ -153,6 +160,7 @@ func TestLoadUnits(t *testing.T) {
 	require.Equal(t, int64(1<<20), c.MaxBodyBytes)
 	require.Equal(t, 7, c.PartitionCleanupDays)
 	require.Zero(t, c.ReadTimeout, "0s: no read limit")
+	require.Equal(t, 5*time.Second, c.AnalyticsFlushInterval)
 }
 
 func TestLoadEmptyMeansDefault(t *testing.T) {

@@ -27,7 +27,7 @@ func maintenanceSettings() []setting {
 		},
 		{
 			name: "METRICS_RETENTION_DAYS", def: "90", group: groupMaintenance,
-			doc:  "Age in days after which the per-minute analytics rows (queue, worker, parked, system metrics) and retention-history rows are deleted.",
+			doc:  "Age in days after which the per-minute analytics rows (queue, worker, parked, system metrics, consumer-lag samples) and retention-history rows are deleted.",
 			bind: func(c *Config) value { return count(&c.MetricsRetentionDays) },
 		},
 		{
@@ -76,6 +76,18 @@ func maintenanceSettings() []setting {
 			name: "METRICS_AGGREGATE_INTERVAL_S", def: "60", group: groupMaintenance,
 			doc:  "Seconds of samples aggregated into one system-metrics row.",
 			bind: func(c *Config) value { return sec(&c.MetricsAggregateInterval) },
+		},
+		{
+			name: "QUEEN_ANALYTICS_FLUSH_INTERVAL", def: "1m0s", group: groupMaintenance,
+			doc: "Meant for tests and demos. How often the broker writes its activity counters (the " +
+				"per-minute rows behind `/api/v1/status`, `/api/v1/analytics/*` and the dashboard's charts). " +
+				"The default, a minute, writes each minute once it has closed, so activity shows up to a " +
+				"minute late. Shorter also writes the open minute's counts so far every interval and counts " +
+				"the rest of that minute afresh; the rows add the parts up, so the totals are the same, at " +
+				"the cost of one more write to the analytics tables per interval and broker. " +
+				"`POST /api/v1/stats/refresh` writes the open minute once, on demand. Queen-only; a Go " +
+				"duration from 1s to 1m.",
+			bind: func(c *Config) value { return rangeValue{&c.AnalyticsFlushInterval, time.Second, time.Minute} },
 		},
 	}
 }

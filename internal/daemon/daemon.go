@@ -157,6 +157,7 @@ func (d *daemon) open(ctx context.Context, opts Options) (err error) {
 		Spool:                   d.spool,
 		SpoolFlushInterval:      cfg.FileBufferFlushInterval,
 		SpoolMaxBatch:           cfg.FileBufferMaxBatch,
+		AnalyticsFlushInterval:  cfg.AnalyticsFlushInterval,
 	}, d.store, logger.With("component", "broker"))
 	d.broker.SetDatabaseReady(false) // pushes are spooled until the schema is applied
 	registry, tel, err := newTelemetry(d.store, d.broker, logger)
@@ -263,6 +264,7 @@ func (d *daemon) becomeReady(ctx context.Context, workers *tier) error {
 	workers.start(infallible(d.broker.Run)) // wake-ups, the spool drainer
 	workers.start(d.broker.Analytics().Run) // samples and flushes the activity counters
 	d.ready.Store(true)
+	workers.start(d.newHeartbeat(ctx).Run) // this replica's row in queen.replicas
 	workers.start(d.buildIndexes)
 	d.gate.Open()
 	d.logger.Info("ready", "addr", d.ln.Addr().String())

@@ -79,8 +79,8 @@ type tiers struct {
 	// serve is the HTTP server, which stops accepting and drains in stages of its own.
 	serve *tier
 	// workers need the schema: the broker's loops (wake-ups, spool drainer), the
-	// analytics recorder, maintenance, telemetry and the index build. They start once
-	// it is applied.
+	// analytics recorder, maintenance, telemetry, the heartbeat and the index build.
+	// They start once it is applied.
 	workers *tier
 	// watchdog sends systemd keep-alives until the background components are stopped.
 	watchdog *tier
@@ -148,7 +148,7 @@ func (d *daemon) stopStages(t *tiers, wasReady bool) []stage {
 			t.serve.stop()
 		}},
 		stage{"stop background components", func() {
-			t.workers.stop() // the analytics recorder's last flush happens here
+			t.workers.stop() // the analytics recorder's last flush and the last heartbeat happen here
 			t.watchdog.stop()
 		}},
 		stage{"flush and close the spool", func() { closeSpool(d.spool, d.logger) }},

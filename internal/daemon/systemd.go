@@ -25,6 +25,9 @@ import (
 	"github.com/queenmq/queen/internal/sdnotify"
 )
 
+// sourceActivation begins the listener source of sockets passed by systemd.
+const sourceActivation = "systemd socket activation"
+
 // listen returns the listener to serve: the sockets systemd passed (queen.socket,
 // LISTEN_FDS), merged into one, or else HOST:PORT bound here. It reports which, for
 // the log. activation.Files takes the descriptors and unsets LISTEN_*; it can only
@@ -52,7 +55,7 @@ func listen(cfg *config.Config) (ln net.Listener, source string, err error) {
 		lns = append(lns, l)
 		names = append(names, f.Name()+"="+l.Addr().String())
 	}
-	source = "systemd socket activation (" + strings.Join(names, ", ") + "); HOST and PORT are ignored"
+	source = sourceActivation + " (" + strings.Join(names, ", ") + "); HOST and PORT are ignored"
 	if len(lns) == 1 {
 		return lns[0], source, nil
 	}

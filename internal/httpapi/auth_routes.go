@@ -40,6 +40,7 @@ var routeLevels = map[string]auth.Level{
 	"DELETE /api/v1/messages/{partitionId}/{transactionId}":                           auth.ReadWrite,
 	"POST /api/v1/messages/{partitionId}/{transactionId}/retry":                       auth.ReadWrite,
 	"POST /api/v1/messages/{partitionId}/{transactionId}/dlq":                         auth.ReadWrite,
+	"POST /api/v1/dlq/requeue":                                                        auth.ReadWrite,
 	"POST /api/v1/traces":                                                             auth.ReadWrite,
 	"POST /api/v1/consumer-groups/{group}/subscription":                               auth.ReadWrite,
 	"POST /api/v1/consumer-groups/{group}/queues/{queue}/seek":                        auth.ReadWrite,
@@ -57,6 +58,7 @@ var routeLevels = map[string]auth.Level{
 	"GET /api/v1/messages":                               auth.ReadOnly,
 	"GET /api/v1/messages/{partitionId}/{transactionId}": auth.ReadOnly,
 	"GET /api/v1/dlq":                                    auth.ReadOnly,
+	"GET /api/v1/auth/whoami":                            auth.ReadOnly,
 	"GET /api/v1/traces/names":                           auth.ReadOnly,
 	"GET /api/v1/traces/by-name/{traceName}":             auth.ReadOnly,
 	"GET /api/v1/traces/{partitionId}/{transactionId}":   auth.ReadOnly,
@@ -80,9 +82,16 @@ var routeLevels = map[string]auth.Level{
 	"GET /streams/v1/queries":                            auth.ReadOnly,
 	"GET /streams/v1/queries/{name}":                     auth.ReadOnly,
 
-	// Admin: destructive and cluster-wide operations, /api/v1/system/*, migration and
-	// the peer routes under /internal/.
+	// Read-only too, although under /api/v1/system/: queen's cluster views, which
+	// change nothing and which every dashboard user sees.
+	"GET /api/v1/system/replicas":        auth.ReadOnly,
+	"GET /api/v1/system/longpolls":       auth.ReadOnly,
+	"GET /api/v1/analytics/consumer-lag": auth.ReadOnly,
+
+	// Admin: destructive and cluster-wide operations, /api/v1/system/* (but for the
+	// replicas and longpolls views above), migration and the peer routes under /internal/.
 	"DELETE /api/v1/resources/queues/{queue}":               auth.Admin,
+	"DELETE /api/v1/dlq":                                    auth.Admin,
 	"DELETE /api/v1/queues/{queue}/clear":                   auth.Admin,
 	"POST /api/v1/stats/refresh":                            auth.Admin,
 	"DELETE /api/v1/consumer-groups/{group}":                auth.Admin,

@@ -203,8 +203,18 @@ func TestRouteLevelsFollowTheSpec(t *testing.T) {
 		}
 	}
 	require.Len(t, spec[auth.Admin], 17, "the upstream route list counts 17 admin routes")
-	// Everything under /api/v1/system/ and /internal/ is admin, listed or not.
+	// queen's own cluster views are read-only, the two under /api/v1/system/ included.
+	queenReadOnly := []string{"GET /api/v1/system/replicas", "GET /api/v1/system/longpolls",
+		"GET /api/v1/analytics/consumer-lag"}
+	for _, rt := range queenReadOnly {
+		method, pattern, _ := strings.Cut(rt, " ")
+		require.Equal(t, auth.ReadOnly, routeLevel(method, pattern), rt)
+	}
+	// Everything else under /api/v1/system/ and /internal/ is admin, listed or not.
 	for rt, level := range routeLevels {
+		if slices.Contains(queenReadOnly, rt) {
+			continue
+		}
 		if strings.Contains(rt, " /api/v1/system/") || strings.Contains(rt, " /internal/") {
 			require.Equal(t, auth.Admin, level, rt)
 		}
@@ -229,8 +239,12 @@ func TestRouteClassMatrix(t *testing.T) {
 	}{
 		{"Public", auth.Public, route{http.MethodGet, "/metrics", ""}},
 		{"ReadOnly", auth.ReadOnly, route{http.MethodGet, "/api/v1/resources/queues", ""}},
+		{"ReadOnlySystemView", auth.ReadOnly, route{http.MethodGet, "/api/v1/system/replicas", ""}},
 		{"ReadWrite", auth.ReadWrite, route{http.MethodPost, "/api/v1/push", `{"items":[{"queue":"matrix","payload":{"n":1}}]}`}},
 		{"Admin", auth.Admin, route{http.MethodGet, "/api/v1/system/maintenance", ""}},
+		{"Whoami", auth.ReadOnly, route{http.MethodGet, "/api/v1/auth/whoami", ""}},
+		{"DLQRequeue", auth.ReadWrite, route{http.MethodPost, "/api/v1/dlq/requeue", `{"filter":{"queue":"matrix"}}`}},
+		{"DLQPurge", auth.Admin, route{http.MethodDelete, "/api/v1/dlq?queue=matrix", ""}},
 	}
 	for _, mode := range []struct {
 		name string

@@ -56,7 +56,8 @@ func (s *Server) handleTasks(w http.ResponseWriter, r *http.Request) error {
 
 // handlePartitions is GET /api/v1/resources/partitions[?queue=&limit=&offset=]
 // (missing upstream): partitions by queue then name, with live counters
-// and the queue-mode cursor; 404 {"error":"Queue not found"} for an unknown queue.
+// and the queue-mode cursor, and the total across pages; 404 {"error":"Queue not
+// found"} for an unknown queue.
 func (s *Server) handlePartitions(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	page, err := listPage(q, defaultPartitionsListLimit)
@@ -64,14 +65,14 @@ func (s *Server) handlePartitions(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	name, _ := queryString(q, "queue")
-	parts, err := s.broker.Partitions(r.Context(), name, page)
+	parts, total, err := s.broker.Partitions(r.Context(), name, page)
 	if errors.Is(err, queue.ErrNotFound) {
 		return notFound("Queue not found", err)
 	}
 	if err != nil {
 		return err
 	}
-	out := api.PartitionList{Pagination: api.Pagination{Limit: page.Limit, Offset: page.Offset}}
+	out := api.PartitionList{Pagination: api.Pagination{Limit: page.Limit, Offset: page.Offset}, Total: total}
 	for _, p := range parts {
 		out.Partitions = append(out.Partitions, api.PartitionSummary{
 			ID: p.ID, Name: p.Name, Queue: p.Queue, QueueID: p.QueueID, Namespace: p.Namespace, Task: p.Task,

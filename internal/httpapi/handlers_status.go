@@ -83,8 +83,9 @@ func (s *Server) handleStatusQueues(w http.ResponseWriter, r *http.Request) erro
 }
 
 // handleStatusQueue is GET /api/v1/status/queues/{queue}: the queue, its
-// configuration and every partition with live counters and the queue-mode cursor;
-// 404 {"error":"Queue not found"} for an unknown queue.
+// configuration and every partition with live counters and the queue-mode cursor,
+// plus (queen only) the whole stored option set as options; 404 {"error":"Queue not
+// found"} for an unknown queue.
 func (s *Server) handleStatusQueue(w http.ResponseWriter, r *http.Request) error {
 	name, err := pathParam(r, "queue")
 	if err != nil {
@@ -116,6 +117,8 @@ func (s *Server) handleStatusQueue(w http.ResponseWriter, r *http.Request) error
 		})
 	}
 	out.Totals = api.StatusTotals{Messages: counters(totals), Counters: counters(totals)}
+	opts := optionsEcho(o)
+	out.Options = &opts
 	return writeJSON(w, http.StatusOK, out)
 }
 

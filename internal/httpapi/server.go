@@ -145,7 +145,11 @@ func (s *Server) routes() {
 	r.Get(v1+"/messages", s.handle(s.handleMessageList))
 	r.Get(v1+"/messages/{partitionId}/{transactionId}", s.handle(s.handleMessageGet))
 	r.Delete(v1+"/messages/{partitionId}/{transactionId}", s.handle(s.handleMessageDelete))
+	r.Post(v1+"/messages/{partitionId}/{transactionId}/retry", s.handle(s.handleMessageRetry))
 	r.Get(v1+"/dlq", s.handle(s.handleDLQList))
+	r.Delete(v1+"/dlq", s.handle(s.handleDLQPurge))
+	r.Post(v1+"/dlq/requeue", s.handle(s.handleDLQRequeue))
+	r.Get(v1+"/auth/whoami", s.handle(s.handleWhoami))
 	r.Post(v1+"/traces", s.handle(s.handleTraceCreate))
 	r.Get(v1+"/traces/names", s.handle(s.handleTraceNames))
 	r.Get(v1+"/traces/by-name/{traceName}", s.handle(s.handleTraceByName))
@@ -184,6 +188,10 @@ func (s *Server) routes() {
 	r.Post(v1+"/system/maintenance", s.handle(s.handleMaintenanceSet))
 	r.Get(v1+"/system/maintenance/pop", s.handle(s.handlePopMaintenanceGet))
 	r.Post(v1+"/system/maintenance/pop", s.handle(s.handlePopMaintenanceSet))
+	// Cluster views for the dashboard (handlers_replicas.go).
+	r.Get(v1+"/system/replicas", s.handle(s.handleReplicas))
+	r.Get(v1+"/system/longpolls", s.handle(s.handleLongPolls))
+	r.Get(v1+"/analytics/consumer-lag", s.handle(s.handleConsumerLag))
 
 	// Streams: the SDKs' Stream runtime, then the operator routes of queenctl streams.
 	const streams = "/streams/v1"

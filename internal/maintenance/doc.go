@@ -1,7 +1,8 @@
 // Package maintenance runs queen's cluster-wide periodic jobs (docs/retention.md):
 // retention, completed retention, eviction, dead-letter retention, empty-partition
-// and stale consumer-state cleanup, lease reclaim and the cleanup of the analytics
-// tables.
+// and stale consumer-state cleanup, lease reclaim, the cleanup of the analytics
+// tables, the per-minute consumer-lag sample and the cleanup of the rows of replicas
+// that stopped their heartbeat.
 //
 // Every replica runs every job's loop. A cycle runs on exactly one of them:
 //

@@ -38,6 +38,14 @@ type Settings struct {
 	// (PARTITION_LOOKUP_RECONCILE_LOOKBACK_SECONDS).
 	LookupReconcileInterval time.Duration
 	LookupReconcileLookback time.Duration
+	// ConsumerLagInterval paces the consumer-lag sample (default ConsumerLagInterval)
+	// and ConsumerLagPairs caps the (group, queue) pairs one sample covers (default
+	// ConsumerLagMaxPairs).
+	ConsumerLagInterval time.Duration
+	ConsumerLagPairs    int
+	// ReplicaRetention: replica rows not written for this long are deleted (default
+	// ReplicaRetention).
+	ReplicaRetention time.Duration
 	// NowFunc is the clock passed to the queries (tests move it forward); nil: time.Now.
 	NowFunc func() time.Time
 }
@@ -52,6 +60,23 @@ const (
 	JobConsumerCleanup    = "consumer_cleanup"
 	JobLeaseReclaim       = "lease_reclaim"
 	JobMetricsCleanup     = "metrics_cleanup"
+	JobConsumerLag        = "consumer_lag_sample"
+	JobReplicaCleanup     = "replica_cleanup"
+)
+
+// Defaults of the consumer-lag sample and the replica cleanup.
+const (
+	// ConsumerLagInterval is how often the lag of every consumer group is sampled:
+	// the resolution of GET /api/v1/analytics/consumer-lag.
+	ConsumerLagInterval = time.Minute
+	// ConsumerLagMaxPairs caps the (consumer group, queue) pairs one sample covers,
+	// the first ones by group and queue name: a sample counts the unconsumed messages
+	// of their cursors, so its cost grows with the pairs and their backlog. A cycle
+	// that leaves pairs out reports itself truncated.
+	ConsumerLagMaxPairs = 1000
+	// ReplicaRetention is how long the row of a replica that stopped writing its
+	// heartbeat stays listed (stale or draining) before it is deleted.
+	ReplicaRetention = time.Hour
 )
 
 // partitionCleanupLimit is upstream's cap on partitions deleted per cycle.
@@ -75,6 +100,15 @@ func Jobs(st *store.Store, s Settings) []Job {
 	}
 	if s.NowFunc == nil {
 		s.NowFunc = time.Now
+	}
+	if s.ConsumerLagInterval <= 0 {
+		s.ConsumerLagInterval = ConsumerLagInterval
+	}
+	if s.ConsumerLagPairs <= 0 {
+		s.ConsumerLagPairs = ConsumerLagMaxPairs
+	}
+	if s.ReplicaRetention <= 0 {
+		s.ReplicaRetention = ReplicaRetention
 	}
 	now := s.NowFunc
 	batches := func(f func(ctx context.Context, limit int) (int64, error)) func(context.Context) (Result, error) {
@@ -125,6 +159,15 @@ func Jobs(st *store.Store, s Settings) []Job {
 				}
 				return total, nil
 			}},
+		&job{name: JobConsumerLag, interval: s.ConsumerLagInterval,
+			run: func(ctx context.Context) (Result, error) {
+				n, truncated, err := st.ConsumerLagSample(ctx, now(), s.ConsumerLagPairs)
+				return Result{Rows: n, Batches: 1, Truncated: truncated}, err
+			}},
+		&job{name: JobReplicaCleanup, interval: s.RetentionInterval,
+			run: batches(func(ctx context.Context, n int) (int64, error) {
+				return st.ReplicaCleanupBatch(ctx, now().Add(-s.ReplicaRetention), n)
+			})},
 	}
 	if s.LookupReconcileInterval > 0 {
 		jobs = append(jobs, &lookupReconcile{st: st, interval: s.LookupReconcileInterval,

@@ -270,6 +270,7 @@ func TestCleanupJobs(t *testing.T) {
 			INSERT INTO queen.queue_parked_activity (bucket_time, queue_name, hostname, worker_id) VALUES (now() - interval '200 days', 'a', 'h', 'w');
 			INSERT INTO queen.system_activity (bucket_time, hostname, worker_id, pid) VALUES (now() - interval '200 days', 'h', 'w', 1);
 			INSERT INTO queen.retention_history (partition_id, messages_deleted, retention_type, executed_at) VALUES (NULL, 1, 'retention', now() - interval '200 days');
+			INSERT INTO queen.consumer_lag_history (bucket_time, consumer_group, queue_name) VALUES (now() - interval '200 days', 'g', 'a'), (now(), 'g', 'a');
 			-- Upstream's tables of the same purpose, in upstream's layout.
 			INSERT INTO queen.queue_lag_metrics (bucket_time, queue_name) VALUES (now() - interval '200 days', 'a'), (now(), 'a');
 			INSERT INTO queen.worker_metrics (bucket_time, hostname, worker_id, pid) VALUES (now() - interval '200 days', 'h', 0, 1);
@@ -277,7 +278,8 @@ func TestCleanupJobs(t *testing.T) {
 			INSERT INTO queen.system_metrics ("timestamp", hostname, port, worker_id, metrics) VALUES (now() - interval '200 days', 'h', 6632, 'w', '{}');
 			INSERT INTO queen.messages_consumed (consumer_group, messages_completed, acked_at) VALUES ('g', 1, now() - interval '200 days')`)
 		require.NoError(t, err)
-		require.EqualValues(t, 10, run(t, job(t, jobs, maintenance.JobMetricsCleanup)).Rows)
+		require.EqualValues(t, 11, run(t, job(t, jobs, maintenance.JobMetricsCleanup)).Rows)
+		require.Equal(t, 1, tb.count(t, `SELECT count(*) FROM queen.consumer_lag_history`), "the recent sample stays")
 		require.Equal(t, 1, tb.count(t, `SELECT count(*) FROM queen.queue_activity WHERE queue_name = 'a'`),
 			"the partition cleanup above counted its deletions in a row of queue 'empty'")
 		require.Equal(t, 1, tb.count(t, `SELECT count(*) FROM queen.queue_lag_metrics`))

@@ -81,6 +81,7 @@ type Runner struct {
 	logger  *slog.Logger
 	metrics *metrics
 	sem     chan struct{}
+	states  *jobStates
 }
 
 // New returns a runner of jobs and registers its metric families on reg.
@@ -107,7 +108,7 @@ func New(st *store.Store, jobs []Job, reg prometheus.Registerer, opts Options) (
 		}
 	}
 	return &Runner{store: st, jobs: jobs, opts: opts, logger: opts.Logger, metrics: m,
-		sem: make(chan struct{}, opts.MaxConcurrent)}, nil
+		sem: make(chan struct{}, opts.MaxConcurrent), states: newJobStates(jobs)}, nil
 }
 
 // Jobs returns the runner's jobs.
@@ -171,13 +172,16 @@ func (r *Runner) RunCycle(ctx context.Context, j Job) (Outcome, Result, error) {
 	switch {
 	case errors.Is(err, store.ErrJobLocked):
 		r.metrics.runs.WithLabelValues(name, string(OutcomeLocked)).Inc()
+		r.states.record(name, OutcomeLocked, false, time.Time{}, nil)
 		return OutcomeLocked, Result{}, nil
 	case errors.Is(err, store.ErrJobNotDue):
 		r.metrics.runs.WithLabelValues(name, string(OutcomeNotDue)).Inc()
+		r.states.record(name, OutcomeNotDue, false, time.Time{}, nil)
 		return OutcomeNotDue, Result{}, nil
 	case err != nil:
 		if ctx.Err() == nil {
 			r.metrics.runs.WithLabelValues(name, string(OutcomeError)).Inc()
+			r.states.record(name, OutcomeError, false, time.Time{}, err)
 			level := slog.LevelWarn
 			if errors.Is(err, queue.ErrUnavailable) {
 				level = slog.LevelDebug // an outage: the broker reports it already
@@ -202,6 +206,7 @@ func (r *Runner) RunCycle(ctx context.Context, j Job) (Outcome, Result, error) {
 		out = OutcomeError
 	}
 	r.metrics.observe(name, out, res, took)
+	r.states.record(name, out, true, start, runErr)
 	attrs := []any{"job", name, "rows", res.Rows, "batches", res.Batches, "duration", took.Round(time.Millisecond).String()}
 	switch {
 	case runErr != nil:

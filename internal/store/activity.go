@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +14,17 @@ import (
 // maxSeriesRows bounds every analytics series read: a 7-day window at one-minute
 // resolution for a few dozen queues, far more than a dashboard draws.
 const maxSeriesRows = 50000
+
+// deriveTimeout bounds the commit of the activity counters and the recomputation of
+// the derived columns after it, which both run even when the caller's context is done
+// (a flush on shutdown), so that a cancellation cannot turn a written flush into a
+// failed one.
+const deriveTimeout = 5 * time.Second
+
+// ErrActivityDerive marks an ActivityAdd whose counters were written but whose derived
+// columns were not recomputed. The flush must not be retried (its counters would count
+// twice); the next flush of the same keys recomputes them.
+var ErrActivityDerive = errors.New("activity counters written, derived columns not recomputed")
 
 // sqlQueueActivityAdd adds per-(minute, queue) counters to queue_activity. Rows
 // arrive sorted by (bucket, queue), so two brokers flushing at once lock shared rows
@@ -172,7 +185,8 @@ ON CONFLICT (bucket_time, queue_name) DO UPDATE SET
 // ActivityAdd writes one flush of a broker's activity recorder: the counters are
 // added (one transaction, so a failed flush can be retried without counting twice),
 // then the derived per-queue columns are recomputed in a second statement. Rows must
-// have unique keys.
+// have unique keys. An error matching ErrActivityDerive means the counters are
+// written: retrying the flush would count them twice.
 func (s *Store) ActivityAdd(ctx context.Context, f ActivityFlush) error {
 	if f.IsEmpty() {
 		return nil
@@ -206,11 +220,8 @@ func (s *Store) ActivityAdd(ctx context.Context, f ActivityFlush) error {
 		}
 		batch.Queue(sqlSystemActivityPut, f.Hostname, f.WorkerID, f.PID, buckets, samples, docs)
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return tx.SendBatch(ctx, batch).Close()
-	})
-	if err != nil {
-		return interpretError(err)
+	if err := s.activityCommit(ctx, batch); err != nil {
+		return err
 	}
 	keys := make(map[[2]string]time.Time)
 	for _, q := range f.Queues {
@@ -223,8 +234,29 @@ func (s *Store) ActivityAdd(ctx context.Context, f ActivityFlush) error {
 	for k, b := range keys {
 		buckets, names = append(buckets, b), append(names, k[1])
 	}
-	_, err = s.pool.Exec(ctx, sqlQueueActivityDerive, buckets, names)
-	return interpretError(err)
+	deriveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deriveTimeout)
+	defer cancel()
+	if _, err := s.pool.Exec(deriveCtx, sqlQueueActivityDerive, buckets, names); err != nil {
+		return fmt.Errorf("store: %w: %w", ErrActivityDerive, interpretError(err))
+	}
+	return nil
+}
+
+// activityCommit runs batch in one transaction. The commit itself ignores ctx's
+// cancellation (bounded by deriveTimeout): a cancellation then either rolls the
+// counters back or leaves them committed, never committed behind an error.
+func (s *Store) activityCommit(ctx context.Context, batch *pgx.Batch) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return interpretError(err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+		return interpretError(err)
+	}
+	commitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deriveTimeout)
+	defer cancel()
+	return interpretError(tx.Commit(commitCtx))
 }
 
 func cmpBucketKey(a, b time.Time, qa, qb string) int {

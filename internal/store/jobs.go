@@ -208,16 +208,17 @@ SELECT count(*) FROM u`, before, limit)
 }
 
 // metricsTables are the per-minute analytics tables and the retention history, with
-// their time column: queen's own activity tables, then upstream's analytics tables,
-// which an adopted database keeps (upstream's partition triggers still add to
-// queue_lag_metrics; messages_consumed holds upstream's acks) and which upstream's own
-// cleanup trims only in part. Each time column is indexed.
+// their time column: queen's own activity tables and consumer-lag samples, then
+// upstream's analytics tables, which an adopted database keeps (upstream's partition
+// triggers still add to queue_lag_metrics; messages_consumed holds upstream's acks) and
+// which upstream's own cleanup trims only in part. Each time column is indexed.
 var metricsTables = []struct{ table, column string }{
 	{"queue_activity", "bucket_time"},
 	{"worker_activity", "bucket_time"},
 	{"queue_parked_activity", "bucket_time"},
 	{"system_activity", "bucket_time"},
 	{"retention_history", "executed_at"},
+	{"consumer_lag_history", "bucket_time"},
 	{"queue_lag_metrics", "bucket_time"},
 	{"worker_metrics", "bucket_time"},
 	{"queue_parked_replica", "bucket_time"},

@@ -1,0 +1,100 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// sqlConsumerLagSample writes one sample of sqlCursorLag per (group, queue) into
+// consumer_lag_history, in the minute of $3. Only the first $2 pairs by group and
+// queue name are sampled, so a sample counts the backlog of at most $2 pairs' cursors;
+// the second column reports that more pairs exist. A sample replaces one taken earlier
+// in the same minute. $1 is sqlCursorLag's group filter (NULL: every group).
+const sqlConsumerLagSample = `
+WITH pairs AS (
+    SELECT DISTINCT pc.consumer_group::text AS grp, q.name::text AS qname
+    FROM queen.partition_consumers pc
+    JOIN queen.partitions p ON p.id = pc.partition_id
+    JOIN queen.queues q ON q.id = p.queue_id
+    ORDER BY 1, 2
+    LIMIT $2::integer + 1
+),
+taken AS (SELECT x.grp, x.qname FROM pairs x ORDER BY x.grp, x.qname LIMIT $2::integer),
+c AS (` + sqlCursorLag + `
+  AND (pc.consumer_group::text, q.name::text) IN (SELECT t.grp, t.qname FROM taken t)),
+g AS (
+    SELECT c.grp, c.qname, count(*)::int AS members, (count(*) FILTER (WHERE c.lag > 0))::int AS with_lag,
+           coalesce(sum(c.lag), 0)::bigint AS total_lag, min(c.oldest) AS oldest
+    FROM c
+    GROUP BY c.grp, c.qname
+),
+ins AS (
+    INSERT INTO queen.consumer_lag_history AS t (bucket_time, consumer_group, queue_name, total_lag,
+        max_time_lag_seconds, partitions_with_lag, partitions, sampled_at)
+    SELECT date_trunc('minute', $3::timestamptz), g.grp, g.qname, g.total_lag,
+           greatest(coalesce(extract(epoch FROM now() - g.oldest), 0), 0)::float8, g.with_lag, g.members, now()
+    FROM g
+    ORDER BY g.grp, g.qname
+    ON CONFLICT (bucket_time, consumer_group, queue_name) DO UPDATE SET
+        total_lag            = excluded.total_lag,
+        max_time_lag_seconds = excluded.max_time_lag_seconds,
+        partitions_with_lag  = excluded.partitions_with_lag,
+        partitions           = excluded.partitions,
+        sampled_at           = excluded.sampled_at
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM pairs) > $2::integer`
+
+// ConsumerLagSample records the lag of the first maxPairs (consumer group, queue)
+// pairs by name in consumer_lag_history, in the minute of now. It returns the rows
+// written and whether more pairs exist than were sampled.
+func (s *Store) ConsumerLagSample(ctx context.Context, now time.Time, maxPairs int) (rows int64, truncated bool, err error) {
+	err = s.pool.QueryRow(ctx, sqlConsumerLagSample, nil, maxPairs, now).Scan(&rows, &truncated)
+	if err != nil {
+		return 0, false, interpretError(err)
+	}
+	return rows, truncated, nil
+}
+
+// ConsumerLagPoint is one bucket of a consumer group's lag on one queue. A bucket
+// wider than a minute holds the largest of its minutes' samples, field by field.
+type ConsumerLagPoint struct {
+	Bucket            time.Time
+	Group             string
+	Queue             string
+	TotalLag          int64
+	MaxTimeLag        time.Duration
+	PartitionsWithLag int
+}
+
+// sqlConsumerLagSeries reads consumer_lag_history per (bucket of $3 seconds, group,
+// queue) in [$1, $2), oldest first; $4 group and $5 queue ("" = any).
+const sqlConsumerLagSeries = `
+SELECT ` + bucketOf + `h.bucket_time` + bucketEnd + ` AS b, h.consumer_group, h.queue_name,
+       max(h.total_lag)::bigint, max(h.max_time_lag_seconds)::float8, max(h.partitions_with_lag)::int
+FROM queen.consumer_lag_history h
+WHERE h.bucket_time >= $1 AND h.bucket_time < $2
+  AND ($4::text = '' OR h.consumer_group = $4::text)
+  AND ($5::text = '' OR h.queue_name = $5::text)
+GROUP BY 1, 2, 3
+ORDER BY 1, 2, 3
+LIMIT $6`
+
+// ConsumerLagSeries returns the lag samples in f's window per bucket, group and
+// queue, oldest first, at most maxSeriesRows; group and f.Queue filter ("" = any).
+func (s *Store) ConsumerLagSeries(ctx context.Context, f SeriesFilter, group string) ([]ConsumerLagPoint, error) {
+	rows, err := s.pool.Query(ctx, sqlConsumerLagSeries, f.From, f.To, bucketSeconds(f), group, f.Queue, maxSeriesRows)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ConsumerLagPoint, error) {
+		var p ConsumerLagPoint
+		var lagSeconds float64
+		err := row.Scan(&p.Bucket, &p.Group, &p.Queue, &p.TotalLag, &lagSeconds, &p.PartitionsWithLag)
+		p.Bucket, p.MaxTimeLag = p.Bucket.UTC(), secondsDuration(lagSeconds)
+		return p, err
+	})
+	return out, interpretError(err)
+}
