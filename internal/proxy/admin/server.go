@@ -1,0 +1,155 @@
+package admin
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/queenmq/queen/internal/proxy/gateway"
+	"github.com/queenmq/queen/internal/proxy/store"
+	"github.com/queenmq/queen/internal/proxy/tenant"
+)
+
+// Options are what the admin API is built from.
+type Options struct {
+	// Token is the admin bearer token; "" refuses every call.
+	Token    string
+	Store    *store.Store
+	Gateway  *gateway.Server
+	Gatherer prometheus.Gatherer
+	Logger   *slog.Logger
+	Now      func() time.Time
+}
+
+// Server is the admin API's handler.
+type Server struct {
+	opts    Options
+	digest  [32]byte
+	handler http.Handler
+}
+
+// New builds the admin API.
+func New(o Options) *Server {
+	s := &Server{opts: o, digest: sha256.Sum256([]byte(o.Token))}
+	r := chi.NewRouter()
+	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
+		writeErr(w, http.StatusNotFound, "not_found", "Not found")
+	})
+	r.Get("/health", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
+	r.Get("/health/ready", func(w http.ResponseWriter, r *http.Request) {
+		s.opts.Gateway.Handler().ServeHTTP(w, r)
+	})
+	r.Group(func(r chi.Router) {
+		r.Use(s.authenticate)
+		r.Method(http.MethodGet, "/metrics/prometheus", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
+		r.Get("/admin/v1/tenants", s.handle(s.tenantList))
+		r.Post("/admin/v1/tenants", s.handle(s.tenantCreate))
+		r.Get("/admin/v1/tenants/{id}", s.handle(s.tenantGet))
+		r.Patch("/admin/v1/tenants/{id}", s.handle(s.tenantPatch))
+		r.Delete("/admin/v1/tenants/{id}", s.handle(s.tenantDelete))
+		r.Post("/admin/v1/tenants/{id}/purge", s.handle(s.tenantPurge))
+		r.Get("/admin/v1/tenants/{id}/keys", s.handle(s.keyList))
+		r.Post("/admin/v1/tenants/{id}/keys", s.handle(s.keyCreate))
+		r.Post("/admin/v1/keys/{id}/rotate", s.handle(s.keyRotate))
+		r.Delete("/admin/v1/keys/{id}", s.handle(s.keyRevoke))
+		r.Get("/admin/v1/tenants/{id}/usage", s.handle(s.tenantUsage))
+		r.Get("/admin/v1/usage", s.handle(s.allUsage))
+		r.Get("/admin/v1/upstreams", s.handle(s.upstreams))
+		r.Get("/admin/v1/replicas", s.handle(s.replicas))
+	})
+	s.handler = r
+	return s
+}
+
+// Handler is the admin listener's root handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// authenticate requires the admin token.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		got := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+		if s.opts.Token == "" || !strings.EqualFold(scheme, "bearer") || subtle.ConstantTimeCompare(got[:], s.digest[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			writeErr(w, http.StatusUnauthorized, "unauthenticated", "Authentication required")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle maps a handler's error to its status, code and message.
+func (s *Server) handle(h handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		err := h(w, r)
+		if err == nil {
+			return
+		}
+		var ve *tenant.ValidationError
+		var he *httpError
+		switch {
+		case errors.As(err, &he):
+			writeErr(w, he.status, he.code, he.msg)
+		case errors.As(err, &ve):
+			writeErr(w, http.StatusBadRequest, "invalid_argument", ve.Error())
+		case errors.Is(err, tenant.ErrNotFound):
+			writeErr(w, http.StatusNotFound, "not_found", "not found")
+		case errors.Is(err, tenant.ErrAlreadyExists):
+			writeErr(w, http.StatusConflict, "already_exists", "already exists (ids are never reused)")
+		case errors.Is(err, tenant.ErrConflict):
+			writeErr(w, http.StatusConflict, "conflict", err.Error())
+		case errors.Is(err, tenant.ErrUnavailable):
+			w.Header().Set("Retry-After", "1")
+			writeErr(w, http.StatusServiceUnavailable, "unavailable", "proxy database unavailable")
+		default:
+			s.opts.Logger.Error("admin request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+			writeErr(w, http.StatusInternalServerError, "internal", "internal server error")
+		}
+	}
+}
+
+// httpError is an answer chosen by the handler.
+type httpError struct {
+	status    int
+	code, msg string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func badRequest(msg string) error {
+	return &httpError{status: http.StatusBadRequest, code: "invalid_argument", msg: msg}
+}
+
+func writeErr(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg, "code": code})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// decode reads a JSON body strictly.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badRequest("invalid JSON body: " + err.Error())
+	}
+	return nil
+}
+
+// actor names who made a change, for the audit log.
+func actor(*http.Request) string { return "admin-token" }

@@ -1,0 +1,194 @@
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// setting is one variable: its default, whether it is secret, and how it is stored.
+type setting struct {
+	name, def string
+	// fallback is a variable read when name is unset (0.15's names).
+	fallback string
+	secret   bool
+	// credentialIsPath takes a credential of the setting's name as a file path (a
+	// TLS key) rather than as the value.
+	credentialIsPath bool
+	doc              string
+	set              func(c *Config, v string) error
+}
+
+// settings is the table that drives Load and Print.
+var settings = []setting{
+	{name: "HOST", def: "0.0.0.0", doc: "public listener address", set: func(c *Config, v string) error { c.Host = v; return nil }},
+	{name: "PORT", def: "6640", doc: "public listener port", set: func(c *Config, v string) error {
+		n, err := parseInt(v, 0, 65535)
+		c.Port = int(n)
+		return err
+	}},
+	{name: "QUEEN_PROXY_ADMIN_LISTEN", def: "127.0.0.1:6641", doc: "admin API and metrics listener", set: func(c *Config, v string) error {
+		if _, err := netip.ParseAddrPort(v); err != nil && !strings.HasPrefix(v, "localhost:") {
+			return fmt.Errorf("%q is not host:port", v)
+		}
+		c.AdminListen = v
+		return nil
+	}},
+	{name: "QUEEN_PROXY_UPSTREAMS", def: "http://127.0.0.1:6632", fallback: "QUEEN_SERVER_URL", doc: "broker URLs, comma-separated", set: func(c *Config, v string) (err error) {
+		c.Upstreams, err = parseUpstreams(v)
+		return err
+	}},
+	{name: "QUEEN_TENANCY_HEADER", def: "X-Queen-Tenant", doc: "tenancy header, the brokers' QUEEN_TENANCY_HEADER", set: func(c *Config, v string) error {
+		if !validHeaderName(v) {
+			return fmt.Errorf("%q is not a header name", v)
+		}
+		c.TenancyHeader = v
+		return nil
+	}},
+	{name: "PG_HOST", def: "localhost", set: func(c *Config, v string) error { c.PGHost = v; return nil }},
+	{name: "PG_PORT", def: "5432", set: func(c *Config, v string) error {
+		_, err := parseInt(v, 1, 65535)
+		c.PGPort = v
+		return err
+	}},
+	{name: "PG_USER", def: "postgres", set: func(c *Config, v string) error { c.PGUser = v; return nil }},
+	{name: "PG_PASSWORD", def: "postgres", secret: true, set: func(c *Config, v string) error { c.PGPassword = v; return nil }},
+	{name: "PG_DB", def: "postgres", set: func(c *Config, v string) error { c.PGDB = v; return nil }},
+	{name: "PG_USE_SSL", def: "false", set: boolSetter(func(c *Config) *bool { return &c.PGUseSSL })},
+	{name: "DB_POOL_SIZE", def: "10", set: func(c *Config, v string) error {
+		n, err := parseInt(v, 2, 1000)
+		c.DBPoolSize = int(n)
+		return err
+	}},
+	{name: "DB_CONNECTION_TIMEOUT", def: "2000", doc: "milliseconds", set: func(c *Config, v string) (err error) {
+		c.DBConnectionTimeout, err = parseMillis(v)
+		return err
+	}},
+	{name: "DB_STATEMENT_TIMEOUT", def: "30000", doc: "milliseconds", set: func(c *Config, v string) (err error) {
+		c.DBStatementTimeout, err = parseMillis(v)
+		return err
+	}},
+	{name: "QUEEN_PROXY_BROKER_AUTH", def: "none", doc: "none or jwt", set: func(c *Config, v string) error {
+		if v != "none" && v != "jwt" {
+			return fmt.Errorf("%q is not none or jwt", v)
+		}
+		c.BrokerAuth = v
+		return nil
+	}},
+	{name: "QUEEN_PROXY_BROKER_JWT_KEY", fallback: "JWT_SECRET", secret: true, doc: "PEM private key (Ed25519, RSA >= 2048) or HS256 secret", set: func(c *Config, v string) (err error) {
+		if v == "" {
+			return nil
+		}
+		c.BrokerJWTKey, err = parseSigningKey(v)
+		return err
+	}},
+	{name: "QUEEN_PROXY_BROKER_JWT_ISSUER", def: "queen-proxy", set: func(c *Config, v string) error { c.BrokerJWTIssuer = v; return nil }},
+	{name: "QUEEN_PROXY_BROKER_JWT_AUDIENCE", def: "queen", set: func(c *Config, v string) error { c.BrokerJWTAudience = v; return nil }},
+	{name: "QUEEN_PROXY_BROKER_JWT_TTL", def: "5m", set: durationSetter(time.Minute, time.Hour, func(c *Config) *time.Duration { return &c.BrokerJWTTTL })},
+	{name: "QUEEN_PROXY_BROKER_ROLE_ADMIN", def: "admin", set: func(c *Config, v string) error { c.BrokerRoleAdmin = v; return nil }},
+	{name: "QUEEN_PROXY_BROKER_ROLE_READ_WRITE", def: "read-write", set: func(c *Config, v string) error { c.BrokerRoleReadWrite = v; return nil }},
+	{name: "QUEEN_PROXY_BROKER_ROLE_READ_ONLY", def: "read-only", set: func(c *Config, v string) error { c.BrokerRoleReadOnly = v; return nil }},
+	{name: "QUEEN_PROXY_ADMIN_TOKEN", secret: true, doc: "bearer token of the admin API, >= 32 characters", set: func(c *Config, v string) error { c.AdminToken = v; return nil }},
+	{name: "QUEEN_PROXY_LOGIN", def: "true", set: boolSetter(func(c *Config) *bool { return &c.Login })},
+	{name: "QUEEN_PROXY_SESSION_KEY", secret: true, set: func(c *Config, v string) error { c.SessionKey = v; return nil }},
+	{name: "QUEEN_PROXY_SESSION_TTL", def: "24h", set: durationSetter(time.Minute, 30*24*time.Hour, func(c *Config) *time.Duration { return &c.SessionTTL })},
+	{name: "QUEEN_PROXY_TLS_CERT_FILE", credentialIsPath: true, doc: "a path, or a credential of that name", set: func(c *Config, v string) error { c.TLSCertFile = v; return nil }},
+	{name: "QUEEN_PROXY_TLS_KEY_FILE", credentialIsPath: true, doc: "a path, or a credential of that name", set: func(c *Config, v string) error { c.TLSKeyFile = v; return nil }},
+	{name: "QUEEN_PROXY_TRUSTED_PROXIES", doc: "CIDRs allowed to set X-Forwarded-*", set: func(c *Config, v string) error {
+		c.TrustedProxies = nil
+		for part := range strings.SplitSeq(v, ",") {
+			if part = strings.TrimSpace(part); part == "" {
+				continue
+			}
+			p, err := netip.ParsePrefix(part)
+			if err != nil {
+				return fmt.Errorf("%q is not a CIDR", part)
+			}
+			c.TrustedProxies = append(c.TrustedProxies, p)
+		}
+		return nil
+	}},
+	{name: "QUEEN_PROXY_CORS_ALLOWED_ORIGINS", set: func(c *Config, v string) error {
+		c.CORSAllowedOrigins = nil
+		for part := range strings.SplitSeq(v, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				c.CORSAllowedOrigins = append(c.CORSAllowedOrigins, part)
+			}
+		}
+		return nil
+	}},
+	{name: "QUEEN_PROXY_MAX_BODY_BYTES", def: "16777216", set: func(c *Config, v string) (err error) {
+		c.MaxBodyBytes, err = parseInt(v, 1024, 1<<30)
+		return err
+	}},
+	{name: "QUEEN_PROXY_MAX_POP_TIMEOUT", def: "120s", set: durationSetter(time.Second, time.Hour, func(c *Config) *time.Duration { return &c.MaxPopTimeout })},
+	{name: "QUEEN_PROXY_UPSTREAM_TIMEOUT", def: "60s", set: durationSetter(time.Second, time.Hour, func(c *Config) *time.Duration { return &c.UpstreamTimeout })},
+	{name: "QUEEN_PROXY_UPSTREAM_CHECK_INTERVAL", def: "2s", set: durationSetter(100*time.Millisecond, time.Minute, func(c *Config) *time.Duration { return &c.UpstreamCheckInterval })},
+	{name: "QUEEN_PROXY_AUTH_CACHE_TTL", def: "5s", set: durationSetter(100*time.Millisecond, 10*time.Minute, func(c *Config) *time.Duration { return &c.AuthCacheTTL })},
+	{name: "QUEEN_PROXY_LIMITER_SYNC_INTERVAL", def: "1s", set: durationSetter(50*time.Millisecond, time.Minute, func(c *Config) *time.Duration { return &c.LimiterSyncInterval })},
+	{name: "QUEEN_PROXY_USAGE_REFRESH", def: "30s", set: durationSetter(100*time.Millisecond, time.Hour, func(c *Config) *time.Duration { return &c.UsageRefresh })},
+	{name: "QUEEN_PROXY_USAGE_FLUSH_INTERVAL", def: "10s", set: durationSetter(100*time.Millisecond, time.Minute, func(c *Config) *time.Duration { return &c.UsageFlushInterval })},
+	{name: "QUEEN_PROXY_QUOTA_FAIL_CLOSED", def: "false", set: boolSetter(func(c *Config) *bool { return &c.QuotaFailClosed })},
+	{name: "QUEEN_PROXY_SHUTDOWN_TIMEOUT", def: "20s", set: durationSetter(0, 10*time.Minute, func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
+	{name: "LOG_LEVEL", def: "info", doc: "debug, info, warn or error", set: func(c *Config, v string) error {
+		return c.LogLevel.UnmarshalText([]byte(v))
+	}},
+	{name: "QUEEN_PROXY_LOG_FORMAT", def: "json", doc: "json or text", set: func(c *Config, v string) error {
+		if v != "json" && v != "text" {
+			return fmt.Errorf("%q is not json or text", v)
+		}
+		c.LogFormat = v
+		return nil
+	}},
+	{name: "QUEEN_PROXY_INSTANCE", doc: "name of this replica (default: the host name)", set: func(c *Config, v string) error { c.Instance = v; return nil }},
+}
+
+func boolSetter(field func(*Config) *bool) func(*Config, string) error {
+	return func(c *Config, v string) (err error) {
+		*field(c), err = parseBool(v)
+		return err
+	}
+}
+
+func durationSetter(lo, hi time.Duration, field func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) (err error) {
+		*field(c), err = parseDuration(v, lo, hi)
+		return err
+	}
+}
+
+// suggest names the closest known variable, for a typo.
+func suggest(name string) string {
+	best, bestD := "", 4
+	for _, s := range settings {
+		if d := distance(name, s.name); d < bestD {
+			best, bestD = s.name, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return " (did you mean " + best + "?)"
+}
+
+// distance is the Levenshtein distance of a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,79 @@
+package daemon_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestQuotas(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{env: []string{"QUEEN_PROXY_USAGE_REFRESH=300ms"}})
+	p := b.proxy
+	createTenant(t, p, tenantSpec{ID: "acme", Quotas: map[string]any{"maxMessages": 100, "maxQueues": 2}})
+	k := createKey(t, p, "acme", "write")
+
+	for range 10 {
+		require.Equal(t, http.StatusCreated, call(t, http.MethodPost, p.URL+"/api/v1/push", k.Key, pushBody("orders", 10, nil)).status)
+	}
+	// Once a snapshot counts the 100 stored messages, one more is refused.
+	eventually(t, 5*time.Second, func() bool {
+		var v struct {
+			Usage struct {
+				Messages   int64      `json:"messages"`
+				ComputedAt *time.Time `json:"computedAt"`
+			} `json:"usage"`
+		}
+		p.Admin(t, http.MethodGet, "/admin/v1/tenants/acme", nil, &v)
+		return v.Usage.Messages == 100 && v.Usage.ComputedAt != nil
+	}, "no snapshot counts 100 messages")
+	hits := b.shim.Hits()
+	r := call(t, http.MethodPost, p.URL+"/api/v1/push", k.Key, pushBody("orders", 1, nil))
+	require.Equal(t, http.StatusTooManyRequests, r.status)
+	require.Equal(t, "quota_exceeded", r.code(t))
+	require.Equal(t, "messages", limitOf(t, r))
+	require.NotEmpty(t, r.header.Get("Retry-After"))
+	require.Equal(t, hits, b.shim.Hits(), "the refused push reached the broker")
+
+	// The tenant over quota can still drain: all 100 pop and ack.
+	acked := 0
+	for acked < 100 {
+		r := call(t, http.MethodGet, p.URL+"/api/v1/pop/queue/orders?batch=50&wait=false", k.Key, nil)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		var pop struct {
+			Messages []struct {
+				TransactionID string `json:"transactionId"`
+				PartitionID   string `json:"partitionId"`
+			} `json:"messages"`
+			LeaseID string `json:"leaseId"`
+		}
+		r.json(t, &pop)
+		var acks []map[string]string
+		for _, m := range pop.Messages {
+			acks = append(acks, map[string]string{"transactionId": m.TransactionID, "partitionId": m.PartitionID,
+				"leaseId": pop.LeaseID, "status": "completed"})
+		}
+		r = call(t, http.MethodPost, p.URL+"/api/v1/ack/batch", k.Key, map[string]any{"acknowledgments": acks})
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		acked += len(pop.Messages)
+	}
+	require.Equal(t, 100, acked)
+
+	// maxQueues 2: "orders" exists; a second name passes, a third is refused and the
+	// existing ones are not blocked by the queue quota.
+	require.NoError(t, nil)
+	require.Equal(t, http.StatusOK, p.Admin(t, http.MethodPatch, "/admin/v1/tenants/acme",
+		map[string]any{"quotas": map[string]any{"maxMessages": 0}}, nil))
+	eventually(t, 3*time.Second, func() bool {
+		return call(t, http.MethodPost, p.URL+"/api/v1/push", k.Key, pushBody("orders", 1, nil)).status == http.StatusCreated
+	}, "the raised quota does not apply")
+	require.Equal(t, http.StatusCreated, call(t, http.MethodPost, p.URL+"/api/v1/push", k.Key, pushBody("billing", 1, nil)).status)
+	r = call(t, http.MethodPost, p.URL+"/api/v1/push", k.Key, pushBody("third", 1, nil))
+	require.Equal(t, http.StatusTooManyRequests, r.status)
+	require.Equal(t, "queues", limitOf(t, r))
+	for _, q := range []string{"orders", "billing"} {
+		require.Equal(t, http.StatusCreated, call(t, http.MethodPost, p.URL+"/api/v1/push", k.Key, pushBody(q, 1, nil)).status)
+	}
+}

@@ -1,0 +1,212 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/proxy/store"
+	"github.com/queenmq/queen/internal/proxy/tenant"
+)
+
+// parsedBody is what the proxy learns from a decoded body.
+type parsedBody struct {
+	// messages is the number of items pushed (push, transaction pushes).
+	messages int
+	// payloadBytes is the raw JSON length of every pushed payload.
+	payloadBytes int64
+	// queues are the queue names named by a push, transaction or configure.
+	queues []string
+	// acks is the number of ack items (ack, ack/batch).
+	acks int
+}
+
+// requestBody is a decoded body's original bytes, forwarded unchanged.
+type requestBody struct {
+	raw    []byte
+	parsed *parsedBody
+}
+
+// bodyLimit is the smaller of the proxy's and the tenant's body limit.
+func (s *Server) bodyLimit(cred *store.Credential) int64 {
+	limit := s.opts.MaxBodyBytes
+	if l := cred.Tenant.Limits.MaxRequestBytes; l > 0 && l < limit {
+		limit = l
+	}
+	return limit
+}
+
+func tooLarge(limit int64) error {
+	return errorf(http.StatusRequestEntityTooLarge, codePayloadTooLarge,
+		"request body larger than "+strconv.FormatInt(limit, 10)+" bytes")
+}
+
+// readBody enforces the body limit and decodes the bodies the proxy must read; other
+// bodies stream, limited, to the broker.
+func (s *Server) readBody(r *http.Request, rt *route, cred *store.Credential) ([]byte, *parsedBody, error) {
+	limit := s.bodyLimit(cred)
+	if r.ContentLength > limit {
+		return nil, nil, tooLarge(limit)
+	}
+	if rt.body == bodyStream {
+		r.Body = http.MaxBytesReader(nil, r.Body, limit)
+		return nil, &parsedBody{}, nil
+	}
+	raw, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, nil, errorf(http.StatusBadRequest, codeInvalidArgument, "could not read the request body")
+	}
+	if int64(len(raw)) > limit {
+		return nil, nil, tooLarge(limit)
+	}
+	p, err := parse(rt.body, raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, q := range p.queues {
+		if strings.Contains(q, ":") {
+			return nil, nil, errorf(http.StatusBadRequest, codeInvalidArgument, "queue names may not contain ':'")
+		}
+		if !cred.Key.AllowsQueue(q) {
+			return nil, nil, &apiError{status: http.StatusForbidden, code: codeForbidden,
+				msg: "this key may not use queue " + strconv.Quote(q), result: "forbidden"}
+		}
+	}
+	return raw, p, nil
+}
+
+func invalidBody(err error) error {
+	return errorf(http.StatusBadRequest, codeInvalidArgument, "invalid JSON body: "+err.Error())
+}
+
+// parse decodes one body of a kind the proxy reads.
+func parse(kind bodyKind, raw []byte) (*parsedBody, error) {
+	p := &parsedBody{}
+	switch kind {
+	case bodyPush:
+		var req struct {
+			Items []struct {
+				Queue   string          `json:"queue"`
+				Payload json.RawMessage `json:"payload"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal(raw, &req); err != nil {
+			return nil, invalidBody(err)
+		}
+		for _, it := range req.Items {
+			p.messages++
+			p.payloadBytes += int64(len(it.Payload))
+			p.queues = appendNew(p.queues, it.Queue)
+		}
+	case bodyTransaction:
+		var req api.TransactionRequest
+		if err := json.Unmarshal(raw, &req); err != nil {
+			return nil, invalidBody(err)
+		}
+		for _, op := range req.Operations {
+			if op.Type != api.TxOpPush {
+				continue
+			}
+			for _, it := range op.PushItems() {
+				p.messages++
+				p.payloadBytes += int64(len(it.Payload))
+				p.queues = appendNew(p.queues, it.Queue)
+			}
+		}
+	case bodyConfigure:
+		var req struct {
+			Queue string `json:"queue"`
+		}
+		if err := json.Unmarshal(raw, &req); err != nil {
+			return nil, invalidBody(err)
+		}
+		p.queues = appendNew(p.queues, req.Queue)
+	case bodyAck:
+		if !json.Valid(raw) {
+			return nil, invalidBody(errInvalidJSON)
+		}
+		p.acks = 1
+	case bodyAckBatch:
+		var req struct {
+			Acknowledgments []json.RawMessage `json:"acknowledgments"`
+		}
+		if err := json.Unmarshal(raw, &req); err != nil {
+			return nil, invalidBody(err)
+		}
+		p.acks = len(req.Acknowledgments)
+	}
+	return p, nil
+}
+
+var errInvalidJSON = errors.New("not a JSON document")
+
+func appendNew(names []string, n string) []string {
+	for _, have := range names {
+		if have == n {
+			return names
+		}
+	}
+	return append(names, n)
+}
+
+// admit takes a concurrency slot and the bucket tokens, then checks quotas. The
+// returned release frees the slot.
+func (s *Server) admit(x *exchange, cred *store.Credential, p *parsedBody) (func(), error) {
+	t := cred.Tenant
+	release, refused := s.opts.Limiter.Admit(t.ID, t.Limits, p.messages)
+	if refused != nil {
+		s.meter.Add(t.ID, func(u *tenant.Usage) { u.RejectedRate++ })
+		what := map[string]string{"requests": "requests per second", "messages": "messages per second",
+			"concurrency": "concurrent requests"}[refused.Limit]
+		return nil, &apiError{status: http.StatusTooManyRequests, code: codeRateLimited,
+			msg: "rate limit exceeded: " + what, limit: refused.Limit, retryAfter: refused.RetryAfter, result: "rate_limited"}
+	}
+	if x.route.body == bodyPush || x.route.body == bodyTransaction || x.route.body == bodyConfigure {
+		d := demand{messages: int64(p.messages), bytes: p.payloadBytes, queues: p.queues}
+		if err, failedOpen := s.quotas.admit(t.ID, t.Quotas, d); err != nil {
+			release()
+			s.meter.Add(t.ID, func(u *tenant.Usage) { u.RejectedQuota++ })
+			return nil, err
+		} else if failedOpen {
+			s.logger.Debug("usage snapshot stale: quotas fail open", "tenant", t.ID)
+		}
+	}
+	return release, nil
+}
+
+// canonicalPath refuses paths that proxy and broker could route differently.
+func canonicalPath(raw string) bool {
+	if i := strings.IndexByte(raw, '?'); i >= 0 {
+		raw = raw[:i]
+	}
+	if !strings.HasPrefix(raw, "/") || strings.Contains(raw, "\\") || strings.Contains(raw, "//") {
+		return false
+	}
+	for seg := range strings.SplitSeq(raw, "/") {
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	lower := strings.ToLower(raw)
+	for _, bad := range []string{"%2f", "%5c", "%2e", "%00"} {
+		if strings.Contains(lower, bad) {
+			return false
+		}
+	}
+	return true
+}
+
+// canonical wraps the router with the canonical-path rule.
+func (s *Server) canonical(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !canonicalPath(r.RequestURI) {
+			writeError(w, requestIDOf(r), errorf(http.StatusBadRequest, codeNonCanonical, "non-canonical request path"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,360 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/proxy/brokerauth"
+	"github.com/queenmq/queen/internal/proxy/store"
+	"github.com/queenmq/queen/internal/proxy/tenant"
+)
+
+// maxMeteredAnswer bounds the push and transaction answers the proxy reads whole to
+// meter them.
+const maxMeteredAnswer = 32 << 20
+
+// hopHeaders are never copied from a broker's answer.
+var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te",
+	"Trailer", "Transfer-Encoding", "Upgrade", "Set-Cookie"}
+
+// forward sends the request to a broker and streams the answer back. cred nil is a
+// public request (no tenant); body nil streams the client's body.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange, cred *store.Credential, body *requestBody) error {
+	ctx, cancel := context.WithTimeout(r.Context(), s.upstreamTimeout(r, x.route))
+	defer cancel()
+	var (
+		resp *http.Response
+		up   *Upstream
+		err  error
+	)
+	var counted *countingReader
+	if (body == nil || body.raw == nil) && r.Body != nil && r.Body != http.NoBody {
+		counted = &countingReader{r: r.Body}
+		r.Body = counted
+	}
+	defer func() {
+		if counted != nil {
+			x.bytesIn = counted.n
+		}
+	}()
+	var tried *Upstream
+	for attempt := 0; attempt < 2; attempt++ {
+		if up = s.pool.pick(tried); up == nil {
+			if attempt == 0 {
+				return noUpstream()
+			}
+			break
+		}
+		resp, err = s.send(ctx, r, up, cred, body)
+		if err == nil || !isDialError(err) || (body == nil && r.Body != http.NoBody && r.ContentLength != 0) {
+			break
+		}
+		tried = up
+	}
+	if up != nil {
+		x.upstream = up.URL.Host
+	}
+	if err != nil {
+		s.countUpstreamError(x)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return &apiError{status: http.StatusGatewayTimeout, code: codeGatewayTimeout, msg: "the broker did not answer in time", result: "upstream_error"}
+		}
+		if r.Context().Err() != nil {
+			x.status = 499 // the client went away; nothing to write
+			return nil
+		}
+		if isDialError(err) {
+			return noUpstream()
+		}
+		return &apiError{status: http.StatusBadGateway, code: codeBadGateway, msg: "the broker connection failed", result: "upstream_error"}
+	}
+	defer resp.Body.Close()
+	return s.relay(w, resp, x, cred, body, counted)
+}
+
+func (s *Server) countUpstreamError(x *exchange) {
+	if x.tenant != "" {
+		s.meter.Add(x.tenant, func(u *tenant.Usage) { u.UpstreamErrors++ })
+	}
+}
+
+// send makes one attempt at up.
+func (s *Server) send(ctx context.Context, r *http.Request, up *Upstream, cred *store.Credential, body *requestBody) (*http.Response, error) {
+	target := up.URL.String() + r.URL.EscapedPath()
+	if r.URL.RawQuery != "" {
+		target += "?" + r.URL.RawQuery
+	}
+	var rd io.Reader = r.Body
+	length := r.ContentLength
+	if body != nil && body.raw != nil {
+		rd, length = bytes.NewReader(body.raw), int64(len(body.raw))
+	} else if r.ContentLength == 0 {
+		rd = http.NoBody
+	}
+	out, err := http.NewRequestWithContext(ctx, r.Method, target, rd)
+	if err != nil {
+		return nil, err
+	}
+	out.ContentLength = length
+	for _, h := range []string{"Content-Type", "Accept"} {
+		if v := r.Header.Get(h); v != "" {
+			out.Header.Set(h, v)
+		}
+	}
+	out.Header.Set("X-Request-Id", requestIDOf(r))
+	s.setForwarded(out, r)
+	if cred != nil {
+		out.Header.Set(s.opts.TenancyHeader, cred.Tenant.ID)
+		if s.opts.Minter != nil {
+			tok, err := s.opts.Minter.Token(brokerauth.Claims{Subject: cred.Tenant.ID + "/" + cred.Key.ID,
+				Role: s.opts.Roles[cred.Key.Scope], Tenant: cred.Tenant.ID})
+			if err != nil {
+				return nil, err
+			}
+			out.Header.Set("Authorization", "Bearer "+tok)
+		}
+	}
+	up.inflight.Add(1)
+	s.metrics.inflight.Inc()
+	resp, err := s.transport.RoundTrip(out)
+	up.inflight.Add(-1)
+	s.metrics.inflight.Dec()
+	return resp, err
+}
+
+// setForwarded sets X-Forwarded-For, -Proto and -Host; a client's own
+// X-Forwarded-For is kept only from a trusted proxy.
+func (s *Server) setForwarded(out, r *http.Request) {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	xff := host
+	if prior := r.Header.Get("X-Forwarded-For"); prior != "" && s.trusted(host) {
+		xff = prior + ", " + host
+	}
+	out.Header.Set("X-Forwarded-For", xff)
+	proto := "http"
+	if s.opts.TLS {
+		proto = "https"
+	}
+	out.Header.Set("X-Forwarded-Proto", proto)
+	out.Header.Set("X-Forwarded-Host", r.Host)
+}
+
+func (s *Server) trusted(host string) bool {
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	for _, p := range s.opts.TrustedProxies {
+		if p.Contains(ip.Unmap()) {
+			return true
+		}
+	}
+	return false
+}
+
+// upstreamTimeout is a pop's own timeout plus 10 s (default 30 s, capped), else the
+// upstream timeout.
+func (s *Server) upstreamTimeout(r *http.Request, rt *route) time.Duration {
+	if !rt.pop {
+		return s.opts.UpstreamTimeout
+	}
+	wait := 30 * time.Second
+	if v := r.URL.Query().Get("timeout"); v != "" {
+		if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms >= 0 {
+			wait = time.Duration(ms) * time.Millisecond
+		}
+	}
+	return min(wait, s.opts.MaxPopTimeout) + 10*time.Second
+}
+
+func isDialError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// relay writes the broker's answer: push and transaction answers are read whole and
+// metered, everything else streams, flushed as it arrives.
+func (s *Server) relay(w http.ResponseWriter, resp *http.Response, x *exchange, cred *store.Credential, body *requestBody, counted *countingReader) error {
+	h := w.Header()
+	for k, v := range resp.Header {
+		h[k] = v
+	}
+	for _, k := range hopHeaders {
+		h.Del(k)
+	}
+	h.Set("X-Request-Id", x.id)
+	x.status = resp.StatusCode
+	if body != nil && body.raw != nil {
+		x.bytesIn = int64(len(body.raw))
+	} else if counted != nil {
+		x.bytesIn = counted.n
+	}
+	var n int64
+	var err error
+	var m *meterDelta
+	switch {
+	case cred != nil && (x.route.body == bodyPush || x.route.body == bodyTransaction):
+		var raw []byte
+		raw, err = io.ReadAll(io.LimitReader(resp.Body, maxMeteredAnswer))
+		w.WriteHeader(resp.StatusCode)
+		if err == nil {
+			var wn int
+			wn, err = w.Write(raw)
+			n = int64(wn)
+		}
+		m = meterPushAnswer(x.route.body, resp.StatusCode, raw)
+	case cred != nil && x.route.pop:
+		s.metrics.parked.Inc()
+		w.WriteHeader(resp.StatusCode)
+		counter := newPopCounter()
+		n, err = copyFlushing(w, io.TeeReader(resp.Body, counter))
+		s.metrics.parked.Dec()
+		m = &meterDelta{popRequests: 1, messagesOut: counter.count()}
+		if resp.StatusCode == http.StatusNoContent || m.messagesOut == 0 {
+			m.emptyPops = 1
+		}
+	default:
+		w.WriteHeader(resp.StatusCode)
+		n, err = copyFlushing(w, resp.Body)
+		m = &meterDelta{}
+		if body != nil && body.parsed != nil && body.parsed.acks > 0 && resp.StatusCode < 500 {
+			m.acks = int64(body.parsed.acks)
+		}
+	}
+	x.bytesOut = n
+	if cred == nil {
+		return nil
+	}
+	x.result = "forwarded"
+	if resp.StatusCode >= 500 {
+		x.result = "upstream_error"
+		m.upstreamErrors = 1
+	}
+	s.record(cred.Tenant.ID, x, m)
+	if err != nil {
+		x.status = resp.StatusCode
+	}
+	return nil
+}
+
+// copyFlushing copies src to w, flushing after every read so that a long-poll's
+// answer reaches the client as soon as the broker sends it.
+func copyFlushing(w http.ResponseWriter, src io.Reader) (int64, error) {
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 32<<10)
+	var total int64
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			wn, werr := w.Write(buf[:n])
+			total += int64(wn)
+			if werr != nil {
+				return total, werr
+			}
+			_ = rc.Flush()
+		}
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+}
+
+// meterDelta is what one forwarded request adds to its tenant's minute.
+type meterDelta struct {
+	pushRequests, messagesIn, duplicatesIn, failedIn int64
+	popRequests, emptyPops, messagesOut, acks        int64
+	upstreamErrors                                   int64
+}
+
+// meterPushAnswer counts a push's or transaction's answer: queued and buffered items
+// are messages in.
+func meterPushAnswer(kind bodyKind, status int, raw []byte) *meterDelta {
+	m := &meterDelta{}
+	if kind == bodyPush {
+		m.pushRequests = 1
+		var results []struct {
+			Status string `json:"status"`
+		}
+		if status == http.StatusOK || status == http.StatusCreated {
+			_ = json.Unmarshal(raw, &results)
+		}
+		for _, r := range results {
+			switch r.Status {
+			case api.PushStatusQueued, api.PushStatusBuffered:
+				m.messagesIn++
+			case api.PushStatusDuplicate:
+				m.duplicatesIn++
+			case api.PushStatusFailed:
+				m.failedIn++
+			}
+		}
+		return m
+	}
+	var tx struct {
+		Success bool `json:"success"`
+		Results []struct {
+			Type    string `json:"type"`
+			Success bool   `json:"success"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(raw, &tx); err == nil && tx.Success {
+		for _, r := range tx.Results {
+			if r.Type == api.TxOpPush && r.Success {
+				m.messagesIn++
+			}
+		}
+	}
+	return m
+}
+
+// record adds one forwarded request to the tenant's metering and metrics.
+func (s *Server) record(tenantID string, x *exchange, m *meterDelta) {
+	s.meter.Add(tenantID, func(u *tenant.Usage) {
+		u.Requests++
+		u.BytesIn += x.bytesIn
+		u.BytesOut += x.bytesOut
+		u.PushRequests += m.pushRequests
+		u.MessagesIn += m.messagesIn
+		u.DuplicatesIn += m.duplicatesIn
+		u.FailedIn += m.failedIn
+		u.PopRequests += m.popRequests
+		u.EmptyPops += m.emptyPops
+		u.MessagesOut += m.messagesOut
+		u.Acks += m.acks
+		u.UpstreamErrors += m.upstreamErrors
+	})
+	s.metrics.tenantMessages.WithLabelValues(tenantID, "in").Add(float64(m.messagesIn))
+	s.metrics.tenantMessages.WithLabelValues(tenantID, "out").Add(float64(m.messagesOut))
+	s.metrics.tenantBytes.WithLabelValues(tenantID, "in").Add(float64(x.bytesIn))
+	s.metrics.tenantBytes.WithLabelValues(tenantID, "out").Add(float64(x.bytesOut))
+	s.metrics.tenantAcks.WithLabelValues(tenantID).Add(float64(m.acks))
+}
+
+// countingReader counts the bytes of a streamed request body.
+type countingReader struct {
+	r io.ReadCloser
+	n int64
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingReader) Close() error { return c.r.Close() }

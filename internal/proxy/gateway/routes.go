@@ -1,0 +1,124 @@
+package gateway
+
+import (
+	"net/http"
+
+	"github.com/queenmq/queen/internal/proxy/tenant"
+)
+
+// access says who may call a broker route through the proxy.
+type access int
+
+const (
+	// accessTenant routes are forwarded for tenant credentials of enough scope.
+	accessTenant access = iota
+	// accessGlobal routes are never forwarded for tenants (403).
+	accessGlobal
+	// accessPublic routes are forwarded without credentials (dashboard files).
+	accessPublic
+)
+
+// queueCheck says how a queue allowlist applies to a route.
+type queueCheck int
+
+const (
+	// queuesByID routes address data by id only: allowlisted keys pass.
+	queuesByID queueCheck = iota
+	// queuesPath routes name their queue in the {queue} path parameter.
+	queuesPath
+	// queuesBody routes name their queues in the body (push, transaction, configure).
+	queuesBody
+	// queuesSpan routes span queues: allowlisted keys are refused.
+	queuesSpan
+)
+
+// bodyKind says whether the proxy decodes a route's body.
+type bodyKind int
+
+const (
+	bodyStream bodyKind = iota
+	bodyPush
+	bodyTransaction
+	bodyConfigure
+	bodyAck
+	bodyAckBatch
+)
+
+// route is one classified broker route.
+type route struct {
+	method, pattern string
+	access          access
+	scope           tenant.Scope
+	queues          queueCheck
+	body            bodyKind
+	pop             bool
+}
+
+const v1 = "/api/v1"
+
+// routeTable is every broker route the proxy knows. Anything else is a JSON 404, so a
+// new broker route stays hidden until it is classified here.
+var routeTable = []route{
+	// Write: names checked against allowlists.
+	{method: http.MethodPost, pattern: v1 + "/configure", scope: tenant.ScopeWrite, queues: queuesBody, body: bodyConfigure},
+	{method: http.MethodPost, pattern: v1 + "/push", scope: tenant.ScopeWrite, queues: queuesBody, body: bodyPush},
+	{method: http.MethodPost, pattern: v1 + "/transaction", scope: tenant.ScopeWrite, queues: queuesBody, body: bodyTransaction},
+	{method: http.MethodGet, pattern: v1 + "/pop/queue/{queue}", scope: tenant.ScopeWrite, queues: queuesPath, pop: true},
+	{method: http.MethodGet, pattern: v1 + "/pop/queue/{queue}/partition/{partition}", scope: tenant.ScopeWrite, queues: queuesPath, pop: true},
+	{method: http.MethodPost, pattern: v1 + "/consumer-groups/{group}/queues/{queue}/seek", scope: tenant.ScopeWrite, queues: queuesPath},
+	{method: http.MethodPost, pattern: v1 + "/consumer-groups/{group}/queues/{queue}/partitions/{partition}/seek", scope: tenant.ScopeWrite, queues: queuesPath},
+	// Write: by id.
+	{method: http.MethodPost, pattern: v1 + "/ack", scope: tenant.ScopeWrite, body: bodyAck},
+	{method: http.MethodPost, pattern: v1 + "/ack/batch", scope: tenant.ScopeWrite, body: bodyAckBatch},
+	{method: http.MethodPost, pattern: v1 + "/lease/{leaseId}/extend", scope: tenant.ScopeWrite},
+	// Write: spanning queues.
+	{method: http.MethodGet, pattern: v1 + "/pop", scope: tenant.ScopeWrite, queues: queuesSpan, pop: true},
+	{method: http.MethodPost, pattern: v1 + "/traces", scope: tenant.ScopeWrite, queues: queuesSpan},
+	{method: http.MethodPost, pattern: v1 + "/consumer-groups/{group}/subscription", scope: tenant.ScopeWrite, queues: queuesSpan},
+	{method: http.MethodDelete, pattern: v1 + "/messages/{partitionId}/{transactionId}", scope: tenant.ScopeWrite, queues: queuesSpan},
+	// Read: one queue.
+	{method: http.MethodGet, pattern: v1 + "/resources/queues/{queue}", scope: tenant.ScopeRead, queues: queuesPath},
+	{method: http.MethodGet, pattern: v1 + "/status/queues/{queue}", scope: tenant.ScopeRead, queues: queuesPath},
+	{method: http.MethodGet, pattern: v1 + "/status/queues/{queue}/messages", scope: tenant.ScopeRead, queues: queuesPath},
+	// Read: spanning queues.
+	{method: http.MethodGet, pattern: v1 + "/resources/queues", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/resources/overview", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/resources/namespaces", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/resources/tasks", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/resources/partitions", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/messages", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/messages/{partitionId}/{transactionId}", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/dlq", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/traces/names", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/traces/by-name/{traceName}", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/traces/{partitionId}/{transactionId}", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/consumer-groups", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/consumer-groups/lagging", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/consumer-groups/{group}", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/status", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/status/queues", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/status/analytics", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/analytics/queue-lag", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/analytics/queue-ops", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/analytics/queue-parked-replicas", scope: tenant.ScopeRead, queues: queuesSpan},
+	// Admin: deletes.
+	{method: http.MethodDelete, pattern: v1 + "/resources/queues/{queue}", scope: tenant.ScopeAdmin, queues: queuesPath},
+	{method: http.MethodDelete, pattern: v1 + "/consumer-groups/{group}/queues/{queue}", scope: tenant.ScopeAdmin, queues: queuesPath},
+	{method: http.MethodDelete, pattern: v1 + "/consumer-groups/{group}", scope: tenant.ScopeAdmin, queues: queuesSpan},
+	// Never for tenants, whatever the method.
+	{pattern: v1 + "/system/*", access: accessGlobal},
+	{pattern: "/internal/*", access: accessGlobal},
+	{pattern: v1 + "/migration/*", access: accessGlobal},
+	{method: http.MethodPost, pattern: v1 + "/stats/refresh", access: accessGlobal},
+	{method: http.MethodGet, pattern: v1 + "/analytics/system-metrics", access: accessGlobal},
+	{method: http.MethodGet, pattern: v1 + "/analytics/worker-metrics", access: accessGlobal},
+	{method: http.MethodGet, pattern: v1 + "/analytics/postgres-stats", access: accessGlobal},
+	{method: http.MethodGet, pattern: v1 + "/analytics/retention", access: accessGlobal},
+	{method: http.MethodGet, pattern: v1 + "/status/buffers", access: accessGlobal},
+	{pattern: "/streams/v1/*", access: accessGlobal},
+	{pattern: "/metrics", access: accessGlobal},
+	{pattern: "/metrics/*", access: accessGlobal},
+	// Dashboard files.
+	{method: http.MethodGet, pattern: "/", access: accessPublic},
+	{method: http.MethodGet, pattern: "/assets/*", access: accessPublic},
+}

@@ -1,0 +1,201 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/queenmq/queen/internal/proxy/authcache"
+	"github.com/queenmq/queen/internal/proxy/brokerauth"
+	"github.com/queenmq/queen/internal/proxy/limiter"
+	"github.com/queenmq/queen/internal/proxy/meter"
+	"github.com/queenmq/queen/internal/proxy/tenant"
+)
+
+// Options are what the gateway is built from.
+type Options struct {
+	Upstreams       []*url.URL
+	TenancyHeader   string
+	MaxBodyBytes    int64
+	MaxPopTimeout   time.Duration
+	UpstreamTimeout time.Duration
+	CheckInterval   time.Duration
+	UsageRefresh    time.Duration
+	QuotaFailClosed bool
+	TrustedProxies  []netip.Prefix
+	TLS             bool
+	Keys            *authcache.Cache
+	Limiter         *limiter.Limiter
+	Meter           *meter.Meter
+	// Minter mints the broker tokens; nil sends no Authorization (broker auth none).
+	Minter *brokerauth.Minter
+	// Roles maps key scopes to broker roles; AdminRole is the proxy's own role.
+	Roles     map[tenant.Scope]string
+	AdminRole string
+	// DatabaseReady checks the proxy database for /health/ready.
+	DatabaseReady func(ctx context.Context) error
+	Logger        *slog.Logger
+	Registry      prometheus.Registerer
+	Now           func() time.Time
+}
+
+// Server is the public HTTP handler. Serve Handler with an http.Server.
+type Server struct {
+	opts      Options
+	logger    *slog.Logger
+	pool      *Pool
+	quotas    *quotas
+	meter     *meter.Meter
+	metrics   *metrics
+	transport *http.Transport
+	handler   http.Handler
+	draining  atomic.Bool
+}
+
+// New builds the gateway; Run its Pool and RunSnapshots for health and quotas.
+func New(o Options) *Server {
+	s := &Server{opts: o, logger: o.Logger, meter: o.Meter}
+	s.quotas = newQuotas(o.UsageRefresh, o.QuotaFailClosed, o.Now)
+	s.metrics = newMetrics(o.Registry, func() float64 { return min(s.quotas.age().Seconds(), 1e9) })
+	s.transport = &http.Transport{
+		Proxy:                 nil,
+		DialContext:           (&net.Dialer{Timeout: 2 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: 0, // pops park; the request context bounds every call
+		DisableCompression:    true,
+	}
+	s.pool = &Pool{client: &http.Client{Transport: s.transport}, header: o.TenancyHeader, interval: o.CheckInterval,
+		logger: o.Logger.With("component", "upstreams"), authorize: s.authorizeOwn, upGauge: s.metrics.upstreamUp}
+	for _, u := range o.Upstreams {
+		s.pool.ups = append(s.pool.ups, &Upstream{URL: u})
+		s.metrics.upstreamUp.WithLabelValues(u.String()).Set(0)
+	}
+	s.handler = s.requestID(s.canonical(s.router()))
+	return s
+}
+
+// Handler is the root handler of the public listener.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Pool is the broker pool, whose Run the daemon starts.
+func (s *Server) Pool() *Pool { return s.pool }
+
+// Drain makes /health/ready answer 503 from now on.
+func (s *Server) Drain() { s.draining.Store(true) }
+
+// Close drops idle broker connections.
+func (s *Server) Close() { s.transport.CloseIdleConnections() }
+
+// StoredUsage is the tenant's storage as quotas see it: the snapshot plus what this
+// replica admitted since, and the snapshot's time (zero: none yet).
+func (s *Server) StoredUsage(tenantID string) (messages, bytes, queues int64, at time.Time) {
+	return s.quotas.usage(tenantID)
+}
+
+func (s *Server) router() http.Handler {
+	r := chi.NewRouter()
+	notFound := func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, requestIDOf(r), errorf(http.StatusNotFound, codeNotFound, "Not found"))
+	}
+	r.NotFound(notFound)
+	r.MethodNotAllowed(notFound)
+	r.Get("/health", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
+	r.Get("/health/live", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
+	r.Get("/health/ready", s.handleReady)
+	jwks := func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if s.opts.Minter == nil {
+			_, _ = w.Write([]byte(`{"keys":[]}`))
+			return
+		}
+		_, _ = w.Write(s.opts.Minter.JWKS())
+	}
+	r.Get("/.well-known/jwks.json", jwks)
+	r.Get("/api/auth/jwks", jwks)
+	for i := range routeTable {
+		rt := &routeTable[i]
+		h := s.serveRoute(rt)
+		if rt.method == "" {
+			r.Handle(rt.pattern, h)
+		} else {
+			r.Method(rt.method, rt.pattern, h)
+		}
+	}
+	return r
+}
+
+// handleReady is 200 while the proxy database answers, a broker is up and the
+// proxy is not draining.
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	status := map[string]string{"status": "ready", "database": "ok", "upstream": "ok"}
+	code := http.StatusOK
+	if s.draining.Load() {
+		status["status"], code = "draining", http.StatusServiceUnavailable
+	}
+	if err := s.opts.DatabaseReady(r.Context()); err != nil {
+		status["database"], status["status"], code = "unavailable", "not ready", http.StatusServiceUnavailable
+	}
+	if s.pool.pick(nil) == nil {
+		status["upstream"], status["status"], code = "unavailable", "not ready", http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, status)
+}
+
+// authorizeOwn sets the proxy's own credential (global scope, admin role).
+func (s *Server) authorizeOwn(req *http.Request) error {
+	if s.opts.Minter == nil {
+		return nil
+	}
+	tok, err := s.opts.Minter.Token(brokerauth.Claims{Subject: "queen-proxy", Role: s.opts.AdminRole})
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	return nil
+}
+
+type ctxKey struct{}
+
+// requestID gives every request an id: the client's X-Request-Id when it is 1–64
+// characters of [A-Za-z0-9._-], else a new one.
+func (s *Server) requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !validRequestID(id) {
+			b := make([]byte, 12)
+			_, _ = rand.Read(b)
+			id = hex.EncodeToString(b)
+		}
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, id)))
+	})
+}
+
+func requestIDOf(r *http.Request) string {
+	id, _ := r.Context().Value(ctxKey{}).(string)
+	return id
+}
+
+func validRequestID(id string) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

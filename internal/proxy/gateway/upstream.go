@@ -1,0 +1,243 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// upState is a broker's health as the proxy sees it.
+type upState int
+
+const (
+	stateUnknown upState = iota
+	stateUp
+	stateDown
+	// stateMisconfigured answers but has tenancy off or another header: no tenant
+	// traffic.
+	stateMisconfigured
+)
+
+func (s upState) String() string {
+	return [...]string{"unknown", "up", "down", "misconfigured"}[s]
+}
+
+// tenancyEvery is how often a healthy broker's tenancy settings are checked again.
+const tenancyEvery = 30 * time.Second
+
+// checkTimeout bounds one health or tenancy probe.
+const checkTimeout = time.Second
+
+// Upstream is one broker.
+type Upstream struct {
+	// URL is the broker's base URL.
+	URL      *url.URL
+	inflight atomic.Int64
+
+	mu        sync.Mutex
+	state     upState
+	streak    int // consecutive probe results that disagree with state
+	tenancy   bool
+	tenancyAt time.Time
+}
+
+// State is the upstream's current state.
+func (u *Upstream) State() string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.state.String()
+}
+
+func (u *Upstream) up() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.state == stateUp
+}
+
+// Pool is the set of brokers and their health checks.
+type Pool struct {
+	ups      []*Upstream
+	client   *http.Client
+	header   string
+	interval time.Duration
+	logger   *slog.Logger
+	// authorize sets the proxy's own credential on a request of its own.
+	authorize func(*http.Request) error
+	upGauge   *prometheus.GaugeVec
+}
+
+// Upstreams lists the brokers.
+func (p *Pool) Upstreams() []*Upstream { return p.ups }
+
+// pick returns the less busy of two random healthy brokers other than not, or nil.
+func (p *Pool) pick(not *Upstream) *Upstream {
+	var healthy []*Upstream
+	for _, u := range p.ups {
+		if u != not && u.up() {
+			healthy = append(healthy, u)
+		}
+	}
+	switch len(healthy) {
+	case 0:
+		return nil
+	case 1:
+		return healthy[0]
+	}
+	i := rand.IntN(len(healthy))
+	j := rand.IntN(len(healthy) - 1)
+	if j >= i {
+		j++
+	}
+	a, b := healthy[i], healthy[j]
+	if b.inflight.Load() < a.inflight.Load() {
+		return b
+	}
+	return a
+}
+
+// Run probes every broker at once and then every interval until ctx is done.
+func (p *Pool) Run(ctx context.Context) {
+	tick := time.NewTicker(p.interval)
+	defer tick.Stop()
+	for {
+		var wg sync.WaitGroup
+		for _, u := range p.ups {
+			wg.Go(func() { p.check(ctx, u) })
+		}
+		wg.Wait()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// check runs one health probe (and the tenancy probe when due) and applies the
+// two-in-a-row rule: two failures make a broker down, two successes up. The first
+// result decides from the unknown state.
+func (p *Pool) check(ctx context.Context, u *Upstream) {
+	healthy := p.probe(ctx, u, "/health/ready", nil, checkTimeout) == nil
+	u.mu.Lock()
+	due := healthy && (u.state != stateUp && u.state != stateMisconfigured || time.Since(u.tenancyAt) >= tenancyEvery)
+	u.mu.Unlock()
+	tenancy := true
+	if due {
+		tenancy = p.checkTenancy(ctx, u)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if due {
+		u.tenancy, u.tenancyAt = tenancy, time.Now()
+	}
+	want := stateDown
+	if healthy {
+		want = stateUp
+		if !u.tenancy {
+			want = stateMisconfigured
+		}
+	}
+	switch {
+	case want == u.state:
+		u.streak = 0
+	case u.state == stateUnknown || (healthy && u.state != stateDown && want != u.state):
+		// From unknown, and between up and misconfigured (a fresh tenancy answer), at once.
+		p.setState(u, want)
+	default:
+		u.streak++
+		if u.streak >= 2 {
+			p.setState(u, want)
+		}
+	}
+}
+
+func (p *Pool) setState(u *Upstream, s upState) {
+	if u.state != s {
+		p.logger.Info("upstream state", "upstream", u.URL.String(), "from", u.state.String(), "to", s.String())
+	}
+	u.state, u.streak = s, 0
+	v := map[upState]float64{stateUp: 1, stateMisconfigured: 2}[s]
+	p.upGauge.WithLabelValues(u.URL.String()).Set(v)
+}
+
+// tenancyInfo is the answer of GET /internal/api/tenancy.
+type tenancyInfo struct {
+	Enabled   bool   `json:"enabled"`
+	Header    string `json:"header"`
+	Separator string `json:"separator"`
+}
+
+// checkTenancy reports whether the broker scopes by this proxy's tenancy header.
+func (p *Pool) checkTenancy(ctx context.Context, u *Upstream) bool {
+	var info tenancyInfo
+	if err := p.probe(ctx, u, "/internal/api/tenancy", &info, checkTimeout); err != nil {
+		return false
+	}
+	ok := info.Enabled && strings.EqualFold(info.Header, p.header)
+	if !ok {
+		p.logger.Warn("upstream has tenancy off or another header: no tenant traffic goes to it",
+			"upstream", u.URL.String(), "enabled", info.Enabled, "header", info.Header, "want", p.header)
+	}
+	return ok
+}
+
+// probe GETs path with the proxy's credential and decodes a 200 answer into out.
+func (p *Pool) probe(ctx context.Context, u *Upstream, path string, out any, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.URL.String()+path, nil)
+	if err != nil {
+		return err
+	}
+	if err := p.authorize(req); err != nil {
+		return err
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return &statusError{status: resp.StatusCode}
+	}
+	if out == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return nil
+	}
+	return json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(out)
+}
+
+// statusError is an unexpected status from a broker.
+type statusError struct{ status int }
+
+func (e *statusError) Error() string { return "broker answered " + http.StatusText(e.status) }
+
+// Get GETs path from a healthy broker with the proxy's own credential and decodes the
+// 200 answer into out.
+func (p *Pool) Get(ctx context.Context, path string, out any) error {
+	u := p.pick(nil)
+	if u == nil {
+		return noUpstream()
+	}
+	return p.probe(ctx, u, path, out, snapshotTimeout)
+}
+
+// snapshotTimeout bounds a GET of the proxy's own (the usage snapshot).
+const snapshotTimeout = 10 * time.Second
+
+// noUpstream is the answer when no broker is up.
+func noUpstream() *apiError {
+	return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable, msg: "no broker is available",
+		retryAfter: time.Second, result: "upstream_error"}
+}

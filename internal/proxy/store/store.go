@@ -1,0 +1,123 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/puddle/v2"
+
+	"github.com/queenmq/queen/internal/proxy/schema"
+	"github.com/queenmq/queen/internal/proxy/tenant"
+)
+
+// Store runs the proxy's queries on one pool.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// Options say how to reach the proxy's database.
+type Options struct {
+	ConnString       string
+	MaxConns         int
+	StatementTimeout time.Duration
+}
+
+// Open creates the pool. It does not connect: Ready and ApplySchema do.
+func Open(o Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(o.ConnString)
+	if err != nil {
+		return nil, fmt.Errorf("parse the proxy database settings: %w", err)
+	}
+	if o.MaxConns > 0 {
+		cfg.MaxConns = int32(o.MaxConns)
+	}
+	if o.StatementTimeout > 0 {
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = fmt.Sprint(o.StatementTimeout.Milliseconds())
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open the proxy database pool: %w", err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Close closes the pool.
+func (s *Store) Close() { s.pool.Close() }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return interpretError(s.pool.Ping(ctx)) }
+
+// ApplySchema brings the database to the embedded schema on one connection of its own.
+func (s *Store) ApplySchema(ctx context.Context) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return interpretError(err)
+	}
+	defer conn.Release()
+	return interpretError(schema.Apply(ctx, conn.Conn()))
+}
+
+// interpretError is the only reader of pgx errors: it turns them into the tenant
+// package's sentinels.
+func interpretError(err error) error {
+	var pgErr *pgconn.PgError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return tenant.ErrNotFound
+	case errors.As(err, &pgErr) && pgErr.Code == "23505":
+		return fmt.Errorf("%w: %s", tenant.ErrAlreadyExists, pgErr.ConstraintName)
+	case errors.As(err, &pgErr) && pgErr.Code == "57P01": // admin_shutdown (terminated)
+		return fmt.Errorf("%w: %w", tenant.ErrUnavailable, err)
+	case isUnavailable(err):
+		return fmt.Errorf("%w: %w", tenant.ErrUnavailable, err)
+	}
+	return err
+}
+
+func isUnavailable(err error) bool {
+	var connErr *pgconn.ConnectError
+	var netErr net.Error
+	var pgErr *pgconn.PgError
+	if errors.As(err, &connErr) {
+		return true
+	}
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "57P03" || pgErr.Code == "53300" || strings.HasPrefix(pgErr.Code, "08")
+	}
+	return errors.As(err, &connErr) || errors.As(err, &netErr) || pgconn.SafeToRetry(err) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, puddle.ErrClosedPool) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || pgconn.Timeout(err)
+}
+
+// inTx runs fn in one transaction, committed when fn returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return interpretError(err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := fn(tx); err != nil {
+		return interpretError(err)
+	}
+	return interpretError(tx.Commit(ctx))
+}
+
+// audit records a change in the audit log, in the change's transaction.
+func audit(ctx context.Context, tx pgx.Tx, actor, action, target string, detail any) error {
+	if detail == nil {
+		detail = map[string]any{}
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO queen_proxy.audit_log (actor, action, target, detail) VALUES ($1, $2, $3, $4)`,
+		actor, action, target, detail)
+	return err
+}

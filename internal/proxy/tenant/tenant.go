@@ -1,0 +1,117 @@
+package tenant
+
+import (
+	"encoding/json"
+	"regexp"
+	"slices"
+	"time"
+)
+
+// Status is a tenant's lifecycle state.
+type Status string
+
+// Tenant states. A deleted tenant is a tombstone: its id is never reused.
+const (
+	StatusActive    Status = "active"
+	StatusSuspended Status = "suspended"
+	StatusDeleted   Status = "deleted"
+)
+
+var idPattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}[a-z0-9]$`)
+
+// reservedIDs may not name a tenant: they name the proxy's own principals.
+var reservedIDs = []string{"queen", "system", "admin", "internal", "proxy"}
+
+// ValidateID checks a tenant id: 2–32 characters of lowercase letters, digits and
+// dashes, starting with a letter and not ending with a dash, and not reserved.
+func ValidateID(id string) error {
+	if !idPattern.MatchString(id) {
+		return invalid("id", "must be 2-32 characters of [a-z0-9-], start with a letter and not end with '-'")
+	}
+	if slices.Contains(reservedIDs, id) {
+		return invalid("id", "is reserved")
+	}
+	return nil
+}
+
+// Limits are a tenant's admission limits; 0 means unlimited.
+type Limits struct {
+	RequestsPerSecond float64 `json:"requestsPerSecond"`
+	RequestsBurst     float64 `json:"requestsBurst"`
+	MessagesPerSecond float64 `json:"messagesPerSecond"`
+	MessagesBurst     float64 `json:"messagesBurst"`
+	MaxConcurrent     int     `json:"maxConcurrent"`
+	MaxRequestBytes   int64   `json:"maxRequestBytes"`
+}
+
+// Quotas bound what a tenant stores at the brokers; 0 means unlimited.
+type Quotas struct {
+	MaxMessages int64 `json:"maxMessages"`
+	MaxBytes    int64 `json:"maxBytes"`
+	MaxQueues   int64 `json:"maxQueues"`
+}
+
+// DefaultLimits are the limits of a tenant created without any.
+func DefaultLimits() Limits {
+	return Limits{
+		RequestsPerSecond: 100, RequestsBurst: 200,
+		MessagesPerSecond: 1000, MessagesBurst: 5000,
+		MaxConcurrent: 100, MaxRequestBytes: 16 << 20,
+	}
+}
+
+// DefaultQuotas are the quotas of a tenant created without any.
+func DefaultQuotas() Quotas {
+	return Quotas{MaxMessages: 1_000_000, MaxBytes: 1 << 30, MaxQueues: 100}
+}
+
+// Validate rejects negative values.
+func (l Limits) Validate() error {
+	if l.RequestsPerSecond < 0 || l.RequestsBurst < 0 || l.MessagesPerSecond < 0 || l.MessagesBurst < 0 ||
+		l.MaxConcurrent < 0 || l.MaxRequestBytes < 0 {
+		return invalid("limits", "values must be >= 0 (0 = unlimited)")
+	}
+	return nil
+}
+
+// Validate rejects negative values.
+func (q Quotas) Validate() error {
+	if q.MaxMessages < 0 || q.MaxBytes < 0 || q.MaxQueues < 0 {
+		return invalid("quotas", "values must be >= 0 (0 = unlimited)")
+	}
+	return nil
+}
+
+// MergeLimits overlays the fields present in the JSON object raw onto base; a JSON
+// null resets to the defaults. Unknown fields are refused.
+func MergeLimits(base Limits, raw json.RawMessage) (Limits, error) {
+	if isNull(raw) {
+		return DefaultLimits(), nil
+	}
+	if err := strictMerge(raw, &base); err != nil {
+		return base, invalid("limits", err.Error())
+	}
+	return base, base.Validate()
+}
+
+// MergeQuotas is MergeLimits for quotas.
+func MergeQuotas(base Quotas, raw json.RawMessage) (Quotas, error) {
+	if isNull(raw) {
+		return DefaultQuotas(), nil
+	}
+	if err := strictMerge(raw, &base); err != nil {
+		return base, invalid("quotas", err.Error())
+	}
+	return base, base.Validate()
+}
+
+// Tenant is one customer of the gateway.
+type Tenant struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Status    Status    `json:"status"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	Limits    Limits    `json:"limits"`
+	Quotas    Quotas    `json:"quotas"`
+}

@@ -1,0 +1,95 @@
+package tenant
+
+import "time"
+
+// Usage is a tenant's metered activity over some span. The counters add up across
+// replicas and minutes; StoredMessages, StoredBytes and Queues are gauges (the
+// latest usage snapshot) and combine by maximum.
+type Usage struct {
+	Requests       int64 `json:"requests"`
+	PushRequests   int64 `json:"pushRequests"`
+	MessagesIn     int64 `json:"messagesIn"`
+	DuplicatesIn   int64 `json:"duplicatesIn"`
+	FailedIn       int64 `json:"failedIn"`
+	BytesIn        int64 `json:"bytesIn"`
+	BytesOut       int64 `json:"bytesOut"`
+	PopRequests    int64 `json:"popRequests"`
+	EmptyPops      int64 `json:"emptyPops"`
+	MessagesOut    int64 `json:"messagesOut"`
+	Acks           int64 `json:"acks"`
+	RejectedRate   int64 `json:"rejectedRate"`
+	RejectedQuota  int64 `json:"rejectedQuota"`
+	UpstreamErrors int64 `json:"upstreamErrors"`
+	StoredMessages int64 `json:"storedMessages"`
+	StoredBytes    int64 `json:"storedBytes"`
+	Queues         int64 `json:"queues"`
+}
+
+// Add folds o into u: counters are summed, gauges take the maximum.
+func (u *Usage) Add(o Usage) {
+	u.Requests += o.Requests
+	u.PushRequests += o.PushRequests
+	u.MessagesIn += o.MessagesIn
+	u.DuplicatesIn += o.DuplicatesIn
+	u.FailedIn += o.FailedIn
+	u.BytesIn += o.BytesIn
+	u.BytesOut += o.BytesOut
+	u.PopRequests += o.PopRequests
+	u.EmptyPops += o.EmptyPops
+	u.MessagesOut += o.MessagesOut
+	u.Acks += o.Acks
+	u.RejectedRate += o.RejectedRate
+	u.RejectedQuota += o.RejectedQuota
+	u.UpstreamErrors += o.UpstreamErrors
+	u.StoredMessages = max(u.StoredMessages, o.StoredMessages)
+	u.StoredBytes = max(u.StoredBytes, o.StoredBytes)
+	u.Queues = max(u.Queues, o.Queues)
+}
+
+// UsagePoint is a tenant's usage over one bucket of a series.
+type UsagePoint struct {
+	Tenant string
+	Start  time.Time
+	Usage
+}
+
+// Granularity is the bucket size of a usage series.
+type Granularity string
+
+// Usage series granularities, and the longest span each may cover.
+const (
+	GranularityMinute Granularity = "minute"
+	GranularityHour   Granularity = "hour"
+	GranularityDay    Granularity = "day"
+)
+
+// MaxSpan is the longest from–to span a series of g may cover.
+func (g Granularity) MaxSpan() time.Duration {
+	switch g {
+	case GranularityMinute:
+		return 24 * time.Hour
+	case GranularityHour:
+		return 31 * 24 * time.Hour
+	case GranularityDay:
+		return 400 * 24 * time.Hour
+	}
+	return 0
+}
+
+// Truncate is the start of t's bucket (UTC).
+func (g Granularity) Truncate(t time.Time) time.Time {
+	t = t.UTC()
+	switch g {
+	case GranularityHour:
+		return t.Truncate(time.Hour)
+	case GranularityDay:
+		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	}
+	return t.Truncate(time.Minute)
+}
+
+// Counters returns u with the gauges zeroed, to compare counts.
+func (u Usage) Counters() Usage {
+	u.StoredMessages, u.StoredBytes, u.Queues = 0, 0, 0
+	return u
+}
