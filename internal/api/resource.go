@@ -43,6 +43,8 @@ type QueueMessageCounts struct {
 	Pending int `json:"pending"`
 	// Processing counts messages under a live lease.
 	Processing int `json:"processing"`
+	// Completed counts messages behind the queue-mode cursor (queen adds it).
+	Completed int `json:"completed"`
 }
 
 // QueueDetail is the answer of GET /api/v1/resources/queues/{queue}. An unknown queue is

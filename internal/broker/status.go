@@ -48,7 +48,10 @@ func (b *Broker) Partitions(ctx context.Context, queueName string, page queue.Pa
 
 // QueueStatusList returns one page of queues (namespace, task: exact match, "" =
 // any), newest first, with live counters.
-func (b *Broker) QueueStatusList(ctx context.Context, namespace, task string, page queue.Page) ([]queue.QueueStatus, error) {
+func (b *Broker) QueueStatusList(ctx context.Context, name, namespace, task string, page queue.Page) ([]queue.QueueStatus, error) {
+	if err := checkText("queue", name, queue.MaxNameLength); err != nil {
+		return nil, err
+	}
 	if err := checkText("namespace", namespace, queue.MaxNameLength); err != nil {
 		return nil, err
 	}
@@ -58,7 +61,7 @@ func (b *Broker) QueueStatusList(ctx context.Context, namespace, task string, pa
 	if err := checkPage(page); err != nil {
 		return nil, err
 	}
-	return b.store.QueueStatusList(ctx, namespace, task, page)
+	return b.store.QueueStatusList(ctx, name, namespace, task, page)
 }
 
 // QueueStatus returns a queue's configuration and its partitions (at most 10000)

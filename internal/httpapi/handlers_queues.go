@@ -158,6 +158,7 @@ func (s *Server) handleQueueList(w http.ResponseWriter, r *http.Request) error {
 			CreatedAt: api.FormatMillis(qi.CreatedAt), Partitions: qi.PartitionCount,
 			Messages: api.QueueMessageCounts{
 				Total: int(qi.Totals.Total), Pending: int(qi.Totals.Pending), Processing: int(qi.Totals.Processing),
+				Completed: int(qi.Totals.Completed),
 			},
 		})
 	}

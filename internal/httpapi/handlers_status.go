@@ -58,16 +58,17 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) error {
 }
 
 // handleStatusQueues is GET /api/v1/status/queues: one page of queues
-// (namespace and task filter by exact match), newest first, with live counters.
+// (queue, namespace and task filter by exact match), newest first, with live counters.
 func (s *Server) handleStatusQueues(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	page, err := listPage(q, defaultStatusQueuesLimit)
 	if err != nil {
 		return err
 	}
+	name, _ := queryString(q, "queue")
 	ns, _ := queryString(q, "namespace")
 	task, _ := queryString(q, "task")
-	list, err := s.broker.QueueStatusList(r.Context(), ns, task, page)
+	list, err := s.broker.QueueStatusList(r.Context(), name, ns, task, page)
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,8 @@ func (s *Server) handleStatusQueues(w http.ResponseWriter, r *http.Request) erro
 		out.Queues = append(out.Queues, api.QueueSummary{
 			ID: qs.ID, Name: qs.Name, Namespace: qs.Namespace, Task: qs.Task, CreatedAt: api.FormatMillis(qs.CreatedAt),
 			Partitions: int(qs.Partitions), Messages: api.QueueMessageCounts{Total: int(qs.Counters.Total),
-				Pending: int(qs.Counters.Pending), Processing: int(qs.Counters.Processing)},
+				Pending: int(qs.Counters.Pending), Processing: int(qs.Counters.Processing),
+				Completed: int(qs.Counters.Completed)},
 		})
 	}
 	return writeJSON(w, http.StatusOK, out)

@@ -130,7 +130,8 @@ func TestQueueResources(t *testing.T) {
 		require.Equal(t, sortedKeys("id", "name", "namespace", "task", "createdAt", "partitions", "messages"), keys(a))
 		require.Equal(t, "billing", a["namespace"])
 		require.Equal(t, float64(2), a["partitions"], "Default and p1")
-		require.Equal(t, map[string]any{"total": float64(2), "pending": float64(2), "processing": float64(0)}, a["messages"])
+		require.Equal(t, map[string]any{"total": float64(2), "pending": float64(2), "processing": float64(0),
+			"completed": float64(0)}, a["messages"])
 	})
 
 	t.Run("FiltersAndPaging", func(t *testing.T) {

@@ -236,7 +236,12 @@ func TestStatusRoutes(t *testing.T) {
 		q := findBy(t, m["queues"], "name", sd.sq)
 		requireTypes(t, q, map[string]string{"id": "string", "name": "string", "namespace": "string", "task": "string",
 			"createdAt": "string", "partitions": "number", "messages": "object"})
-		require.Equal(t, map[string]any{"total": float64(3), "pending": float64(0), "processing": float64(1)}, q["messages"])
+		require.Equal(t, map[string]any{"total": float64(3), "pending": float64(0), "processing": float64(1),
+			"completed": float64(1)}, q["messages"])
+		one := arr(t, b.get(t, "/api/v1/status/queues?queue="+sd.sq).object(t)["queues"])
+		require.Len(t, one, 1, "queue filters by exact name")
+		require.Equal(t, sd.sq, obj(t, one[0])["name"])
+		require.Empty(t, arr(t, b.get(t, "/api/v1/status/queues?queue=no-such-queue").object(t)["queues"]))
 
 		page := b.get(t, "/api/v1/status/queues?limit=1&offset=1").object(t)
 		require.Len(t, arr(t, page["queues"]), 1)

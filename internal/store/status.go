@@ -231,13 +231,14 @@ FROM ps`, windowStart, windowEnd, "", "", "")
 
 // QueueStatusList returns one page of queues (namespace and task filter by exact
 // match, "" = any), newest first, with live all-time counters.
-func (s *Store) QueueStatusList(ctx context.Context, namespace, task string, page queue.Page) ([]queue.QueueStatus, error) {
+func (s *Store) QueueStatusList(ctx context.Context, name, namespace, task string, page queue.Page) ([]queue.QueueStatus, error) {
 	rows, err := s.pool.Query(ctx, `
 WITH qp AS (
     SELECT q.id, q.name::text AS name, coalesce(q.namespace, '')::text AS ns, coalesce(q.task, '')::text AS task,
            coalesce(q.created_at, now()) AS created_at
     FROM queen.queues q
     WHERE ($3::text = '' OR q.namespace = $3::text) AND ($4::text = '' OR q.task = $4::text)
+      AND ($7::text = '' OR q.name = $7::text)
     ORDER BY q.created_at DESC, q.name
     LIMIT $5 OFFSET $6
 ), pp AS (
@@ -252,7 +253,7 @@ SELECT qp.id::text, qp.name, qp.ns, qp.task, qp.created_at, coalesce(agg.parts, 
        coalesce(agg.c_total, 0), coalesce(agg.c_pending, 0), coalesce(agg.c_processing, 0),
        coalesce(agg.c_completed, 0), coalesce(agg.c_dlq, 0), coalesce(agg.consumed, 0)
 FROM qp LEFT JOIN agg ON agg.qid = qp.id
-ORDER BY qp.created_at DESC, qp.name`, windowStart, windowEnd, namespace, task, page.Limit, page.Offset)
+ORDER BY qp.created_at DESC, qp.name`, windowStart, windowEnd, namespace, task, page.Limit, page.Offset, name)
 	if err != nil {
 		return nil, interpretError(err)
 	}
