@@ -39,6 +39,8 @@ run: build ## serve on :6632 against PG_* or a throwaway PostgreSQL
 test: lint build ## lint, build, every Go test and one pass of every benchmark (plus queen-bench -quick) against a throwaway PostgreSQL, then test-systemd and test-container
 	@# -bench . -benchtime 1x runs each Go benchmark once after the tests, so none rots;
 	@# queen-bench -quick runs every bench code path in seconds (its numbers mean nothing).
+	@# The dashboard's browser tests need a Chromium: installed here when possible, else they skip.
+	scripts/ensure-chromium.sh
 	scripts/pgtest.sh run -- bash -c '$(GO) test $(TEST_FLAGS) -bench . -benchtime 1x ./... && bin/queen-bench -quick'
 	scripts/systemd-test.sh
 	scripts/container-test.sh
@@ -122,6 +124,13 @@ pg-stop: ## stop and remove the dev PostgreSQL started by pg-start
 .PHONY: dashboard-vendor
 dashboard-vendor: ## re-download the dashboard's vendored JS libraries at their recorded versions (needs npm)
 	scripts/dashboard-vendor.sh refresh
+
+# The pictures of docs/dashboard.md are the browser test's screenshots of a seeded broker.
+.PHONY: dashboard-screenshots
+dashboard-screenshots: ## regenerate docs/dashboard/*.png with the dashboard's browser test (needs Chromium)
+	scripts/ensure-chromium.sh
+	scripts/pgtest.sh run -- $(GO) test -count=1 -run '^(TestPages|TestActions|TestAuth)$$' ./internal/dashboard/browsertest/ \
+		-args -dashboard.screenshots=$(CURDIR)/docs/dashboard
 
 .PHONY: dashboard-verify
 dashboard-verify: ## prove the dashboard's vendored JS files are byte for byte the npm registry's (needs npm)

@@ -97,15 +97,15 @@ export function Chart({ series, height = 170, fmt = compact, testid = 'chart', e
     <svg width=${width} height=${height} onMouseMove=${move} onMouseLeave=${() => setHover(null)}>
       ${ticks.map((v) => html`<g><line class="grid" x1=${PAD.l} x2=${PAD.l + pw} y1=${y(v)} y2=${y(v)} />
         <text class="axis" x=${PAD.l - 6} y=${y(v) + 4} text-anchor="end">${fmt(v)}</text></g>`)}
-      ${xt.map((t) => html`<text class="axis" x=${x(t)} y=${height - 6} text-anchor="middle">${clock(t)}</text>`)}
+      ${xt.map((t, i) => html`<text class="axis" x=${x(t)} y=${height - 6}
+        text-anchor=${xt.length > 1 && i === xt.length - 1 ? 'end' : 'middle'}>${clock(t)}</text>`)}
       ${rects}
       ${lines.map((s, i) => html`<path class=${'line ' + (s.cls || 's' + (i + bars.length))} d=${linePath(s.points)} />`)}
       ${hover !== null && html`<line class="cursor" x1=${x(hover)} x2=${x(hover)} y1=${PAD.t} y2=${PAD.t + ph} />`}
     </svg>
     ${hover !== null && html`<div class="readout" data-testid="chart-readout"><b>${date(hover)}</b>
       ${all.map((s) => html`<div><i class=${'sw ' + (s.cls || '')}></i>${s.label}: ${fmt(at(s, hover))}</div>`)}</div>`}
-    <div class="legend">${all.map((s, i) => html`<span class="lg" data-testid="legend-item"><i class=${'sw ' + (s.cls || 's' + (s.kind === 'bar' ? bars.indexOf(s) : i))}></i>${s.label}
-      <b>${fmt(last(s))}</b></span>`)}</div>
+    <div class="legend">${all.map((s, i) => html`<span class="lg" data-testid="legend-item"><i class=${'sw ' + (s.cls || 's' + (s.kind === 'bar' ? bars.indexOf(s) : i))}></i>${s.label} <b>${fmt(last(s))}</b></span>`)}</div>
   </div>`;
 }
 

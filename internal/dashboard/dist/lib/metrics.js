@@ -13,12 +13,13 @@ export function MetricRows({ rows, testid = 'metric-rows' }) {
   return html`<div class="metric-rows" data-testid=${testid}>${rows.map((r) => {
     const first = r.series && r.series[0];
     const isOpen = open === r.id;
-    const toggle = () => setOpen(isOpen ? null : r.id);
+    // A click on the value's link navigates (the router sees it): it does not toggle.
+    const toggle = (e) => { if (!e.target.closest('a')) setOpen(isOpen ? null : r.id); };
     return html`<div class=${'metric-row' + (isOpen ? ' open' : '')} data-testid=${'metric-' + r.id}>
       <div class="metric-line" onClick=${toggle}>
         <span class="metric-l">${r.label}</span>
         <span class=${'metric-now ' + (r.sev || '')} data-testid="metric-now">${r.href
-          ? html`<a href=${r.href} onClick=${(e) => e.stopPropagation()}>${r.now}</a>` : r.now}</span>
+          ? html`<a href=${r.href}>${r.now}</a>` : r.now}</span>
         <${Spark} values=${first ? first.points.map((p) => p.v) : []} sev=${r.sev} />
         <span class="metric-x">${isOpen ? '▾' : '▸'}</span>
       </div>

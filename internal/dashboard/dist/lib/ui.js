@@ -154,13 +154,14 @@ export function ToastHost() {
 const needLabel = { 'read-write': 'read-write', admin: 'admin' };
 
 /**
- * Action is a button for a change: disabled (with the reason) below the level it needs,
+ * Action is a button for a change: disabled (with the reason) below the level it needs
+ * or while off names why it cannot run,
  * asks first when ask is given, shows progress, and reports the outcome as a toast.
  */
-export function Action({ need = 'read-write', run, ask, children, testid, cls = '', done, small }) {
+export function Action({ need = 'read-write', run, ask, children, testid, cls = '', done, small, off }) {
   const level = useLevel();
   const [busy, setBusy] = useState(false);
-  const allowed = can(level, need);
+  const allowed = can(level, need) && !off;
   const click = async (e) => {
     e.stopPropagation();
     if (!allowed || busy) return;
@@ -180,7 +181,7 @@ export function Action({ need = 'read-write', run, ask, children, testid, cls = 
     }
   };
   return html`<button class=${'btn ' + cls + (small ? ' sm' : '')} disabled=${!allowed || busy}
-    title=${allowed ? '' : `needs ${needLabel[need]} access`} data-testid=${testid}
+    title=${off || (allowed ? '' : `needs ${needLabel[need]} access`)} data-testid=${testid}
     onClick=${click}>${busy ? '…' : children}</button>`;
 }
 

@@ -26,8 +26,9 @@ export function AnalyticsPage() {
   const allQ = (d.queues && d.queues.queues) || [];
   const qs = allQ.filter((q) => !flt.queue || q.name === flt.queue);
   const filtered = flt.queue || flt.namespace || flt.task;
-  // With a filter, the counters are the sums over the filtered queues.
-  const m = filtered ? qs.reduce((a, q) => { const x = q.messages || {}; ['total', 'pending', 'processing', 'completed', 'failed', 'deadLetter'].forEach((k) => { a[k] = (a[k] || 0) + (Number(x[k]) || 0); }); return a; }, {}) : (s.messages || {});
+  // The status counters honour the filters; without them (an older broker), a filter
+  // sums the filtered queues' counters, which lack completed, failed and dead letter.
+  const m = s.messages ? s.messages : !filtered ? {} : qs.reduce((a, q) => { const x = q.messages || {}; ['total', 'pending', 'processing', 'completed', 'failed', 'deadLetter'].forEach((k) => { a[k] = (a[k] || 0) + (Number(x[k]) || 0); }); return a; }, {});
   const top = [...qs].sort((a, b) => ((b.messages || {}).total || 0) - ((a.messages || {}).total || 0)).slice(0, 8);
   const leases = s.leases || {};
   const dq = s.deadLetterQueue || {};

@@ -56,9 +56,21 @@ export function DLQPage({ query }) {
   const purgeAll = {
     need: 'admin',
     ask: { title: `Purge every dead letter${queue ? ` of ${queue}` : ''}${group ? ` for ${group}` : ''}?`, text: 'The dead-letter entries matching the filter are deleted. This cannot be undone.', confirmLabel: 'Purge', danger: true },
-    run: async () => api('/api/v1/dlq', { method: 'DELETE', query: filter }).then(async (r) => { await after(); return r; }),
-    done: (r) => `${f.num(r && r.deleted)} dead letters purged`,
+    // The broker deletes a bounded batch per call and says whether more match.
+    run: async () => {
+      let deleted = 0;
+      for (let i = 0; i < 100; i++) {
+        const r = await api('/api/v1/dlq', { method: 'DELETE', query: filter });
+        deleted += (r && r.deleted) || 0;
+        if (!r || !r.more) break;
+      }
+      await after();
+      return deleted;
+    },
+    done: (n) => `${f.num(n)} dead letters purged`,
   };
+  // Bulk requeue and purge act on one queue at a time (the broker requires it).
+  const bulkOff = 'filter by a queue first';
   const toggle = (m) => { const s = new Set(sel); if (s.has(key(m))) s.delete(key(m)); else s.add(key(m)); setSel(s); };
   const groups = [...new Set(rows.map((m) => m.consumerGroup).filter(Boolean))];
   return html`<div>
@@ -76,8 +88,8 @@ export function DLQPage({ query }) {
       <input placeholder="Queue" value=${queue} data-testid="dlq-queue" onChange=${(e) => setQuery({ queue: e.target.value, offset: '' })} />
       <input placeholder="Consumer group" value=${group} list="dlq-groups" data-testid="dlq-group" onChange=${(e) => setQuery({ consumerGroup: e.target.value, offset: '' })} />
       <datalist id="dlq-groups">${groups.map((g) => html`<option value=${g} />`)}</datalist>
-      <${Action} ...${requeue} testid="dlq-requeue">${chosen.length ? `Requeue ${chosen.length}` : 'Requeue all matching'}</${Action}>
-      <${Action} ...${purgeAll} cls="danger" testid="dlq-purge-all">Purge all matching</${Action}>
+      <${Action} ...${requeue} off=${!chosen.length && !queue && bulkOff} testid="dlq-requeue">${chosen.length ? `Requeue ${chosen.length}` : 'Requeue all matching'}</${Action}>
+      <${Action} ...${purgeAll} off=${!queue && bulkOff} cls="danger" testid="dlq-purge-all">Purge all matching</${Action}>
     </div>
     <${Card} testid="card-dlq">
       <${Table} testid="table-dlq" rows=${rows} rowKey=${key} onRow=${setOpen} empty="The dead-letter queue is empty."

@@ -1,7 +1,7 @@
 // Queue detail's settings editor: the fifteen options of POST /api/v1/configure,
 // pre-filled with the stored values, with a diff before saving. Configure replaces the
 // whole set, so every option is always sent.
-import { html, useState, useEffect } from '../lib/html.js';
+import { html, useState } from '../lib/html.js';
 import { api } from '../lib/api.js';
 import { useLoader } from '../lib/data.js';
 import { Card, ErrorBox, Action, Banner } from '../lib/ui.js';
@@ -16,6 +16,10 @@ export const OPTIONS = [
   ['encryptionEnabled', 'bool', false, ''], ['deadLetterQueue', 'bool', false, ''],
   ['dlqAfterMaxRetries', 'bool', false, ''],
 ];
+
+// queen always dead-letters a message that exhausts retryLimit and refuses these set to
+// false: they are shown, never edited, and sent only when on.
+const FIXED = ['deadLetterQueue', 'dlqAfterMaxRetries'];
 
 /** stored reads the option set: the queue's options, else its config subset, else defaults. */
 function stored(res, config) {
@@ -32,11 +36,12 @@ export function QueueSettings({ queue, config, namespace, task, onSaved }) {
   const st = useLoader(() => api(`/api/v1/resources/queues/${encodeURIComponent(queue)}`), [queue]);
   const base = stored(st.data, config);
   const enforced = (st.data && st.data.enforcedOptions) || {};
+  // edit holds only the options the operator changed, so stored values that arrive
+  // later never overwrite what was typed.
   const [edit, setEdit] = useState(null);
-  useEffect(() => { if (st.data) setEdit(stored(st.data, config)); }, [st.data]); // eslint-disable-line
-  const cur = edit || base;
+  const cur = { ...base, ...edit };
   const diff = OPTIONS.filter(([k]) => cur[k] !== base[k]);
-  const set = (k, kind) => (e) => setEdit({ ...cur, [k]: kind === 'bool' ? e.target.checked : Number(e.target.value) });
+  const set = (k, kind) => (e) => setEdit({ ...edit, [k]: kind === 'bool' ? e.target.checked : Number(e.target.value) });
   const save = {
     need: 'read-write',
     ask: () => ({
@@ -44,8 +49,10 @@ export function QueueSettings({ queue, config, namespace, task, onSaved }) {
       text: `Changes: ${diff.map(([k]) => `${k} ${base[k]} → ${cur[k]}`).join(', ')}. Configure replaces the whole option set; all fifteen values shown are sent.`,
     }),
     run: async () => {
-      await api('/api/v1/configure', { method: 'POST', body: { queue, namespace: namespace || null, task: task || null, options: cur } });
+      const options = Object.fromEntries(Object.entries(cur).filter(([k, v]) => v || !FIXED.includes(k)));
+      await api('/api/v1/configure', { method: 'POST', body: { queue, namespace: namespace || null, task: task || null, options } });
       await st.reload(true);
+      setEdit(null);
       if (onSaved) onSaved();
     },
     done: 'options saved',
@@ -56,14 +63,15 @@ export function QueueSettings({ queue, config, namespace, task, onSaved }) {
     <div class="form-grid">${OPTIONS.map(([k, kind, , unit]) => html`<label class=${'field' + (cur[k] !== base[k] ? ' changed' : '')}>
       <span>${k}${unit && html` <span class="dim">(${unit})</span>`}${enforced[k] === false ? html` <span class="tag warn" title="stored by upstream, not applied until configured through queen">not enforced</span>` : ''}</span>
       ${kind === 'bool'
-        ? html`<input type="checkbox" checked=${cur[k]} data-testid=${'opt-' + k} onChange=${set(k, kind)} />`
+        ? html`<input type="checkbox" checked=${cur[k]} data-testid=${'opt-' + k} onChange=${set(k, kind)}
+            disabled=${FIXED.includes(k)} title=${FIXED.includes(k) ? 'always on in queen' : ''} />`
         : html`<input type="number" min="0" value=${cur[k]} data-testid=${'opt-' + k} onInput=${set(k, kind)} />`}
     </label>`)}</div>
     <div class="diff" data-testid="settings-diff">${diff.length
       ? diff.map(([k]) => html`<div><code>${k}</code>: ${String(base[k])} → <b>${String(cur[k])}</b></div>`)
       : html`<span class="dim">No changes.</span>`}</div>
     <div class="row-actions">
-      <button class="btn" disabled=${!diff.length} onClick=${() => setEdit(base)} data-testid="settings-reset">Reset</button>
+      <button class="btn" disabled=${!diff.length} onClick=${() => setEdit(null)} data-testid="settings-reset">Reset</button>
       ${diff.length ? html`<${Action} ...${save} cls="primary" testid="settings-save">Save</${Action}>` : html`<button class="btn primary" disabled data-testid="settings-save">Save</button>`}
     </div>
   </${Card}>`;
