@@ -53,7 +53,7 @@ func TestResourceAndConfigureShapes(t *testing.T) {
 			v: api.QueueList{Queues: []api.QueueSummary{{ID: "<uuid>", Name: "orders", Namespace: "billing", Task: "invoice",
 				CreatedAt: "...", Partitions: 4, Messages: api.QueueMessageCounts{Total: 10, Pending: 2, Processing: 1}}}},
 			want: `{"queues":[{"id":"<uuid>","name":"orders","namespace":"billing","task":"invoice",
-			  "createdAt":"...","partitions":4,"messages":{"total":10,"pending":2,"processing":1}}]}`,
+			  "createdAt":"...","partitions":4,"messages":{"total":10,"pending":2,"processing":1,"completed":0}}]}`,
 		},
 		{
 			name: "QueueListEmptyIsArray",

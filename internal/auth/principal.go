@@ -53,7 +53,15 @@ type Principal struct {
 	Level Level
 	// ExpiresAt is the token's exp claim; zero for a token without one.
 	ExpiresAt time.Time
+	// Tenant is the queen_tenant claim, "" when absent or not a string. HasTenant
+	// tells an absent claim from a present one of the wrong type or empty, which a
+	// tenancy-on broker refuses rather than reading as "no tenant".
+	Tenant    string
+	HasTenant bool
 }
+
+// TenantClaim names the JWT claim that scopes a token to one tenant.
+const TenantClaim = "queen_tenant"
 
 // Require returns nil when p may use a route of level l: an *Error matching
 // ErrUnauthenticated when there is no principal and l is not Public, one matching

@@ -273,6 +273,10 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Principal, error)
 	p := &Principal{Roles: v.roles.roles(claims)}
 	p.Subject, _ = claims["sub"].(string)
 	p.Username, _ = claims["username"].(string)
+	if raw, ok := claims[TenantClaim]; ok {
+		p.Tenant, _ = raw.(string)
+		p.HasTenant = true
+	}
 	p.Level = v.roles.level(p.Roles)
 	if exp, err := claims.GetExpirationTime(); err == nil && exp != nil {
 		p.ExpiresAt = exp.Time

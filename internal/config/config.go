@@ -45,6 +45,7 @@ type Config struct {
 	ShutdownTimeout    time.Duration // QUEEN_SHUTDOWN_TIMEOUT: drain budget after SIGTERM.
 	ShutdownDelay      time.Duration // QUEEN_SHUTDOWN_DELAY: serve while not ready before draining.
 	ReadTimeout        time.Duration // QUEEN_READ_TIMEOUT: whole-request read limit, 0 = none.
+	TenancyHeader      string        // QUEEN_TENANCY_HEADER: tenant header name, "" = tenancy off.
 	WebappRoot         string        // WEBAPP_ROOT: dashboard directory; "" serves the embedded one.
 	DashboardEnabled   bool          // false when WEBAPP_ROOT is set but empty.
 	CORSAllowedOrigins []string      // CORS_ALLOWED_ORIGINS: empty means CORS off.

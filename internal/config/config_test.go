@@ -49,6 +49,7 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, int64(16<<20), c.MaxBodyBytes)
 	require.Equal(t, 20*time.Second, c.ShutdownTimeout)
 	require.Equal(t, time.Minute, c.ReadTimeout)
+	require.Empty(t, c.TenancyHeader, "tenancy is off by default")
 	require.Equal(t, time.Minute, c.AnalyticsFlushInterval)
 	require.Equal(t, "info", c.LogLevel)
 	require.Equal(t, "json", c.LogFormat)
@@ -130,6 +131,10 @@ func TestLoadIntegers(t *testing.T) {
 		{"LimitBelowMinimum", "QUEEN_READ_TIMEOUT=500ms", `config: QUEEN_READ_TIMEOUT="500ms": must be 0 (no limit) or at least 1s`},
 		{"NegativeLimit", "QUEEN_READ_TIMEOUT=-1s", `must be 0 (no limit) or at least 1s`},
 		{"BareSecondsLimit", "QUEEN_READ_TIMEOUT=60", `config: QUEEN_READ_TIMEOUT="60": not a duration`},
+		{"TenancyHeaderWithSpace", "QUEEN_TENANCY_HEADER=X Queen", `config: QUEEN_TENANCY_HEADER="X Queen": a header name has only letters`},
+		{"TenancyHeaderDigitFirst", "QUEEN_TENANCY_HEADER=1-Tenant", `a header name starts with a letter`},
+		{"TenancyHeaderReserved", "QUEEN_TENANCY_HEADER=authorization", `Authorization is a header the broker or a proxy already uses`},
+		{"TenancyHeaderForwarded", "QUEEN_TENANCY_HEADER=X-Forwarded-Tenant", `X-Forwarded-Tenant is a header proxies set`},
 		{"FlushIntervalTooShort", "QUEEN_ANALYTICS_FLUSH_INTERVAL=500ms",
 			`config: QUEEN_ANALYTICS_FLUSH_INTERVAL="500ms": must be from 1s to 1m0s`},
 		{"FlushIntervalTooLong", "QUEEN_ANALYTICS_FLUSH_INTERVAL=2m", `must be from 1s to 1m0s`},
@@ -150,7 +155,8 @@ func TestLoadUnits(t *testing.T) {
 		"DB_CONNECTION_TIMEOUT=2500", "DB_KEEPALIVES_IDLE=7", "JWT_CLOCK_SKEW=0",
 		"QUEEN_SHUTDOWN_TIMEOUT=1m30s", "PG_PORT=05432", "POP_WAIT_BACKOFF_MULTIPLIER=1.5",
 		"QUEEN_MAX_BODY_BYTES=1048576", "PARTITION_CLEANUP_DAYS=7", "QUEEN_READ_TIMEOUT=0s",
-		"QUEEN_ANALYTICS_FLUSH_INTERVAL=5s")
+		"QUEEN_ANALYTICS_FLUSH_INTERVAL=5s", "QUEEN_TENANCY_HEADER=X-Queen-Tenant")
+	require.Equal(t, "X-Queen-Tenant", c.TenancyHeader)
 	require.Equal(t, 2500*time.Millisecond, c.DBConnectionTimeout)
 	require.Equal(t, 7*time.Second, c.DBKeepalivesIdle)
 	require.Zero(t, c.JWTClockSkew)

@@ -53,6 +53,17 @@ func serverSettings() []setting {
 			bind: func(c *Config) value { return limitValue{&c.ReadTimeout, time.Second} },
 		},
 		{
+			name: "QUEEN_TENANCY_HEADER", def: "", defDoc: "unset: tenancy off", group: groupServer,
+			doc: "Name of the request header that carries a tenant id (e.g. `X-Queen-Tenant`), set when " +
+				"queen-proxy fronts this broker (docs/multi-tenant.md). Empty (the default) turns tenancy off: " +
+				"the header is ignored and nothing changes. Set, a request with the header is scoped to that " +
+				"tenant: its queue names are stored as `<tenant>:<name>` and answered without the prefix, and " +
+				"cluster-wide routes refuse it. With `JWT_ENABLED` the token's `queen_tenant` claim decides " +
+				"the tenant; without it the header is trusted as is, so only the proxy may reach the broker. " +
+				"Queen-only.",
+			bind: func(c *Config) value { return headerNameValue{&c.TenancyHeader} },
+		},
+		{
 			name: "WEBAPP_ROOT", def: "", defDoc: "unset: embedded dashboard", group: groupServer, emptyOK: true,
 			doc: "Directory of dashboard files to serve instead of the dashboard built into the binary. " +
 				"Set but empty turns the dashboard off (as upstream).",

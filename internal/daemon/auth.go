@@ -47,6 +47,10 @@ func logAuthMode(ctx context.Context, logger *slog.Logger, cfg *config.Config, v
 		if !isLoopback(host) {
 			logger.Warn("serving WITHOUT authentication on a non-loopback address; set JWT_ENABLED, or bind 127.0.0.1 (HOST, or ListenStream= in queen.socket) behind a proxy",
 				"auth", "off", "addr", addr.String())
+			if cfg.TenancyHeader != "" {
+				logger.Warn("QUEEN_TENANCY_HEADER is trusted from every client while authentication is off; only a proxy that strips it may reach this address",
+					"header", cfg.TenancyHeader, "addr", addr.String())
+			}
 			return
 		}
 		logger.Info("authentication off (JWT_ENABLED=false): every route is open", "auth", "off", "addr", addr.String())

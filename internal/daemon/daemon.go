@@ -181,6 +181,7 @@ func (d *daemon) open(ctx context.Context, opts Options) (err error) {
 		Registry:           registry,
 		Verifier:           d.verifier,
 		AuthSkipPaths:      cfg.JWTSkipPaths,
+		TenancyHeader:      cfg.TenancyHeader,
 		ReadyFunc: func(context.Context) error {
 			if !d.ready.Load() {
 				return errors.New("starting or draining")

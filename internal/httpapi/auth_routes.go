@@ -109,6 +109,8 @@ var routeLevels = map[string]auth.Level{
 	"POST /internal/api/notify":                             auth.Admin,
 	"GET /internal/api/shared-state/stats":                  auth.Admin,
 	"GET /internal/api/inter-instance/stats":                auth.Admin,
+	"GET /internal/api/tenancy":                             auth.Admin,
+	"GET /internal/api/tenancy/usage":                       auth.Admin,
 	"POST /streams/v1/queries/{name}/reset":                 auth.Admin,
 	"DELETE /streams/v1/queries/{name}":                     auth.Admin,
 }
@@ -120,4 +122,101 @@ func routeLevel(method, pattern string) auth.Level {
 		return l
 	}
 	return auth.Admin
+}
+
+// tenantScope is what a tenant request (QUEEN_TENANCY_HEADER on, and a tenant named
+// by the header or the token's claim) may do on each route, keyed like routeLevels.
+// A route without a row is tenantPending: refused to tenants, never served unscoped.
+// TestEveryRouteHasATenantRule fails when a row of routeLevels has no row here.
+var tenantScope = map[string]tenantRule{
+	// The header is ignored: health, metrics and the dashboard's static files.
+	"GET /health": tenantIgnored, "HEAD /health": tenantIgnored,
+	"GET /health/live": tenantIgnored, "HEAD /health/live": tenantIgnored,
+	"GET /health/ready": tenantIgnored, "HEAD /health/ready": tenantIgnored,
+	"GET /metrics": tenantIgnored, "GET /metrics/prometheus": tenantIgnored,
+	"GET /": tenantIgnored, "GET /assets/*": tenantIgnored, "GET /favicon.ico": tenantIgnored,
+	"GET /*": tenantIgnored,
+
+	// Scoped: names are the tenant's, stored with its prefix and answered without it.
+	"POST /api/v1/configure":                              tenantScoped,
+	"POST /api/v1/push":                                   tenantScoped,
+	"GET /api/v1/pop/queue/{queue}":                       tenantScoped,
+	"GET /api/v1/pop/queue/{queue}/partition/{partition}": tenantScoped,
+	"GET /api/v1/resources/queues":                        tenantScoped,
+	"GET /api/v1/resources/queues/{queue}":                tenantScoped,
+	"DELETE /api/v1/resources/queues/{queue}":             tenantScoped,
+	"GET /api/v1/auth/whoami":                             tenantScoped, // names no queue
+
+	// Global only: cluster-wide state and operations, never a tenant's.
+	"GET /api/v1/system/maintenance":         tenantGlobal,
+	"POST /api/v1/system/maintenance":        tenantGlobal,
+	"GET /api/v1/system/maintenance/pop":     tenantGlobal,
+	"POST /api/v1/system/maintenance/pop":    tenantGlobal,
+	"GET /api/v1/system/shared-state":        tenantGlobal,
+	"GET /api/v1/system/replicas":            tenantGlobal,
+	"GET /api/v1/system/longpolls":           tenantGlobal,
+	"POST /api/v1/migration/test-connection": tenantGlobal,
+	"POST /api/v1/migration/start":           tenantGlobal,
+	"GET /api/v1/migration/status":           tenantGlobal,
+	"POST /api/v1/migration/validate":        tenantGlobal,
+	"POST /api/v1/migration/reset":           tenantGlobal,
+	"POST /internal/api/notify":              tenantGlobal,
+	"GET /internal/api/shared-state/stats":   tenantGlobal,
+	"GET /internal/api/inter-instance/stats": tenantGlobal,
+	"GET /internal/api/tenancy":              tenantGlobal,
+	"GET /internal/api/tenancy/usage":        tenantGlobal,
+	"POST /api/v1/stats/refresh":             tenantGlobal,
+	"GET /api/v1/analytics/system-metrics":   tenantGlobal,
+	"GET /api/v1/analytics/worker-metrics":   tenantGlobal,
+	"GET /api/v1/analytics/postgres-stats":   tenantGlobal,
+	"GET /api/v1/analytics/retention":        tenantGlobal,
+	"GET /api/v1/status/buffers":             tenantGlobal,
+	"POST /streams/v1/queries":               tenantGlobal,
+	"POST /streams/v1/cycle":                 tenantGlobal,
+	"POST /streams/v1/state/get":             tenantGlobal,
+	"GET /streams/v1/queries":                tenantGlobal,
+	"GET /streams/v1/queries/{name}":         tenantGlobal,
+	"POST /streams/v1/queries/{name}/reset":  tenantGlobal,
+	"DELETE /streams/v1/queries/{name}":      tenantGlobal,
+
+	// Pending: to be scoped; until then refused to tenants like a global route.
+	"GET /api/v1/pop":                                                                 tenantPending,
+	"POST /api/v1/ack":                                                                tenantPending,
+	"POST /api/v1/ack/batch":                                                          tenantPending,
+	"POST /api/v1/transaction":                                                        tenantPending,
+	"POST /api/v1/lease/{leaseId}/extend":                                             tenantPending,
+	"GET /api/v1/messages":                                                            tenantPending,
+	"GET /api/v1/messages/{partitionId}/{transactionId}":                              tenantPending,
+	"DELETE /api/v1/messages/{partitionId}/{transactionId}":                           tenantPending,
+	"POST /api/v1/messages/{partitionId}/{transactionId}/retry":                       tenantPending,
+	"POST /api/v1/messages/{partitionId}/{transactionId}/dlq":                         tenantPending,
+	"GET /api/v1/dlq":                                                                 tenantPending,
+	"DELETE /api/v1/dlq":                                                              tenantPending,
+	"POST /api/v1/dlq/requeue":                                                        tenantPending,
+	"DELETE /api/v1/queues/{queue}/clear":                                             tenantPending,
+	"POST /api/v1/traces":                                                             tenantPending,
+	"GET /api/v1/traces/names":                                                        tenantPending,
+	"GET /api/v1/traces/by-name/{traceName}":                                          tenantPending,
+	"GET /api/v1/traces/{partitionId}/{transactionId}":                                tenantPending,
+	"GET /api/v1/consumer-groups":                                                     tenantPending,
+	"GET /api/v1/consumer-groups/lagging":                                             tenantPending,
+	"GET /api/v1/consumer-groups/{group}":                                             tenantPending,
+	"DELETE /api/v1/consumer-groups/{group}":                                          tenantPending,
+	"DELETE /api/v1/consumer-groups/{group}/queues/{queue}":                           tenantPending,
+	"POST /api/v1/consumer-groups/{group}/subscription":                               tenantPending,
+	"POST /api/v1/consumer-groups/{group}/queues/{queue}/seek":                        tenantPending,
+	"POST /api/v1/consumer-groups/{group}/queues/{queue}/partitions/{partition}/seek": tenantPending,
+	"GET /api/v1/resources/overview":                                                  tenantPending,
+	"GET /api/v1/resources/namespaces":                                                tenantPending,
+	"GET /api/v1/resources/tasks":                                                     tenantPending,
+	"GET /api/v1/resources/partitions":                                                tenantPending,
+	"GET /api/v1/status":                                                              tenantPending,
+	"GET /api/v1/status/queues":                                                       tenantPending,
+	"GET /api/v1/status/queues/{queue}":                                               tenantPending,
+	"GET /api/v1/status/queues/{queue}/messages":                                      tenantPending,
+	"GET /api/v1/status/analytics":                                                    tenantPending,
+	"GET /api/v1/analytics/queue-lag":                                                 tenantPending,
+	"GET /api/v1/analytics/queue-ops":                                                 tenantPending,
+	"GET /api/v1/analytics/queue-parked-replicas":                                     tenantPending,
+	"GET /api/v1/analytics/consumer-lag":                                              tenantPending,
 }

@@ -32,6 +32,7 @@ func (s *Server) handlePop(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
+	unscopePop(r, &res)
 	return s.writePop(w, res)
 }
 
@@ -83,6 +84,9 @@ func (s *Server) popRequest(r *http.Request) (queue.PopRequest, error) {
 		if req.Queue == "" {
 			return req, queue.Invalid("queue", "queue must not be empty")
 		}
+		if req.Queue, err = scopeName(r, "queue", req.Queue); err != nil {
+			return req, err
+		}
 	}
 	if hasPathParam(r, "partition") {
 		if req.Partition, err = pathParam(r, "partition"); err != nil {
@@ -128,6 +132,9 @@ func (s *Server) popRequest(r *http.Request) (queue.PopRequest, error) {
 	}
 	req.AutoAck = queryBool(q, "autoAck")
 	req.ConsumerGroup, _ = queryString(q, "consumerGroup")
+	if req.ConsumerGroup, err = scopeGroup(r, "consumerGroup", req.ConsumerGroup); err != nil {
+		return req, err
+	}
 	req.SubscriptionMode, _ = queryString(q, "subscriptionMode")
 	req.SubscriptionFrom, _ = queryString(q, "subscriptionFrom")
 	return req, nil

@@ -32,6 +32,9 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	if err := scopePush(r, items); err != nil {
+		return err
+	}
 	clientTxIDs := make([]string, len(items))
 	sub := producerSub(r)
 	for i := range items {
@@ -41,6 +44,9 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
 	results, err := s.broker.Push(r.Context(), items)
 	if err != nil {
 		return err
+	}
+	for i := range results {
+		results[i].Queue = unscopeName(r, results[i].Queue)
 	}
 	// 201 even when some items failed (a full queue): the others are committed, and a
 	// 5xx would make clients retry a request whose effects already happened.

@@ -58,6 +58,9 @@ func (s *Server) handleConfigure(w http.ResponseWriter, r *http.Request) error {
 	if q.Name, p = body.str("queue"); p != present || q.Name == "" {
 		return queue.Invalid("queue", "queue is required")
 	}
+	if q.Name, err = scopeName(r, "queue", q.Name); err != nil {
+		return err
+	}
 	q.Namespace, _ = body.str("namespace")
 	q.Task, _ = body.str("task")
 	if opts, p := body.obj("options"); p == present {
@@ -70,7 +73,7 @@ func (s *Server) handleConfigure(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, api.ConfigureResponse{
-		Configured: true, QueueID: stored.ID, PartitionID: partitionID, Queue: stored.Name,
+		Configured: true, QueueID: stored.ID, PartitionID: partitionID, Queue: unscopeName(r, stored.Name),
 		Namespace: stored.Namespace, Task: stored.Task, Options: optionsEcho(stored.Options),
 	})
 }
@@ -143,7 +146,7 @@ func (s *Server) handleQueueList(w http.ResponseWriter, r *http.Request) error {
 	list := api.QueueList{Queues: []api.QueueSummary{}}
 	skipped := int64(0)
 	for _, qi := range all {
-		if (namespace != "" && qi.Namespace != namespace) || (task != "" && qi.Task != task) {
+		if (namespace != "" && qi.Namespace != namespace) || (task != "" && qi.Task != task) || !inTenant(r, qi.Name) {
 			continue
 		}
 		if skipped < offset {
@@ -154,7 +157,7 @@ func (s *Server) handleQueueList(w http.ResponseWriter, r *http.Request) error {
 			break
 		}
 		list.Queues = append(list.Queues, api.QueueSummary{
-			ID: qi.ID, Name: qi.Name, Namespace: qi.Namespace, Task: qi.Task,
+			ID: qi.ID, Name: unscopeName(r, qi.Name), Namespace: qi.Namespace, Task: qi.Task,
 			CreatedAt: api.FormatMillis(qi.CreatedAt), Partitions: qi.PartitionCount,
 			Messages: api.QueueMessageCounts{
 				Total: int(qi.Totals.Total), Pending: int(qi.Totals.Pending), Processing: int(qi.Totals.Processing),
@@ -173,7 +176,11 @@ func (s *Server) handleQueueGet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	qi, err := s.broker.QueueGet(r.Context(), name)
+	stored, err := scopeName(r, "queue", name)
+	if err != nil {
+		return err
+	}
+	qi, err := s.broker.QueueGet(r.Context(), stored)
 	if errors.Is(err, queue.ErrNotFound) {
 		return notFound("Queue not found", err)
 	}
@@ -182,7 +189,7 @@ func (s *Server) handleQueueGet(w http.ResponseWriter, r *http.Request) error {
 	}
 	opts := optionsEcho(qi.Options)
 	d := api.QueueDetail{
-		ID: qi.ID, Name: qi.Name, Namespace: qi.Namespace, Task: qi.Task,
+		ID: qi.ID, Name: unscopeName(r, qi.Name), Namespace: qi.Namespace, Task: qi.Task,
 		CreatedAt:       api.FormatMillis(qi.CreatedAt),
 		Partitions:      make([]api.PartitionDetail, len(qi.Partitions)),
 		Totals:          counters(qi.Totals),
@@ -205,7 +212,11 @@ func (s *Server) handleQueueDelete(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	existed, err := s.broker.QueueDelete(r.Context(), name)
+	stored, err := scopeName(r, "queue", name)
+	if err != nil {
+		return err
+	}
+	existed, err := s.broker.QueueDelete(r.Context(), stored)
 	if err != nil {
 		return err
 	}

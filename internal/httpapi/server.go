@@ -49,6 +49,10 @@ type Options struct {
 	// to no API path (/, its assets, and the app's own deep links); nil serves none.
 	// Those requests never need a token: the app sends its own on its API calls.
 	Dashboard *dashboard.Handler
+	// TenancyHeader (QUEEN_TENANCY_HEADER) turns tenant scoping on: a request that
+	// names a tenant in this header (or in its token's queen_tenant claim) sees only
+	// that tenant's queues (tenancy.go). "" means off: the header is never read.
+	TenancyHeader string
 }
 
 // Server is the HTTP API of one broker. It holds no per-request state and is safe for
@@ -93,12 +97,12 @@ func New(opts Options, b *broker.Broker, logger *slog.Logger) *Server {
 	}
 	s.metrics = newHTTPMetrics(opts.Registry)
 	s.routes()
-	s.handler = s.requestID(s.accessLog(s.instrument(s.recoverer(s.cors(s.authenticate(s.limitBody(s.router)))))))
+	s.handler = s.requestID(s.accessLog(s.instrument(s.recoverer(s.cors(s.authenticate(s.tenancy(s.limitBody(s.router))))))))
 	return s
 }
 
 // Handler returns the root handler: the router wrapped in the middleware chain
-// (request id, access log, metrics, recover, CORS, authentication, body limit).
+// (request id, access log, metrics, recover, CORS, authentication, tenancy, body limit).
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // routes registers every implemented route. Paths of the upstream route list that are
@@ -192,6 +196,7 @@ func (s *Server) routes() {
 	r.Get(v1+"/system/replicas", s.handle(s.handleReplicas))
 	r.Get(v1+"/system/longpolls", s.handle(s.handleLongPolls))
 	r.Get(v1+"/analytics/consumer-lag", s.handle(s.handleConsumerLag))
+	r.Get("/internal/api/tenancy", s.handle(s.handleTenancy))
 
 	// Streams: the SDKs' Stream runtime, then the operator routes of queenctl streams.
 	const streams = "/streams/v1"

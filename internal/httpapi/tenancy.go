@@ -1,0 +1,209 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/auth"
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// tenantRule is what a tenant request may do on a route (the rows of tenantScope).
+type tenantRule int
+
+const (
+	// tenantPending is a route not scoped yet: refused (403) to tenant requests. It is
+	// the zero value, so a route without a row is never served unscoped to a tenant.
+	tenantPending tenantRule = iota
+	// tenantScoped serves tenant requests inside the tenant's names.
+	tenantScoped
+	// tenantIgnored serves every request alike; the tenancy header is not read.
+	tenantIgnored
+	// tenantGlobal is cluster-wide: refused (403) to tenant requests.
+	tenantGlobal
+)
+
+// TenantSeparator joins a tenant id and a relative queue name into the stored name.
+const TenantSeparator = ":"
+
+// tenantIDPattern is the syntax of a tenant id: 2-32 lowercase letters, digits and
+// '-', starting with a letter and not ending with '-'.
+var tenantIDPattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}[a-z0-9]$`)
+
+// reservedTenants are ids no tenant may have.
+var reservedTenants = []string{"queen", "system", "admin", "internal", "proxy"}
+
+type tenantKey struct{}
+
+// tenantFrom is the request's tenant, "" for a global request.
+func tenantFrom(ctx context.Context) string {
+	t, _ := ctx.Value(tenantKey{}).(string)
+	return t
+}
+
+// tenancy resolves the tenant of every routed request and refuses tenant requests on
+// routes that are not tenantScoped. It runs after authenticate, so the verified
+// token's queen_tenant claim is known: with JWT on the claim decides, a header that
+// contradicts it is 403, and a header without a claim is 403 unless the token is
+// admin (an operator viewing one tenant). With JWT off the header is trusted as is.
+// A repeated, empty or malformed header is 400. Without QUEEN_TENANCY_HEADER it is
+// not in the chain.
+func (s *Server) tenancy(next http.Handler) http.Handler {
+	header := http.CanonicalHeaderKey(s.opts.TenancyHeader)
+	if header == "" {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pattern := s.router.Find(chi.NewRouteContext(), r.Method, routingPath(r))
+		rule := tenantScope[r.Method+" "+pattern]
+		if pattern == "" || rule == tenantIgnored {
+			next.ServeHTTP(w, r)
+			return
+		}
+		tenant, err := s.requestTenant(r, header)
+		if err == nil && tenant != "" && rule != tenantScoped {
+			err = &httpError{status: http.StatusForbidden, code: api.ErrorCodeForbidden,
+				msg: "this route is not available to tenants"}
+		}
+		if err != nil {
+			if rctx := chi.RouteContext(r.Context()); rctx != nil {
+				rctx.RoutePatterns = append(rctx.RoutePatterns, pattern)
+			}
+			s.writeError(w, r, err)
+			return
+		}
+		if tenant != "" {
+			r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requestTenant is the tenant a request names, "" for a global request.
+func (s *Server) requestTenant(r *http.Request, header string) (string, error) {
+	values := r.Header.Values(header)
+	fromHeader := ""
+	switch len(values) {
+	case 0:
+	case 1:
+		fromHeader = values[0]
+		if !isTenantID(fromHeader) {
+			return "", queue.Invalid(header, "%s must be one tenant id", header)
+		}
+	default:
+		return "", queue.Invalid(header, "%s must be given once", header)
+	}
+	if s.opts.Verifier == nil {
+		return fromHeader, nil
+	}
+	p, _ := auth.FromContext(r.Context())
+	switch {
+	case p != nil && p.HasTenant && !isTenantID(p.Tenant):
+		return "", tenantForbidden("the token's " + auth.TenantClaim + " claim is not a tenant id")
+	case p != nil && p.HasTenant && fromHeader != "" && fromHeader != p.Tenant:
+		return "", tenantForbidden("the " + header + " header contradicts the token's tenant")
+	case p != nil && p.HasTenant:
+		return p.Tenant, nil
+	case fromHeader == "":
+		return "", nil
+	case p != nil && p.Level >= auth.Admin:
+		return fromHeader, nil
+	}
+	return "", tenantForbidden("a tenant header needs a token for that tenant, or an admin token")
+}
+
+func tenantForbidden(msg string) error {
+	return &httpError{status: http.StatusForbidden, code: api.ErrorCodeForbidden, msg: msg}
+}
+
+// isTenantID reports whether id is a well-formed, unreserved tenant id.
+func isTenantID(id string) bool {
+	return tenantIDPattern.MatchString(id) && !slices.Contains(reservedTenants, id)
+}
+
+// scopeName is the stored name of the relative queue or group name given in field of
+// a request: name itself for a global request, tenant:name for a tenant one. A
+// relative name with the separator, a slash or a backslash, or one that is "." or
+// "..", is 400: it would name or look like a name outside the tenant.
+func scopeName(r *http.Request, field, name string) (string, error) {
+	tenant := tenantFrom(r.Context())
+	if tenant == "" || name == "" {
+		return name, nil
+	}
+	if strings.ContainsAny(name, TenantSeparator+`/\`) || name == "." || name == ".." {
+		return "", queue.Invalid(field, "%s must not contain %q, '/' or '\\'", field, TenantSeparator)
+	}
+	stored := tenant + TenantSeparator + name
+	if err := queue.CheckName(field, stored); err != nil {
+		return "", err
+	}
+	return stored, nil
+}
+
+// unscopeName is the name a request's answer shows for a stored name: the stored
+// name for a global request, the relative one for a tenant request.
+func unscopeName(r *http.Request, stored string) string {
+	tenant := tenantFrom(r.Context())
+	if tenant == "" {
+		return stored
+	}
+	return strings.TrimPrefix(stored, tenant+TenantSeparator)
+}
+
+// inTenant reports whether the stored name belongs to the request's scope: always
+// for a global request, only the tenant's own names for a tenant request.
+func inTenant(r *http.Request, stored string) bool {
+	tenant := tenantFrom(r.Context())
+	return tenant == "" || strings.HasPrefix(stored, tenant+TenantSeparator)
+}
+
+// handleTenancy is GET /internal/api/tenancy: whether tenancy is on and its header,
+// which a proxy checks before it sends tenant traffic.
+func (s *Server) handleTenancy(w http.ResponseWriter, _ *http.Request) error {
+	return writeJSON(w, http.StatusOK, api.Tenancy{
+		Enabled: s.opts.TenancyHeader != "", Header: s.opts.TenancyHeader, Separator: TenantSeparator,
+	})
+}
+
+// scopeGroup is scopeName for a consumer group; the queue-mode group is no tenant's
+// and is never prefixed.
+func scopeGroup(r *http.Request, field, group string) (string, error) {
+	if group == queue.QueueModeGroup {
+		return group, nil
+	}
+	return scopeName(r, field, group)
+}
+
+// scopePush maps the queue of every push item into the request's scope.
+func scopePush(r *http.Request, items []queue.PushItem) error {
+	if tenantFrom(r.Context()) == "" {
+		return nil
+	}
+	for i := range items {
+		q, err := scopeName(r, fmt.Sprintf("items[%d].queue", i), items[i].Queue)
+		if err != nil {
+			return err
+		}
+		items[i].Queue = q
+	}
+	return nil
+}
+
+// unscopePop shows a pop's stored queue and group names as the request sees them.
+func unscopePop(r *http.Request, res *queue.PopResult) {
+	if tenantFrom(r.Context()) == "" {
+		return
+	}
+	res.Queue = unscopeName(r, res.Queue)
+	res.ConsumerGroup = unscopeName(r, res.ConsumerGroup)
+	for i := range res.Messages {
+		res.Messages[i].Queue = unscopeName(r, res.Messages[i].Queue)
+	}
+}
