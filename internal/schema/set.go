@@ -1,0 +1,133 @@
+package schema
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Set is one program's embedded DDL: the .sql files at the root of an fs.FS, applied
+// in lexical order of their names under an advisory lock of its own and recorded by
+// version in a table the files create. The broker's schema is one Set, queen-proxy's
+// another.
+type Set struct {
+	files         fs.FS
+	lockNamespace int32
+	versionTable  string
+	name          string
+}
+
+// NewSet returns the Set of the .sql files of fsys. lockNamespace is the first key of
+// the two-key advisory lock held while applying (distinct per program, so a database
+// shared by two programs never serialises their boots); versionTable is the
+// schema-qualified table (version text primary key, applied_at) the files create; name
+// prefixes errors.
+func NewSet(fsys fs.FS, lockNamespace int32, versionTable, name string) Set {
+	return Set{files: fsys, lockNamespace: lockNamespace, versionTable: versionTable, name: name}
+}
+
+// Files returns the SQL files in apply order (lexical order of their names).
+func (s Set) Files() []string {
+	names, err := fs.Glob(s.files, "*.sql")
+	if err != nil {
+		panic(err) // the pattern is constant: cannot fail
+	}
+	sort.Strings(names)
+	return names
+}
+
+// SQL returns the full DDL in apply order, each file headed by its name.
+func (s Set) SQL() string {
+	var b strings.Builder
+	for _, name := range s.Files() {
+		data, _ := fs.ReadFile(s.files, name)
+		fmt.Fprintf(&b, "-- %s\n%s\n", name, data)
+	}
+	return b.String()
+}
+
+// Version is a short hash of the DDL. It names test template databases and is recorded
+// in the version table at every apply.
+func (s Set) Version() string {
+	sum := sha256.Sum256([]byte(s.SQL()))
+	return hex.EncodeToString(sum[:])[:16]
+}
+
+// Apply brings the database to the DDL. It holds a transaction-scoped advisory lock so
+// concurrent boots apply one after another, and does nothing when this exact version
+// is already recorded: DDL such as CREATE INDEX IF NOT EXISTS locks its table even
+// when the index exists, so re-running it under live traffic from other replicas would
+// stall or deadlock them. A deadlock or lock timeout while applying a new version is
+// retried a few times.
+func (s Set) Apply(ctx context.Context, conn *pgx.Conn) error {
+	var err error
+	for attempt := 1; attempt <= 5; attempt++ {
+		if err = s.applyOnce(ctx, conn); err == nil || !isLockConflict(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+func (s Set) applyOnce(ctx context.Context, conn *pgx.Conn) error {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: begin: %w", s.name, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", s.lockNamespace, int32(applyLockID)); err != nil {
+		return fmt.Errorf("%s: lock: %w", s.name, err)
+	}
+	version := s.Version()
+	var current bool
+	if err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, s.versionTable).Scan(&current); err != nil {
+		return fmt.Errorf("%s: inspect: %w", s.name, err)
+	}
+	if current {
+		// versionTable is a constant of the program, never input.
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+s.versionTable+` WHERE version = $1)`,
+			version).Scan(&current); err != nil {
+			return fmt.Errorf("%s: inspect: %w", s.name, err)
+		}
+	}
+	if current {
+		return tx.Commit(ctx)
+	}
+	if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '5s'"); err != nil {
+		return fmt.Errorf("%s: %w", s.name, err)
+	}
+	for _, name := range s.Files() {
+		data, err := fs.ReadFile(s.files, name)
+		if err != nil {
+			return fmt.Errorf("%s: read %s: %w", s.name, name, err)
+		}
+		if _, err := tx.Exec(ctx, string(data)); err != nil {
+			return fmt.Errorf("%s: apply %s: %w", s.name, name, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO `+s.versionTable+` (version, applied_at) VALUES ($1, now())
+		ON CONFLICT (version) DO UPDATE SET applied_at = now()`, version); err != nil {
+		return fmt.Errorf("%s: record version: %w", s.name, err)
+	}
+	return tx.Commit(ctx)
+}
+
+// isLockConflict reports a deadlock (40P01) or lock timeout (55P03).
+func isLockConflict(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "55P03")
+}
