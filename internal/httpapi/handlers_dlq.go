@@ -62,15 +62,8 @@ func (s *Server) handleMessageRetry(w http.ResponseWriter, r *http.Request) erro
 // "more":bool}. The messages stay.
 func (s *Server) handleDLQPurge(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	var f queue.DLQFilter
-	f.Queue, _ = queryString(q, "queue")
-	f.ConsumerGroup, _ = queryString(q, "consumerGroup")
-	f.Partition, _ = queryString(q, "partition")
-	var err error
-	if f.From, err = queryTimestamp(q, "from"); err != nil {
-		return err
-	}
-	if f.To, err = queryTimestamp(q, "to"); err != nil {
+	f, err := dlqFilter(q)
+	if err != nil {
 		return err
 	}
 	deleted, more, err := s.broker.DLQPurge(r.Context(), f)
@@ -184,4 +177,19 @@ func requeueAnswer(res queue.RequeueResult) api.DLQRequeueResponse {
 		}
 	}
 	return out
+}
+
+// dlqFilter reads the dead-letter filter of GET and DELETE /api/v1/dlq: queue,
+// consumerGroup, partition and the failure-time bounds from and to.
+func dlqFilter(q url.Values) (queue.DLQFilter, error) {
+	var f queue.DLQFilter
+	f.Queue, _ = queryString(q, "queue")
+	f.ConsumerGroup, _ = queryString(q, "consumerGroup")
+	f.Partition, _ = queryString(q, "partition")
+	var err error
+	if f.From, err = queryTimestamp(q, "from"); err != nil {
+		return f, err
+	}
+	f.To, err = queryTimestamp(q, "to")
+	return f, err
 }

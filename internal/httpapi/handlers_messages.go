@@ -137,15 +137,8 @@ func (s *Server) handleMessageDelete(w http.ResponseWriter, r *http.Request) err
 // are decrypted (upstream returns them as stored).
 func (s *Server) handleDLQList(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	var f queue.DLQFilter
-	f.Queue, _ = queryString(q, "queue")
-	f.ConsumerGroup, _ = queryString(q, "consumerGroup")
-	f.Partition, _ = queryString(q, "partition")
-	var err error
-	if f.From, err = queryTimestamp(q, "from"); err != nil {
-		return err
-	}
-	if f.To, err = queryTimestamp(q, "to"); err != nil {
+	f, err := dlqFilter(q)
+	if err != nil {
 		return err
 	}
 	if f.Page, err = listPage(q, defaultDLQLimit); err != nil {
