@@ -8,6 +8,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/queenmq/queen/internal/config"
 )
 
 // runFunc runs a leaf command with its positional arguments.
@@ -140,7 +142,7 @@ func suggest(cmd *command, name string) string {
 	best, bestD := "", 3
 	for _, s := range cmd.subs {
 		for _, n := range append([]string{s.name}, s.aliases...) {
-			if d := editDistance(name, n); d < bestD || (strings.HasPrefix(n, name) && best == "") {
+			if d := config.EditDistance(name, n); d < bestD || (strings.HasPrefix(n, name) && best == "") {
 				best, bestD = n, min(d, bestD)
 			}
 		}
@@ -149,25 +151,4 @@ func suggest(cmd *command, name string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

@@ -191,7 +191,7 @@ func linkShapedHint(name string) string {
 func closest(name string, known map[string]bool, unused map[string]unusedGroup) string {
 	best, bestDist := "", 4
 	consider := func(cand string) {
-		d := levenshtein(name, cand)
+		d := EditDistance(name, cand)
 		if d < bestDist || (d == bestDist && cand < best) {
 			best, bestDist = cand, d
 		}
@@ -205,9 +205,10 @@ func closest(name string, known map[string]bool, unused map[string]unusedGroup) 
 	return best
 }
 
-// levenshtein is the edit distance between a and b (insertions, deletions and
-// substitutions of bytes; variable names are ASCII).
-func levenshtein(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b (insertions, deletions and
+// substitutions of bytes; setting and command names are ASCII), for "did you mean"
+// hints: queen's settings, queen-proxy's and queenctl's commands use it.
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

@@ -220,8 +220,8 @@ func TestLevenshtein(t *testing.T) {
 	} {
 		t.Run(tc.a+"To"+tc.b, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, tc.want, levenshtein(tc.a, tc.b))
-			require.Equal(t, tc.want, levenshtein(tc.b, tc.a))
+			require.Equal(t, tc.want, EditDistance(tc.a, tc.b))
+			require.Equal(t, tc.want, EditDistance(tc.b, tc.a))
 		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	queenconfig "github.com/queenmq/queen/internal/config"
 )
 
 // setting is one variable: its default, whether it is secret, and how it is stored.
@@ -162,7 +164,7 @@ func durationSetter(lo, hi time.Duration, field func(*Config) *time.Duration) fu
 func suggest(name string) string {
 	best, bestD := "", 4
 	for _, s := range settings {
-		if d := distance(name, s.name); d < bestD {
+		if d := queenconfig.EditDistance(name, s.name); d < bestD {
 			best, bestD = s.name, d
 		}
 	}
@@ -170,25 +172,4 @@ func suggest(name string) string {
 		return ""
 	}
 	return " (did you mean " + best + "?)"
-}
-
-// distance is the Levenshtein distance of a and b.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
