@@ -106,11 +106,7 @@ func (b *Broker) prepareRequeue(items []queue.RequeueItem) error {
 		if !it.Seal {
 			continue
 		}
-		if b.cfg.Sealer == nil {
-			return queue.Conflict("queue %q has encryptionEnabled but QUEEN_ENCRYPTION_KEY is not configured on this broker",
-				it.Queue)
-		}
-		sealed, err := b.cfg.Sealer.Seal(it.Payload)
+		sealed, err := b.seal(it.Queue, it.Payload)
 		if err != nil {
 			return err
 		}

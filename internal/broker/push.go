@@ -91,17 +91,23 @@ func (b *Broker) sealPayloads(ctx context.Context, items []queue.PushItem) error
 		if !enc[it.Queue] {
 			continue
 		}
-		if b.cfg.Sealer == nil {
-			return queue.Conflict("queue %q has encryptionEnabled but QUEEN_ENCRYPTION_KEY is not configured on this broker",
-				it.Queue)
-		}
-		sealed, err := b.cfg.Sealer.Seal(it.Payload)
+		sealed, err := b.seal(it.Queue, it.Payload)
 		if err != nil {
 			return err
 		}
 		it.Payload, it.Encrypted = sealed, true
 	}
 	return nil
+}
+
+// seal encrypts payload for queueName, which has encryptionEnabled; without a key on
+// this broker that is a conflict, never a plaintext message in an encrypted queue.
+func (b *Broker) seal(queueName string, payload []byte) ([]byte, error) {
+	if b.cfg.Sealer == nil {
+		return nil, queue.Conflict("queue %q has encryptionEnabled but QUEEN_ENCRYPTION_KEY is not configured on this broker",
+			queueName)
+	}
+	return b.cfg.Sealer.Seal(payload)
 }
 
 // preparePush validates and normalises items in place; field names the errors
