@@ -331,7 +331,7 @@ func isDBError(err error) bool {
 	switch {
 	case err == nil, errors.As(err, &ve), errors.Is(err, context.Canceled),
 		errors.Is(err, context.DeadlineExceeded), errors.Is(err, queue.ErrNotFound),
-		errors.Is(err, queue.ErrConflict), errors.Is(err, queue.ErrNotSupported):
+		errors.Is(err, queue.ErrConflict):
 		return false
 	}
 	// An UnavailableError is a refusal by this broker (push maintenance), not a

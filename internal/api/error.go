@@ -22,9 +22,6 @@ const (
 	ErrorCodeConflict ErrorCode = "conflict"
 	// ErrorCodePayloadTooLarge is a body over the size limit (413).
 	ErrorCodePayloadTooLarge ErrorCode = "payload_too_large"
-	// ErrorCodeNotSupported is a recognised route, option or value that this broker
-	// does not implement (400, or 404 for a route).
-	ErrorCodeNotSupported ErrorCode = "not_supported"
 	// ErrorCodeUnavailable is a database outage that cannot be spooled, or a request
 	// the broker cancelled (503).
 	ErrorCodeUnavailable ErrorCode = "unavailable"

@@ -86,7 +86,6 @@ func notFound(msg string, cause error) error {
 //	queue.ErrNotFound                       404                    not_found
 //	*queue.ConflictError (broker-written)   409                    conflict (its message)
 //	queue.ErrConflict (e.g. unique key)     409                    conflict (fixed message)
-//	queue.ErrNotSupported                   400                    not_supported
 //	*auth.Error, no or invalid token        401 + WWW-Authenticate unauthenticated (its message)
 //	*auth.Error, role below the route's     403 + WWW-Authenticate forbidden
 //	*auth.Error, JWKS cannot be fetched     503 + Retry-After: 1   unavailable
@@ -162,8 +161,6 @@ func classify(err error) (int, api.ErrorBody) {
 		return http.StatusConflict, api.ErrorBody{Error: ce.Message, Code: api.ErrorCodeConflict}
 	case errors.Is(err, queue.ErrConflict):
 		return http.StatusConflict, api.ErrorBody{Error: msgConflict, Code: api.ErrorCodeConflict}
-	case errors.Is(err, queue.ErrNotSupported):
-		return http.StatusBadRequest, api.ErrorBody{Error: err.Error(), Code: api.ErrorCodeNotSupported}
 	case errors.As(err, &ue):
 		return http.StatusServiceUnavailable, api.ErrorBody{Error: ue.Message, Code: api.ErrorCodeUnavailable}
 	case errors.Is(err, queue.ErrUnavailable):

@@ -38,7 +38,6 @@ func TestClassify(t *testing.T) {
 		{"DatabaseConflictHidesItsText", fmt.Errorf("%w: %w", queue.ErrConflict,
 			errors.New(`ERROR: duplicate key value violates unique constraint "queues_name_key" (SQLSTATE 23505)`)),
 			409, "conflict", "the request conflicts with stored state", ""},
-		{"NotSupported", fmt.Errorf("%w: option x", queue.ErrNotSupported), 400, "not_supported", "not supported: option x", ""},
 		{"Unavailable", fmt.Errorf("%w: dial tcp", queue.ErrUnavailable), 503, "unavailable", "database unavailable", ""},
 		{"Timeout", fmt.Errorf("%w: %w", queue.ErrTimeout, errors.New("ERROR: canceling statement due to statement timeout")),
 			504, "timeout", "the database did not answer in time; the request may or may not have taken effect", ""},

@@ -22,8 +22,6 @@ var (
 	// after a deadline the statement may still have committed, so it is never a reason
 	// to spool.
 	ErrTimeout = errors.New("database timeout")
-	// ErrNotSupported means a feature or option is recognised but not implemented.
-	ErrNotSupported = errors.New("not supported")
 )
 
 // ValidationError reports one bad input field. Message is the client-facing text
