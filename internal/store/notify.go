@@ -8,7 +8,9 @@ import (
 )
 
 // WakeChannel is the LISTEN/NOTIFY channel on which replicas announce queues that got
-// new messages. The payload is the queue name.
+// new messages. The payload is the queue name. A replica's listener skips the
+// notifications its own pool sent: its pushes wake its own waiters in-process, and a
+// second wake would only re-run every parked claim for nothing.
 const WakeChannel = "queen_wake"
 
 // QueueNotify announces, after their commit, that queues got new messages. One
@@ -71,6 +73,9 @@ func (s *Store) listenOnce(ctx context.Context, h ListenHandlers) error {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
+		}
+		if _, self := s.own.Load(n.PID); self {
+			continue // sent by this replica, whose pushes woke its own waiters in-process
 		}
 		if n.Channel == WakeChannel && h.NotifyFunc != nil {
 			h.NotifyFunc(n.Payload)

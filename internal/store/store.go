@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -42,6 +43,10 @@ type Options struct {
 // Store runs queen's SQL on a pgx pool.
 type Store struct {
 	pool *pgxpool.Pool
+	// own holds the backend process ids of the pool's open connections, so the
+	// wake-up listener can tell this replica's own NOTIFYs (already delivered
+	// in-process) from other replicas'.
+	own sync.Map // uint32 → struct{}
 }
 
 // Open builds the pool without connecting; use Ping or ApplySchema to reach the server.
@@ -81,11 +86,18 @@ func Open(opts Options) (*Store, error) {
 		params["application_name"] = "queen"
 	}
 	params["timezone"] = "UTC"
+	s := &Store{}
+	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+		s.own.Store(c.PgConn().PID(), struct{}{})
+		return nil
+	}
+	cfg.BeforeClose = func(c *pgx.Conn) { s.own.Delete(c.PgConn().PID()) }
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: create pool: %w", err)
 	}
-	return &Store{pool: pool}, nil
+	s.pool = pool
+	return s, nil
 }
 
 // Close closes every connection of the pool.
