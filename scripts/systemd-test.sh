@@ -5,10 +5,13 @@
 #
 #   scripts/systemd-test.sh [SCENARIO...]     (default: every scenario)
 #
-# 1. Static checks, no box needed: the maintainer scripts parse (sh -n, shellcheck
-#    when installed); `systemd-analyze security --offline` scores every service unit
-#    2.0 or better; the deb and the rpm hold the same files; the env file is a deb
-#    conffile and an rpm %config(noreplace).
+# 1. Static checks, no box needed: the maintainer scripts parse (sh -n), the
+#    maintainer and test scripts pass the shell linter (installed with apt-get when
+#    missing, as root); `systemd-analyze security --offline` scores every service
+#    unit 2.0 or better; the deb and the rpm hold the same files (but for each one's
+#    licence, changelog and zsh completion places); the env files are deb conffiles
+#    and rpm %config(noreplace); then scripts/package-lint.sh: lintian and rpmlint
+#    (the rpm signed with a throwaway key when gpg is installed).
 # 2. Scenarios, each in its own disposable systemd (scripts/sdbox.sh) with its own
 #    PostgreSQL cluster, the two of them in parallel: scripts/systemd-test/deb.sh and
 #    rpm.sh (see their headers). They need root, util-linux unshare/nsenter,
@@ -17,7 +20,8 @@
 #
 # Packages: two amd64 builds of the working tree, v1 = the version from git and
 # v2 = v1 + ".upgrade" (sorts higher for dpkg and rpm), built with
-# scripts/packages into $QUEEN_SYSTEMD_TEST_DIR (default: a temporary directory).
+# scripts/packages into $QUEEN_SYSTEMD_TEST_DIR (default: a temporary directory);
+# their package version is VERSION-1 (the release).
 # Prints "N passed, N failed" (", N skipped") last; exits non-zero on any failure.
 set -euo pipefail
 
@@ -45,18 +49,25 @@ fi
 mkdir -p "$work"
 
 # --- static checks ------------------------------------------------------------------
-for s in packaging/scripts/*.sh packaging/queen-backup.sh; do
+maint=(packaging/scripts/deb/* packaging/scripts/rpm/*.sh packaging/queen-backup.sh)
+for s in "${maint[@]}"; do
 	if sh -n "$s"; then ok "sh -n $s"; else bad "sh -n $s"; fi
 done
+if ! command -v shellcheck >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+	say "installing shellcheck (apt-get install shellcheck)"
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq shellcheck >/dev/null 2>&1 ||
+		{ apt-get -o DPkg::Lock::Timeout=300 update -qq >/dev/null 2>&1 &&
+			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq shellcheck >/dev/null 2>&1; } || true
+fi
 if command -v shellcheck >/dev/null 2>&1; then
-	if out=$(shellcheck -s sh packaging/scripts/*.sh packaging/queen-backup.sh &&
-		shellcheck -x scripts/systemd-test.sh scripts/systemd-test/*.sh 2>&1); then
+	if out=$(shellcheck -s sh "${maint[@]}" 2>&1 &&
+		shellcheck -x scripts/systemd-test.sh scripts/systemd-test/*.sh scripts/package-lint.sh scripts/sdbox.sh 2>&1); then
 		ok "shellcheck maintainer, backup and test scripts"
 	else
 		bad "shellcheck" && printf '%s\n' "$out"
 	fi
 else
-	skip "shellcheck: not installed"
+	skip "shellcheck: not installed and not installable here (not root, or apt-get failed)"
 fi
 if command -v systemd-analyze >/dev/null 2>&1; then
 	for u in systemd/*.service; do
@@ -71,20 +82,35 @@ fi
 # --- packages -----------------------------------------------------------------------
 say "building packages in $work"
 t=$(date +%s)
+# A throwaway signing key, so that the rpm checks see a signed package as a release
+# would be (scripts/packages signs with $QUEEN_PKG_SIGNING_KEY).
+pubkey=
+if command -v gpg >/dev/null 2>&1; then
+	export GNUPGHOME=$work/gnupg
+	mkdir -p "$GNUPGHOME" && chmod 700 "$GNUPGHOME"
+	if gpg --batch --quiet --passphrase '' --quick-gen-key 'queen test packages <test@queen.invalid>' rsa3072 sign 1d >/dev/null 2>&1 &&
+		gpg --batch --armor --export-secret-keys >"$work/signing.key" && gpg --batch --armor --export >"$work/signing.pub"; then
+		export QUEEN_PKG_SIGNING_KEY=$work/signing.key
+		pubkey=$work/signing.pub
+	fi
+fi
 go run ./scripts/packages -arch amd64 -out "$work/v1" >"$work/v1.list"
-v1=$(sed -n 's|.*/queen_\(.*\)_amd64\.deb$|\1|p' "$work/v1.list")
+v1=$(sed -n 's|.*/queen_\(.*\)-1_amd64\.deb$|\1|p' "$work/v1.list")
 v2=$v1.upgrade
 go run ./scripts/packages -arch amd64 -version "$v2" -out "$work/v2" >"$work/v2.list"
 say "built $v1 and $v2 in $(($(date +%s) - t)) s"
-deb1=$work/v1/queen_${v1}_amd64.deb deb2=$work/v2/queen_${v2}_amd64.deb
-rpm1=$work/v1/queen-$v1.x86_64.rpm rpm2=$work/v2/queen-$v2.x86_64.rpm
+deb1=$work/v1/queen_${v1}-1_amd64.deb deb2=$work/v2/queen_${v2}-1_amd64.deb
+rpm1=$work/v1/queen-$v1-1.x86_64.rpm rpm2=$work/v2/queen-$v2-1.x86_64.rpm
 for f in "$deb1" "$deb2" "$rpm1" "$rpm2"; do
 	if [ -s "$f" ]; then ok "package $(basename "$f")"; else bad "package $(basename "$f") missing"; fi
 done
 
-debfiles=$(dpkg-deb -c "$deb1" | awk '{print $NF}' | sed -e 's|^\./|/|' -e 's|/$||' | grep -v '^/$' | sort)
-if [ "$(dpkg-deb -f "$deb1" Version)" = "$v1" ]; then ok "deb version $v1"; else bad "deb version"; fi
-if dpkg-deb -I "$deb1" conffiles | grep -qx /etc/queen/queen.env; then ok "deb: queen.env is a conffile"; else bad "deb: queen.env is not a conffile"; fi
+# Files only: dpkg lists every parent directory, rpm only those it owns.
+debfiles=$(dpkg-deb -c "$deb1" | awk '$1 !~ /^d/ {print $NF}' | sed -e 's|^\./|/|' | sort)
+if [ "$(dpkg-deb -f "$deb1" Version)" = "$v1-1" ]; then ok "deb version $v1-1"; else bad "deb version"; fi
+for f in queen.env queen-proxy.env; do
+	if dpkg-deb -I "$deb1" conffiles | grep -qx "/etc/queen/$f"; then ok "deb: $f is a conffile"; else bad "deb: $f is not a conffile"; fi
+done
 if ! command -v rpm >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	say "installing rpm (apt-get install rpm) for the rpm checks"
 	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq rpm >/dev/null 2>&1 ||
@@ -92,26 +118,40 @@ if ! command -v rpm >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get 
 			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq rpm >/dev/null 2>&1; } || true
 fi
 if command -v rpm >/dev/null 2>&1; then
-	rpmfiles=$(rpm -qpl "$rpm1" 2>/dev/null | sort)
-	# dpkg lists the parent directories too; compare the files and the directories rpm owns.
-	missing=$(comm -23 <(printf '%s\n' "$rpmfiles") <(printf '%s\n' "$debfiles"))
-	extra=$(comm -13 <(printf '%s\n' "$rpmfiles") <(printf '%s\n' "$debfiles") | while read -r p; do
-		case $p in /etc | /usr | /usr/bin | /usr/lib | /usr/lib/systemd | /usr/lib/systemd/system | /usr/lib/sysusers.d | /usr/lib/tmpfiles.d | /usr/share | /usr/share/doc) ;; *) echo "$p" ;; esac
-	done)
+	rpmfiles=$(rpm -qp --qf '[%{FILEMODES:perms} %{FILENAMES}\n]' "$rpm1" 2>/dev/null | awk '$1 !~ /^d/ {print $2}' | sort)
+	# Each format's own places: the licence and changelog (Debian: copyright and
+	# changelog.Debian.gz in the doc directory, the lintian overrides; Fedora: the
+	# licenses directory, the changelog in the header) and zsh's completions.
+	missing=$(comm -23 <(printf '%s\n' "$rpmfiles") <(printf '%s\n' "$debfiles") |
+		grep -vxF -e /usr/share/licenses/queen/copyright -e /usr/share/zsh/site-functions/_queenctl || true)
+	extra=$(comm -13 <(printf '%s\n' "$rpmfiles") <(printf '%s\n' "$debfiles") |
+		grep -vxF -e /usr/share/doc/queen/copyright -e /usr/share/doc/queen/changelog.Debian.gz \
+			-e /usr/share/lintian/overrides/queen -e /usr/share/zsh/vendor-completions/_queenctl || true)
 	if [ -z "$missing$extra" ]; then
 		ok "rpm -qpl lists the same files as the deb ($(printf '%s\n' "$rpmfiles" | wc -l) paths)"
 	else
 		bad "rpm and deb contents differ" && printf 'only in rpm: %s\nonly in deb: %s\n' "$missing" "$extra"
 	fi
-	if rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$rpm1" 2>/dev/null | grep -qx 'cn /etc/queen/queen.env'; then
-		ok "rpm: queen.env is %config(noreplace)"
-	else
-		bad "rpm: queen.env is not %config(noreplace)"
-	fi
+	for f in queen.env queen-proxy.env; do
+		if rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$rpm1" 2>/dev/null | grep -qx "cn /etc/queen/$f"; then
+			ok "rpm: $f is %config(noreplace)"
+		else
+			bad "rpm: $f is not %config(noreplace)"
+		fi
+	done
 	if [ "$(rpm -qp --qf '%{VERSION}' "$rpm1" 2>/dev/null)" = "$v1" ]; then ok "rpm version $v1"; else bad "rpm version"; fi
 else
 	skip "rpm checks: rpm not installed and not installable here"
 fi
+
+# --- the distributions' checkers ------------------------------------------------------
+lint=$(PKG_LINT_PUBKEY=$pubkey scripts/package-lint.sh "$deb1" "$rpm1" 2>&1) && lrc=0 || lrc=$?
+printf '%s\n' "$lint" | grep -v '^package-lint: [0-9]* passed'
+line=$(printf '%s\n' "$lint" | grep -E '^package-lint: [0-9]+ passed' | tail -1)
+passed=$((passed + $(printf '%s' "$line" | sed -n 's/.*: \([0-9]*\) passed.*/\1/p')))
+failed=$((failed + $(printf '%s' "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')))
+skipped=$((skipped + $(printf '%s' "$line" | sed -n 's/.* \([0-9]*\) skipped.*/\1/p')))
+if [ "$lrc" != 0 ] && [ -z "$line" ]; then bad "scripts/package-lint.sh exited $lrc"; fi
 
 # --- scenarios in boxes ----------------------------------------------------------------
 why_no_box() {

@@ -8,7 +8,8 @@
 //	queen -check-config  validate the environment and print warnings; exit 78 if invalid
 //	                     or if it holds unknown QUEEN_* variables (the daemon warns about those)
 //	queen -print-config  print the effective configuration, secrets redacted
-//	queen -h, --help     print the manual (NAME, SYNOPSIS, ENVIRONMENT, SIGNALS, FILES …)
+//	queen -h, --help     print the manual (NAME, SYNOPSIS, ENVIRONMENT, SIGNALS, FILES …);
+//	                     -man prints it in roff, as the packages install it (queen(8))
 //
 // Exit status: 0 success, 1 runtime failure, 2 usage error, 78 configuration error.
 package main
@@ -53,6 +54,7 @@ const (
 	actionPrintSchema
 	actionConfigDocs
 	actionEnvFile
+	actionManPage
 )
 
 // realMain runs one invocation with injected arguments, environment and output, and
@@ -171,20 +173,10 @@ const repeatGrace = 2 * time.Second
 // over (help, or a usage error it has reported), and -1 to go on. -h and --help print
 // the manual to stdout; a usage error prints a short usage to stderr.
 func parseArgs(args []string, stdout, stderr io.Writer) (action, int) {
-	fs := flag.NewFlagSet("queen", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {}
-	chosen := map[action]*bool{
-		actionVersion:     fs.Bool("version", false, "print version and build information"),
-		actionCheckConfig: fs.Bool("check-config", false, "validate the configuration"),
-		actionPrintConfig: fs.Bool("print-config", false, "print the effective configuration"),
-		actionPrintSchema: fs.Bool("print-schema", false, "print the SQL schema"),
-		actionConfigDocs:  fs.Bool("config-docs", false, "print docs/configuration.md"),
-		actionEnvFile:     fs.Bool("env-file", false, "print etc/queen.env"),
-	}
+	fs, chosen := newFlagSet(stderr)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, manual)
+			fmt.Fprint(stdout, manPage(fs).Text())
 			return 0, exitOK
 		}
 		usage(stderr)
@@ -212,11 +204,31 @@ func parseArgs(args []string, stdout, stderr io.Writer) (action, int) {
 	case 0:
 		return actionServe, -1
 	case 1:
+		if acts[0] == actionManPage {
+			fmt.Fprint(stdout, manPage(fs).Roff())
+			return 0, exitOK
+		}
 		return acts[0], -1
 	}
 	fmt.Fprintln(stderr, "queen: give one command or flag at a time")
 	usage(stderr)
 	return 0, exitUsage
+}
+
+// newFlagSet is queen's command line: the flags, and which action each selects.
+func newFlagSet(stderr io.Writer) (*flag.FlagSet, map[action]*bool) {
+	fs := flag.NewFlagSet("queen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	return fs, map[action]*bool{
+		actionVersion:     fs.Bool("version", false, "print version and build information"),
+		actionCheckConfig: fs.Bool("check-config", false, "validate the configuration"),
+		actionPrintConfig: fs.Bool("print-config", false, "print the effective configuration"),
+		actionPrintSchema: fs.Bool("print-schema", false, "print the SQL schema"),
+		actionConfigDocs:  fs.Bool("config-docs", false, "print docs/configuration.md"),
+		actionEnvFile:     fs.Bool("env-file", false, "print etc/queen.env"),
+		actionManPage:     fs.Bool("man", false, "print the queen(8) manual page in roff"),
+	}
 }
 
 // usage prints the short usage that follows a usage error.
@@ -226,137 +238,3 @@ func usage(w io.Writer) {
 Run 'queen --help' for the manual.
 `)
 }
-
-// manual is the man-style text of -h and --help. -config-docs and -env-file are build
-// helpers (docs/configuration.md, etc/queen.env) and are left out on purpose.
-const manual = `QUEEN(8)                     System Manager's Manual                     QUEEN(8)
-
-NAME
-       queen - the Queen message broker daemon (HTTP API, all state in PostgreSQL)
-
-SYNOPSIS
-       queen [serve]
-       queen schema
-       queen -version | -check-config | -print-config | -print-schema
-       queen -h | --help
-
-DESCRIPTION
-       queen serves the Queen HTTP API v1 (port 6632 by default) and keeps every
-       queue, partition, message, cursor and lease in one PostgreSQL database. Any
-       number of queen processes may serve the same database.
-
-       All configuration comes from environment variables (under systemd: the file
-       /etc/queen/queen.env); the flags choose what to do, not how. At start-up
-       queen logs its version and one "effective configuration" line with every
-       setting, its value and its source (secrets redacted), waits for PostgreSQL,
-       applies the schema (idempotent, under an advisory lock) and serves.
-
-COMMANDS
-       serve  Run the broker. The default; what queen.service starts.
-
-       schema Print the SQL schema applied at every start, and exit.
-
-OPTIONS
-       -version
-              Print version and build information, and exit.
-
-       -check-config
-              Validate the environment, print "configuration OK" and any warnings;
-              exit 78 naming every bad variable otherwise. Unknown QUEEN_*
-              variables fail the check too (status 78): the daemon would start,
-              but warn about each one. Nothing is started.
-
-       -print-config
-              Print the effective configuration, sorted, as NAME=value  # source,
-              secrets redacted, and warnings on stderr; exit 78 if invalid.
-
-       -print-schema
-              Same as the schema command.
-
-       -h, --help
-              Print this manual.
-
-ENVIRONMENT
-       Settings: every variable, its default and its meaning is in
-       /usr/share/doc/queen/configuration.md; the main ones are PG_HOST, PG_PORT,
-       PG_USER, PG_PASSWORD, PG_DB, HOST, PORT, LOG_LEVEL and
-       QUEEN_SHUTDOWN_TIMEOUT. Booleans accept true/false, 1/0, yes/no, on/off;
-       anything else is a configuration error. An unknown QUEEN_* variable (a
-       typo?) is logged as a warning with a "did you mean" hint, and ignored.
-       The variables Kubernetes sets for a Service named queen (QUEEN_PORT,
-       QUEEN_SERVICE_HOST, QUEEN_PORT_6632_TCP_ADDR ...) are recognised and
-       ignored without a word.
-
-       Set by systemd, read by queen:
-       LISTEN_FDS, LISTEN_PID, LISTEN_FDNAMES
-              Socket activation (queen.socket): queen serves the passed sockets
-              and ignores HOST and PORT. Without them it binds HOST:PORT itself.
-       NOTIFY_SOCKET
-              Type=notify: STATUS= while waiting for PostgreSQL (with
-              EXTEND_TIMEOUT_USEC=), READY=1 once the schema is applied,
-              STOPPING=1 when the drain begins.
-       WATCHDOG_USEC, WATCHDOG_PID
-              WatchdogSec=: a keep-alive every third of the interval, sent only
-              while the HTTP accept loop, the handler chain and the broker answer.
-              A PostgreSQL outage does not stop the keep-alives.
-       CREDENTIALS_DIRECTORY
-              LoadCredential=: PG_PASSWORD, JWT_SECRET and QUEEN_ENCRYPTION_KEY
-              are read from files of those names first.
-
-SIGNALS
-       SIGTERM, SIGINT
-              Drain: report "not ready", stop accepting, answer parked
-              long-polls, finish in-flight requests within QUEEN_SHUTDOWN_TIMEOUT
-              (20 s; keep it below the unit's TimeoutStopSec=30s), flush the
-              spool, close the database pool, exit 0. The same signal again
-              within 2 s is ignored; a later one exits at once with status 1.
-       SIGHUP Reload (systemctl reload queen): re-read the env files named by
-              QUEEN_ENV_FILES (the units set it), apply a changed LOG_LEVEL at
-              once, and log every other changed setting as needing a restart,
-              or why nothing was reloaded. The broker keeps serving throughout;
-              an invalid file is reported and changes nothing.
-       SIGABRT
-              Sent by systemd when the watchdog expires: the Go runtime writes
-              every goroutine's stack to the journal and exits with status 2;
-              Restart=on-failure starts a new process.
-
-FILES
-       /etc/queen/queen.env
-              Settings of queen.service and every replica (a conffile).
-       /etc/queen/queen@N.env
-              Extra settings of replica N (queen@N.service).
-       /etc/queen/credentials/
-              Root-only secrets for LoadCredential= drop-ins.
-       /var/lib/queen/
-              State: the spool (spool/, N/spool/ for replicas) and database dumps
-              (backups/).
-       /usr/lib/systemd/system/queen.socket, queen.service
-              The service and its socket (port 6632).
-       /usr/lib/systemd/system/queen@.socket, queen@.service, queen.target
-              Replicas on one host sharing port 6632 (ReusePort=).
-       /usr/lib/systemd/system/queen-backup.service, queen-backup.timer
-              Daily pg_dump of queen's schema into /var/lib/queen/backups.
-
-EXIT STATUS
-       0      Success, including a drained stop.
-       1      Run-time failure (listen, database, schema), or a forced stop.
-       2      Usage error.
-       78     Configuration error (EX_CONFIG). The units set
-              RestartPreventExitStatus=78: a typo is reported once, not restarted
-              in a loop.
-
-EXAMPLES
-       Check a changed env file exactly as systemd parses it, then restart:
-              systemd-run --pipe --wait \
-                -p EnvironmentFile=/etc/queen/queen.env /usr/bin/queen -check-config
-              systemctl restart queen
-
-       Status line, readiness and logs:
-              systemctl show -p StatusText queen.service
-              journalctl -u queen.service
-
-SEE ALSO
-       systemctl(1), journalctl(1), systemd.socket(5), systemd.service(5),
-       pg_restore(1), /usr/share/doc/queen/deploy.md, systemd.md, backup.md,
-       upgrades.md, configuration.md
-`

@@ -19,6 +19,10 @@ import (
 // exit status (the Exit constants). ctx ends the command early: cmd/queenctl cancels
 // it on SIGINT and SIGTERM.
 func Main(ctx context.Context, args, environ []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 1 && args[0] == ManFlag {
+		writeManPage(stdout)
+		return ExitOK
+	}
 	a := &app{
 		stdin:  stdin,
 		stdout: stdout,

@@ -4,16 +4,23 @@
 //	go run ./scripts/packages [-version V] [-arch amd64,arm64] [-formats deb,rpm] [-out dist]
 //
 // For each architecture it cross-compiles the binaries (CGO_ENABLED=0, -trimpath,
-// version, commit and date stamped like `make build`) into dist/stage/, then packages
-// them with packaging/nfpm.yaml into
+// version, commit and date stamped like `make build`) into dist/stage/, renders what
+// the packages carry besides them (see stage.go: the manual pages queen(8),
+// queen-proxy(8) and queenctl(1) from the programs' own -man output, queenctl's
+// bash, zsh and fish completions, and a changelog entry for the version), then
+// packages it all with packaging/nfpm.yaml into
 //
-//	dist/queen_<version>_<arch>.deb        (arch: amd64, arm64)
-//	dist/queen-<version>.<arch>.rpm        (arch: x86_64, aarch64)
+//	dist/queen_<version>-<release>_<arch>.deb   (arch: amd64, arm64)
+//	dist/queen-<version>-<release>.<arch>.rpm   (arch: x86_64, aarch64)
 //
-// and prints one path per line. /usr/bin/queenctl joins the package when cmd/queenctl
-// exists. The version comes from git (see versionFromDescribe) unless -version or
-// $QUEEN_PKG_VERSION gives one; file dates are the commit's, so a rebuild of the same
-// commit gives the same contents.
+// and prints one path per line (release: nfpm.yaml's, 1). The version comes from git
+// (see versionFromDescribe) unless -version or $QUEEN_PKG_VERSION gives one; file
+// dates are the commit's, so a rebuild of the same commit gives the same contents.
+//
+// With $QUEEN_PKG_SIGNING_KEY (an OpenPGP secret key file, armored or not; its
+// passphrase in $QUEEN_PKG_SIGNING_PASSPHRASE) the rpm is signed (rpm -K checks
+// it). The deb is not: Debian signs repositories, not packages, and lintian rejects
+// a signature member in a deb.
 package main
 
 import (
@@ -73,12 +80,16 @@ func run(args []string) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
+	signing := signingKey{file: os.Getenv("QUEEN_PKG_SIGNING_KEY"), passphrase: os.Getenv("QUEEN_PKG_SIGNING_PASSPHRASE")}
 	for _, arch := range strings.Split(*arches, ",") {
 		if err := build(arch, *version, commit, mtime); err != nil {
 			return err
 		}
+		if err := stage(*version, commit, mtime); err != nil {
+			return err
+		}
 		for _, format := range strings.Split(*formats, ",") {
-			path, err := pack(format, arch, *version, mtime, *out)
+			path, err := pack(format, arch, *version, mtime, signing, *out)
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", format, arch, err)
 			}
@@ -93,6 +104,12 @@ func build(arch, version, commit string, mtime time.Time) error {
 	if err := os.RemoveAll(stageDir); err != nil {
 		return err
 	}
+	return goBuild(stageDir, []string{"GOOS=linux", "GOARCH=" + arch}, version, commit, mtime)
+}
+
+// goBuild compiles the binaries into dir for the GOOS and GOARCH in env ("" for
+// the machine's own), stamped with the version, commit and date.
+func goBuild(dir string, env []string, version, commit string, mtime time.Time) error {
 	ldflags := strings.Join([]string{
 		"-s -w",
 		"-X " + module + "/internal/buildinfo.Version=" + version,
@@ -101,22 +118,24 @@ func build(arch, version, commit string, mtime time.Time) error {
 	}, " ")
 	for _, name := range binaries() {
 		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags,
-			"-o", filepath.Join(stageDir, name), "./cmd/"+name)
-		cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+arch, "CGO_ENABLED=0")
+			"-o", filepath.Join(dir, name), "./cmd/"+name)
+		cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0"), env...)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("go build ./cmd/%s for %s: %w", name, arch, err)
+			return fmt.Errorf("go build ./cmd/%s (%s): %w", name, strings.Join(env, " "), err)
 		}
 	}
 	return nil
 }
 
-// binaries are the commands the packages ship: queen first (packaging/nfpm.yaml
-// places it, with its units), then the ones pack adds to /usr/bin.
-func binaries() []string { return []string{"queen", "queenctl"} }
+// binaries are the commands the packages ship (packaging/nfpm.yaml places them).
+func binaries() []string { return []string{"queen", "queen-proxy", "queenctl"} }
 
-// pack writes one package from the staged binaries and returns its path.
-func pack(format, arch, version string, mtime time.Time, out string) (string, error) {
+// signingKey is the OpenPGP key that signs the rpm; an empty file signs nothing.
+type signingKey struct{ file, passphrase string }
+
+// pack writes one package from the staged files and returns its path.
+func pack(format, arch, version string, mtime time.Time, key signingKey, out string) (string, error) {
 	cfg, err := nfpm.ParseFileWithEnvMapping(configPath, func(name string) string {
 		switch name {
 		case "QUEEN_PKG_VERSION":
@@ -133,11 +152,11 @@ func pack(format, arch, version string, mtime time.Time, out string) (string, er
 	if err != nil {
 		return "", err
 	}
-	for _, name := range binaries()[1:] {
-		info.Contents = append(info.Contents, &files.Content{
-			Source: filepath.Join(stageDir, name), Destination: "/usr/bin/" + name,
-			FileInfo: &files.ContentFileInfo{Mode: 0o755},
-		})
+	if info.Contents, err = docContents(info.Contents, format); err != nil {
+		return "", err
+	}
+	if key.file != "" {
+		info.RPM.Signature.PackageSignature = nfpm.PackageSignature{KeyFile: key.file, KeyPassphrase: key.passphrase}
 	}
 	info.MTime = mtime
 	info = nfpm.WithDefaults(info)
@@ -148,7 +167,7 @@ func pack(format, arch, version string, mtime time.Time, out string) (string, er
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(out, fileName(format, arch, version))
+	path := filepath.Join(out, fileName(format, arch, version+"-"+info.Release))
 	f, err := os.Create(path)
 	if err != nil {
 		return "", err
@@ -161,7 +180,8 @@ func pack(format, arch, version string, mtime time.Time, out string) (string, er
 	return path, f.Close()
 }
 
-// fileName is queen_<version>_<arch>.deb or queen-<version>.<rpm arch>.rpm.
+// fileName is queen_<version-release>_<arch>.deb or queen-<version-release>.<rpm
+// arch>.rpm: the names dpkg-name and rpmbuild give.
 func fileName(format, arch, version string) string {
 	if format == "rpm" {
 		rpmArch := map[string]string{"amd64": "x86_64", "arm64": "aarch64", "386": "i386"}[arch]
@@ -244,4 +264,36 @@ func git(args ...string) (string, error) {
 		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// docContents prepares the doc entries (type: doc: the manual pages, docs/*.md):
+// their globs are expanded, one entry per file into the destination directory
+// (nfpm leaves that to the packager, and its rpm packager does not), and for the deb,
+// which knows no doc flag (nfpm's deb packager would drop them), they become plain
+// files.
+func docContents(contents files.Contents, format string) (files.Contents, error) {
+	out := make(files.Contents, 0, len(contents))
+	for _, c := range contents {
+		if c.Type != files.TypeRPMDoc {
+			out = append(out, c)
+			continue
+		}
+		if format == "deb" {
+			c.Type = files.TypeFile
+		}
+		if !strings.ContainsAny(c.Source, "*?[") {
+			out = append(out, c)
+			continue
+		}
+		matches, err := filepath.Glob(c.Source)
+		if err != nil || len(matches) == 0 {
+			return nil, fmt.Errorf("doc glob %s matches no file", c.Source)
+		}
+		for _, m := range matches {
+			e := *c
+			e.Source, e.Destination = m, strings.TrimSuffix(c.Destination, "/")+"/"+filepath.Base(m)
+			out = append(out, &e)
+		}
+	}
+	return out, nil
 }

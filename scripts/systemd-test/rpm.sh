@@ -32,6 +32,10 @@ expect_eq "queen-backup.timer enabled and waiting" "enabled active" \
 	"$(systemctl is-enabled queen-backup.timer) $(systemctl is-active queen-backup.timer)"
 expect_match "queen.env is %config(noreplace)" '^cn /etc/queen/queen.env$' \
 	"$(rpmq -q --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' queen)"
+check "user queen-proxy created" getent passwd queen-proxy
+expect_eq "preset: queen-proxy disabled" "disabled disabled disabled" \
+	"$(systemctl is-enabled queen-proxy.socket queen-proxy-admin.socket queen-proxy.service 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "man -w queen-proxy" /usr/share/man/man8/queen-proxy.8.gz "$(man -w queen-proxy 2>&1)"
 
 queen_env
 echo "# edited by the rpm test" >>/etc/queen/queen.env
@@ -150,6 +154,7 @@ read -r code body <<<"$(http GET '/api/v1/pop/queue/upgrade?autoAck=true')"
 expect_match "upgrade: data kept" '"kept":"rpm"' "$body"
 
 check "rpm -e" rpm -e queen
+expect_eq "erase: queen-proxy units gone" "" "$(systemctl list-unit-files 'queen-proxy*' --no-legend 2>&1)"
 expect_eq "erase: sockets and services stopped" "inactive inactive inactive inactive" \
 	"$(systemctl is-active queen.socket queen.service queen@2.socket queen@2.service | tr '\n' ' ' | sed 's/ $//')"
 expect_eq "erase: no enablement symlinks left" "" "$(find /etc/systemd/system -name 'queen*' 2>/dev/null)"

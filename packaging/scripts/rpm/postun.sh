@@ -1,0 +1,13 @@
+#!/bin/sh
+# queen %postun, after the pattern of the systemd_postun_with_restart macro. $1 is
+# the number of queen packages left: 0 = erase (reload systemd; an edited queen.env
+# is kept as queen.env.rpmsave), 1 = upgrade (reload systemd, then restart the
+# services that are running, on the new binaries that are in place by now; an idle
+# socket-activated service needs nothing).
+if [ -d /run/systemd/system ] && [ -x /usr/bin/systemctl ]; then
+	/usr/bin/systemctl daemon-reload >/dev/null 2>&1 || :
+	if [ "$1" -ge 1 ]; then
+		/usr/bin/systemctl try-restart queen.service 'queen@*.service' queen-proxy.service >/dev/null 2>&1 || :
+	fi
+fi
+exit 0
