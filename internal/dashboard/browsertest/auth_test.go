@@ -51,7 +51,7 @@ func TestAuth(t *testing.T) {
 	t.Parallel()
 	browser(t)
 	srv := daemontest.Start(t, daemontest.Options{Env: []string{"QUEEN_INSTANCE=e2e-jwt", "JWT_ENABLED=true",
-		"JWT_ALGORITHM=HS256", "JWT_SECRET=" + jwtSecret}})
+		"JWT_ALGORITHM=HS256", "JWT_SECRET=" + jwtSecret, "QUEEN_ANALYTICS_BUCKET=" + analyticsBucket.String()}})
 	admin := token(t, "alice-admin", "admin", time.Hour)
 	c := newClient(srv.URL, admin)
 	seed(t, srv, c)

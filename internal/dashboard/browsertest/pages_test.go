@@ -56,7 +56,8 @@ func TestPages(t *testing.T) {
 			}},
 		{name: "operations", shot: true, via: []string{nav("operations")}, path: "/operations", id: "operations",
 			ready: `qt.has('[data-testid="queue-chip"][data-name="e2e.orders"]') && qt.rows('table-workers') >= 1
-				&& qt.text('[data-testid="chart-per-queue"]').includes('e2e.orders')`,
+				&& qt.text('[data-testid="chart-per-queue"]').includes('e2e.orders')
+				&& qt.has('[data-testid="card-ops-throughput"] path.line[d*="L"]')`,
 			after: func(t *testing.T, tb *tab) {
 				tb.click(`[data-testid="per-queue-tabs"] [data-testid="tab-parked"]`)
 				tb.click(`[data-testid="per-replica"]`)
@@ -122,7 +123,9 @@ func TestPages(t *testing.T) {
 				tb.click(`[data-testid="consumers-lagging-only"]`)
 				tb.waitJS("lagging only keeps billing (its lag is minutes)", `location.search === '?lagging=1' && !!qt.row('table-consumers', 'billing|e2e.orders')`)
 				tb.click(`[data-testid="table-consumers"] tr[data-key="billing|e2e.orders"] [data-testid="group-view"]`)
-				tb.waitJS("the group's partitions and lag history", `qt.rows('table-group-partitions') >= 1 && qt.has('[data-testid="lag-history"]')
+				tb.waitJS("the group's partitions and lag history, drawn as lines", `qt.rows('table-group-partitions') >= 1
+					&& qt.has('[data-testid="chart-lag-history"] path.line[d*="L"]')
+					&& qt.has('[data-testid="chart-timelag-history"] path.line[d*="L"]')
 					&& !qt.has('[data-testid="group-detail"] [data-testid="inline-error"]')`)
 				tb.screenshot("consumer-group")
 				tb.click(`[data-testid="group-detail"] [data-testid="modal-close"]`)

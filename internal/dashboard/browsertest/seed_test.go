@@ -72,13 +72,19 @@ type seeded struct {
 	tx         map[string]string // transaction id -> partition id
 }
 
+// analyticsBucket is the brokers' QUEEN_ANALYTICS_BUCKET: buckets of two seconds close
+// within seconds, so the charts (which leave out the open bucket) show the seeded
+// activity and a consumer-lag history without waiting for a minute to end.
+const analyticsBucket = 2 * time.Second
+
 // Seed: e2e.orders (namespace e2e) and e2e.tmp; 30 messages e2e-0…29 on p0 (even) and
-// p1 (odd), payload {"n":i,"tag":"e2e"}; backdated three minutes, so that every lag
-// is past a minute without waiting one; group billing pops and acks 10 of p0; queue
-// mode pops 5 more of p0 and acks them dlq with "boom-e2e"; one pop of p1 is left
-// unacked; a trace e2e-trace {"text":"hello-e2e"} on e2e-3. Then the broker writes its
-// activity of the current minute, and that minute is moved a few minutes back, so the
-// charts, which leave out the open minute, have a closed one to draw.
+// p1 (odd), payload {"n":i,"tag":"e2e"}, created three minutes ago (the seed moves
+// created_at back, so every time lag is past a minute without waiting one); group
+// billing pops and acks 10 of p0; queue mode pops 5 more of p0 and acks them dlq with
+// "boom-e2e"; one pop of p1 is left unacked; a trace e2e-trace {"text":"hello-e2e"} on
+// e2e-3. Then POST /api/v1/stats/refresh, and the seed polls the API until the buckets
+// holding that activity have closed and the consumer_lag_sample job has sampled
+// billing's lag in two closed buckets.
 func seed(t *testing.T, srv *daemontest.Server, c *client) *seeded {
 	t.Helper()
 	for _, q := range []string{"e2e.orders", "e2e.tmp"} {
@@ -141,16 +147,57 @@ func seed(t *testing.T, srv *daemontest.Server, c *client) *seeded {
 		"eventType": "info", "traceNames": []string{"e2e-trace"}, "data": obj{"text": "hello-e2e"}}, http.StatusCreated)
 
 	callJSON[obj](t, c, "POST", "/api/v1/stats/refresh", obj{}, http.StatusOK)
-	backdate(t, srv.DBURL,
-		`UPDATE queen.queue_activity SET bucket_time = bucket_time - interval '3 minutes'`,
-		`UPDATE queen.worker_activity SET bucket_time = bucket_time - interval '3 minutes'`,
-		`UPDATE queen.queue_parked_activity SET bucket_time = bucket_time - interval '3 minutes'`,
-		`UPDATE queen.system_activity SET bucket_time = bucket_time - interval '3 minutes'`)
+	waitClosed(t, c)
 	return s
 }
 
-// backdate runs the statements on the broker's database: the seed moves its own
-// rows back in time instead of waiting for minutes to pass.
+// waitClosed polls until the closed buckets of e2e.orders's queue-ops hold the 30
+// pushes and 16 deliveries of the seed, and the consumer-lag history of billing has
+// two closed buckets: what the charts draw. The broker must run with
+// QUEEN_ANALYTICS_BUCKET=analyticsBucket.
+func waitClosed(t *testing.T, c *client) {
+	t.Helper()
+	// closed sums key over the rows whose bucket ended by the answer's timeRange.to
+	// (the broker's now) and counts those rows.
+	closed := func(path, key string) (sum float64, rows int) {
+		t.Helper()
+		v := callJSON[obj](t, c, "GET", path, nil, http.StatusOK)
+		to, err := time.Parse(time.RFC3339Nano, v["timeRange"].(obj)["to"].(string))
+		require.NoError(t, err, "%s: timeRange.to", path)
+		width := time.Duration(v["bucketSeconds"].(float64)) * time.Second
+		require.Equal(t, analyticsBucket, width, "%s: bucketSeconds", path)
+		for _, x := range v["series"].([]any) {
+			p := x.(obj)
+			start, err := time.Parse(time.RFC3339Nano, p["bucket"].(string))
+			require.NoError(t, err)
+			if !start.Add(width).After(to) {
+				n, _ := p[key].(float64)
+				sum += n
+				rows++
+			}
+		}
+		return sum, rows
+	}
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		pushes, _ := closed("/api/v1/analytics/queue-ops?queue=e2e.orders", "pushMessages")
+		pops, _ := closed("/api/v1/analytics/queue-ops?queue=e2e.orders", "popMessages")
+		_, samples := closed("/api/v1/analytics/consumer-lag?group=billing&queue=e2e.orders", "totalLag")
+		if pushes == 30 && pops == 16 && samples >= 2 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s, the closed %s buckets hold %v pushes (want 30), %v deliveries (want 16) "+
+				"and %d lag samples of billing (want 2)", analyticsBucket, pushes, pops, samples)
+		}
+		<-tick.C
+	}
+}
+
+// backdate runs the statements on the broker's database: the seed dates its messages
+// back instead of waiting for their time lag to pass a minute.
 func backdate(t *testing.T, dbURL string, stmts ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -167,7 +214,8 @@ func backdate(t *testing.T, dbURL string, stmts ...string) {
 // startSeeded starts a broker with extra environment and seeds it.
 func startSeeded(t *testing.T, env ...string) (*daemontest.Server, *client, *seeded) {
 	t.Helper()
-	srv := daemontest.Start(t, daemontest.Options{Env: append([]string{"QUEEN_INSTANCE=e2e-broker"}, env...)})
+	srv := daemontest.Start(t, daemontest.Options{Env: append([]string{"QUEEN_INSTANCE=e2e-broker",
+		"QUEEN_ANALYTICS_BUCKET=" + analyticsBucket.String()}, env...)})
 	c := newClient(srv.URL, "")
 	return srv, c, seed(t, srv, c)
 }

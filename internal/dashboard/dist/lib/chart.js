@@ -1,6 +1,7 @@
 // Charts drawn as SVG by this module (no chart library): time-series lines and bars with
-// gaps for missing values, a hover read-out and a legend; sparklines; horizontal bars; a
-// doughnut. Colours come from the series' class (s0…s7, or ok/warn/bad) in app.css.
+// gaps for missing values (a point alone between gaps is a dot), a hover read-out and a
+// legend; sparklines; horizontal bars; a doughnut. Colours come from the series' class
+// (s0…s7, or ok/warn/bad) in app.css.
 import { html, useState, useRef, useEffect } from './html.js';
 import { compact, clock, date } from './format.js';
 
@@ -52,6 +53,7 @@ export function Chart({ series, height = 170, fmt = compact, testid = 'chart', e
   if (lo < 0) lo = -niceMax(-lo);
   const t0 = ts[0];
   const t1 = ts.length > 1 ? ts[ts.length - 1] : t0 + 60000;
+  // Axis labels carry seconds when the chart spans under ten minutes.
   const pw = Math.max(10, width - PAD.l - PAD.r);
   const ph = height - PAD.t - PAD.b;
   const slot = ts.length > 1 ? pw / (ts.length - 1) : pw;
@@ -68,6 +70,9 @@ export function Chart({ series, height = 170, fmt = compact, testid = 'chart', e
     }
     return d;
   };
+  // A point between two gaps draws no line: it gets a dot.
+  const alone = (pts) => pts.filter((p, i) => finite(p.v) && !(i > 0 && finite(pts[i - 1].v))
+    && !(i < pts.length - 1 && finite(pts[i + 1].v)));
   const bw = Math.max(1, Math.min(24, slot * 0.7));
   const base = new Map();
   const rects = [];
@@ -98,9 +103,11 @@ export function Chart({ series, height = 170, fmt = compact, testid = 'chart', e
       ${ticks.map((v) => html`<g><line class="grid" x1=${PAD.l} x2=${PAD.l + pw} y1=${y(v)} y2=${y(v)} />
         <text class="axis" x=${PAD.l - 6} y=${y(v) + 4} text-anchor="end">${fmt(v)}</text></g>`)}
       ${xt.map((t, i) => html`<text class="axis" x=${x(t)} y=${height - 6}
-        text-anchor=${xt.length > 1 && i === xt.length - 1 ? 'end' : 'middle'}>${clock(t)}</text>`)}
+        text-anchor=${xt.length > 1 && i === xt.length - 1 ? 'end' : 'middle'}>${clock(t, t1 - t0 < 600000)}</text>`)}
       ${rects}
       ${lines.map((s, i) => html`<path class=${'line ' + (s.cls || 's' + (i + bars.length))} d=${linePath(s.points)} />`)}
+      ${lines.map((s, i) => alone(s.points).map((p) => html`<circle class=${'line dot ' + (s.cls || 's' + (i + bars.length))}
+        cx=${x(p.t)} cy=${y(Number(p.v))} r="2.5" />`))}
       ${hover !== null && html`<line class="cursor" x1=${x(hover)} x2=${x(hover)} y1=${PAD.t} y2=${PAD.t + ph} />`}
     </svg>
     ${hover !== null && html`<div class="readout" data-testid="chart-readout"><b>${date(hover)}</b>

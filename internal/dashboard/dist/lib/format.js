@@ -67,10 +67,11 @@ export function date(v) {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
-/** clock: local "10:59" for chart axes. */
-export function clock(v) {
+/** clock: local "10:59" for chart axes, "10:59:30" with seconds. */
+export function clock(v, seconds = false) {
   const d = toDate(v);
-  return d ? `${pad(d.getHours())}:${pad(d.getMinutes())}` : '';
+  if (!d) return '';
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}${seconds ? ':' + pad(d.getSeconds()) : ''}`;
 }
 
 /** age: "3m 20s ago" from a timestamp. */

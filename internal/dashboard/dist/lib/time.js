@@ -1,5 +1,6 @@
 // Time ranges and series: ranges go out as ISO-8601 UTC from/to computed here, series are
-// sorted oldest first, and the newest bucket is dropped while it is still open.
+// sorted oldest first, the newest bucket is dropped while it is still open, and missing
+// buckets can be turned into gaps.
 
 export const RANGES = {
   '15m': 15, '1h': 60, '6h': 360, '24h': 1440, '7d': 10080,
@@ -22,17 +23,43 @@ const stamp = (v) => {
 };
 
 /**
- * series sorts rows by their time key, oldest first, and drops the newest bucket while it
- * is open (now < start + bucketMinutes). Each row gains t, its time in ms.
+ * bucketMs is the bucket width of a series answer in ms: its bucketSeconds (exact, also
+ * under a minute), else its bucketMinutes, else a minute.
  */
-export function series(rows, key, bucketMinutes) {
+export function bucketMs(answer) {
+  const a = answer || {};
+  if (Number(a.bucketSeconds) > 0) return Number(a.bucketSeconds) * 1000;
+  return (Number(a.bucketMinutes) || 1) * 60000;
+}
+
+/**
+ * series sorts rows by their time key, oldest first, and drops the newest bucket while it
+ * is open (now < start + the answer's bucket width). Each row gains t, its time in ms.
+ */
+export function series(rows, key, answer) {
   if (!Array.isArray(rows)) return [];
   const out = rows.map((r) => ({ ...r, t: stamp(r[key]) })).filter((r) => r.t !== null);
   out.sort((a, b) => a.t - b.t);
-  const width = (Number(bucketMinutes) || 1) * 60000;
+  const width = bucketMs(answer);
   while (out.length && Date.now() < out[out.length - 1].t + width) {
     const last = out[out.length - 1].t;
     while (out.length && out[out.length - 1].t === last) out.pop();
+  }
+  return out;
+}
+
+/**
+ * gaps adds an empty row (t only) after every bucket that the next row does not follow
+ * directly, in an oldest-first series: buckets the broker left out because no broker
+ * ran then become gaps in the charts instead of lines joined across the outage.
+ */
+export function gaps(rows, answer) {
+  const width = bucketMs(answer);
+  const out = [];
+  for (const r of rows) {
+    const prev = out.length ? out[out.length - 1].t : null;
+    if (prev !== null && r.t - prev > width) out.push({ t: prev + width });
+    out.push(r);
   }
   return out;
 }
@@ -60,8 +87,11 @@ export function byBucket(rows, keys) {
   return [...m.values()].sort((a, b) => a.t - b.t);
 }
 
-/** toLocalInput formats a Date for <input type="datetime-local">. */
+/**
+ * toLocalInput formats a Date for <input type="datetime-local" step="1">, to the second:
+ * a range that ends "now" must not end at the start of the current minute.
+ */
 export function toLocalInput(d) {
   const p = (n) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }

@@ -191,9 +191,9 @@ export function Range({ value, options = ['1h', '6h', '24h'], onChange, custom, 
     ${options.map((o) => html`<button class=${'btn seg' + (o === value ? ' on' : '')}
       data-testid=${'range-' + o} onClick=${() => onChange(o)}>${o}</button>`)}
     ${value === 'custom' && html`<span class="custom-range">
-      <input type="datetime-local" value=${custom.from} data-testid="range-from"
+      <input type="datetime-local" step="1" value=${custom.from} data-testid="range-from"
         onChange=${(e) => onCustom({ ...custom, from: e.target.value })} />
-      <input type="datetime-local" value=${custom.to} data-testid="range-to"
+      <input type="datetime-local" step="1" value=${custom.to} data-testid="range-to"
         onChange=${(e) => onCustom({ ...custom, to: e.target.value })} /></span>`}
   </div>`;
 }

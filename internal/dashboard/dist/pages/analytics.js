@@ -22,7 +22,7 @@ export function AnalyticsPage() {
   }), [range, custom.from, custom.to, flt.queue, flt.namespace, flt.task]);
   const d = st.data || {};
   const s = d.status || {};
-  const tp = series(s.throughput, 'timestamp', s.bucketMinutes);
+  const tp = series(s.throughput, 'timestamp', s);
   const allQ = (d.queues && d.queues.queues) || [];
   const qs = allQ.filter((q) => !flt.queue || q.name === flt.queue);
   const filtered = flt.queue || flt.namespace || flt.task;
@@ -32,6 +32,8 @@ export function AnalyticsPage() {
   const top = [...qs].sort((a, b) => ((b.messages || {}).total || 0) - ((a.messages || {}).total || 0)).slice(0, 8);
   const leases = s.leases || {};
   const dq = s.deadLetterQueue || {};
+  // The Status doughnut has no "failed" slice: failed and dead letter count the same
+  // messages (those that exhausted their retries), and both slices would count them twice.
   const workers = s.workers || [];
   const sel = (k, items, label) => html`<select value=${flt[k]} data-testid=${'analytics-' + k} onChange=${(e) => setFlt({ ...flt, [k]: e.target.value })}>
     <option value="">${label}</option>${items.map((n) => html`<option value=${n}>${n}</option>`)}</select>`;
@@ -59,7 +61,7 @@ export function AnalyticsPage() {
         { label: 'completed', value: (q.messages || {}).completed, cls: 'ok' }] }))} /></${Card}>
       <${Card} title="Status" testid="card-status"><${Doughnut} parts=${[
         { label: 'pending', value: m.pending, cls: 'warn' }, { label: 'processing', value: m.processing, cls: 's1' },
-        { label: 'completed', value: m.completed, cls: 'ok' }, { label: 'failed', value: m.failed, cls: 's5' }, { label: 'dead letter', value: m.deadLetter, cls: 'bad' }]} /></${Card}>
+        { label: 'completed', value: m.completed, cls: 'ok' }, { label: 'dead letter', value: m.deadLetter, cls: 'bad' }]} /></${Card}>
       <${Card} title="Leases" testid="card-leases"><${KV} items=${[['Active leases', f.num(leases.active)], ['Partitions with leases', f.num(leases.partitionsWithLeases)],
         ['Messages leased', f.num(leases.totalBatchSize)], ['Acked of those', f.num(leases.totalAcked)]]} /></${Card}>
       <${Card} title="Dead letter" testid="card-analytics-dlq"><${KV} items=${[['Failed in range', f.num(dq.totalMessages)], ['Affected partitions', f.num(dq.affectedPartitions)]]} />

@@ -3,7 +3,7 @@
 import { html, useState } from '../lib/html.js';
 import { api, enc, ok } from '../lib/api.js';
 import { useLoader } from '../lib/data.js';
-import { rangeWindow, series, toLocalInput } from '../lib/time.js';
+import { rangeWindow, series, gaps, toLocalInput } from '../lib/time.js';
 import { Chart } from '../lib/chart.js';
 import { Modal, ErrorBox, Table, Action, Card, Empty } from '../lib/ui.js';
 import * as f from '../lib/format.js';
@@ -28,7 +28,8 @@ export function sample(groups) {
 function LagHistory({ group, queue }) {
   const st = useLoader(async () => {
     try {
-      return await api('/api/v1/analytics/consumer-lag', { query: { group, queue, ...rangeWindow('6h') } });
+      // The last hour: its buckets are the samples' own (a minute by default).
+      return await api('/api/v1/analytics/consumer-lag', { query: { group, queue, ...rangeWindow('1h') } });
     } catch (err) {
       if (err.status === 404 || err.status === 405) return { session: true };
       throw err;
@@ -36,7 +37,7 @@ function LagHistory({ group, queue }) {
   }, [group, queue], 60000);
   const d = st.data || {};
   const rows = d.session ? (history.get(`${group}|${queue}`) || [])
-    : series((d.series || []).filter((r) => !queue || r.queue === queue), 'bucket', d.bucketMinutes);
+    : gaps(series((d.series || []).filter((r) => !queue || r.queue === queue), 'bucket', d), d);
   return html`<div data-testid="lag-history"><${ErrorBox} error=${st.error} />
     ${d.session && html`<div class="sub">Lag as sampled by this page since it opened (the broker keeps no lag history).</div>`}
     <${Chart} testid="chart-lag-history" series=${[{ label: 'unconsumed messages', points: rows.map((r) => ({ t: r.t, v: r.totalLag })) }]} />
@@ -75,7 +76,7 @@ export function GroupDetail({ group, queue, onClose, onChanged }) {
           { key: 'a', label: '', render: (p) => html`<${Action} ...${skip(q, p)} small testid="partition-skip">Skip to end</${Action}>` },
         ]} /></${Card}>`)}
     <${Card} title="Lag over time" testid="card-lag-history"><${LagHistory} group=${group} queue=${queue} /></${Card}>
-    <div class="row-actions"><label>Subscription start <input type="datetime-local" value=${when} onInput=${(e) => setWhen(e.target.value)} data-testid="subscription-time" /></label>
+    <div class="row-actions"><label>Subscription start <input type="datetime-local" step="1" value=${when} onInput=${(e) => setWhen(e.target.value)} data-testid="subscription-time" /></label>
       <${Action} ...${move} testid="subscription-move">Move subscription</${Action}></div>
   </${Modal}>`;
 }

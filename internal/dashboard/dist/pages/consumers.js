@@ -55,7 +55,7 @@ function SeekDialog({ row, onClose, onDone }) {
   };
   return html`<${Modal} title=${`Seek ${f.group(row.name)} on ${row.queueName}`} onClose=${onClose} testid="seek-dialog">
     <p>Every partition's cursor moves to the newest message at or before this time; later messages are delivered again.</p>
-    <input type="datetime-local" value=${when} onInput=${(e) => setWhen(e.target.value)} data-testid="seek-time" />
+    <input type="datetime-local" step="1" value=${when} onInput=${(e) => setWhen(e.target.value)} data-testid="seek-time" />
     <div class="modal-actions"><button class="btn" onClick=${onClose}>Cancel</button>
       <${Action} ...${seek} cls="primary" testid="seek-accept">Seek</${Action}></div></${Modal}>`;
 }

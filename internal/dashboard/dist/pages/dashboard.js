@@ -26,7 +26,7 @@ function load(range) {
 /** cpuPerReplica turns system-metrics into one CPU % series per replica (µs per s ÷ 10 000). */
 function cpuPerReplica(system) {
   return ((system && system.replicas) || []).map((r, i) => {
-    const rows = series(r.timeSeries, 'timestamp', system.bucketMinutes).map((p) => {
+    const rows = series(r.timeSeries, 'timestamp', system).map((p) => {
       const cpu = (p.metrics && p.metrics.cpu) || {};
       const u = cpu.user_us ? cpu.user_us.avg : null;
       const s = cpu.system_us ? cpu.system_us.avg : null;
@@ -38,13 +38,18 @@ function cpuPerReplica(system) {
 
 export function buildRows(d) {
   const st = d.status || {};
-  const tp = series(st.throughput, 'timestamp', st.bucketMinutes);
-  const ops = d.ops ? series(d.ops.series, 'bucket', d.ops.bucketMinutes) : [];
+  const tp = series(st.throughput, 'timestamp', st);
+  const ops = d.ops ? series(d.ops.series, 'bucket', d.ops) : [];
   const opsB = byBucket(ops, ['parkedCount', 'popMessages', 'popEmpty', 'partitionsCreated', 'partitionsDeleted']);
-  const ret = d.retention ? series(d.retention.series, 'bucket', d.retention.bucketMinutes) : [];
+  const ret = d.retention ? series(d.retention.series, 'bucket', d.retention) : [];
   const ov = d.overview || {};
   const lag = (ov.lag && ov.lag.time) || {};
   const workers = st.workers || [];
+  // /status zero-fills its series; these keep only the buckets in which a broker sampled
+  // its gauges (minFreeSlots is null otherwise) or wrote a process sample (pool size > 0),
+  // so a bucket without a broker is a gap, and "now" the latest bucket with data.
+  const sampled = tp.map((r) => (r.minFreeSlots === null || r.minFreeSlots === undefined ? { t: r.t } : r));
+  const sys = tp.map((r) => (Number(r.dbPoolSize) > 0 ? r : { t: r.t }));
 
   let acc = 0;
   const pend = tp.map((r) => { acc += (Number(r.ingested) || 0) - (Number(r.processed) || 0); return { t: r.t, v: acc }; });
@@ -53,13 +58,13 @@ export function buildRows(d) {
   const pm = sum(last5, 'popMessages'); const pe = sum(last5, 'popEmpty');
   const fillNow = pm + pe > 0 ? pm / (pm + pe) : null;
   const errNow = sum(tp, 'dbErrors') + sum(tp, 'ackFailed') + (latest(tp, 'dlqCount') || 0);
-  const elAvg = workers.length ? workers.reduce((a, w) => a + (Number(w.avgEventLoopLagMs) || 0), 0) / workers.length : latest(tp, 'avgEventLoopLagMs');
-  const elMax = workers.length ? Math.max(...workers.map((w) => Number(w.maxEventLoopLagMs) || 0)) : latest(tp, 'maxEventLoopLagMs');
+  const elAvg = workers.length ? workers.reduce((a, w) => a + (Number(w.avgEventLoopLagMs) || 0), 0) / workers.length : latest(sampled, 'avgEventLoopLagMs');
+  const elMax = workers.length ? Math.max(...workers.map((w) => Number(w.maxEventLoopLagMs) || 0)) : latest(sampled, 'maxEventLoopLagMs');
   const replicas = cpuPerReplica(d.system);
   const cpuNow = replicas.length > 1
     ? Math.max(...replicas.map((r) => { for (let i = r.points.length - 1; i >= 0; i--) if (r.points[i].v !== null) return r.points[i].v; return 0; }))
-    : (latest(tp, 'queenCpuUserPct') || 0) + (latest(tp, 'queenCpuSysPct') || 0);
-  const active = latest(tp, 'dbPoolActive'); const size = latest(tp, 'dbPoolSize');
+    : (latest(sys, 'queenCpuUserPct') || 0) + (latest(sys, 'queenCpuSysPct') || 0);
+  const active = latest(sys, 'dbPoolActive'); const size = latest(sys, 'dbPoolSize');
   const retNow = sum(ret, 'retentionMsgs') + sum(ret, 'completedRetentionMsgs') + sum(ret, 'evictionMsgs');
   const num = (v) => f.num(v, 2);
 
@@ -76,11 +81,11 @@ export function buildRows(d) {
     { id: 'errors', label: 'Errors', now: f.num(errNow), sev: sev.errors(errNow), href: '/dlq',
       series: [{ label: 'db errors', points: points(tp, 'dbErrors'), kind: 'bar', cls: 'bad' }, { label: 'ack failed', points: points(tp, 'ackFailed'), kind: 'bar', cls: 'warn' }] },
     { id: 'scheduler', label: 'Scheduler delay', now: `${f.ms(elAvg)} avg · ${f.ms(elMax)} max`, sev: sev.eventLoop(elMax), fmt: f.ms,
-      series: [{ label: 'avg', points: points(tp, 'avgEventLoopLagMs') }, { label: 'max', points: points(tp, 'maxEventLoopLagMs') }] },
+      series: [{ label: 'avg', points: points(sampled, 'avgEventLoopLagMs') }, { label: 'max', points: points(sampled, 'maxEventLoopLagMs') }] },
     { id: 'cpu', label: replicas.length > 1 ? 'Queen CPU (hottest)' : 'Queen CPU', now: f.pct(cpuNow), fmt: (v) => f.pct(v),
-      series: replicas.length > 1 ? replicas : [{ label: 'user', points: points(tp, 'queenCpuUserPct') }, { label: 'sys', points: points(tp, 'queenCpuSysPct') }] },
+      series: replicas.length > 1 ? replicas : [{ label: 'user', points: points(sys, 'queenCpuUserPct') }, { label: 'sys', points: points(sys, 'queenCpuSysPct') }] },
     { id: 'pool', label: 'DB pool', now: `${f.num(active)} / ${f.num(size)}`, sev: sev.pool(active, size),
-      series: [{ label: 'active', points: points(tp, 'dbPoolActive') }, { label: 'idle', points: points(tp, 'dbPoolIdle') }] },
+      series: [{ label: 'active', points: points(sys, 'dbPoolActive') }, { label: 'idle', points: points(sys, 'dbPoolIdle') }] },
     { id: 'partitions', label: 'Partitions', now: `+${f.num(sum(opsB, 'partitionsCreated'))} / −${f.num(sum(opsB, 'partitionsDeleted'))}`,
       series: [{ label: 'created', points: opsB.map((b) => ({ t: b.t, v: b.partitionsCreated })), kind: 'bar', cls: 'ok' }, { label: 'deleted', points: opsB.map((b) => ({ t: b.t, v: b.partitionsDeleted })), kind: 'bar', cls: 'bad' }] },
     { id: 'retention', label: 'Retention', now: f.num(retNow),

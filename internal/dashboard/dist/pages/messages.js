@@ -75,8 +75,8 @@ export function MessagesPage({ query }) {
       <input placeholder="Partition" value=${partition} data-testid="messages-partition" onChange=${(e) => setQuery({ partition: e.target.value, offset: '' })} />
       <select value=${status} data-testid="messages-status" onChange=${(e) => setQuery({ status: e.target.value, offset: '' })}><option value="">Any status</option>${STATUSES.map((s) => html`<option value=${s}>${s}</option>`)}</select>
       <select value=${limit} data-testid="messages-limit" onChange=${(e) => setQuery({ limit: e.target.value, offset: '' })}>${[50, 100, 200, 500, 1000].map((n) => html`<option value=${n}>${n} per page</option>`)}</select>
-      <input type="datetime-local" value=${draft.from} data-testid="messages-from" onInput=${(e) => setDraft({ ...draft, from: e.target.value })} />
-      <input type="datetime-local" value=${draft.to} data-testid="messages-to" onInput=${(e) => setDraft({ ...draft, to: e.target.value })} />
+      <input type="datetime-local" step="1" value=${draft.from} data-testid="messages-from" onInput=${(e) => setDraft({ ...draft, from: e.target.value })} />
+      <input type="datetime-local" step="1" value=${draft.to} data-testid="messages-to" onInput=${(e) => setDraft({ ...draft, to: e.target.value })} />
       <button class="btn" data-testid="messages-apply" onClick=${() => setQuery({ from: draft.from, to: draft.to, offset: '' })}>Apply</button>
     </div>
     <${Card} testid="card-messages">

@@ -3,7 +3,7 @@
 import { html, useState } from '../lib/html.js';
 import { api, list } from '../lib/api.js';
 import { useLoader, settle } from '../lib/data.js';
-import { rangeWindow, series, toLocalInput } from '../lib/time.js';
+import { rangeWindow, series, gaps, toLocalInput } from '../lib/time.js';
 import { Chart, points, HBars } from '../lib/chart.js';
 import { Card, ErrorBox, Loading, PageHead, Range, Table, Tabs } from '../lib/ui.js';
 import * as f from '../lib/format.js';
@@ -53,19 +53,20 @@ export function OperationsPage() {
   const st = useLoader(() => load(range, custom, tab === 'Parked' && replica), [range, custom.from, custom.to, tab === 'Parked' && replica]);
   const d = st.data || {};
   const wm = d.workers || {};
-  const ts = series(wm.timeSeries, 'timestamp', wm.bucketMinutes);
-  const ops = d.ops ? series(d.ops.series, 'bucket', d.ops.bucketMinutes) : [];
-  const ret = d.retention ? series(d.retention.series, 'bucket', d.retention.bucketMinutes) : [];
+  // worker-metrics leaves out the buckets in which no broker ran: gaps, not zeros.
+  const ts = gaps(series(wm.timeSeries, 'timestamp', wm), wm);
+  const ops = d.ops ? series(d.ops.series, 'bucket', d.ops) : [];
+  const ret = d.retention ? series(d.retention.series, 'bucket', d.retention) : [];
   const names = (d.ops && d.ops.queues) || [...new Set(ops.map((r) => r.queueName))];
   const shownNames = picked.length ? picked.filter((n) => names.includes(n)) : names.slice(0, 8);
   const key = tab === 'Fill %' ? 'fill' : tab === 'Push−Pop' ? 'diff' : TAB_KEY[tab];
   let perQ = perQueue(ops, key, shownNames);
   if (tab === 'Parked' && replica && d.parked) {
-    const pr = series(d.parked.series, 'bucket', d.parked.bucketMinutes).filter((r) => shownNames.includes(r.queueName));
+    const pr = series(d.parked.series, 'bucket', d.parked).filter((r) => shownNames.includes(r.queueName));
     const keys = [...new Set(pr.map((r) => `${r.queueName}@${r.hostname}:${r.workerId}`))];
     perQ = keys.map((k, i) => ({ label: k, cls: 's' + (i % 8), points: pr.filter((r) => `${r.queueName}@${r.hostname}:${r.workerId}` === k).map((r) => ({ t: r.t, v: r.parkedCount })) }));
   }
-  const lagRows = series(d.lag, 'bucketTime', wm.bucketMinutes || (d.ops && d.ops.bucketMinutes));
+  const lagRows = series(d.lag, 'bucketTime', d.ops || wm); // same window, same buckets
   const lagByQueue = shownNames.map((n, i) => ({ label: n, cls: 's' + (i % 8), points: lagRows.filter((r) => r.queueName === n).map((r) => ({ t: r.t, v: r.avgLagMs })) }));
   const totals = (d.retention && d.retention.totals) || {};
   const togglePick = (n) => setPicked(picked.includes(n) ? picked.filter((x) => x !== n) : [...picked, n]);

@@ -31,7 +31,7 @@ async function loadQueue(name) {
 }
 
 function rowsOf(ops, consumed) {
-  const s = ops ? series(ops.series, 'bucket', ops.bucketMinutes) : [];
+  const s = ops ? series(ops.series, 'bucket', ops) : [];
   const b = byBucket(s, ['pushPerSecond', 'popPerSecond', 'ackPerSecond', 'pushMessages', 'popMessages', 'popEmpty', 'ackFailed', 'parkedCount', 'partitionsCreated', 'partitionsDeleted']);
   const lagAvg = s.map((r) => ({ t: r.t, v: r.avgLagMs })); const lagMax = s.map((r) => ({ t: r.t, v: r.maxLagMs }));
   let acc = 0;

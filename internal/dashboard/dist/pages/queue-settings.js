@@ -13,12 +13,12 @@ export const OPTIONS = [
   ['delayedProcessing', 'int', 0, 's'], ['windowBuffer', 'int', 0, 's'],
   ['retentionSeconds', 'int', 0, 's'], ['completedRetentionSeconds', 'int', 0, 's'],
   ['maxWaitTimeSeconds', 'int', 0, 's'], ['retentionEnabled', 'bool', false, ''],
-  ['encryptionEnabled', 'bool', false, ''], ['deadLetterQueue', 'bool', false, ''],
-  ['dlqAfterMaxRetries', 'bool', false, ''],
+  ['encryptionEnabled', 'bool', false, ''], ['deadLetterQueue', 'bool', true, ''],
+  ['dlqAfterMaxRetries', 'bool', true, ''],
 ];
 
-// queen always dead-letters a message that exhausts retryLimit and refuses these set to
-// false: they are shown, never edited, and sent only when on.
+// queen always dead-letters a message that exhausts retryLimit, reports these two true
+// and refuses them set to false: they are shown, never edited, and sent only when on.
 const FIXED = ['deadLetterQueue', 'dlqAfterMaxRetries'];
 
 /** stored reads the option set: the queue's options, else its config subset, else defaults. */

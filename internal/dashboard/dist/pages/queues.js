@@ -22,7 +22,7 @@ function load(forced) {
 /** rates sums the last 15 minutes of queue-ops per queue into per-second rates and max lag. */
 function rates(ops) {
   const m = new Map();
-  const rows = ops ? series(ops.series, 'bucket', ops.bucketMinutes) : [];
+  const rows = ops ? series(ops.series, 'bucket', ops) : [];
   for (const r of rows) {
     const q = m.get(r.queueName) || { push: 0, pop: 0, lagMs: 0 };
     q.push += Number(r.pushMessages) || 0;

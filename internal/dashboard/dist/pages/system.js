@@ -4,7 +4,7 @@
 import { html, useState } from '../lib/html.js';
 import { api } from '../lib/api.js';
 import { useLoader } from '../lib/data.js';
-import { rangeWindow, series } from '../lib/time.js';
+import { rangeWindow, series, gaps } from '../lib/time.js';
 import { Chart } from '../lib/chart.js';
 import { Card, ErrorBox, Loading, PageHead, Range, Table, Tabs } from '../lib/ui.js';
 import { Replicas, Spool } from './parts/replicas.js';
@@ -41,7 +41,7 @@ export function SystemPage() {
   const [stat, setStat] = useState('avg');
   const st = useLoader(() => api('/api/v1/analytics/system-metrics', { query: rangeWindow(range) }), [range], 60000);
   const d = st.data || {};
-  const reps = (d.replicas || []).map((r) => ({ id: r.workerId ? `${r.hostname}:${r.workerId}` : r.hostname, rows: series(r.timeSeries, 'timestamp', d.bucketMinutes) }));
+  const reps = (d.replicas || []).map((r) => ({ id: r.workerId ? `${r.hostname}:${r.workerId}` : r.hostname, rows: gaps(series(r.timeSeries, 'timestamp', d), d) }));
   const chart = (m) => {
     if (mode === 'Per server') {
       return reps.map((r, i) => ({ label: r.id, cls: 's' + (i % 8), points: r.rows.map((p) => ({ t: p.t, v: value(p, m, stat) })) }));
@@ -54,7 +54,7 @@ export function SystemPage() {
         by.set(p.t, m[5] === 'max' ? Math.max(by.get(p.t) ?? v, v) : (by.get(p.t) || 0) + v);
       }
     }
-    return [{ label: `all ${reps.length} servers`, points: [...by.entries()].sort((a, b) => a[0] - b[0]).map(([t, v]) => ({ t, v })) }];
+    return [{ label: `all ${reps.length} servers`, points: gaps([...by.entries()].sort((a, b) => a[0] - b[0]).map(([t, v]) => ({ t, v })), d) }];
   };
   const lastOf = (r, m) => { for (let i = r.rows.length - 1; i >= 0; i--) { const v = value(r.rows[i], m, 'last'); if (v !== null) return v; } return null; };
   return html`<div>
