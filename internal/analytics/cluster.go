@@ -39,7 +39,7 @@ func (s *Service) Replicas(ctx context.Context) (api.ReplicaList, error) {
 // last hour), Group and Queue: the consumer-lag samples per bucket, group and queue,
 // oldest first.
 func (s *Service) ConsumerLag(ctx context.Context, f Filter) (api.ConsumerLag, error) {
-	w, err := viewWindow(f, defaultWindow, 0, "group", "queue")
+	w, err := viewWindow(f, defaultWindow, s.rec.width, "group", "queue")
 	if err != nil {
 		return api.ConsumerLag{}, err
 	}
@@ -47,7 +47,7 @@ func (s *Service) ConsumerLag(ctx context.Context, f Filter) (api.ConsumerLag, e
 	if err != nil {
 		return api.ConsumerLag{}, err
 	}
-	out := api.ConsumerLag{TimeRange: w.timeRange(), BucketMinutes: w.Minutes(),
+	out := api.ConsumerLag{TimeRange: w.timeRange(), BucketMinutes: w.Minutes(), BucketSeconds: w.Seconds(),
 		Series: make([]api.ConsumerLagPoint, 0, len(rows))}
 	for _, r := range rows {
 		out.Series = append(out.Series, api.ConsumerLagPoint{Bucket: api.FormatSeconds(r.Bucket), Group: r.Group,

@@ -11,23 +11,23 @@ import (
 	"github.com/queenmq/queen/internal/store"
 )
 
-// take removes what a flush writes: every minute before current, and with all also
-// the counters of the current minute (whose system aggregate stays, as it is
-// rewritten whole). It returns the flush and the taken minutes, for restore; on an
+// take removes what a flush writes: every bucket before current, and with all also
+// the counters of the current bucket (whose system aggregate stays, as it is
+// rewritten whole). It returns the flush and the taken buckets, for restore; on an
 // error (a system aggregate JSON cannot hold) the caller restores them.
-func (rc *recorder) take(current time.Time, all bool) (store.ActivityFlush, map[time.Time]*activityMinute, error) {
+func (rc *recorder) take(current time.Time, all bool) (store.ActivityFlush, map[time.Time]*activityBucket, error) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	taken := make(map[time.Time]*activityMinute)
-	for key, m := range rc.minutes {
+	taken := make(map[time.Time]*activityBucket)
+	for key, m := range rc.buckets {
 		switch {
 		case key.Before(current):
 			taken[key] = m
-			delete(rc.minutes, key)
+			delete(rc.buckets, key)
 		case all && key.Equal(current):
-			part := &activityMinute{queues: m.queues, worker: m.worker, gauges: m.gauges,
+			part := &activityBucket{queues: m.queues, worker: m.worker, gauges: m.gauges,
 				system: m.system.clone(), systemSamples: m.systemSamples}
-			m.queues, m.worker, m.gauges = make(map[string]*queueMinute), store.ActivityCounts{}, store.WorkerGauges{}
+			m.queues, m.worker, m.gauges = make(map[string]*queueBucket), store.ActivityCounts{}, store.WorkerGauges{}
 			taken[key] = part
 		}
 	}
@@ -35,9 +35,11 @@ func (rc *recorder) take(current time.Time, all bool) (store.ActivityFlush, map[
 	return f, taken, err
 }
 
-// flushOf renders taken minutes as table rows.
-func (rc *recorder) flushOf(taken map[time.Time]*activityMinute) (store.ActivityFlush, error) {
-	f := store.ActivityFlush{Hostname: rc.hostname, WorkerID: rc.workerID, PID: rc.pid}
+// flushOf renders taken buckets as table rows. A parked row holds the bucket's share
+// of its minute's average (samples over a minute's worth of samples), whatever the
+// width, so the rows of a minute add up to that minute's average.
+func (rc *recorder) flushOf(taken map[time.Time]*activityBucket) (store.ActivityFlush, error) {
+	f := store.ActivityFlush{Hostname: rc.hostname, WorkerID: rc.workerID, PID: rc.pid, Width: rc.width}
 	for _, key := range slices.SortedFunc(maps.Keys(taken), time.Time.Compare) {
 		m := taken[key]
 		if !m.worker.IsZero() || m.gauges.Samples > 0 {
@@ -72,15 +74,15 @@ func (rc *recorder) flushOf(taken map[time.Time]*activityMinute) (store.Activity
 	return f, nil
 }
 
-// restore puts back the minutes of a failed flush, adding to what was recorded
-// since, and drops the oldest minutes beyond maxPendingMinutes.
-func (rc *recorder) restore(taken map[time.Time]*activityMinute) (dropped int) {
+// restore puts back the buckets of a failed flush, adding to what was recorded
+// since, and drops the oldest buckets beyond the bound.
+func (rc *recorder) restore(taken map[time.Time]*activityBucket) (dropped int) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	for key, t := range taken {
-		m := rc.minutes[key]
+		m := rc.buckets[key]
 		if m == nil {
-			rc.minutes[key] = t
+			rc.buckets[key] = t
 			continue
 		}
 		m.worker.Add(t.worker)
@@ -96,18 +98,18 @@ func (rc *recorder) restore(taken map[time.Time]*activityMinute) (dropped int) {
 }
 
 // Flush samples the gauges once and writes everything recorded so far, including
-// the current minute, to the analytics tables now (POST /stats/refresh; tests). The
-// flush loop later adds the rest of the current minute.
+// the current bucket, to the analytics tables now (POST /stats/refresh; tests). The
+// flush loop later adds the rest of the current bucket.
 func (s *Service) Flush(ctx context.Context) (api.FlushedStats, error) {
 	s.sample(time.Now(), 0)
 	return s.flush(ctx, time.Now(), true)
 }
 
-// flush writes the minutes before now's (and, with all, now's counters). On failure
-// the minutes go back to memory for the next attempt.
+// flush writes the buckets before now's (and, with all, now's counters). On failure
+// the buckets go back to memory for the next attempt.
 func (s *Service) flush(ctx context.Context, now time.Time, all bool) (api.FlushedStats, error) {
 	rc := s.rec
-	f, taken, err := rc.take(now.UTC().Truncate(time.Minute), all)
+	f, taken, err := rc.take(rc.keyOf(now), all)
 	if err == nil && f.IsEmpty() {
 		return api.FlushedStats{Minutes: len(taken)}, nil
 	}
@@ -117,12 +119,12 @@ func (s *Service) flush(ctx context.Context, now time.Time, all bool) (api.Flush
 	if errors.Is(err, store.ErrActivityDerive) {
 		// The counters are in: putting them back would count them twice.
 		s.logger.Warn("activity flush written, but its parked averages and partition counts were not "+
-			"recomputed; the next flush of those minutes does it", "err", err)
+			"recomputed; the next flush of those buckets does it", "err", err)
 		err = nil
 	}
 	if err != nil {
 		if dropped := rc.restore(taken); dropped > 0 {
-			s.logger.Warn("activity minutes dropped: the database refused them for too long",
+			s.logger.Warn("activity buckets dropped: the database refused them for too long",
 				"dropped", dropped, "err", err)
 		}
 		return api.FlushedStats{}, err
@@ -155,16 +157,16 @@ func (s *Service) sample(now time.Time, lag time.Duration) {
 	s.rec.observe(g)
 }
 
-// Run samples the gauges every second and flushes each closed minute until ctx is
-// done; then it flushes everything, the current minute included, within a few
-// seconds, and returns nil. With a FlushInterval under a minute it also flushes the
-// current minute's counters every FlushInterval. A failed flush keeps the minutes in
-// memory (at most 15) and is retried every 10 s; Run never returns early because of
-// it.
+// Run samples the gauges every second and flushes each closed bucket until ctx is
+// done; then it flushes everything, the current bucket included, within a few
+// seconds, and returns nil. With a FlushInterval under the bucket width it also
+// flushes the current bucket's counters every FlushInterval. A failed flush keeps the
+// buckets in memory (at most 15 minutes of them) and is retried every 10 s; Run never
+// returns early because of it.
 func (s *Service) Run(ctx context.Context) error {
 	ticker := time.NewTicker(activitySampleInterval)
 	defer ticker.Stop()
-	lastMinute := time.Now().UTC().Truncate(time.Minute)
+	lastBucket := s.rec.keyOf(time.Now())
 	lastFlush := time.Now()
 	var retryAt time.Time
 	failing := false
@@ -173,20 +175,20 @@ func (s *Service) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalFlushTimeout)
 			if _, err := s.flush(flushCtx, time.Now(), true); err != nil {
-				s.logger.Warn("final activity flush failed; the last minutes of analytics are lost", "err", err)
+				s.logger.Warn("final activity flush failed; the last buckets of analytics are lost", "err", err)
 			}
 			cancel()
 			return nil
 		case tick := <-ticker.C:
 			now := time.Now()
 			s.sample(now, max(now.Sub(tick), 0))
-			minute := now.UTC().Truncate(time.Minute)
-			partial := s.flushEvery < time.Minute && now.Sub(lastFlush) >= s.flushEvery
-			if !minute.After(lastMinute) && !partial && !failing {
+			bucket := s.rec.keyOf(now)
+			partial := s.flushEvery < s.rec.width && now.Sub(lastFlush) >= s.flushEvery
+			if !bucket.After(lastBucket) && !partial && !failing {
 				continue
 			}
-			if minute.After(lastMinute) {
-				lastMinute = minute
+			if bucket.After(lastBucket) {
+				lastBucket = bucket
 			}
 			if failing && now.Before(retryAt) {
 				continue
@@ -198,7 +200,7 @@ func (s *Service) Run(ctx context.Context) error {
 			switch {
 			case err != nil && ctx.Err() == nil:
 				if !failing {
-					s.logger.Warn("activity flush failed; minutes stay in memory and are retried", "err", err)
+					s.logger.Warn("activity flush failed; buckets stay in memory and are retried", "err", err)
 				}
 				failing, retryAt = true, now.Add(activityRetryInterval)
 			case err == nil && failing:

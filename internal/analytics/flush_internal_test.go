@@ -70,7 +70,7 @@ func TestPartialFlushesAddUpToOneFlush(t *testing.T) {
 	}
 
 	partStore, partPool := open(t)
-	parts := newRecorder("h", "w", 1, minute)
+	parts := newRecorder("h", "w", 1, minute, time.Minute)
 	record(parts, 0, 20)
 	flush(t, partStore, parts, minute, true)
 	record(parts, 20, 45)
@@ -79,7 +79,7 @@ func TestPartialFlushesAddUpToOneFlush(t *testing.T) {
 	flush(t, partStore, parts, minute.Add(time.Minute), false)
 
 	wholeStore, wholePool := open(t)
-	whole := newRecorder("h", "w", 1, minute)
+	whole := newRecorder("h", "w", 1, minute, time.Minute)
 	record(whole, 0, 60)
 	flush(t, wholeStore, whole, minute.Add(time.Minute), false)
 

@@ -9,18 +9,18 @@ import (
 	"github.com/queenmq/queen/internal/store"
 )
 
-// Overview builds GET /api/v1/resources/overview: live cluster totals (computed now;
-// they scan every message), the lag of the partitions with pending messages, and
-// the cluster's rates over the last complete minute. StatsAge is 0: nothing is
-// cached.
-func (s *Service) Overview(ctx context.Context) (api.Overview, error) {
-	o, err := s.store.Overview(ctx)
+// Overview builds GET /api/v1/resources/overview for the queues of sc: live totals
+// (computed now; they scan every message of those queues), the lag of their
+// partitions with pending messages, and their rates over the last complete minute.
+// StatsAge is 0: nothing is cached.
+func (s *Service) Overview(ctx context.Context, sc queue.Scope) (api.Overview, error) {
+	o, err := s.store.Overview(ctx, sc)
 	if err != nil {
 		return api.Overview{}, err
 	}
 	last := time.Now().UTC().Truncate(time.Minute)
 	rows, err := s.store.QueueActivitySeries(ctx, store.SeriesFilter{From: last.Add(-time.Minute), To: last,
-		Bucket: time.Minute})
+		Bucket: time.Minute, Prefix: sc.Prefix()})
 	if err != nil {
 		return api.Overview{}, err
 	}

@@ -19,8 +19,8 @@ const (
 	// scheduler delay, process stats); parked averages assume it divides a minute.
 	activitySampleInterval = time.Second
 	samplesPerMinute       = int64(time.Minute / activitySampleInterval)
-	// maxPendingMinutes bounds the closed minutes kept while the database refuses
-	// flushes; older ones are dropped (and counted).
+	// maxPendingMinutes bounds the closed buckets kept while the database refuses
+	// flushes, in minutes of buckets; older ones are dropped (and counted).
 	maxPendingMinutes = 15
 	// maxLifetimeQueues bounds the per-queue lifetime totals; activity of further
 	// queues still counts in the process totals.
@@ -34,18 +34,22 @@ const (
 )
 
 // recorder is the in-process recorder behind the analytics tables.
-// The request paths add to per-minute buckets under one mutex and never run SQL; the
-// flush loop started by Service.Run writes each closed minute to queue_activity,
-// worker_activity, queue_parked_activity and system_activity, adding to whatever other
-// processes wrote for the same minute.
+// The request paths add to buckets of width (a minute by default) under one mutex and
+// never run SQL; the flush loop started by Service.Run writes each closed bucket to
+// queue_activity, worker_activity, queue_parked_activity and system_activity, adding
+// to whatever other processes wrote for the same bucket.
 type recorder struct {
 	hostname string
 	workerID string
 	pid      int
 	started  time.Time
+	// width is the bucket width; it divides a minute. maxPending is the closed
+	// buckets kept for a retry: maxPendingMinutes minutes of buckets.
+	width      time.Duration
+	maxPending int
 
 	mu      sync.Mutex
-	minutes map[time.Time]*activityMinute
+	buckets map[time.Time]*activityBucket
 	total   store.ActivityCounts
 	queues  map[string]*store.ActivityCounts
 	// rateMinute is the minute rateCur counts; rateLast is the previous minute.
@@ -56,11 +60,11 @@ type recorder struct {
 	dropped    int64
 }
 
-// activityMinute is one minute of one process. Counters and gauge sums are reset when
-// flushed (the tables add them up); system holds the whole minute's process samples,
+// activityBucket is one bucket of one process. Counters and gauge sums are reset when
+// flushed (the tables add them up); system holds the whole bucket's process samples,
 // because system_activity rows are replaced, not added to.
-type activityMinute struct {
-	queues map[string]*queueMinute
+type activityBucket struct {
+	queues map[string]*queueBucket
 	worker store.ActivityCounts
 	gauges store.WorkerGauges
 
@@ -68,45 +72,57 @@ type activityMinute struct {
 	systemSamples int64
 }
 
-type queueMinute struct {
+type queueBucket struct {
 	counts    store.ActivityCounts
 	parkedSum int64
 	parkedMax int64
 }
 
-func newRecorder(hostname, workerID string, pid int, now time.Time) *recorder {
+// newRecorder returns a recorder of buckets of width, which must divide a minute
+// (0 = a minute).
+func newRecorder(hostname, workerID string, pid int, now time.Time, width time.Duration) *recorder {
+	if width <= 0 {
+		width = time.Minute
+	}
+	if time.Minute%width != 0 {
+		panic("analytics: the bucket width must divide a minute") // programmer error: config validates it
+	}
 	return &recorder{
 		hostname: hostname, workerID: workerID, pid: pid, started: now,
-		minutes: make(map[time.Time]*activityMinute),
+		width: width, maxPending: maxPendingMinutes * int(time.Minute/width),
+		buckets: make(map[time.Time]*activityBucket),
 		queues:  make(map[string]*store.ActivityCounts),
 	}
 }
 
-// minute returns the bucket of t, creating it. Callers hold rc.mu. Creating one drops
-// the oldest beyond maxPendingMinutes, so memory stays bounded even when nothing
+// bucketAt returns the bucket of t, creating it. Callers hold rc.mu. Creating one
+// drops the oldest beyond maxPending, so memory stays bounded even when nothing
 // flushes (Run not running, database refusing).
-func (rc *recorder) minute(t time.Time) *activityMinute {
-	key := t.UTC().Truncate(time.Minute)
-	m := rc.minutes[key]
+func (rc *recorder) bucketAt(t time.Time) *activityBucket {
+	key := rc.keyOf(t)
+	m := rc.buckets[key]
 	if m == nil {
-		m = &activityMinute{queues: make(map[string]*queueMinute), system: make(systemSample)}
-		rc.minutes[key] = m
+		m = &activityBucket{queues: make(map[string]*queueBucket), system: make(systemSample)}
+		rc.buckets[key] = m
 		rc.dropOldest()
 	}
-	rc.rollRates(key)
+	rc.rollRates(t.UTC().Truncate(time.Minute))
 	return m
 }
 
-// dropOldest drops the oldest minutes beyond maxPendingMinutes+1 (the closed ones
-// kept for a retry, plus the current one) and counts them. Callers hold rc.mu.
+// keyOf is the start of t's bucket.
+func (rc *recorder) keyOf(t time.Time) time.Time { return t.UTC().Truncate(rc.width) }
+
+// dropOldest drops the oldest buckets beyond maxPending+1 (the closed ones kept for a
+// retry, plus the current one) and counts them. Callers hold rc.mu.
 func (rc *recorder) dropOldest() int {
-	if len(rc.minutes) <= maxPendingMinutes+1 {
+	if len(rc.buckets) <= rc.maxPending+1 {
 		return 0
 	}
-	keys := slices.SortedFunc(maps.Keys(rc.minutes), time.Time.Compare)
-	n := len(keys) - (maxPendingMinutes + 1)
+	keys := slices.SortedFunc(maps.Keys(rc.buckets), time.Time.Compare)
+	n := len(keys) - (rc.maxPending + 1)
 	for _, k := range keys[:n] {
-		delete(rc.minutes, k)
+		delete(rc.buckets, k)
 	}
 	rc.dropped += int64(n)
 	return n
@@ -126,10 +142,10 @@ func (rc *recorder) rollRates(m time.Time) {
 	rc.rateMinute = m
 }
 
-func (m *activityMinute) queueOf(name string) *queueMinute {
+func (m *activityBucket) queueOf(name string) *queueBucket {
 	q := m.queues[name]
 	if q == nil {
-		q = &queueMinute{}
+		q = &queueBucket{}
 		m.queues[name] = q
 	}
 	return q
@@ -139,7 +155,7 @@ func (m *activityMinute) queueOf(name string) *queueMinute {
 func (rc *recorder) add(now time.Time, w store.ActivityCounts, byQueue map[string]store.ActivityCounts) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	m := rc.minute(now)
+	m := rc.bucketAt(now)
 	m.worker.Add(w)
 	rc.total.Add(w)
 	rc.rateCur.Add(w)
@@ -351,11 +367,11 @@ type gaugeSample struct {
 	system    systemSample
 }
 
-// observe adds one gauge sample to the current minute.
+// observe adds one gauge sample to the current bucket.
 func (rc *recorder) observe(s gaugeSample) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	m := rc.minute(s.at)
+	m := rc.bucketAt(s.at)
 	m.gauges.Add(store.WorkerGauges{
 		Samples: 1, EventLoopLagSumMs: s.lagMs, EventLoopLagMaxMs: s.lagMs,
 		FreeSlotsSum: s.freeSlots, FreeSlotsMin: s.freeSlots, DBConnections: s.poolSize,

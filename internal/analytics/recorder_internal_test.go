@@ -1,6 +1,7 @@
 package analytics
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,7 +22,7 @@ func TestActivityRecorder(t *testing.T) {
 
 	setup := func(t *testing.T) *recorder {
 		t.Helper()
-		a := newRecorder("host", "w1", 42, t0)
+		a := newRecorder("host", "w1", 42, t0, time.Minute)
 		a.recordPush(t0, []queue.PushResult{
 			{Queue: "a", Status: queue.StatusQueued}, {Queue: "a", Status: queue.StatusDuplicate},
 			{Queue: "b", Status: queue.StatusQueued},
@@ -98,7 +99,7 @@ func TestActivityRecorder(t *testing.T) {
 
 	t.Run("RestoreDropsMinutesBeyondTheBound", func(t *testing.T) {
 		t.Parallel()
-		a := newRecorder("host", "w1", 42, t0)
+		a := newRecorder("host", "w1", 42, t0, time.Minute)
 		for i := range maxPendingMinutes + 1 {
 			a.recordPush(t0.Add(time.Duration(i)*time.Minute), []queue.PushResult{{Queue: "a", Status: queue.StatusQueued}})
 		}
@@ -108,25 +109,47 @@ func TestActivityRecorder(t *testing.T) {
 		require.Len(t, taken, maxPendingMinutes+1)
 		a.recordPush(now, []queue.PushResult{{Queue: "a", Status: queue.StatusQueued}})
 		require.Equal(t, 1, a.restore(taken), "the oldest minute goes")
-		require.Len(t, a.minutes, maxPendingMinutes+1)
-		require.NotContains(t, a.minutes, minute)
+		require.Len(t, a.buckets, maxPendingMinutes+1)
+		require.NotContains(t, a.buckets, minute)
 		require.Equal(t, int64(1), a.dropped)
 	})
 
 	t.Run("MinutesStayBoundedWithoutFlushes", func(t *testing.T) {
 		t.Parallel()
-		a := newRecorder("host", "w1", 42, t0)
+		a := newRecorder("host", "w1", 42, t0, time.Minute)
 		for i := range 3 * maxPendingMinutes {
 			a.recordPush(t0.Add(time.Duration(i)*time.Minute), []queue.PushResult{{Queue: "a", Status: queue.StatusQueued}})
 		}
-		require.Len(t, a.minutes, maxPendingMinutes+1)
+		require.Len(t, a.buckets, maxPendingMinutes+1)
 		require.Equal(t, int64(2*maxPendingMinutes-1), a.dropped)
 		require.Equal(t, int64(3*maxPendingMinutes), a.total.PushMessages, "lifetime totals keep counting")
 	})
 
+	t.Run("ShortBucketsCloseWithinTheMinute", func(t *testing.T) {
+		t.Parallel()
+		a := newRecorder("host", "w1", 42, t0, 5*time.Second)
+		require.Equal(t, 15*12, a.maxPending, "15 minutes of 5 s buckets are kept for a retry")
+		a.recordPush(t0, []queue.PushResult{{Queue: "a", Status: queue.StatusQueued}})
+		a.recordPush(t0.Add(5*time.Second), []queue.PushResult{{Queue: "a", Status: queue.StatusQueued}})
+		a.observe(gaugeSample{at: t0, parked: map[string]int{"a": 3}, parkedAll: 3, system: make(systemSample)})
+		f, taken, err := a.take(a.keyOf(t0.Add(5*time.Second)), false)
+		require.NoError(t, err)
+		require.Len(t, taken, 1, "the bucket of t0 closed 5 s later; the next one is open")
+		require.Equal(t, time.Second*5, f.Width)
+		require.Len(t, f.Queues, 1)
+		require.Equal(t, t0.Truncate(5*time.Second), f.Queues[0].Bucket)
+		require.Equal(t, int64(1), f.Queues[0].PushMessages)
+		require.Len(t, f.Parked, 1)
+		require.InDelta(t, 3.0/60, f.Parked[0].Parked, 1e-9, "a bucket's share of its minute's parked average")
+		require.Len(t, a.buckets, 1, "the open bucket stays")
+		require.Equal(t, minute, a.rateMinute, "rates stay per minute")
+		require.Equal(t, int64(2), a.rateCur.PushMessages)
+		require.Panics(t, func() { newRecorder("host", "w1", 42, t0, 7*time.Second) }, "a width must divide a minute")
+	})
+
 	t.Run("RatesAreThoseOfTheLastCompleteMinute", func(t *testing.T) {
 		t.Parallel()
-		a := newRecorder("host", "w1", 42, t0)
+		a := newRecorder("host", "w1", 42, t0, time.Minute)
 		for range 60 {
 			a.recordPush(t0, []queue.PushResult{{Queue: "a", Status: queue.StatusQueued}})
 		}
@@ -163,6 +186,7 @@ func TestWindow(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		from, to time.Time
+		finest   time.Duration // 0: a minute
 		bucket   time.Duration
 		points   int
 		first    time.Time
@@ -174,12 +198,16 @@ func TestWindow(t *testing.T) {
 		{name: "Week", from: to.Add(-7 * 24 * time.Hour), to: to, bucket: time.Hour, points: 168},
 		{name: "Month", from: to.Add(-30 * 24 * time.Hour), to: to, bucket: 6 * time.Hour, points: 120},
 		{name: "AlignedFrom", from: time.Date(2026, 4, 26, 10, 0, 0, 0, time.UTC), to: to, bucket: time.Minute, points: 4},
+		{name: "HourOfFiveSecondBuckets", to: to, finest: 5 * time.Second, bucket: 5 * time.Second, points: 720,
+			first: time.Date(2026, 4, 26, 9, 3, 30, 0, time.UTC)},
+		{name: "SixHoursKeepFiveMinutes", from: to.Add(-6 * time.Hour), to: to, finest: time.Second,
+			bucket: 5 * time.Minute, points: 72},
 		{name: "Reversed", from: to, to: to.Add(-time.Hour), err: "from must be before to"},
 		{name: "TooLong", from: to.Add(-400 * 24 * time.Hour), to: to, err: "from..to must span at most 366 days"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			w, err := newWindow(tc.from, tc.to, defaultWindow, 0)
+			w, err := newWindow(tc.from, tc.to, defaultWindow, 0, cmp.Or(tc.finest, time.Minute))
 			if tc.err != "" {
 				require.EqualError(t, err, tc.err)
 				return

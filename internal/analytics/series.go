@@ -19,9 +19,9 @@ import (
 
 // readSeries checks the named filters of f, opens its window (the last hour by
 // default) and reads that window's rows with read.
-func readSeries[T any](ctx context.Context, f Filter, read func(context.Context, store.SeriesFilter) ([]T, error),
-	filters ...string) (window, []T, error) {
-	w, err := viewWindow(f, defaultWindow, 0, filters...)
+func readSeries[T any](ctx context.Context, f Filter, finest time.Duration,
+	read func(context.Context, store.SeriesFilter) ([]T, error), filters ...string) (window, []T, error) {
+	w, err := viewWindow(f, defaultWindow, finest, filters...)
 	if err != nil {
 		return window{}, nil, err
 	}
@@ -33,7 +33,7 @@ func readSeries[T any](ctx context.Context, f Filter, read func(context.Context,
 // and WorkerID: per broker process, a series of {avg,min,max,last} summaries of its
 // 1 Hz process samples, oldest bucket first.
 func (s *Service) SystemMetrics(ctx context.Context, f Filter) (api.SystemMetrics, error) {
-	w, rows, err := readSeries(ctx, f, s.store.SystemActivityList, "hostname", "workerId")
+	w, rows, err := readSeries(ctx, f, s.rec.width, s.store.SystemActivityList, "hostname", "workerId")
 	if err != nil {
 		return api.SystemMetrics{}, err
 	}
@@ -64,7 +64,7 @@ func (s *Service) SystemMetrics(ctx context.Context, f Filter) (api.SystemMetric
 		return cmp.Or(cmp.Compare(a.hostname, b.hostname), cmp.Compare(a.workerID, b.workerID))
 	})
 	out := api.SystemMetrics{TimeRange: w.timeRange(), ReplicaCount: len(keys), BucketMinutes: w.Minutes(),
-		PointCount: len(w.Buckets())}
+		BucketSeconds: w.Seconds(), PointCount: len(w.Buckets())}
 	for _, k := range keys {
 		rep := api.SystemReplica{Hostname: k.hostname, WorkerID: k.workerID, TimeSeries: []api.SystemPoint{}}
 		for _, t := range slices.SortedFunc(maps.Keys(series[k]), time.Time.Compare) {
@@ -79,9 +79,12 @@ func (s *Service) SystemMetrics(ctx context.Context, f Filter) (api.SystemMetric
 
 // WorkerMetrics builds GET /api/v1/analytics/worker-metrics for f's window, Hostname
 // and WorkerID: the series summed over processes (newest first), each process's
-// summary, every queue's pop lag and the window's totals.
+// summary, every queue's pop lag and the window's totals. The series holds only the
+// buckets some broker process wrote (one does for every bucket it runs through, idle
+// or not): a bucket in which no broker ran is absent, not zero, so a chart shows the
+// outage as a gap. pointCount counts the buckets present.
 func (s *Service) WorkerMetrics(ctx context.Context, f Filter) (api.WorkerMetrics, error) {
-	w, wrows, err := readSeries(ctx, f, s.store.WorkerActivitySeries, "hostname", "workerId")
+	w, wrows, err := readSeries(ctx, f, s.rec.width, s.store.WorkerActivitySeries, "hostname", "workerId")
 	if err != nil {
 		return api.WorkerMetrics{}, err
 	}
@@ -98,21 +101,25 @@ func (s *Service) WorkerMetrics(ctx context.Context, f Filter) (api.WorkerMetric
 		gauges store.WorkerGauges
 	}
 	points := make(map[time.Time]*point)
-	for _, t := range w.Buckets() {
-		points[t] = &point{}
-	}
 	var t store.ActivityCounts
 	for _, r := range wrows {
 		t.Add(r.ActivityCounts)
-		if p := points[r.Bucket]; p != nil {
-			p.counts.Add(r.ActivityCounts)
-			p.gauges.Add(r.WorkerGauges)
+		p := points[r.Bucket]
+		if p == nil {
+			p = &point{}
+			points[r.Bucket] = p
 		}
+		p.counts.Add(r.ActivityCounts)
+		p.gauges.Add(r.WorkerGauges)
 	}
-	out := api.WorkerMetrics{TimeRange: w.timeRange(), BucketMinutes: w.Minutes(), Workers: workerStatuses(wrows),
-		Queues: queueLags(qrows)}
+	out := api.WorkerMetrics{TimeRange: w.timeRange(), BucketMinutes: w.Minutes(), BucketSeconds: w.Seconds(),
+		Workers: workerStatuses(wrows), Queues: queueLags(qrows)}
 	for _, bucket := range w.Buckets() {
-		c, g := points[bucket].counts, points[bucket].gauges
+		p := points[bucket]
+		if p == nil {
+			continue
+		}
+		c, g := p.counts, p.gauges
 		out.TimeSeries = append(out.TimeSeries, api.WorkerPoint{
 			Timestamp: api.FormatSeconds(bucket), PushMessages: c.PushMessages, PopMessages: c.PopMessages,
 			AckMessages: c.AckMessages, PushRequests: c.PushRequests, PopRequests: c.PopRequests,
@@ -154,21 +161,24 @@ func queueLags(rows []store.QueueActivity) []api.QueueLag {
 	return out
 }
 
-// queueActivity returns per-(bucket, queue) activity in f's window, Queue, Namespace
-// and Task, newest bucket first; Parked is the bucket's average.
+// queueActivity returns per-(bucket, queue) activity in f's window, Queue, Namespace,
+// Task and Scope, newest bucket first, under the scope's names; Parked is the
+// bucket's average.
 func (s *Service) queueActivity(ctx context.Context, f Filter) (window, []store.QueueActivity, error) {
-	w, rows, err := readSeries(ctx, f, s.store.QueueActivitySeries, "queue", "namespace", "task")
+	w, rows, err := readSeries(ctx, f, s.rec.width, s.store.QueueActivitySeries, "queue", "namespace", "task")
 	if err != nil {
 		return window{}, nil, err
 	}
 	for i := range rows {
-		rows[i].Parked /= float64(w.Minutes())
+		rows[i].Parked /= w.minutesOf()
+		rows[i].Queue = f.Scope.Relative(rows[i].Queue)
 	}
 	return w, rows, nil
 }
 
-// QueueLag builds GET /api/v1/analytics/queue-lag for f's window, Queue, Namespace
-// and Task: per-(bucket, queue) pop lag, newest first, for buckets with deliveries.
+// QueueLag builds GET /api/v1/analytics/queue-lag for f's window, Queue, Namespace,
+// Task and Scope: per-(bucket, queue) pop lag, newest first, for buckets with
+// deliveries.
 func (s *Service) QueueLag(ctx context.Context, f Filter) ([]api.QueueLagBucket, error) {
 	_, rows, err := s.queueActivity(ctx, f)
 	if err != nil {
@@ -185,15 +195,15 @@ func (s *Service) QueueLag(ctx context.Context, f Filter) ([]api.QueueLagBucket,
 	return out, nil
 }
 
-// QueueOps builds GET /api/v1/analytics/queue-ops for f's window, Queue, Namespace
-// and Task: per-(bucket, queue) operation counts and rates, newest bucket first, and
-// the names of the queues in the series.
+// QueueOps builds GET /api/v1/analytics/queue-ops for f's window, Queue, Namespace,
+// Task and Scope: per-(bucket, queue) operation counts and rates, newest bucket
+// first, and the names of the queues in the series.
 func (s *Service) QueueOps(ctx context.Context, f Filter) (api.QueueOps, error) {
 	w, rows, err := s.queueActivity(ctx, f)
 	if err != nil {
 		return api.QueueOps{}, err
 	}
-	out := api.QueueOps{TimeRange: w.timeRange(), BucketMinutes: w.Minutes()}
+	out := api.QueueOps{TimeRange: w.timeRange(), BucketMinutes: w.Minutes(), BucketSeconds: w.Seconds()}
 	names := make(map[string]struct{})
 	for _, q := range rows {
 		names[q.Queue] = struct{}{}
@@ -212,20 +222,27 @@ func (s *Service) QueueOps(ctx context.Context, f Filter) (api.QueueOps, error) 
 	return out, nil
 }
 
-// ParkedReplicas builds GET /api/v1/analytics/queue-parked-replicas for f's window
-// and Queue: per-(bucket, queue, replica) parked averages, newest bucket first, and
-// the replicas in the series.
+// ParkedReplicas builds GET /api/v1/analytics/queue-parked-replicas for f's window,
+// Queue and Scope: per-(bucket, queue, replica) parked averages, newest bucket first,
+// and the replicas in the series. A tenant scope names no replica: its rows are
+// summed over replicas per (bucket, queue), with empty hostname and workerId, and
+// its replica list is empty.
 func (s *Service) ParkedReplicas(ctx context.Context, f Filter) (api.ParkedReplicas, error) {
-	w, rows, err := readSeries(ctx, f, s.store.ParkedReplicaSeries, "queue")
+	w, rows, err := readSeries(ctx, f, s.rec.width, s.store.ParkedReplicaSeries, "queue")
 	if err != nil {
 		return api.ParkedReplicas{}, err
 	}
-	out := api.ParkedReplicas{TimeRange: w.timeRange(), BucketMinutes: w.Minutes()}
+	if !f.Scope.IsGlobal() {
+		rows = withoutReplicas(rows, f.Scope)
+	}
+	out := api.ParkedReplicas{TimeRange: w.timeRange(), BucketMinutes: w.Minutes(), BucketSeconds: w.Seconds()}
 	replicas := make(map[api.ReplicaID]struct{})
 	for _, p := range rows {
-		replicas[api.ReplicaID{Hostname: p.Hostname, WorkerID: p.WorkerID}] = struct{}{}
+		if f.Scope.IsGlobal() {
+			replicas[api.ReplicaID{Hostname: p.Hostname, WorkerID: p.WorkerID}] = struct{}{}
+		}
 		out.Series = append(out.Series, api.ParkedPoint{Bucket: api.FormatSeconds(p.Bucket), QueueName: p.Queue,
-			Hostname: p.Hostname, WorkerID: p.WorkerID, ParkedCount: p.Parked / float64(w.Minutes())})
+			Hostname: p.Hostname, WorkerID: p.WorkerID, ParkedCount: p.Parked / w.minutesOf()})
 	}
 	out.Replicas = slices.SortedFunc(maps.Keys(replicas), func(a, b api.ReplicaID) int {
 		return cmp.Or(cmp.Compare(a.Hostname, b.Hostname), cmp.Compare(a.WorkerID, b.WorkerID))
@@ -237,11 +254,11 @@ func (s *Service) ParkedReplicas(ctx context.Context, f Filter) (api.ParkedRepli
 // retention_history sums per bucket, newest first, and their totals. The series holds
 // what the retention and eviction jobs deleted.
 func (s *Service) Retention(ctx context.Context, f Filter) (api.Retention, error) {
-	w, rows, err := readSeries(ctx, f, s.store.RetentionSeries, "queue")
+	w, rows, err := readSeries(ctx, f, s.rec.width, s.store.RetentionSeries, "queue")
 	if err != nil {
 		return api.Retention{}, err
 	}
-	out := api.Retention{TimeRange: w.timeRange(), BucketMinutes: w.Minutes()}
+	out := api.Retention{TimeRange: w.timeRange(), BucketMinutes: w.Minutes(), BucketSeconds: w.Seconds()}
 	for _, b := range rows {
 		t := api.RetentionTotals{
 			RetentionMsgs: b.RetentionMsgs, CompletedRetentionMsgs: b.CompletedRetentionMsgs, EvictionMsgs: b.EvictionMsgs,

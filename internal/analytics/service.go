@@ -21,12 +21,16 @@ type Config struct {
 	// name. It is called once a second and must not call back into the Service. nil
 	// counts none.
 	ParkedFunc func() (total int, byQueue map[string]int)
-	// FlushInterval is how often Run writes what it recorded. A minute (the default,
-	// also for 0 or more) writes each minute once it has closed; shorter also writes
-	// the open minute's counts so far every FlushInterval and counts the rest of that
-	// minute afresh (the tables add the parts up), so tests and demos see activity
-	// within seconds.
+	// FlushInterval is how often Run writes what it recorded. The bucket width (the
+	// default, also for 0 or more) writes each bucket once it has closed; shorter
+	// also writes the open bucket's counts so far every FlushInterval and counts the
+	// rest of that bucket afresh (the tables add the parts up), so tests and demos see
+	// activity within seconds.
 	FlushInterval time.Duration
+	// Bucket is the width of the recorder's buckets and the finest bucket of the
+	// series views (windows up to an hour); 0 means a minute. It must divide a
+	// minute (QUEEN_ANALYTICS_BUCKET validates it).
+	Bucket time.Duration
 }
 
 // Service records this process's activity, flushes it to the analytics tables and
@@ -37,7 +41,7 @@ type Service struct {
 	logger     *slog.Logger
 	parkedFunc func() (int, map[string]int)
 	rec        *recorder
-	// flushEvery is Config.FlushInterval, at most a minute.
+	// flushEvery is Config.FlushInterval, at most the bucket width.
 	flushEvery time.Duration
 
 	// sampleMu serialises gauge sampling (Run and Flush) and guards the previous CPU
@@ -50,15 +54,16 @@ type Service struct {
 
 // New returns a service over st; totals count from now. logger must not be nil.
 func New(cfg Config, st *store.Store, logger *slog.Logger) *Service {
+	rec := newRecorder(cfg.Hostname, cfg.WorkerID, cfg.PID, time.Now(), cfg.Bucket)
 	flushEvery := cfg.FlushInterval
-	if flushEvery <= 0 || flushEvery > time.Minute {
-		flushEvery = time.Minute
+	if flushEvery <= 0 || flushEvery > rec.width {
+		flushEvery = rec.width
 	}
 	return &Service{
 		store:      st,
 		logger:     logger,
 		parkedFunc: cfg.ParkedFunc,
-		rec:        newRecorder(cfg.Hostname, cfg.WorkerID, cfg.PID, time.Now()),
+		rec:        rec,
 		flushEvery: flushEvery,
 	}
 }

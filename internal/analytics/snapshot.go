@@ -43,8 +43,9 @@ type Snapshot struct {
 	Parked int
 	// LastFlush is when counters last reached the database (zero: never).
 	LastFlush time.Time
-	// PendingMinutes counts minutes held in memory, not yet written; DroppedMinutes
-	// counts minutes dropped because the database refused them for too long.
+	// PendingMinutes counts buckets (minutes by default) held in memory, not yet
+	// written; DroppedMinutes counts buckets dropped because the database refused them
+	// for too long.
 	PendingMinutes int
 	DroppedMinutes int64
 }
@@ -59,7 +60,7 @@ func (s *Service) Activity() Snapshot {
 	snap := Snapshot{
 		Hostname: rc.hostname, WorkerID: rc.workerID, PID: rc.pid, Since: rc.started, Total: rc.total,
 		Queues: make(map[string]store.ActivityCounts, len(rc.queues)), LastFlush: rc.lastFlush,
-		PendingMinutes: len(rc.minutes), DroppedMinutes: rc.dropped,
+		PendingMinutes: len(rc.buckets), DroppedMinutes: rc.dropped,
 	}
 	for name, c := range rc.queues {
 		snap.Queues[name] = *c

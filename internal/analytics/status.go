@@ -23,26 +23,30 @@ type throughput struct {
 }
 
 // Status builds GET /api/v1/status for f's window (default the last hour), Queue,
-// Namespace and Task. Throughput comes from the flushed per-minute activity of every
-// broker (the current minute appears once flushed); the other sections are live SQL
-// over the window.
+// Namespace, Task and Scope. Throughput comes from the flushed per-minute activity of
+// every broker (the current minute appears once flushed); the other sections are live
+// SQL over the window. A tenant scope counts its queues only and gets none of the
+// per-broker parts: no workers, and zero (minFreeSlots null) for the process gauges,
+// CPU, memory, pool and database errors of the throughput series and errors.
 func (s *Service) Status(ctx context.Context, f Filter) (api.StatusResponse, error) {
-	w, err := viewWindow(f, defaultWindow, 0, "queue", "namespace", "task")
+	w, err := viewWindow(f, defaultWindow, s.rec.width, "queue", "namespace", "task")
 	if err != nil {
 		return api.StatusResponse{}, err
 	}
-	scope := w.series(Filter{Queue: f.Queue, Namespace: f.Namespace, Task: f.Task})
+	scope := w.series(Filter{Queue: f.Queue, Namespace: f.Namespace, Task: f.Task, Scope: f.Scope})
 	qrows, err := s.store.QueueActivitySeries(ctx, scope)
 	if err != nil {
 		return api.StatusResponse{}, err
 	}
-	wrows, err := s.store.WorkerActivitySeries(ctx, w.series(Filter{}))
-	if err != nil {
-		return api.StatusResponse{}, err
-	}
-	srows, err := s.store.SystemActivityList(ctx, w.series(Filter{}))
-	if err != nil {
-		return api.StatusResponse{}, err
+	var wrows []store.WorkerActivity
+	var srows []store.SystemActivity
+	if f.Scope.IsGlobal() {
+		if wrows, err = s.store.WorkerActivitySeries(ctx, w.series(Filter{})); err != nil {
+			return api.StatusResponse{}, err
+		}
+		if srows, err = s.store.SystemActivityList(ctx, w.series(Filter{})); err != nil {
+			return api.StatusResponse{}, err
+		}
 	}
 	snap, err := s.store.StatusSnapshot(ctx, scope)
 	if err != nil {
@@ -85,18 +89,18 @@ func (s *Service) Status(ctx context.Context, f Filter) (api.StatusResponse, err
 		}
 	}
 	req := workerTotal
-	if f.Queue != "" || f.Namespace != "" || f.Task != "" {
+	if f.Queue != "" || f.Namespace != "" || f.Task != "" || !f.Scope.IsGlobal() {
 		req = queueTotal
 	}
-	out := api.StatusResponse{TimeRange: w.timeRange(), BucketMinutes: w.Minutes(), StatsAge: s.statsAge(),
-		Workers: workerStatuses(wrows)}
+	out := api.StatusResponse{TimeRange: w.timeRange(), BucketMinutes: w.Minutes(), BucketSeconds: w.Seconds(),
+		StatsAge: s.statsAge(), Workers: workerStatuses(wrows)}
 	for _, t := range w.Buckets() {
 		out.Throughput = append(out.Throughput, throughputPoint(w, t, points[t]))
 	}
 	out.PointCount = len(out.Throughput)
 	for _, q := range snap.Queues {
-		out.Queues = append(out.Queues, api.StatusQueue{ID: q.ID, Name: q.Name, Namespace: q.Namespace, Task: q.Task,
-			Partitions: q.Partitions, TotalConsumed: q.TotalConsumed})
+		out.Queues = append(out.Queues, api.StatusQueue{ID: q.ID, Name: f.Scope.Relative(q.Name), Namespace: q.Namespace,
+			Task: q.Task, Partitions: q.Partitions, TotalConsumed: q.TotalConsumed})
 	}
 	m := snap.Messages
 	out.Messages = api.StatusMessages{
@@ -134,7 +138,7 @@ func throughputPoint(w window, t time.Time, p *throughput) api.ThroughputPoint {
 
 // MessageCounts builds GET /api/v1/status/analytics: the messages created per
 // interval ("minute", "hour" or "day"; "" = hour) in f's window (default the last
-// 24 h), Queue, Namespace and Task, oldest first, zero-filled.
+// 24 h), Queue, Namespace, Task and Scope, oldest first, zero-filled.
 func (s *Service) MessageCounts(ctx context.Context, f Filter, interval string) (api.MessageAnalytics, error) {
 	if interval == "" {
 		interval = "hour"
@@ -146,7 +150,7 @@ func (s *Service) MessageCounts(ctx context.Context, f Filter, interval string) 
 	if !ok {
 		return api.MessageAnalytics{}, queue.Invalid("interval", "interval must be minute, hour or day")
 	}
-	w, err := newWindow(f.From, f.To, defaultCountWindow, bucket)
+	w, err := newWindow(f.From, f.To, defaultCountWindow, bucket, time.Minute)
 	if err != nil {
 		return api.MessageAnalytics{}, err
 	}

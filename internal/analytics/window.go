@@ -21,8 +21,8 @@ const (
 )
 
 // Filter selects what a view covers: the window [From, To) (zero From = To minus the
-// view's default, zero To = now) and exact-match filters (empty = any). Each view
-// says which filters it applies.
+// view's default, zero To = now), exact-match filters (empty = any) and the scope.
+// Each view says which filters it applies, and whether it serves a tenant scope.
 type Filter struct {
 	From      time.Time
 	To        time.Time
@@ -33,14 +33,18 @@ type Filter struct {
 	WorkerID  string
 	// Group is a consumer group name (the consumer-lag view).
 	Group string
+	// Scope is the request's scope; Queue (and Group) are stored names in it. The
+	// zero value is the global scope: every queue, under its stored name.
+	Scope queue.Scope
 }
 
-// bucketFor is the series bucket width for a window of length d:
-// up to 1 h → 1 min, 6 h → 5 min, 24 h → 15 min, 7 d → 60 min, else 360 min.
-func bucketFor(d time.Duration) time.Duration {
+// bucketFor is the series bucket width for a window of length d: up to 1 h → finest
+// (the recorder's bucket, a minute by default), 6 h → 5 min, 24 h → 15 min, 7 d →
+// 60 min, else 360 min. finest divides a minute, so every width is a multiple of it.
+func bucketFor(d, finest time.Duration) time.Duration {
 	switch {
 	case d <= time.Hour:
-		return time.Minute
+		return finest
 	case d <= 6*time.Hour:
 		return 5 * time.Minute
 	case d <= 24*time.Hour:
@@ -74,8 +78,8 @@ type window struct {
 }
 
 // newWindow validates from..to (zero from = to − def, zero to = now) and aligns it to
-// bucket (zero = bucketFor the window's length).
-func newWindow(from, to time.Time, def, bucket time.Duration) (window, error) {
+// bucket (zero = bucketFor the window's length and finest).
+func newWindow(from, to time.Time, def, bucket, finest time.Duration) (window, error) {
 	if to.IsZero() {
 		to = time.Now()
 	}
@@ -90,7 +94,7 @@ func newWindow(from, to time.Time, def, bucket time.Duration) (window, error) {
 		return window{}, queue.Invalid("from", "from..to must span at most %d days", int(maxRange/(24*time.Hour)))
 	}
 	if bucket == 0 {
-		bucket = bucketFor(to.Sub(from))
+		bucket = bucketFor(to.Sub(from), finest)
 	}
 	start := from.Truncate(bucket)
 	if start.Before(from) {
@@ -111,8 +115,15 @@ func (w window) Buckets() []time.Time {
 	return out
 }
 
-// Minutes is the bucket width in minutes.
+// Minutes is the bucket width in whole minutes: 0 for a bucket under a minute.
 func (w window) Minutes() int { return int(w.Bucket / time.Minute) }
+
+// Seconds is the bucket width in seconds.
+func (w window) Seconds() int { return int(w.Bucket / time.Second) }
+
+// minutesOf is the bucket width in minutes, fractions included: parked averages are
+// stored as shares of a minute's average.
+func (w window) minutesOf() float64 { return w.Bucket.Minutes() }
 
 // timeRange is the window as the views report it.
 func (w window) timeRange() api.TimeRange {
@@ -122,20 +133,20 @@ func (w window) timeRange() api.TimeRange {
 // perSecond is n per second over one bucket.
 func (w window) perSecond(n int64) float64 { return float64(n) / w.Bucket.Seconds() }
 
-// series is the store filter of f over w: the window, its bucket width and f's
-// exact-match filters.
+// series is the store filter of f over w: the window, its bucket width, f's
+// exact-match filters and its scope's prefix.
 func (w window) series(f Filter) store.SeriesFilter {
 	return store.SeriesFilter{From: w.From, To: w.To, Bucket: w.Bucket, Queue: f.Queue, Namespace: f.Namespace,
-		Task: f.Task, Hostname: f.Hostname, WorkerID: f.WorkerID}
+		Task: f.Task, Hostname: f.Hostname, WorkerID: f.WorkerID, Prefix: f.Scope.Prefix()}
 }
 
 // viewWindow checks the named filters of f and returns its window with the default
-// length def and bucket width (zero = bucketFor the window's length).
-func viewWindow(f Filter, def, bucket time.Duration, filters ...string) (window, error) {
+// length def and the bucket width bucketFor the window's length and finest.
+func viewWindow(f Filter, def, finest time.Duration, filters ...string) (window, error) {
 	if err := checkFilters(f, filters...); err != nil {
 		return window{}, err
 	}
-	return newWindow(f.From, f.To, def, bucket)
+	return newWindow(f.From, f.To, def, 0, finest)
 }
 
 // checkFilters checks the named exact-match filters of f ("queue", "namespace",

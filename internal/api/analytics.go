@@ -21,6 +21,7 @@ type SystemMetrics struct {
 	Replicas      []SystemReplica `json:"replicas"`
 	ReplicaCount  int             `json:"replicaCount"`
 	BucketMinutes int             `json:"bucketMinutes"`
+	BucketSeconds int             `json:"bucketSeconds"` // exact width; bucketMinutes is 0 under a minute
 	PointCount    int             `json:"pointCount"`
 }
 
@@ -53,6 +54,7 @@ type SystemPoint struct {
 type WorkerMetrics struct {
 	TimeRange     TimeRange      `json:"timeRange"`
 	BucketMinutes int            `json:"bucketMinutes"`
+	BucketSeconds int            `json:"bucketSeconds"` // exact width; bucketMinutes is 0 under a minute
 	PointCount    int            `json:"pointCount"`
 	TimeSeries    []WorkerPoint  `json:"timeSeries"` // newest first
 	Workers       []WorkerStatus `json:"workers"`
@@ -135,7 +137,8 @@ type QueueLagBucket struct {
 type QueueOps struct {
 	TimeRange     TimeRange       `json:"timeRange"`
 	BucketMinutes int             `json:"bucketMinutes"`
-	Series        []QueueOpsPoint `json:"series"` // newest first
+	BucketSeconds int             `json:"bucketSeconds"` // exact width; bucketMinutes is 0 under a minute
+	Series        []QueueOpsPoint `json:"series"`        // newest first
 	Queues        []string        `json:"queues"`
 }
 
@@ -176,7 +179,8 @@ type QueueOpsPoint struct {
 type ParkedReplicas struct {
 	TimeRange     TimeRange     `json:"timeRange"`
 	BucketMinutes int           `json:"bucketMinutes"`
-	Series        []ParkedPoint `json:"series"` // newest first
+	BucketSeconds int           `json:"bucketSeconds"` // exact width; bucketMinutes is 0 under a minute
+	Series        []ParkedPoint `json:"series"`        // newest first
 	Replicas      []ReplicaID   `json:"replicas"`
 }
 
@@ -207,7 +211,8 @@ type ReplicaID struct {
 type Retention struct {
 	TimeRange     TimeRange        `json:"timeRange"`
 	BucketMinutes int              `json:"bucketMinutes"`
-	Series        []RetentionPoint `json:"series"` // newest first
+	BucketSeconds int              `json:"bucketSeconds"` // exact width; bucketMinutes is 0 under a minute
+	Series        []RetentionPoint `json:"series"`        // newest first
 	Totals        RetentionTotals  `json:"totals"`
 }
 

@@ -42,9 +42,10 @@ type QueueOptions struct {
 	RetentionEnabled *bool `json:"retentionEnabled,omitempty"`
 	// EncryptionEnabled stores payloads encrypted (default false).
 	EncryptionEnabled *bool `json:"encryptionEnabled,omitempty"`
-	// DeadLetterQueue is stored only (default false).
+	// DeadLetterQueue may only be true: queen dead-letters every message that exhausts
+	// retryLimit, and refuses false.
 	DeadLetterQueue *bool `json:"deadLetterQueue,omitempty"`
-	// DLQAfterMaxRetries is stored only (default false).
+	// DLQAfterMaxRetries may only be true, like DeadLetterQueue.
 	DLQAfterMaxRetries *bool `json:"dlqAfterMaxRetries,omitempty"`
 	// MaxWaitTimeSeconds makes eviction delete pending messages older than this (default 0).
 	MaxWaitTimeSeconds *int `json:"maxWaitTimeSeconds,omitempty"`
@@ -66,9 +67,10 @@ type QueueOptionsEcho struct {
 	// TTL is in seconds: older messages are not delivered (when enforced, see
 	// [EnforcedOptions]).
 	TTL int `json:"ttl"`
-	// DeadLetterQueue is stored only.
+	// DeadLetterQueue is always true: queen dead-letters every message that exhausts
+	// retryLimit, whatever the stored column holds.
 	DeadLetterQueue bool `json:"deadLetterQueue"`
-	// DLQAfterMaxRetries is stored only.
+	// DLQAfterMaxRetries is always true, like DeadLetterQueue.
 	DLQAfterMaxRetries bool `json:"dlqAfterMaxRetries"`
 	// DelayedProcessing is in seconds.
 	DelayedProcessing int `json:"delayedProcessing"`

@@ -114,11 +114,12 @@ type LongPollWaiter struct {
 	OldestParkedSeconds float64 `json:"oldestParkedSeconds"`
 }
 
-// ConsumerLag is the answer of GET /api/v1/analytics/consumer-lag: the per-minute lag
+// ConsumerLag is the answer of GET /api/v1/analytics/consumer-lag: the lag
 // samples of consumer groups, per bucket of BucketMinutes, oldest first.
 type ConsumerLag struct {
 	TimeRange     TimeRange          `json:"timeRange"`
 	BucketMinutes int                `json:"bucketMinutes"`
+	BucketSeconds int                `json:"bucketSeconds"` // exact width; bucketMinutes is 0 under a minute
 	Series        []ConsumerLagPoint `json:"series"`
 }
 

@@ -39,11 +39,11 @@ func TestClusterViewShapes(t *testing.T) {
 			ConsumerGroup: "__QUEUE_MODE__", Partition: "*", Count: 2, OldestParkedSeconds: 1.5}}},
 			want: `{"instance":"a","total":2,"truncated":false,"waiters":[
 			  {"queue":"q","consumerGroup":"__QUEUE_MODE__","partition":"*","count":2,"oldestParkedSeconds":1.5}]}`},
-		{name: "EmptyConsumerLag", v: api.ConsumerLag{BucketMinutes: 1},
-			want: `{"timeRange":{"from":"","to":""},"bucketMinutes":1,"series":[]}`},
-		{name: "ConsumerLag", v: api.ConsumerLag{BucketMinutes: 5, Series: []api.ConsumerLagPoint{{
+		{name: "EmptyConsumerLag", v: api.ConsumerLag{BucketMinutes: 1, BucketSeconds: 60},
+			want: `{"timeRange":{"from":"","to":""},"bucketMinutes":1,"bucketSeconds":60,"series":[]}`},
+		{name: "ConsumerLag", v: api.ConsumerLag{BucketMinutes: 5, BucketSeconds: 300, Series: []api.ConsumerLagPoint{{
 			Bucket: "2026-04-26T10:00:00Z", Group: "g", Queue: "q", TotalLag: 7, MaxTimeLag: 61.5, PartitionsWithLag: 2}}},
-			want: `{"timeRange":{"from":"","to":""},"bucketMinutes":5,"series":[
+			want: `{"timeRange":{"from":"","to":""},"bucketMinutes":5,"bucketSeconds":300,"series":[
 			  {"bucket":"2026-04-26T10:00:00Z","group":"g","queue":"q","totalLag":7,"maxTimeLag":61.5,
 			   "partitionsWithLag":2}]}`},
 	} {

@@ -133,6 +133,7 @@ type FlushedStats struct {
 type StatusResponse struct {
 	TimeRange     TimeRange         `json:"timeRange"`
 	BucketMinutes int               `json:"bucketMinutes"`
+	BucketSeconds int               `json:"bucketSeconds"` // exact width; bucketMinutes is 0 under a minute
 	PointCount    int               `json:"pointCount"`
 	Throughput    []ThroughputPoint `json:"throughput"` // newest first
 	// Queues lists the queues with messages created in the window.
@@ -310,7 +311,7 @@ type StatusQueueConfig struct {
 	RetryDelay      int  `json:"retryDelay"`
 	TTL             int  `json:"ttl"`
 	MaxQueueSize    int  `json:"maxQueueSize"`
-	DeadLetterQueue bool `json:"deadLetterQueue"`
+	DeadLetterQueue bool `json:"deadLetterQueue"` // always true: see QueueOptionsEcho.DeadLetterQueue
 }
 
 // StatusPartition is one partition of a [StatusQueueDetail]: Messages and Stats hold

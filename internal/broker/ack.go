@@ -12,8 +12,9 @@ import (
 // Ack applies acknowledgements of one consumer group (empty = queue mode) in one
 // transaction and returns one result per ack, in request order. Items with an
 // unknown status or a partition id that is not a UUID are answered without SQL
-// (success false), exactly like an unknown message.
-func (b *Broker) Ack(ctx context.Context, group string, acks []queue.Ack) ([]queue.AckResult, error) {
+// (success false), exactly like an unknown message; so are, in a tenant scope, items
+// whose partition is another tenant's (group is the stored name, already scoped).
+func (b *Broker) Ack(ctx context.Context, sc queue.Scope, group string, acks []queue.Ack) ([]queue.AckResult, error) {
 	if len(acks) > b.cfg.MaxAckItems {
 		return nil, queue.Invalid("acknowledgments", "at most %d acknowledgments per request (got %d)", b.cfg.MaxAckItems, len(acks))
 	}
@@ -42,6 +43,12 @@ func (b *Broker) Ack(ctx context.Context, group string, acks []queue.Ack) ([]que
 		send = append(send, a)
 		sendIdx = append(sendIdx, i)
 	}
+	if !sc.IsGlobal() && len(send) > 0 {
+		var err error
+		if send, sendIdx, err = b.acksInScope(ctx, sc, send, sendIdx, results); err != nil {
+			return nil, err
+		}
+	}
 	if len(send) == 0 {
 		b.analytics.RecordAck(time.Now(), acks, results)
 		return results, nil
@@ -59,6 +66,29 @@ func (b *Broker) Ack(ctx context.Context, group string, acks []queue.Ack) ([]que
 	return results, nil
 }
 
+// acksInScope keeps the acks whose partition is in the scope; the others are answered
+// in results as an unknown message.
+func (b *Broker) acksInScope(ctx context.Context, sc queue.Scope, send []queue.Ack, sendIdx []int,
+	results []queue.AckResult) ([]queue.Ack, []int, error) {
+	pids := make([]string, len(send))
+	for i, a := range send {
+		pids[i] = a.PartitionID
+	}
+	owned, err := b.store.PartitionsInScope(ctx, sc, pids)
+	if err != nil {
+		return nil, nil, err
+	}
+	keep, keepIdx := send[:0], sendIdx[:0]
+	for i, a := range send {
+		if owned[strings.ToLower(a.PartitionID)] {
+			keep, keepIdx = append(keep, a), append(keepIdx, sendIdx[i])
+			continue
+		}
+		results[sendIdx[i]].Error = "Message not found"
+	}
+	return keep, keepIdx, nil
+}
+
 func isAckStatus(s string) bool {
 	switch s {
 	case queue.AckCompleted, queue.AckSuccess, queue.AckFailed, queue.AckDLQ, queue.AckRetry:
@@ -67,8 +97,9 @@ func isAckStatus(s string) bool {
 	return false
 }
 
-// ExtendLease extends the lease leaseID by seconds (default 60).
-func (b *Broker) ExtendLease(ctx context.Context, leaseID string, seconds int) (queue.LeaseExtension, error) {
+// ExtendLease extends the lease leaseID by seconds (default 60). In a tenant scope a
+// lease held on another tenant's partitions is answered as not found.
+func (b *Broker) ExtendLease(ctx context.Context, sc queue.Scope, leaseID string, seconds int) (queue.LeaseExtension, error) {
 	if seconds == 0 {
 		seconds = 60
 	}
@@ -78,15 +109,27 @@ func (b *Broker) ExtendLease(ctx context.Context, leaseID string, seconds int) (
 	if leaseID == "" || len(leaseID) > queue.MaxNameLength {
 		return queue.LeaseExtension{LeaseID: leaseID, Error: "Lease not found"}, nil
 	}
+	if !sc.IsGlobal() {
+		ok, err := b.store.LeaseInScope(ctx, sc, leaseID)
+		if err != nil {
+			return queue.LeaseExtension{}, err
+		}
+		if !ok {
+			return queue.LeaseExtension{LeaseID: leaseID, Error: "Lease not found"}, nil
+		}
+	}
 	return b.store.LeaseExtend(ctx, leaseID, seconds)
 }
 
-// Transaction runs acks and pushes atomically: all of them take effect or none.
-func (b *Broker) Transaction(ctx context.Context, ops []queue.TxOp) (queue.TxResult, error) {
+// Transaction runs acks and pushes atomically: all of them take effect or none. In a
+// tenant scope (names already scoped) an ack of another tenant's partition rolls the
+// transaction back like an unknown message.
+func (b *Broker) Transaction(ctx context.Context, sc queue.Scope, ops []queue.TxOp) (queue.TxResult, error) {
 	if len(ops) == 0 {
 		return queue.TxResult{}, queue.Invalid("operations", "operations array cannot be empty")
 	}
 	total := 0
+	var ackIdx []int // the result index of each ack, in operation order
 	for i := range ops {
 		op := &ops[i]
 		field := fmt.Sprintf("operations[%d]", i)
@@ -109,9 +152,9 @@ func (b *Broker) Transaction(ctx context.Context, ops []queue.TxOp) (queue.TxRes
 			if !queue.IsUUID(a.PartitionID) {
 				// Upstream rolls such a transaction back and answers success:false;
 				// no SQL is needed to know the message does not exist.
-				return queue.TxResult{TransactionID: b.ids.New(), Error: "ACK operation failed: Message not found",
-					Results: []queue.TxOpResult{{Index: total, Type: "ack", TransactionID: a.TransactionID, Error: "Message not found"}}}, nil
+				return b.txAckNotFound(total, *a), nil
 			}
+			ackIdx = append(ackIdx, total)
 			total++
 		default:
 			return queue.TxResult{}, queue.Invalid(field+".type", "%s.type must be \"ack\" or \"push\" (got %q)", field, op.Type)
@@ -119,6 +162,11 @@ func (b *Broker) Transaction(ctx context.Context, ops []queue.TxOp) (queue.TxRes
 	}
 	if total > b.cfg.MaxPushItems {
 		return queue.TxResult{}, queue.Invalid("operations", "at most %d operations and items per transaction (got %d)", b.cfg.MaxPushItems, total)
+	}
+	if !sc.IsGlobal() && len(ackIdx) > 0 {
+		if res, ok, err := b.txAcksInScope(ctx, sc, ops, ackIdx); err != nil || !ok {
+			return res, err
+		}
 	}
 	for i := range ops {
 		if ops[i].Type == "push" {
@@ -141,4 +189,38 @@ func (b *Broker) Transaction(ctx context.Context, ops []queue.TxOp) (queue.TxRes
 		}
 	}
 	return res, nil
+}
+
+// txAckNotFound is the rolled-back answer of a transaction whose ack at result index
+// idx names no message.
+func (b *Broker) txAckNotFound(idx int, a queue.Ack) queue.TxResult {
+	return queue.TxResult{TransactionID: b.ids.New(), Error: "ACK operation failed: Message not found",
+		Results: []queue.TxOpResult{{Index: idx, Type: "ack", TransactionID: a.TransactionID, Error: "Message not found"}}}
+}
+
+// txAcksInScope checks that every ack of ops names a partition of the scope; ok is
+// false, with the rolled-back answer, at the first that does not. ackIdx holds the
+// result index of each ack in operation order.
+func (b *Broker) txAcksInScope(ctx context.Context, sc queue.Scope, ops []queue.TxOp, ackIdx []int) (queue.TxResult, bool, error) {
+	var pids []string
+	for _, op := range ops {
+		if op.Type == "ack" {
+			pids = append(pids, op.Ack.PartitionID)
+		}
+	}
+	owned, err := b.store.PartitionsInScope(ctx, sc, pids)
+	if err != nil {
+		return queue.TxResult{}, false, err
+	}
+	j := 0
+	for _, op := range ops {
+		if op.Type != "ack" {
+			continue
+		}
+		if !owned[strings.ToLower(op.Ack.PartitionID)] {
+			return b.txAckNotFound(ackIdx[j], op.Ack), false, nil
+		}
+		j++
+	}
+	return queue.TxResult{}, true, nil
 }

@@ -43,6 +43,9 @@ type Config struct {
 	// AnalyticsFlushInterval is the activity recorder's flush period
 	// (analytics.Config.FlushInterval; 0 = a minute).
 	AnalyticsFlushInterval time.Duration
+	// AnalyticsBucket is the width of the analytics buckets (analytics.Config.Bucket;
+	// 0 = a minute).
+	AnalyticsBucket time.Duration
 }
 
 // Broker runs queen's use cases against one store.
@@ -125,7 +128,7 @@ func New(cfg Config, st *store.Store, logger *slog.Logger) *Broker {
 	}
 	b.analytics = analytics.New(analytics.Config{
 		Hostname: hostname, WorkerID: cfg.Instance, PID: os.Getpid(), ParkedFunc: b.waiters.parked,
-		FlushInterval: cfg.AnalyticsFlushInterval,
+		FlushInterval: cfg.AnalyticsFlushInterval, Bucket: cfg.AnalyticsBucket,
 	}, st, logger)
 	return b
 }

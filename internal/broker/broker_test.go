@@ -47,7 +47,7 @@ func (tb *testBundle) pop(t *testing.T, req queue.PopRequest) queue.PopResult {
 
 func (tb *testBundle) ack(t *testing.T, group string, acks ...queue.Ack) []queue.AckResult {
 	t.Helper()
-	res, err := tb.b.Ack(context.Background(), group, acks)
+	res, err := tb.b.Ack(context.Background(), queue.Scope{}, group, acks)
 	require.NoError(t, err)
 	return res
 }
@@ -278,7 +278,7 @@ func TestTransactionIsAtomic(t *testing.T) {
 		require.Len(t, popped.Messages, 1)
 		m := popped.Messages[0]
 
-		res, err := tb.b.Transaction(ctx, []queue.TxOp{
+		res, err := tb.b.Transaction(ctx, queue.Scope{}, []queue.TxOp{
 			{Type: "ack", Ack: queue.Ack{TransactionID: m.TransactionID, PartitionID: m.PartitionID, Status: "completed"}},
 			{Type: "push", Push: []queue.PushItem{item("out", "", "taken", `1`)}},
 		})
@@ -295,7 +295,7 @@ func TestTransactionIsAtomic(t *testing.T) {
 	t.Run("FailedAckUndoesThePush", func(t *testing.T) {
 		t.Parallel()
 		tb := setup(t, broker.Config{})
-		res, err := tb.b.Transaction(ctx, []queue.TxOp{
+		res, err := tb.b.Transaction(ctx, queue.Scope{}, []queue.TxOp{
 			{Type: "push", Push: []queue.PushItem{item("out2", "", "new", `1`)}},
 			{Type: "ack", Ack: queue.Ack{TransactionID: "missing", PartitionID: "0190a000-0000-7000-8000-000000000001"}},
 		})
@@ -311,7 +311,7 @@ func TestTransactionIsAtomic(t *testing.T) {
 		tb.push(t, item("in3", "", "in-1", `1`))
 		popped := tb.pop(t, queue.PopRequest{Queue: "in3"})
 		m := popped.Messages[0]
-		res, err := tb.b.Transaction(ctx, []queue.TxOp{
+		res, err := tb.b.Transaction(ctx, queue.Scope{}, []queue.TxOp{
 			{Type: "ack", Ack: queue.Ack{TransactionID: m.TransactionID, PartitionID: m.PartitionID}},
 			{Type: "push", Push: []queue.PushItem{item("out3", "", "o-1", `{"x":1}`)}},
 		})
@@ -445,7 +445,7 @@ func TestMultiPartitionPopSharesOneLeaseAndCapsTheBatch(t *testing.T) {
 	}
 	require.Len(t, seen, 3)
 
-	ext, err := tb.b.ExtendLease(context.Background(), res.LeaseID, 120)
+	ext, err := tb.b.ExtendLease(context.Background(), queue.Scope{}, res.LeaseID, 120)
 	require.NoError(t, err)
 	require.True(t, ext.Success, ext.Error)
 
@@ -459,7 +459,7 @@ func TestMultiPartitionPopSharesOneLeaseAndCapsTheBatch(t *testing.T) {
 	rest := tb.pop(t, queue.PopRequest{Queue: "multi", Partitions: 3, Batch: 10})
 	require.Len(t, rest.Messages, 1, "every partition's lease was released by its acks; one message is left")
 
-	gone, err := tb.b.ExtendLease(context.Background(), res.LeaseID, 60)
+	gone, err := tb.b.ExtendLease(context.Background(), queue.Scope{}, res.LeaseID, 60)
 	require.NoError(t, err)
 	require.False(t, gone.Success)
 	require.Equal(t, "Lease not found", gone.Error)

@@ -13,27 +13,27 @@ import (
 const MaxConsumerGroupRows = 10000
 
 // ConsumerGroups summarises every consumer group (queue mode included) on every queue
-// it has cursors on, ordered by group then queue.
-func (b *Broker) ConsumerGroups(ctx context.Context) ([]queue.ConsumerGroupSummary, error) {
-	return b.store.ConsumerGroupList(ctx, MaxConsumerGroupRows)
+// of the scope it has cursors on, ordered by group then queue.
+func (b *Broker) ConsumerGroups(ctx context.Context, sc queue.Scope) ([]queue.ConsumerGroupSummary, error) {
+	return b.store.ConsumerGroupList(ctx, sc, MaxConsumerGroupRows)
 }
 
 // ConsumerGroupsLagging returns the cursors, of every group, whose oldest unconsumed
-// message is older than minLag, most lagging first.
-func (b *Broker) ConsumerGroupsLagging(ctx context.Context, minLag time.Duration) ([]queue.ConsumerGroupCursor, error) {
+// message is older than minLag, most lagging first, on the scope's queues.
+func (b *Broker) ConsumerGroupsLagging(ctx context.Context, sc queue.Scope, minLag time.Duration) ([]queue.ConsumerGroupCursor, error) {
 	if minLag < 0 {
 		return nil, queue.Invalid("minLagSeconds", "minLagSeconds must not be negative")
 	}
-	return b.store.ConsumerGroupLagging(ctx, minLag, MaxConsumerGroupRows)
+	return b.store.ConsumerGroupLagging(ctx, sc, minLag, MaxConsumerGroupRows)
 }
 
-// ConsumerGroup returns one group's cursors with their lag, by queue;
-// queue.ErrNotFound when the group has neither a cursor nor a subscription.
-func (b *Broker) ConsumerGroup(ctx context.Context, group string) (queue.ConsumerGroupDetail, error) {
+// ConsumerGroup returns one group's cursors on the scope's queues with their lag, by
+// queue; queue.ErrNotFound when the group has neither a cursor nor a subscription there.
+func (b *Broker) ConsumerGroup(ctx context.Context, sc queue.Scope, group string) (queue.ConsumerGroupDetail, error) {
 	if err := queue.CheckName("group", group); err != nil {
 		return nil, err
 	}
-	d, err := b.store.ConsumerGroupCursors(ctx, group, MaxConsumerGroupRows)
+	d, err := b.store.ConsumerGroupCursors(ctx, sc, group, MaxConsumerGroupRows)
 	if err != nil {
 		return nil, err
 	}
@@ -44,9 +44,9 @@ func (b *Broker) ConsumerGroup(ctx context.Context, group string) (queue.Consume
 }
 
 // ConsumerGroupDelete deletes a group's cursors and leases on queueName ("" = every
-// queue), its watermarks and, with deleteMetadata, its subscriptions, so that its next
-// pop starts over. It returns the number of cursors deleted.
-func (b *Broker) ConsumerGroupDelete(ctx context.Context, group, queueName string, deleteMetadata bool) (int, error) {
+// queue of the scope), its watermarks and, with deleteMetadata, its subscriptions, so
+// that its next pop starts over. It returns the number of cursors deleted.
+func (b *Broker) ConsumerGroupDelete(ctx context.Context, sc queue.Scope, group, queueName string, deleteMetadata bool) (int, error) {
 	if err := queue.CheckName("group", group); err != nil {
 		return 0, err
 	}
@@ -55,17 +55,17 @@ func (b *Broker) ConsumerGroupDelete(ctx context.Context, group, queueName strin
 			return 0, err
 		}
 	}
-	return b.store.ConsumerGroupDelete(ctx, group, queueName, deleteMetadata)
+	return b.store.ConsumerGroupDelete(ctx, sc, group, queueName, deleteMetadata)
 }
 
-// ConsumerGroupSubscriptionUpdate moves every subscription of a group (all queues) to
-// ts. Only partitions on which the group has no cursor yet read from it. It returns the
-// number of subscriptions updated.
-func (b *Broker) ConsumerGroupSubscriptionUpdate(ctx context.Context, group string, ts time.Time) (int, error) {
+// ConsumerGroupSubscriptionUpdate moves every subscription of a group (all queues of
+// the scope) to ts. Only partitions on which the group has no cursor yet read from it.
+// It returns the number of subscriptions updated.
+func (b *Broker) ConsumerGroupSubscriptionUpdate(ctx context.Context, sc queue.Scope, group string, ts time.Time) (int, error) {
 	if err := queue.CheckName("group", group); err != nil {
 		return 0, err
 	}
-	return b.store.ConsumerGroupSubscriptionUpdate(ctx, group, ts)
+	return b.store.ConsumerGroupSubscriptionUpdate(ctx, sc, group, ts)
 }
 
 // ConsumerGroupSeek moves a group's cursors on a queue to the end or to a timestamp

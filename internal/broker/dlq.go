@@ -72,12 +72,12 @@ func (b *Broker) DLQRequeue(ctx context.Context, sel queue.DLQSelection) (queue.
 // MessageRetry requeues every dead-letter entry of one message (DLQRequeue with one
 // key for any group); a *queue.DLQKeyNotFoundError when the message does not exist
 // or has no entry (a partition id that is not a UUID included).
-func (b *Broker) MessageRetry(ctx context.Context, partitionID, transactionID string) (queue.RequeueResult, error) {
+func (b *Broker) MessageRetry(ctx context.Context, sc queue.Scope, partitionID, transactionID string) (queue.RequeueResult, error) {
 	key := queue.DLQKey{PartitionID: partitionID, TransactionID: transactionID, AnyGroup: true}
 	if !isMessageKey(partitionID, transactionID) {
 		return queue.RequeueResult{}, &queue.DLQKeyNotFoundError{Key: key}
 	}
-	return b.DLQRequeue(ctx, queue.DLQSelection{Keys: []queue.DLQKey{key}})
+	return b.DLQRequeue(ctx, queue.DLQSelection{Keys: []queue.DLQKey{key}, Filter: queue.DLQFilter{Scope: sc}})
 }
 
 // DLQPurge deletes the dead-letter entries matching f (queue required; its Page is

@@ -56,14 +56,14 @@ func (b *Broker) Messages(ctx context.Context, f queue.MessageFilter) (queue.Mes
 	return b.store.MessageList(ctx, f)
 }
 
-// Message returns one message with its decrypted payload, status, DLQ details and
-// per-group consumption; queue.ErrNotFound when there is no such message (a partition
-// id that is not a UUID included).
-func (b *Broker) Message(ctx context.Context, partitionID, transactionID string) (queue.MessageDetail, error) {
+// Message returns one message of the scope with its decrypted payload, status, DLQ
+// details and per-group consumption; queue.ErrNotFound when there is no such message
+// (a partition id that is not a UUID, or another tenant's message, included).
+func (b *Broker) Message(ctx context.Context, sc queue.Scope, partitionID, transactionID string) (queue.MessageDetail, error) {
 	if !isMessageKey(partitionID, transactionID) {
 		return queue.MessageDetail{}, fmt.Errorf("%w: message %q in partition %q", queue.ErrNotFound, transactionID, partitionID)
 	}
-	d, err := b.store.MessageGet(ctx, partitionID, transactionID)
+	d, err := b.store.MessageGet(ctx, sc, partitionID, transactionID)
 	if err != nil {
 		return d, err
 	}
@@ -71,13 +71,13 @@ func (b *Broker) Message(ctx context.Context, partitionID, transactionID string)
 	return d, nil
 }
 
-// MessageDelete deletes one message with its DLQ entries and traces, leaving cursors
-// alone; deleted is false when there was no such message.
-func (b *Broker) MessageDelete(ctx context.Context, partitionID, transactionID string) (deleted bool, err error) {
+// MessageDelete deletes one message of the scope with its DLQ entries and traces,
+// leaving cursors alone; deleted is false when there was no such message in the scope.
+func (b *Broker) MessageDelete(ctx context.Context, sc queue.Scope, partitionID, transactionID string) (deleted bool, err error) {
 	if !isMessageKey(partitionID, transactionID) {
 		return false, nil
 	}
-	return b.store.MessageDelete(ctx, partitionID, transactionID)
+	return b.store.MessageDelete(ctx, sc, partitionID, transactionID)
 }
 
 // DLQ lists dead-letter entries matching f, newest failure first, with decrypted

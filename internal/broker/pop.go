@@ -132,7 +132,7 @@ func (b *Broker) popAttempt(ctx context.Context, req queue.PopRequest, leaseID s
 		msgs, err := b.store.PartitionClaim(ctx, req, leaseID)
 		return msgs, req.Queue, err
 	}
-	names, err := b.store.QueueNamesByTag(ctx, req.Namespace, req.Task)
+	names, err := b.store.QueueNamesByTag(ctx, req.Scope, req.Namespace, req.Task)
 	if err != nil {
 		return nil, "", err
 	}

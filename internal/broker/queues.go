@@ -54,9 +54,9 @@ func (b *Broker) QueueGet(ctx context.Context, name string) (queue.QueueInfo, er
 	return qi, nil
 }
 
-// QueueList returns every queue, newest first, with counters.
-func (b *Broker) QueueList(ctx context.Context) ([]queue.QueueInfo, error) {
-	return b.store.QueueList(ctx)
+// QueueList returns every queue of the scope, newest first, with counters.
+func (b *Broker) QueueList(ctx context.Context, sc queue.Scope) ([]queue.QueueInfo, error) {
+	return b.store.QueueList(ctx, sc)
 }
 
 // QueueDelete deletes a queue and everything in it; existed reports whether it was there.

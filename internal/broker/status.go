@@ -13,20 +13,20 @@ import (
 // maxQueuePartitions caps the partitions of one queue's status view.
 const maxQueuePartitions = 10000
 
-// Namespaces returns live counters per namespace.
-func (b *Broker) Namespaces(ctx context.Context) ([]queue.GroupCounters, error) {
-	return b.store.GroupCounterList(ctx, "namespace")
+// Namespaces returns live counters per namespace of the scope's queues.
+func (b *Broker) Namespaces(ctx context.Context, sc queue.Scope) ([]queue.GroupCounters, error) {
+	return b.store.GroupCounterList(ctx, sc, "namespace")
 }
 
-// Tasks returns live counters per task.
-func (b *Broker) Tasks(ctx context.Context) ([]queue.GroupCounters, error) {
-	return b.store.GroupCounterList(ctx, "task")
+// Tasks returns live counters per task of the scope's queues.
+func (b *Broker) Tasks(ctx context.Context, sc queue.Scope) ([]queue.GroupCounters, error) {
+	return b.store.GroupCounterList(ctx, sc, "task")
 }
 
 // Partitions lists one page of partitions with live counters, by queue then name,
-// and the number of partitions across pages; queueName "" lists all. An unknown
-// queue is queue.ErrNotFound.
-func (b *Broker) Partitions(ctx context.Context, queueName string, page queue.Page) ([]queue.PartitionStatus, int64, error) {
+// and the number of partitions across pages; queueName (a stored name) "" lists all of
+// the scope. An unknown queue is queue.ErrNotFound.
+func (b *Broker) Partitions(ctx context.Context, sc queue.Scope, queueName string, page queue.Page) ([]queue.PartitionStatus, int64, error) {
 	if err := checkPage(page); err != nil {
 		return nil, 0, err
 	}
@@ -38,17 +38,18 @@ func (b *Broker) Partitions(ctx context.Context, queueName string, page queue.Pa
 			return nil, 0, err
 		}
 	}
-	total, err := b.store.PartitionCount(ctx, queueName)
+	total, err := b.store.PartitionCount(ctx, sc, queueName)
 	if err != nil {
 		return nil, 0, err
 	}
-	parts, err := b.store.PartitionStatusList(ctx, queueName, page)
+	parts, err := b.store.PartitionStatusList(ctx, sc, queueName, page)
 	return parts, total, err
 }
 
-// QueueStatusList returns one page of queues (namespace, task: exact match, "" =
-// any), newest first, with live counters.
-func (b *Broker) QueueStatusList(ctx context.Context, name, namespace, task string, page queue.Page) ([]queue.QueueStatus, error) {
+// QueueStatusList returns one page of the scope's queues (namespace, task: exact
+// match, "" = any), newest first, with live counters.
+func (b *Broker) QueueStatusList(ctx context.Context, sc queue.Scope, name, namespace, task string,
+	page queue.Page) ([]queue.QueueStatus, error) {
 	if err := checkText("queue", name, queue.MaxNameLength); err != nil {
 		return nil, err
 	}
@@ -61,7 +62,7 @@ func (b *Broker) QueueStatusList(ctx context.Context, name, namespace, task stri
 	if err := checkPage(page); err != nil {
 		return nil, err
 	}
-	return b.store.QueueStatusList(ctx, name, namespace, task, page)
+	return b.store.QueueStatusList(ctx, sc, name, namespace, task, page)
 }
 
 // QueueStatus returns a queue's configuration and its partitions (at most 10000)
@@ -74,7 +75,7 @@ func (b *Broker) QueueStatus(ctx context.Context, name string) (queue.QueueInfo,
 	if err != nil {
 		return qi, nil, err
 	}
-	parts, err := b.store.PartitionStatusList(ctx, name, queue.Page{Limit: maxQueuePartitions})
+	parts, err := b.store.PartitionStatusList(ctx, queue.Scope{}, name, queue.Page{Limit: maxQueuePartitions})
 	return qi, parts, err
 }
 

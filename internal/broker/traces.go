@@ -25,8 +25,9 @@ const (
 // TraceAdd records a trace event on the message (ev.PartitionID, ev.TransactionID)
 // and returns its id. Empty ConsumerGroup and EventType take their defaults; names
 // are deduplicated (first occurrence kept) and empty names dropped. An unknown
-// message, including a partition id that is not a UUID, is queue.ErrNotFound.
-func (b *Broker) TraceAdd(ctx context.Context, ev queue.TraceEvent) (string, error) {
+// message, including a partition id that is not a UUID or another tenant's message,
+// is queue.ErrNotFound.
+func (b *Broker) TraceAdd(ctx context.Context, sc queue.Scope, ev queue.TraceEvent) (string, error) {
 	if ev.ConsumerGroup == "" {
 		ev.ConsumerGroup = queue.QueueModeGroup
 	} else if err := queue.CheckName("consumerGroup", ev.ConsumerGroup); err != nil {
@@ -57,30 +58,31 @@ func (b *Broker) TraceAdd(ctx context.Context, ev queue.TraceEvent) (string, err
 	if !isMessageKey(ev.PartitionID, ev.TransactionID) {
 		return "", fmt.Errorf("%w: message %q in partition %q", queue.ErrNotFound, ev.TransactionID, ev.PartitionID)
 	}
-	return b.store.TraceInsert(ctx, ev, TraceWorkerID)
+	return b.store.TraceInsert(ctx, sc, ev, TraceWorkerID)
 }
 
 // Traces returns one page of a message's traces, oldest first.
-// A partition id that is not a UUID has no traces.
-func (b *Broker) Traces(ctx context.Context, partitionID, transactionID string, page queue.Page) ([]queue.Trace, error) {
+// A partition id that is not a UUID, or a message outside the scope, has no traces.
+func (b *Broker) Traces(ctx context.Context, sc queue.Scope, partitionID, transactionID string, page queue.Page) ([]queue.Trace, error) {
 	if err := checkPage(page); err != nil {
 		return nil, err
 	}
 	if !isMessageKey(partitionID, transactionID) {
 		return nil, nil
 	}
-	return b.store.TraceListByMessage(ctx, partitionID, transactionID, page)
+	return b.store.TraceListByMessage(ctx, sc, partitionID, transactionID, page)
 }
 
-// TracesByName returns one page of the traces carrying name, oldest first, with their message's payload decrypted, and the total count.
-func (b *Broker) TracesByName(ctx context.Context, name string, page queue.Page) ([]queue.Trace, int64, error) {
+// TracesByName returns one page of the scope's traces carrying name, oldest first,
+// with their message's payload decrypted, and the total count.
+func (b *Broker) TracesByName(ctx context.Context, sc queue.Scope, name string, page queue.Page) ([]queue.Trace, int64, error) {
 	if err := checkPage(page); err != nil {
 		return nil, 0, err
 	}
 	if err := checkText("traceName", name, queue.MaxNameLength); err != nil {
 		return nil, 0, err
 	}
-	traces, total, err := b.store.TraceListByName(ctx, name, page)
+	traces, total, err := b.store.TraceListByName(ctx, sc, name, page)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -92,13 +94,13 @@ func (b *Broker) TracesByName(ctx context.Context, name string, page queue.Page)
 	return traces, total, nil
 }
 
-// TraceNames returns one page of the distinct trace names, most recently seen first,
-// and the number of distinct names.
-func (b *Broker) TraceNames(ctx context.Context, page queue.Page) ([]queue.TraceNameStat, int64, error) {
+// TraceNames returns one page of the distinct names of the scope's traces, most
+// recently seen first, and the number of distinct names.
+func (b *Broker) TraceNames(ctx context.Context, sc queue.Scope, page queue.Page) ([]queue.TraceNameStat, int64, error) {
 	if err := checkPage(page); err != nil {
 		return nil, 0, err
 	}
-	return b.store.TraceNameList(ctx, page)
+	return b.store.TraceNameList(ctx, sc, page)
 }
 
 // checkText validates a free-text field stored in a varchar(max) column.

@@ -52,11 +52,11 @@ func TestSeeksAndDeletesForgetWatermarks(t *testing.T) {
 			return err
 		}},
 		{"DeleteOnQueue", func() error {
-			_, err := sb.b.ConsumerGroupDelete(ctx, "g", "wm", true)
+			_, err := sb.b.ConsumerGroupDelete(ctx, queue.Scope{}, "g", "wm", true)
 			return err
 		}},
 		{"Delete", func() error {
-			_, err := sb.b.ConsumerGroupDelete(ctx, "g", "", true)
+			_, err := sb.b.ConsumerGroupDelete(ctx, queue.Scope{}, "g", "", true)
 			return err
 		}},
 	} {

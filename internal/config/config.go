@@ -54,6 +54,9 @@ type Config struct {
 	MemoryLimit        int64         // GOMEMLIMIT: the Go runtime's soft memory limit in bytes, math.MaxInt64 = off.
 	EnvFiles           []string      // QUEEN_ENV_FILES: env files a reload (SIGHUP) re-reads.
 
+	// TenancyUsageInterval (QUEEN_TENANCY_USAGE_INTERVAL) paces the per-tenant usage job.
+	TenancyUsageInterval time.Duration
+
 	// PostgreSQL.
 	PGHost                  string        // PG_HOST
 	PGPort                  string        // PG_PORT, numeric
@@ -116,6 +119,7 @@ type Config struct {
 	MetricsSampleInterval            time.Duration // METRICS_SAMPLE_INTERVAL_MS
 	MetricsAggregateInterval         time.Duration // METRICS_AGGREGATE_INTERVAL_S
 	AnalyticsFlushInterval           time.Duration // QUEEN_ANALYTICS_FLUSH_INTERVAL: 1s..1m
+	AnalyticsBucket                  time.Duration // QUEEN_ANALYTICS_BUCKET: divides a minute, 1s..1m
 
 	// Authentication (JWT).
 	JWTEnabled             bool          // JWT_ENABLED

@@ -50,7 +50,9 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, 20*time.Second, c.ShutdownTimeout)
 	require.Equal(t, time.Minute, c.ReadTimeout)
 	require.Empty(t, c.TenancyHeader, "tenancy is off by default")
+	require.Equal(t, 30*time.Second, c.TenancyUsageInterval)
 	require.Equal(t, time.Minute, c.AnalyticsFlushInterval)
+	require.Equal(t, time.Minute, c.AnalyticsBucket)
 	require.Equal(t, "info", c.LogLevel)
 	require.Equal(t, "json", c.LogFormat)
 	require.Equal(t, "/var/lib/queen/buffers", c.FileBufferDir)
@@ -140,6 +142,13 @@ func TestLoadIntegers(t *testing.T) {
 		{"FlushIntervalTooLong", "QUEEN_ANALYTICS_FLUSH_INTERVAL=2m", `must be from 1s to 1m0s`},
 		{"FlushIntervalZero", "QUEEN_ANALYTICS_FLUSH_INTERVAL=0s", `must be from 1s to 1m0s`},
 		{"FlushIntervalBareSeconds", "QUEEN_ANALYTICS_FLUSH_INTERVAL=5", `not a duration`},
+		{"TenancyUsageIntervalTooShort", "QUEEN_TENANCY_USAGE_INTERVAL=500ms", `must be at least 1s`},
+		{"BucketNotDividingAMinute", "QUEEN_ANALYTICS_BUCKET=7s",
+			`config: QUEEN_ANALYTICS_BUCKET="7s": must be whole seconds that divide a minute`},
+		{"BucketFractionalSeconds", "QUEEN_ANALYTICS_BUCKET=1500ms", `must be whole seconds that divide a minute`},
+		{"BucketTooLong", "QUEEN_ANALYTICS_BUCKET=2m", `must be whole seconds that divide a minute`},
+		{"BucketZero", "QUEEN_ANALYTICS_BUCKET=0s", `must be whole seconds that divide a minute`},
+		{"BucketBareSeconds", "QUEEN_ANALYTICS_BUCKET=5", `not a duration`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -155,7 +164,7 @@ func TestLoadUnits(t *testing.T) {
 		"DB_CONNECTION_TIMEOUT=2500", "DB_KEEPALIVES_IDLE=7", "JWT_CLOCK_SKEW=0",
 		"QUEEN_SHUTDOWN_TIMEOUT=1m30s", "PG_PORT=05432", "POP_WAIT_BACKOFF_MULTIPLIER=1.5",
 		"QUEEN_MAX_BODY_BYTES=1048576", "PARTITION_CLEANUP_DAYS=7", "QUEEN_READ_TIMEOUT=0s",
-		"QUEEN_ANALYTICS_FLUSH_INTERVAL=5s", "QUEEN_TENANCY_HEADER=X-Queen-Tenant")
+		"QUEEN_ANALYTICS_FLUSH_INTERVAL=5s", "QUEEN_TENANCY_HEADER=X-Queen-Tenant", "QUEEN_ANALYTICS_BUCKET=15s")
 	require.Equal(t, "X-Queen-Tenant", c.TenancyHeader)
 	require.Equal(t, 2500*time.Millisecond, c.DBConnectionTimeout)
 	require.Equal(t, 7*time.Second, c.DBKeepalivesIdle)
@@ -167,6 +176,7 @@ func TestLoadUnits(t *testing.T) {
 	require.Equal(t, 7, c.PartitionCleanupDays)
 	require.Zero(t, c.ReadTimeout, "0s: no read limit")
 	require.Equal(t, 5*time.Second, c.AnalyticsFlushInterval)
+	require.Equal(t, 15*time.Second, c.AnalyticsBucket)
 }
 
 func TestLoadEmptyMeansDefault(t *testing.T) {

@@ -89,5 +89,18 @@ func maintenanceSettings() []setting {
 				"duration from 1s to 1m.",
 			bind: func(c *Config) value { return rangeValue{&c.AnalyticsFlushInterval, time.Second, time.Minute} },
 		},
+		{
+			name: "QUEEN_ANALYTICS_BUCKET", def: "1m0s", group: groupMaintenance,
+			doc: "Meant for tests and demos. Width of the analytics buckets: each broker counts its activity per " +
+				"bucket and writes a bucket once it has closed, the consumer-lag sample runs once per bucket, and " +
+				"the series of `/api/v1/status` and `/api/v1/analytics/*` over windows of up to an hour use buckets " +
+				"of this width (longer windows keep 5, 15, 60 and 360 minutes). The default, a minute, is " +
+				"upstream's resolution. Shorter buckets close within seconds, so a chart shows what just happened " +
+				"without waiting for the minute to end, at the cost of more rows in the analytics tables (an hour " +
+				"holds 3600 buckets of 1s) and bigger answers; the answers then report `bucketMinutes` 0 and the " +
+				"exact width in `bucketSeconds`. Set the same value on every replica. Queen-only; whole seconds " +
+				"that divide a minute: 1s, 2s, 3s, 4s, 5s, 6s, 10s, 12s, 15s, 20s, 30s or 1m.",
+			bind: func(c *Config) value { return minuteDivisorValue{&c.AnalyticsBucket} },
+		},
 	}
 }

@@ -64,6 +64,14 @@ func serverSettings() []setting {
 			bind: func(c *Config) value { return headerNameValue{&c.TenancyHeader} },
 		},
 		{
+			name: "QUEEN_TENANCY_USAGE_INTERVAL", def: "30s", group: groupServer,
+			doc: "How often one broker of the cluster recomputes the per-tenant usage that " +
+				"`GET /internal/api/tenancy/usage` serves (queues, partitions, stored messages and payload " +
+				"bytes per tenant); each run scans the stored messages of the tenants' queues. Runs only while " +
+				"`QUEEN_TENANCY_HEADER` is set. Queen-only; a Go duration, at least 1s.",
+			bind: func(c *Config) value { return durationValue{&c.TenancyUsageInterval, time.Second} },
+		},
+		{
 			name: "WEBAPP_ROOT", def: "", defDoc: "unset: embedded dashboard", group: groupServer, emptyOK: true,
 			doc: "Directory of dashboard files to serve instead of the dashboard built into the binary. " +
 				"Set but empty turns the dashboard off (as upstream).",

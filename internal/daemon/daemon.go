@@ -158,6 +158,7 @@ func (d *daemon) open(ctx context.Context, opts Options) (err error) {
 		SpoolFlushInterval:      cfg.FileBufferFlushInterval,
 		SpoolMaxBatch:           cfg.FileBufferMaxBatch,
 		AnalyticsFlushInterval:  cfg.AnalyticsFlushInterval,
+		AnalyticsBucket:         cfg.AnalyticsBucket,
 	}, d.store, logger.With("component", "broker"))
 	d.broker.SetDatabaseReady(false) // pushes are spooled until the schema is applied
 	registry, tel, err := newTelemetry(d.store, d.broker, logger)

@@ -110,6 +110,10 @@ func newMaintenance(cfg *config.Config, st *store.Store, reg prometheus.Register
 
 		LookupReconcileInterval: cfg.PartitionLookupReconcileInterval,
 		LookupReconcileLookback: cfg.PartitionLookupReconcileLookback,
+		// One consumer-lag sample per analytics bucket: the resolution of its history.
+		ConsumerLagInterval: cfg.AnalyticsBucket,
+		// Only a broker that scopes tenants computes their usage.
+		TenancyUsageInterval: tenancyUsageInterval(cfg),
 	})
 	instance := cfg.Instance
 	if instance == "" {
@@ -129,4 +133,13 @@ func hostnameOr(def string) string {
 		return h
 	}
 	return def
+}
+
+// tenancyUsageInterval paces the per-tenant usage job: QUEEN_TENANCY_USAGE_INTERVAL
+// while QUEEN_TENANCY_HEADER is set, else 0 (no job).
+func tenancyUsageInterval(cfg *config.Config) time.Duration {
+	if cfg.TenancyHeader == "" {
+		return 0
+	}
+	return cfg.TenancyUsageInterval
 }

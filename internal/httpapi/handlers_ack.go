@@ -26,10 +26,14 @@ func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) error {
 	if err := checkAck(a, ""); err != nil {
 		return err
 	}
-	results, err := s.broker.Ack(r.Context(), group, []queue.Ack{a})
+	if group, err = scopeGroup(r, "consumerGroup", group); err != nil {
+		return err
+	}
+	results, err := s.broker.Ack(r.Context(), scopeOf(r), group, []queue.Ack{a})
 	if err != nil {
 		return err
 	}
+	unscopeAcks(r, results)
 	return s.writeAppended(w, http.StatusOK, func(dst []byte) ([]byte, error) {
 		return appendAckResults(dst, results), nil
 	})
@@ -70,10 +74,14 @@ func (s *Server) handleAckBatch(w http.ResponseWriter, r *http.Request) error {
 			return checkAck(a, fmt.Sprintf("acknowledgments[%d].", i)) // only a bad item pays for its name
 		}
 	}
-	results, err := s.broker.Ack(r.Context(), group, acks)
+	if group, err = scopeGroup(r, "consumerGroup", group); err != nil {
+		return err
+	}
+	results, err := s.broker.Ack(r.Context(), scopeOf(r), group, acks)
 	if err != nil {
 		return err
 	}
+	unscopeAcks(r, results)
 	return s.writeAppended(w, http.StatusOK, func(dst []byte) ([]byte, error) {
 		return appendAckResults(dst, results), nil
 	})
@@ -163,7 +171,7 @@ func (s *Server) handleLeaseExtend(w http.ResponseWriter, r *http.Request) error
 	if p == wrongType {
 		return queue.Invalid("seconds", "seconds must be an integer")
 	}
-	ext, err := s.broker.ExtendLease(r.Context(), leaseID, int(seconds))
+	ext, err := s.broker.ExtendLease(r.Context(), scopeOf(r), leaseID, int(seconds))
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,8 @@ func (s *Server) handleWorkerMetrics(w http.ResponseWriter, r *http.Request) err
 }
 
 // handleQueueLag is GET /api/v1/analytics/queue-lag: a top-level array
-// of per-(bucket, queue) pop lag, newest first, for buckets with deliveries.
+// of per-(bucket, queue) pop lag, newest first, for buckets with deliveries. This
+// route and the next two serve a tenant request its own queues.
 func (s *Server) handleQueueLag(w http.ResponseWriter, r *http.Request) error {
 	return answerView(w, r, s.analytics.QueueLag)
 }
@@ -31,7 +32,8 @@ func (s *Server) handleQueueOps(w http.ResponseWriter, r *http.Request) error {
 	return answerView(w, r, s.analytics.QueueOps)
 }
 
-// handleParkedReplicas is GET /api/v1/analytics/queue-parked-replicas.
+// handleParkedReplicas is GET /api/v1/analytics/queue-parked-replicas; a tenant
+// request gets its queues' parked averages summed over replicas, naming none.
 func (s *Server) handleParkedReplicas(w http.ResponseWriter, r *http.Request) error {
 	return answerView(w, r, s.analytics.ParkedReplicas)
 }

@@ -19,14 +19,15 @@ const defaultMinLagSeconds = 3600
 // there is none. totalLag is the real number of unconsumed messages (upstream: null)
 // and maxTimeLag the age of the oldest one.
 func (s *Server) handleConsumerGroupList(w http.ResponseWriter, r *http.Request) error {
-	groups, err := s.broker.ConsumerGroups(r.Context())
+	groups, err := s.broker.ConsumerGroups(r.Context(), scopeOf(r))
 	if err != nil {
 		return err
 	}
 	out := make([]api.ConsumerGroupSummary, len(groups))
 	for i, g := range groups {
 		out[i] = api.ConsumerGroupSummary{
-			Name: g.Group, Topics: []string{g.Queue}, QueueName: g.Queue, Members: g.Members,
+			Name: unscopeName(r, g.Group), Topics: []string{unscopeName(r, g.Queue)}, QueueName: unscopeName(r, g.Queue),
+			Members:           g.Members,
 			PartitionsWithLag: g.PartitionsWithLag, TotalLag: g.TotalLag,
 			MaxTimeLag: wholeSeconds(g.MaxTimeLag), State: g.State(),
 		}
@@ -55,7 +56,7 @@ func (s *Server) handleConsumerGroupLagging(w http.ResponseWriter, r *http.Reque
 	}
 	// Anything beyond ~292 years is "nothing lags that much"; clamp before converting.
 	minLag = min(minLag, int64(math.MaxInt64/time.Second))
-	cursors, err := s.broker.ConsumerGroupsLagging(r.Context(), time.Duration(minLag)*time.Second)
+	cursors, err := s.broker.ConsumerGroupsLagging(r.Context(), scopeOf(r), time.Duration(minLag)*time.Second)
 	if err != nil {
 		return err
 	}
@@ -63,8 +64,9 @@ func (s *Server) handleConsumerGroupLagging(w http.ResponseWriter, r *http.Reque
 	for i, c := range cursors {
 		lag := wholeSeconds(c.TimeLag)
 		out[i] = api.LaggingPartition{
-			ConsumerGroup: c.Group, QueueName: c.Queue, PartitionName: c.Partition, PartitionID: c.PartitionID,
-			WorkerID: optional(c.WorkerID), OffsetLag: c.OffsetLag, TimeLagSeconds: lag,
+			ConsumerGroup: unscopeName(r, c.Group), QueueName: unscopeName(r, c.Queue), PartitionName: c.Partition,
+			PartitionID: c.PartitionID,
+			WorkerID:    optional(c.WorkerID), OffsetLag: c.OffsetLag, TimeLagSeconds: lag,
 			LagHours: math.Round(float64(lag)/36) / 100, LastConsumedAt: optionalTime(c.LastConsumedAt),
 		}
 		if c.OldestUnconsumedAt != nil {
@@ -79,11 +81,11 @@ func (s *Server) handleConsumerGroupLagging(w http.ResponseWriter, r *http.Reque
 // oldest unconsumed message). An unknown group is 404 {"error":"Consumer group not
 // found"} (upstream: 200 with an empty body).
 func (s *Server) handleConsumerGroupGet(w http.ResponseWriter, r *http.Request) error {
-	group, err := pathParam(r, "group")
+	group, err := scopedGroupParam(r)
 	if err != nil {
 		return err
 	}
-	d, err := s.broker.ConsumerGroup(r.Context(), group)
+	d, err := s.broker.ConsumerGroup(r.Context(), scopeOf(r), group)
 	if errors.Is(err, queue.ErrNotFound) {
 		return notFound("Consumer group not found", err)
 	}
@@ -100,7 +102,7 @@ func (s *Server) handleConsumerGroupGet(w http.ResponseWriter, r *http.Request) 
 				LeaseActive: c.LeaseActive,
 			}
 		}
-		out[name] = api.ConsumerGroupQueue{Partitions: parts}
+		out[unscopeName(r, name)] = api.ConsumerGroupQueue{Partitions: parts}
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
@@ -110,7 +112,7 @@ func (s *Server) handleConsumerGroupGet(w http.ResponseWriter, r *http.Request) 
 // cursors, leases and watermarks go, and its subscriptions too unless
 // deleteMetadata is given and not true/1. 200 even when there was nothing to delete.
 func (s *Server) handleConsumerGroupDelete(w http.ResponseWriter, r *http.Request) error {
-	group, err := pathParam(r, "group")
+	group, err := scopedGroupParam(r)
 	if err != nil {
 		return err
 	}
@@ -123,16 +125,20 @@ func (s *Server) handleConsumerGroupDelete(w http.ResponseWriter, r *http.Reques
 		if err := queue.CheckName("queue", queueName); err != nil {
 			return err
 		}
+		if queueName, err = scopeName(r, "queue", queueName); err != nil {
+			return err
+		}
 	}
 	q := r.URL.Query()
 	deleteMetadata := true
 	if _, ok := queryString(q, "deleteMetadata"); ok {
 		deleteMetadata = queryBool(q, "deleteMetadata")
 	}
-	n, err := s.broker.ConsumerGroupDelete(r.Context(), group, queueName, deleteMetadata)
+	n, err := s.broker.ConsumerGroupDelete(r.Context(), scopeOf(r), group, queueName, deleteMetadata)
 	if err != nil {
 		return err
 	}
+	group, queueName = unscopeName(r, group), unscopeName(r, queueName)
 	if queueName == "" {
 		return writeJSON(w, http.StatusOK, api.ConsumerGroupDeleteResponse{
 			Success: true, ConsumerGroup: group, DeletedPartitions: n, MetadataDeleted: deleteMetadata,
@@ -148,7 +154,7 @@ func (s *Server) handleConsumerGroupDelete(w http.ResponseWriter, r *http.Reques
 // field is 400 "Missing subscriptionTimestamp in request body"; a non-string or
 // unparsable one is 400 naming the field (upstream: 500).
 func (s *Server) handleSubscriptionUpdate(w http.ResponseWriter, r *http.Request) error {
-	group, err := pathParam(r, "group")
+	group, err := scopedGroupParam(r)
 	if err != nil {
 		return err
 	}
@@ -167,12 +173,12 @@ func (s *Server) handleSubscriptionUpdate(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	n, err := s.broker.ConsumerGroupSubscriptionUpdate(r.Context(), group, ts)
+	n, err := s.broker.ConsumerGroupSubscriptionUpdate(r.Context(), scopeOf(r), group, ts)
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, api.SubscriptionUpdateResponse{
-		Success: true, ConsumerGroup: group, NewTimestamp: api.FormatMillis(ts), RowsUpdated: n,
+		Success: true, ConsumerGroup: unscopeName(r, group), NewTimestamp: api.FormatMillis(ts), RowsUpdated: n,
 	})
 }
 
@@ -181,11 +187,15 @@ func (s *Server) handleSubscriptionUpdate(w http.ResponseWriter, r *http.Request
 // given. An unknown queue is 404 {"error":"Queue not found"} (upstream: 200 with
 // partitionsUpdated 0).
 func (s *Server) handleConsumerGroupSeek(w http.ResponseWriter, r *http.Request) error {
-	group, err := pathParam(r, "group")
+	group, err := scopedGroupParam(r)
 	if err != nil {
 		return err
 	}
 	queueName, err := pathParam(r, "queue")
+	if err != nil {
+		return err
+	}
+	stored, err := scopeName(r, "queue", queueName)
 	if err != nil {
 		return err
 	}
@@ -212,7 +222,7 @@ func (s *Server) handleConsumerGroupSeek(w http.ResponseWriter, r *http.Request)
 		}
 		target = api.String(api.FormatMillis(seek.Timestamp))
 	}
-	n, err := s.broker.ConsumerGroupSeek(r.Context(), group, queueName, seek)
+	n, err := s.broker.ConsumerGroupSeek(r.Context(), group, stored, seek)
 	if errors.Is(err, queue.ErrNotFound) {
 		return notFound("Queue not found", err)
 	}
@@ -220,7 +230,7 @@ func (s *Server) handleConsumerGroupSeek(w http.ResponseWriter, r *http.Request)
 		return err
 	}
 	return writeJSON(w, http.StatusOK, api.SeekResponse{
-		Success: true, ConsumerGroup: group, QueueName: queueName, SeekToEnd: seek.ToEnd,
+		Success: true, ConsumerGroup: unscopeName(r, group), QueueName: queueName, SeekToEnd: seek.ToEnd,
 		TargetTimestamp: target, PartitionsUpdated: n,
 	})
 }
@@ -240,7 +250,15 @@ func (s *Server) handlePartitionSeek(w http.ResponseWriter, r *http.Request) err
 		names[i] = v
 	}
 	group, queueName, partition := names[0], names[1], names[2]
-	res, err := s.broker.ConsumerGroupPartitionSeek(r.Context(), group, queueName, partition)
+	storedGroup, err := scopeGroup(r, "group", group)
+	if err != nil {
+		return err
+	}
+	storedQueue, err := scopeName(r, "queue", queueName)
+	if err != nil {
+		return err
+	}
+	res, err := s.broker.ConsumerGroupPartitionSeek(r.Context(), storedGroup, storedQueue, partition)
 	if errors.Is(err, queue.ErrNotFound) {
 		return notFound("Partition not found", err)
 	}
@@ -251,6 +269,16 @@ func (s *Server) handlePartitionSeek(w http.ResponseWriter, r *http.Request) err
 		Success: true, ConsumerGroup: group, QueueName: queueName, PartitionName: partition,
 		Updated: res.Updated, CursorMovedTo: optionalTime(res.CursorMovedTo),
 	})
+}
+
+// scopedGroupParam reads the {group} path parameter as a stored name of the request's
+// scope.
+func scopedGroupParam(r *http.Request) (string, error) {
+	group, err := pathParam(r, "group")
+	if err != nil {
+		return "", err
+	}
+	return scopeGroup(r, "group", group)
 }
 
 // wholeSeconds truncates d to whole seconds.

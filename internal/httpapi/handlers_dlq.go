@@ -28,6 +28,9 @@ func (s *Server) handleDLQRequeue(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
+	if err := scopeRequeue(r, &sel); err != nil {
+		return err
+	}
 	res, err := s.broker.DLQRequeue(r.Context(), sel)
 	if nf := (*queue.DLQKeyNotFoundError)(nil); errors.As(err, &nf) {
 		return notFound(nf.Error(), err)
@@ -35,7 +38,7 @@ func (s *Server) handleDLQRequeue(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, requeueAnswer(res))
+	return writeJSON(w, http.StatusOK, requeueAnswer(r, res))
 }
 
 // handleMessageRetry is POST /api/v1/messages/{partitionId}/{transactionId}/retry:
@@ -46,14 +49,14 @@ func (s *Server) handleMessageRetry(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	res, err := s.broker.MessageRetry(r.Context(), partitionID, transactionID)
+	res, err := s.broker.MessageRetry(r.Context(), scopeOf(r), partitionID, transactionID)
 	if errors.Is(err, queue.ErrNotFound) {
 		return notFound("Message not found in the dead-letter queue", err)
 	}
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, requeueAnswer(res))
+	return writeJSON(w, http.StatusOK, requeueAnswer(r, res))
 }
 
 // handleDLQPurge is DELETE /api/v1/dlq?queue=&consumerGroup=&partition=&from=&to=:
@@ -62,7 +65,7 @@ func (s *Server) handleMessageRetry(w http.ResponseWriter, r *http.Request) erro
 // "more":bool}. The messages stay.
 func (s *Server) handleDLQPurge(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	f, err := dlqFilter(q)
+	f, err := dlqFilter(r, q)
 	if err != nil {
 		return err
 	}
@@ -164,8 +167,8 @@ func bodyTimestamp(o object, key, field string) (time.Time, error) {
 	return queryTimestamp(url.Values{field: {s}}, field)
 }
 
-// requeueAnswer renders a requeue's outcome.
-func requeueAnswer(res queue.RequeueResult) api.DLQRequeueResponse {
+// requeueAnswer renders a requeue's outcome, with the queue names the request sees.
+func requeueAnswer(r *http.Request, res queue.RequeueResult) api.DLQRequeueResponse {
 	out := api.DLQRequeueResponse{
 		Requeued: len(res.Messages), Entries: res.Entries, More: res.More,
 		Items: make([]api.DLQRequeued, len(res.Messages)),
@@ -173,15 +176,16 @@ func requeueAnswer(res queue.RequeueResult) api.DLQRequeueResponse {
 	for i, m := range res.Messages {
 		out.Items[i] = api.DLQRequeued{
 			PartitionID: m.PartitionID, TransactionID: m.TransactionID,
-			NewTransactionID: m.NewTransactionID, NewMessageID: m.NewMessageID, Queue: m.Queue,
+			NewTransactionID: m.NewTransactionID, NewMessageID: m.NewMessageID, Queue: unscopeName(r, m.Queue),
 		}
 	}
 	return out
 }
 
 // dlqFilter reads the dead-letter filter of GET and DELETE /api/v1/dlq: queue,
-// consumerGroup, partition and the failure-time bounds from and to.
-func dlqFilter(q url.Values) (queue.DLQFilter, error) {
+// consumerGroup, partition and the failure-time bounds from and to, in the request's
+// scope.
+func dlqFilter(r *http.Request, q url.Values) (queue.DLQFilter, error) {
 	var f queue.DLQFilter
 	f.Queue, _ = queryString(q, "queue")
 	f.ConsumerGroup, _ = queryString(q, "consumerGroup")
@@ -190,6 +194,39 @@ func dlqFilter(q url.Values) (queue.DLQFilter, error) {
 	if f.From, err = queryTimestamp(q, "from"); err != nil {
 		return f, err
 	}
-	f.To, err = queryTimestamp(q, "to")
-	return f, err
+	if f.To, err = queryTimestamp(q, "to"); err != nil {
+		return f, err
+	}
+	return f, scopeDLQFilter(r, &f, "")
+}
+
+// scopeDLQFilter maps the queue and consumer group of a dead-letter filter into the
+// request's scope; prefix qualifies the field names (e.g. "filter.").
+func scopeDLQFilter(r *http.Request, f *queue.DLQFilter, prefix string) error {
+	f.Scope = scopeOf(r)
+	var err error
+	if f.Queue, err = scopeName(r, prefix+"queue", f.Queue); err != nil {
+		return err
+	}
+	f.ConsumerGroup, err = scopeGroup(r, prefix+"consumerGroup", f.ConsumerGroup)
+	return err
+}
+
+// scopeRequeue maps a requeue selection into the request's scope: the filter's names,
+// and the consumer group of every key.
+func scopeRequeue(r *http.Request, sel *queue.DLQSelection) error {
+	if err := scopeDLQFilter(r, &sel.Filter, "filter."); err != nil {
+		return err
+	}
+	for i := range sel.Keys {
+		if sel.Keys[i].AnyGroup {
+			continue
+		}
+		g, err := scopeGroup(r, fmt.Sprintf("items[%d].consumerGroup", i), sel.Keys[i].ConsumerGroup)
+		if err != nil {
+			return err
+		}
+		sel.Keys[i].ConsumerGroup = g
+	}
+	return nil
 }

@@ -32,7 +32,11 @@ func (s *Server) handleMessageList(w http.ResponseWriter, r *http.Request) error
 	f.Namespace, _ = queryString(q, "ns")
 	f.Task, _ = queryString(q, "task")
 	f.Status, _ = queryString(q, "status")
+	f.Scope = scopeOf(r)
 	var err error
+	if f.Queue, err = scopeName(r, "queue", f.Queue); err != nil {
+		return err
+	}
 	if f.From, err = queryTimestamp(q, "from"); err != nil {
 		return err
 	}
@@ -61,7 +65,7 @@ func (s *Server) handleMessageList(w http.ResponseWriter, r *http.Request) error
 	for i, m := range list.Messages {
 		out.Messages[i] = api.MessageSummary{
 			ID: m.ID, TransactionID: m.TransactionID, PartitionID: m.PartitionID,
-			QueuePath: m.Queue + "/" + m.Partition, Queue: m.Queue, Partition: m.Partition,
+			QueuePath: unscopeName(r, m.Queue) + "/" + m.Partition, Queue: unscopeName(r, m.Queue), Partition: m.Partition,
 			Namespace: m.Namespace, Task: m.Task, Status: m.State.Status, QueueStatus: m.State.QueueStatus,
 			BusStatus:   api.BusStatus{ConsumedBy: m.State.ConsumedBy, TotalGroups: m.State.TotalGroups},
 			TraceID:     optional(m.TraceID),
@@ -80,7 +84,7 @@ func (s *Server) handleMessageGet(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	d, err := s.broker.Message(r.Context(), partitionID, transactionID)
+	d, err := s.broker.Message(r.Context(), scopeOf(r), partitionID, transactionID)
 	if errors.Is(err, queue.ErrNotFound) {
 		return notFound("Message not found", err)
 	}
@@ -90,7 +94,7 @@ func (s *Server) handleMessageGet(w http.ResponseWriter, r *http.Request) error 
 	st := d.State
 	out := api.MessageDetail{
 		ID: d.ID, TransactionID: d.TransactionID, PartitionID: d.PartitionID,
-		QueuePath: d.Queue + "/" + d.Partition, Queue: d.Queue, Partition: d.Partition,
+		QueuePath: unscopeName(r, d.Queue) + "/" + d.Partition, Queue: unscopeName(r, d.Queue), Partition: d.Partition,
 		Namespace: d.Namespace, Task: d.Task, Status: st.Status, Payload: d.Payload, IsEncrypted: d.IsEncrypted,
 		TraceID: optional(d.TraceID), ProducerSub: optional(d.ProducerSub), CreatedAt: api.FormatMillis(d.CreatedAt),
 		ErrorMessage: d.DLQError, RetryCount: d.DLQRetryCount, LeaseExpiresAt: optionalTime(st.LeaseExpiresAt),
@@ -105,7 +109,7 @@ func (s *Server) handleMessageGet(w http.ResponseWriter, r *http.Request) error 
 	}
 	for i, g := range d.Groups {
 		out.ConsumerGroups[i] = api.MessageConsumerGroup{
-			Name: g.Name, Consumed: g.Consumed, LeaseExpiresAt: optionalTime(g.LeaseExpiresAt),
+			Name: unscopeName(r, g.Name), Consumed: g.Consumed, LeaseExpiresAt: optionalTime(g.LeaseExpiresAt),
 		}
 	}
 	return writeJSON(w, http.StatusOK, out)
@@ -118,7 +122,7 @@ func (s *Server) handleMessageDelete(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	deleted, err := s.broker.MessageDelete(r.Context(), partitionID, transactionID)
+	deleted, err := s.broker.MessageDelete(r.Context(), scopeOf(r), partitionID, transactionID)
 	if err != nil {
 		return err
 	}
@@ -137,7 +141,7 @@ func (s *Server) handleMessageDelete(w http.ResponseWriter, r *http.Request) err
 // are decrypted (upstream returns them as stored).
 func (s *Server) handleDLQList(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	f, err := dlqFilter(q)
+	f, err := dlqFilter(r, q)
 	if err != nil {
 		return err
 	}
@@ -155,8 +159,9 @@ func (s *Server) handleDLQList(w http.ResponseWriter, r *http.Request) error {
 	for i, e := range entries {
 		out.Messages[i] = api.DLQMessage{
 			ID: e.MessageID, TransactionID: e.TransactionID, PartitionID: e.PartitionID,
-			Queue: e.Queue, QueueName: e.Queue, Partition: e.Partition, ConsumerGroup: e.ConsumerGroup,
-			ErrorMessage: e.ErrorMessage, RetryCount: e.RetryCount, Data: e.Payload,
+			Queue: unscopeName(r, e.Queue), QueueName: unscopeName(r, e.Queue), Partition: e.Partition,
+			ConsumerGroup: unscopeName(r, e.ConsumerGroup),
+			ErrorMessage:  e.ErrorMessage, RetryCount: e.RetryCount, Data: e.Payload,
 			ProducerSub: optional(e.ProducerSub), CreatedAt: api.FormatMillis(e.CreatedAt),
 			FailedAt: api.FormatMillis(e.FailedAt),
 		}

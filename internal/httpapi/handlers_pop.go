@@ -51,7 +51,7 @@ func (s *Server) handlePopNamespace(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	req.Namespace, req.Task = ns, task
+	req.Namespace, req.Task, req.Scope = ns, task, scopeOf(r)
 	if err := s.broker.NormalizePop(&req); err != nil {
 		return err
 	}
@@ -63,6 +63,7 @@ func (s *Server) handlePopNamespace(w http.ResponseWriter, r *http.Request) erro
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
+	unscopePop(r, &res)
 	return s.writePop(w, res)
 }
 

@@ -107,11 +107,18 @@ func applyOptions(dst *queue.Options, opts object) error {
 	return nil
 }
 
-// optionsEcho renders the full option set.
+// alwaysDeadLetters is what every answer reports for deadLetterQueue and
+// dlqAfterMaxRetries, whatever the stored columns hold (false by default, and an
+// adopted upstream database may hold false): queen dead-letters every message that
+// exhausts retryLimit, and configure refuses false for both.
+const alwaysDeadLetters = true
+
+// optionsEcho renders the full option set as queen applies it: the stored values, but
+// deadLetterQueue and dlqAfterMaxRetries, which are always true.
 func optionsEcho(o queue.Options) api.QueueOptionsEcho {
 	return api.QueueOptionsEcho{
 		Priority: o.Priority, LeaseTime: o.LeaseTime, RetryLimit: o.RetryLimit, RetryDelay: o.RetryDelay,
-		MaxSize: o.MaxSize, TTL: o.TTL, DeadLetterQueue: o.DeadLetterQueue, DLQAfterMaxRetries: o.DLQAfterMaxRetries,
+		MaxSize: o.MaxSize, TTL: o.TTL, DeadLetterQueue: alwaysDeadLetters, DLQAfterMaxRetries: alwaysDeadLetters,
 		DelayedProcessing: o.DelayedProcessing, WindowBuffer: o.WindowBuffer, RetentionSeconds: o.RetentionSeconds,
 		CompletedRetentionSeconds: o.CompletedRetentionSeconds, RetentionEnabled: o.RetentionEnabled,
 		EncryptionEnabled: o.EncryptionEnabled, MaxWaitTimeSeconds: o.MaxWaitTimeSeconds,
@@ -139,14 +146,14 @@ func (s *Server) handleQueueList(w http.ResponseWriter, r *http.Request) error {
 	if offset < 0 {
 		return queue.Invalid("offset", "offset must not be negative")
 	}
-	all, err := s.broker.QueueList(r.Context())
+	all, err := s.broker.QueueList(r.Context(), scopeOf(r))
 	if err != nil {
 		return err
 	}
 	list := api.QueueList{Queues: []api.QueueSummary{}}
 	skipped := int64(0)
 	for _, qi := range all {
-		if (namespace != "" && qi.Namespace != namespace) || (task != "" && qi.Task != task) || !inTenant(r, qi.Name) {
+		if (namespace != "" && qi.Namespace != namespace) || (task != "" && qi.Task != task) {
 			continue
 		}
 		if skipped < offset {

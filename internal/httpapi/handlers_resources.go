@@ -13,11 +13,11 @@ import (
 // queen counts the messages themselves (the cost grows with the number of stored
 // messages).
 
-// handleOverview is GET /api/v1/resources/overview: cluster totals, the lag of the
-// partitions with pending messages, and the last complete minute's rates; statsAge
-// is 0 because nothing is cached.
+// handleOverview is GET /api/v1/resources/overview: totals of the request's scope,
+// the lag of its partitions with pending messages, and the last complete minute's
+// rates; statsAge is 0 because nothing is cached.
 func (s *Server) handleOverview(w http.ResponseWriter, r *http.Request) error {
-	out, err := s.analytics.Overview(r.Context())
+	out, err := s.analytics.Overview(r.Context(), scopeOf(r))
 	if err != nil {
 		return err
 	}
@@ -27,7 +27,7 @@ func (s *Server) handleOverview(w http.ResponseWriter, r *http.Request) error {
 // handleNamespaces is GET /api/v1/resources/namespaces: every non-empty namespace
 // with its queues, partitions and live counters.
 func (s *Server) handleNamespaces(w http.ResponseWriter, r *http.Request) error {
-	groups, err := s.broker.Namespaces(r.Context())
+	groups, err := s.broker.Namespaces(r.Context(), scopeOf(r))
 	if err != nil {
 		return err
 	}
@@ -42,7 +42,7 @@ func (s *Server) handleNamespaces(w http.ResponseWriter, r *http.Request) error 
 // handleTasks is GET /api/v1/resources/tasks: every non-empty task with its queues,
 // partitions and live counters.
 func (s *Server) handleTasks(w http.ResponseWriter, r *http.Request) error {
-	groups, err := s.broker.Tasks(r.Context())
+	groups, err := s.broker.Tasks(r.Context(), scopeOf(r))
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,10 @@ func (s *Server) handlePartitions(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	name, _ := queryString(q, "queue")
-	parts, total, err := s.broker.Partitions(r.Context(), name, page)
+	if name, err = scopeName(r, "queue", name); err != nil {
+		return err
+	}
+	parts, total, err := s.broker.Partitions(r.Context(), scopeOf(r), name, page)
 	if errors.Is(err, queue.ErrNotFound) {
 		return notFound("Queue not found", err)
 	}
@@ -75,7 +78,7 @@ func (s *Server) handlePartitions(w http.ResponseWriter, r *http.Request) error 
 	out := api.PartitionList{Pagination: api.Pagination{Limit: page.Limit, Offset: page.Offset}, Total: total}
 	for _, p := range parts {
 		out.Partitions = append(out.Partitions, api.PartitionSummary{
-			ID: p.ID, Name: p.Name, Queue: p.Queue, QueueID: p.QueueID, Namespace: p.Namespace, Task: p.Task,
+			ID: p.ID, Name: p.Name, Queue: unscopeName(r, p.Queue), QueueID: p.QueueID, Namespace: p.Namespace, Task: p.Task,
 			CreatedAt: api.FormatMillis(p.CreatedAt), Messages: counters(p.Counters),
 			Cursor:       api.PartitionCursor{TotalConsumed: p.TotalConsumed, BatchesConsumed: p.BatchesConsumed},
 			LastActivity: optionalTime(p.LastActivity), OldestMessage: optionalTime(p.OldestMessage),

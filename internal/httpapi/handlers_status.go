@@ -18,11 +18,12 @@ const (
 	defaultPartitionsListLimit = 100
 )
 
-// viewFilter reads from, to, queue, namespace, task, hostname and workerId; each
-// view applies the filters it knows.
+// viewFilter reads from, to, queue, namespace, task, hostname and workerId, in the
+// request's scope (queue is taken as a relative name of a tenant request); each view
+// applies the filters it knows.
 func viewFilter(r *http.Request) (analytics.Filter, error) {
 	q := r.URL.Query()
-	var f analytics.Filter
+	f := analytics.Filter{Scope: scopeOf(r)}
 	var err error
 	if f.From, err = queryTimestamp(q, "from"); err != nil {
 		return f, err
@@ -31,6 +32,9 @@ func viewFilter(r *http.Request) (analytics.Filter, error) {
 		return f, err
 	}
 	f.Queue, _ = queryString(q, "queue")
+	if f.Queue, err = scopeName(r, "queue", f.Queue); err != nil {
+		return f, err
+	}
 	f.Namespace, _ = queryString(q, "namespace")
 	f.Task, _ = queryString(q, "task")
 	f.Hostname, _ = queryString(q, "hostname")
@@ -52,7 +56,8 @@ func answerView[T any](w http.ResponseWriter, r *http.Request, build func(contex
 }
 
 // handleStatus is GET /api/v1/status: throughput from the flushed per-minute
-// activity of every broker, the other sections live over the window.
+// activity of every broker, the other sections live over the window; a tenant
+// request covers its queues and gets no per-broker parts.
 func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) error {
 	return answerView(w, r, s.analytics.Status)
 }
@@ -68,14 +73,18 @@ func (s *Server) handleStatusQueues(w http.ResponseWriter, r *http.Request) erro
 	name, _ := queryString(q, "queue")
 	ns, _ := queryString(q, "namespace")
 	task, _ := queryString(q, "task")
-	list, err := s.broker.QueueStatusList(r.Context(), name, ns, task, page)
+	if name, err = scopeName(r, "queue", name); err != nil {
+		return err
+	}
+	list, err := s.broker.QueueStatusList(r.Context(), scopeOf(r), name, ns, task, page)
 	if err != nil {
 		return err
 	}
 	out := api.StatusQueueList{Pagination: api.Pagination{Limit: page.Limit, Offset: page.Offset}}
 	for _, qs := range list {
 		out.Queues = append(out.Queues, api.QueueSummary{
-			ID: qs.ID, Name: qs.Name, Namespace: qs.Namespace, Task: qs.Task, CreatedAt: api.FormatMillis(qs.CreatedAt),
+			ID: qs.ID, Name: unscopeName(r, qs.Name), Namespace: qs.Namespace, Task: qs.Task,
+			CreatedAt:  api.FormatMillis(qs.CreatedAt),
 			Partitions: int(qs.Partitions), Messages: api.QueueMessageCounts{Total: int(qs.Counters.Total),
 				Pending: int(qs.Counters.Pending), Processing: int(qs.Counters.Processing),
 				Completed: int(qs.Counters.Completed)},
@@ -89,7 +98,7 @@ func (s *Server) handleStatusQueues(w http.ResponseWriter, r *http.Request) erro
 // plus (queen only) the whole stored option set as options; 404 {"error":"Queue not
 // found"} for an unknown queue.
 func (s *Server) handleStatusQueue(w http.ResponseWriter, r *http.Request) error {
-	name, err := pathParam(r, "queue")
+	name, err := scopedQueueParam(r)
 	if err != nil {
 		return err
 	}
@@ -102,10 +111,10 @@ func (s *Server) handleStatusQueue(w http.ResponseWriter, r *http.Request) error
 	}
 	o := qi.Options
 	out := api.StatusQueueDetail{Queue: api.StatusQueueInfo{
-		ID: qi.ID, Name: qi.Name, Namespace: qi.Namespace, Task: qi.Task, Priority: o.Priority,
+		ID: qi.ID, Name: unscopeName(r, qi.Name), Namespace: qi.Namespace, Task: qi.Task, Priority: o.Priority,
 		CreatedAt: api.FormatMillis(qi.CreatedAt),
 		Config: api.StatusQueueConfig{LeaseTime: o.LeaseTime, RetryLimit: o.RetryLimit, RetryDelay: o.RetryDelay,
-			TTL: o.TTL, MaxQueueSize: o.MaxSize, DeadLetterQueue: o.DeadLetterQueue},
+			TTL: o.TTL, MaxQueueSize: o.MaxSize, DeadLetterQueue: alwaysDeadLetters},
 	}}
 	var totals queue.Counters
 	for _, p := range parts {
@@ -128,7 +137,7 @@ func (s *Server) handleStatusQueue(w http.ResponseWriter, r *http.Request) error
 // top-level array of one page of the queue's messages, newest first, with
 // the queue-mode status; [] past the end; 404 for an unknown queue.
 func (s *Server) handleStatusQueueMessages(w http.ResponseWriter, r *http.Request) error {
-	name, err := pathParam(r, "queue")
+	name, err := scopedQueueParam(r)
 	if err != nil {
 		return err
 	}
@@ -145,16 +154,28 @@ func (s *Server) handleStatusQueueMessages(w http.ResponseWriter, r *http.Reques
 	}
 	out := make([]api.QueueMessage, len(msgs))
 	for i, m := range msgs {
+		queueName := unscopeName(r, m.Queue)
 		out[i] = api.QueueMessage{
-			ID: m.ID, TransactionID: m.TransactionID, PartitionID: m.PartitionID, QueuePath: m.Queue + "/" + m.Partition,
-			Queue: m.Queue, Partition: m.Partition, Status: m.State.Status, CreatedAt: api.FormatMillis(m.CreatedAt),
+			ID: m.ID, TransactionID: m.TransactionID, PartitionID: m.PartitionID, QueuePath: queueName + "/" + m.Partition,
+			Queue: queueName, Partition: m.Partition, Status: m.State.Status, CreatedAt: api.FormatMillis(m.CreatedAt),
 		}
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
 
+// scopedQueueParam reads the {queue} path parameter as a stored name of the request's
+// scope.
+func scopedQueueParam(r *http.Request) (string, error) {
+	name, err := pathParam(r, "queue")
+	if err != nil {
+		return "", err
+	}
+	return scopeName(r, "queue", name)
+}
+
 // handleStatusAnalytics is GET /api/v1/status/analytics: message
-// creation counts per minute, hour (default) or day, zero-filled, oldest first.
+// creation counts per minute, hour (default) or day, zero-filled, oldest first, of
+// the request's scope.
 func (s *Server) handleStatusAnalytics(w http.ResponseWriter, r *http.Request) error {
 	interval, _ := queryString(r.URL.Query(), "interval")
 	return answerView(w, r, func(ctx context.Context, f analytics.Filter) (api.MessageAnalytics, error) {

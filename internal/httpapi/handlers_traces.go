@@ -41,13 +41,16 @@ func (s *Server) handleTraceCreate(w http.ResponseWriter, r *http.Request) error
 	if ev.ConsumerGroup, err = body.optString("consumerGroup", "consumerGroup"); err != nil {
 		return err
 	}
+	if ev.ConsumerGroup, err = scopeGroup(r, "consumerGroup", ev.ConsumerGroup); err != nil {
+		return err
+	}
 	if ev.EventType, err = body.optString("eventType", "eventType"); err != nil {
 		return err
 	}
 	if ev.Names, err = traceNames(body); err != nil {
 		return err
 	}
-	id, err := s.broker.TraceAdd(r.Context(), ev)
+	id, err := s.broker.TraceAdd(r.Context(), scopeOf(r), ev)
 	if errors.Is(err, queue.ErrNotFound) {
 		writeErrorBody(w, http.StatusNotFound, api.ErrorBody{
 			Success: api.Bool(false), Error: "Message not found", Code: api.ErrorCodeNotFound,
@@ -94,14 +97,14 @@ func (s *Server) handleTraceList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	traces, err := s.broker.Traces(r.Context(), partitionID, transactionID, page)
+	traces, err := s.broker.Traces(r.Context(), scopeOf(r), partitionID, transactionID, page)
 	if err != nil {
 		return err
 	}
 	out := api.TraceList{Traces: make([]api.Trace, len(traces))}
 	for i, t := range traces {
 		out.Traces[i] = api.Trace{
-			ID: t.ID, EventType: t.EventType, Data: t.Data, ConsumerGroup: t.ConsumerGroup,
+			ID: t.ID, EventType: t.EventType, Data: t.Data, ConsumerGroup: unscopeName(r, t.ConsumerGroup),
 			WorkerID: t.WorkerID, CreatedAt: api.FormatMillis(t.CreatedAt), TraceNames: t.Names,
 		}
 	}
@@ -120,7 +123,7 @@ func (s *Server) handleTraceByName(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	traces, total, err := s.broker.TracesByName(r.Context(), name, page)
+	traces, total, err := s.broker.TracesByName(r.Context(), scopeOf(r), name, page)
 	if err != nil {
 		return err
 	}
@@ -131,8 +134,8 @@ func (s *Server) handleTraceByName(w http.ResponseWriter, r *http.Request) error
 	for i, t := range traces {
 		out.Traces[i] = api.TraceByName{
 			ID: t.ID, TransactionID: t.TransactionID, PartitionID: t.PartitionID, EventType: t.EventType,
-			Data: t.Data, ConsumerGroup: t.ConsumerGroup, WorkerID: t.WorkerID,
-			CreatedAt: api.FormatMillis(t.CreatedAt), QueueName: t.Queue, PartitionName: t.Partition,
+			Data: t.Data, ConsumerGroup: unscopeName(r, t.ConsumerGroup), WorkerID: t.WorkerID,
+			CreatedAt: api.FormatMillis(t.CreatedAt), QueueName: unscopeName(r, t.Queue), PartitionName: t.Partition,
 			MessagePayload: t.MessagePayload, TraceNames: t.Names,
 		}
 	}
@@ -146,7 +149,7 @@ func (s *Server) handleTraceNames(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	names, total, err := s.broker.TraceNames(r.Context(), page)
+	names, total, err := s.broker.TraceNames(r.Context(), scopeOf(r), page)
 	if err != nil {
 		return err
 	}

@@ -36,8 +36,11 @@ func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error
 		for j := range ops[i].Push {
 			ops[i].Push[j].ProducerSub = sub
 		}
+		if err := scopeTxOp(r, &ops[i], fmt.Sprintf("operations[%d]", i)); err != nil {
+			return err
+		}
 	}
-	res, err := s.broker.Transaction(r.Context(), ops)
+	res, err := s.broker.Transaction(r.Context(), scopeOf(r), ops)
 	if err != nil {
 		return err
 	}
@@ -49,7 +52,7 @@ func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error
 		out.Results[i] = api.TxResult{
 			Index: t.Index, Type: t.Type, Success: t.Success, TransactionID: t.TransactionID,
 			Error: optional(t.Error), DLQ: t.DLQ, MessageID: t.MessageID,
-			PartitionID: t.PartitionID, QueueName: t.QueueName,
+			PartitionID: t.PartitionID, QueueName: unscopeName(r, t.QueueName),
 		}
 	}
 	return writeJSON(w, http.StatusOK, out)

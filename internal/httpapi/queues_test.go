@@ -11,7 +11,7 @@ import (
 
 // defaultOptionsEcho is the options echo of a configure that sets nothing.
 const defaultOptionsEcho = `{"priority":0,"leaseTime":300,"retryLimit":3,"retryDelay":0,"maxSize":0,
-	"ttl":0,"deadLetterQueue":false,"dlqAfterMaxRetries":false,"delayedProcessing":0,
+	"ttl":0,"deadLetterQueue":true,"dlqAfterMaxRetries":true,"delayedProcessing":0,
 	"windowBuffer":0,"retentionSeconds":0,"completedRetentionSeconds":0,
 	"retentionEnabled":false,"encryptionEnabled":false,"maxWaitTimeSeconds":0}`
 

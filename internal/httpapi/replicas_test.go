@@ -101,7 +101,7 @@ func TestClusterViews(t *testing.T) {
 			b.pushOne(t, "lag-q", "", "", `{}`)
 		}
 		b.popOne(t, "lag-q", "consumerGroup=reports&batch=1&autoAck=true")
-		_, _, err := st.ConsumerLagSample(t.Context(), time.Now(), 100)
+		_, _, err := st.ConsumerLagSample(t.Context(), time.Now(), time.Minute, 100)
 		require.NoError(t, err)
 
 		m := b.get(t, "/api/v1/analytics/consumer-lag?group=reports").object(t)

@@ -197,6 +197,7 @@ func (s *Server) routes() {
 	r.Get(v1+"/system/longpolls", s.handle(s.handleLongPolls))
 	r.Get(v1+"/analytics/consumer-lag", s.handle(s.handleConsumerLag))
 	r.Get("/internal/api/tenancy", s.handle(s.handleTenancy))
+	r.Get("/internal/api/tenancy/usage", s.handle(s.handleTenancyUsage))
 
 	// Streams: the SDKs' Stream runtime, then the operator routes of queenctl streams.
 	const streams = "/streams/v1"

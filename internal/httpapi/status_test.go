@@ -135,6 +135,7 @@ func TestStatusRoutes(t *testing.T) {
 			"throughput": "array", "queues": "array", "messages": "object", "leases": "object",
 			"deadLetterQueue": "object", "workers": "array", "errors": "object", "statsAge": "number"})
 		require.Equal(t, float64(1), m["bucketMinutes"])
+		require.Equal(t, float64(60), m["bucketSeconds"], "the exact width, queen only")
 		require.Equal(t, float64(60), m["pointCount"])
 		require.Len(t, arr(t, m["throughput"]), 60)
 		requireTypes(t, obj(t, m["timeRange"]), map[string]string{"from": "string", "to": "string"})

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -31,7 +32,7 @@ const (
 )
 
 // TenantSeparator joins a tenant id and a relative queue name into the stored name.
-const TenantSeparator = ":"
+const TenantSeparator = queue.TenantSeparator
 
 // tenantIDPattern is the syntax of a tenant id: 2-32 lowercase letters, digits and
 // '-', starting with a letter and not ending with '-'.
@@ -47,6 +48,9 @@ func tenantFrom(ctx context.Context) string {
 	t, _ := ctx.Value(tenantKey{}).(string)
 	return t
 }
+
+// scopeOf is the request's scope: its tenant's queues, or every queue.
+func scopeOf(r *http.Request) queue.Scope { return queue.Scope{Tenant: tenantFrom(r.Context())} }
 
 // tenancy resolves the tenant of every routed request and refuses tenant requests on
 // routes that are not tenantScoped. It runs after authenticate, so the verified
@@ -157,19 +161,33 @@ func unscopeName(r *http.Request, stored string) string {
 	return strings.TrimPrefix(stored, tenant+TenantSeparator)
 }
 
-// inTenant reports whether the stored name belongs to the request's scope: always
-// for a global request, only the tenant's own names for a tenant request.
-func inTenant(r *http.Request, stored string) bool {
-	tenant := tenantFrom(r.Context())
-	return tenant == "" || strings.HasPrefix(stored, tenant+TenantSeparator)
-}
-
 // handleTenancy is GET /internal/api/tenancy: whether tenancy is on and its header,
 // which a proxy checks before it sends tenant traffic.
 func (s *Server) handleTenancy(w http.ResponseWriter, _ *http.Request) error {
 	return writeJSON(w, http.StatusOK, api.Tenancy{
 		Enabled: s.opts.TenancyHeader != "", Header: s.opts.TenancyHeader, Separator: TenantSeparator,
 	})
+}
+
+// handleTenancyUsage is GET /internal/api/tenancy/usage: every tenant's queues,
+// partitions, stored messages and payload bytes, as the tenancy_usage job last computed
+// them (every QUEEN_TENANCY_USAGE_INTERVAL while tenancy is on); computedAt null and no
+// tenants until it has run.
+func (s *Server) handleTenancyUsage(w http.ResponseWriter, r *http.Request) error {
+	out := api.TenancyUsage{Tenants: []api.TenantUsage{}}
+	rep, err := s.broker.TenantUsage(r.Context())
+	if errors.Is(err, queue.ErrNotFound) {
+		return writeJSON(w, http.StatusOK, out)
+	}
+	if err != nil {
+		return err
+	}
+	out.ComputedAt = api.String(api.FormatMillis(rep.ComputedAt))
+	for _, u := range rep.Tenants {
+		out.Tenants = append(out.Tenants, api.TenantUsage{Tenant: u.Tenant, Queues: u.Queues,
+			Partitions: u.Partitions, Messages: u.Messages, Bytes: u.Bytes})
+	}
+	return writeJSON(w, http.StatusOK, out)
 }
 
 // scopeGroup is scopeName for a consumer group; the queue-mode group is no tenant's
@@ -206,4 +224,38 @@ func unscopePop(r *http.Request, res *queue.PopResult) {
 	for i := range res.Messages {
 		res.Messages[i].Queue = unscopeName(r, res.Messages[i].Queue)
 	}
+}
+
+// unscopeAcks shows the queue names of ack results as the request sees them.
+func unscopeAcks(r *http.Request, results []queue.AckResult) {
+	if tenantFrom(r.Context()) == "" {
+		return
+	}
+	for i := range results {
+		results[i].QueueName = unscopeName(r, results[i].QueueName)
+	}
+}
+
+// scopeTxOp maps the names of one transaction operation (at field, e.g.
+// operations[2]) into the request's scope: the queue of every pushed item and the
+// consumer group of an ack.
+func scopeTxOp(r *http.Request, op *queue.TxOp, field string) error {
+	if tenantFrom(r.Context()) == "" {
+		return nil
+	}
+	for j := range op.Push {
+		q, err := scopeName(r, fmt.Sprintf("%s.items[%d].queue", field, j), op.Push[j].Queue)
+		if err != nil {
+			return err
+		}
+		op.Push[j].Queue = q
+	}
+	if op.Type == api.TxOpAck {
+		g, err := scopeGroup(r, field+".consumerGroup", op.Ack.ConsumerGroup)
+		if err != nil {
+			return err
+		}
+		op.Ack.ConsumerGroup = g
+	}
+	return nil
 }

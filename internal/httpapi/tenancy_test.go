@@ -154,7 +154,7 @@ func TestTenancyRefusals(t *testing.T) {
 
 	for _, rt := range [][2]string{
 		{http.MethodPost, "/api/v1/system/maintenance"}, {http.MethodGet, "/internal/api/tenancy"},
-		{http.MethodGet, "/api/v1/status/buffers"}, {http.MethodPost, "/api/v1/ack"},
+		{http.MethodGet, "/api/v1/status/buffers"}, {http.MethodGet, "/api/v1/analytics/consumer-lag"},
 	} {
 		r := b.do(t, rt[0], rt[1], `{}`, testTenancyHeader, "acme")
 		requireError(t, r, http.StatusForbidden, "forbidden", "this route is not available to tenants", "")

@@ -90,6 +90,35 @@ func TestConsumerLagSample(t *testing.T) {
 	require.Equal(t, maintenance.Result{Rows: 2, Batches: 1, Truncated: true}, res)
 }
 
+// TestConsumerLagSampleShortBuckets: with a ConsumerLagInterval under a minute
+// (QUEEN_ANALYTICS_BUCKET), the job samples into buckets of that width: two samples
+// five seconds apart are two points of a 5 s series and one of a minute series.
+func TestConsumerLagSampleShortBuckets(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	start := time.Now().UTC().Truncate(time.Minute).Add(-time.Hour)
+	tb.now.Store(start.Add(time.Second).UnixNano())
+	tb.configure(t, "lag5", func(*queue.Options) {})
+	tb.push(t, "lag5", 3)
+	tb.consume(t, "lag5", "g", 1, "completed")
+	s := tb.settings()
+	s.ConsumerLagInterval = 5 * time.Second
+	sample := job(t, maintenance.Jobs(tb.st, s), maintenance.JobConsumerLag)
+	require.Equal(t, 5*time.Second, sample.Interval())
+	run(t, sample)
+	tb.advance(5 * time.Second)
+	run(t, sample)
+
+	fine, err := tb.st.ConsumerLagSeries(t.Context(), store.SeriesFilter{From: start, To: start.Add(time.Minute),
+		Bucket: 5 * time.Second, Queue: "lag5"}, "g")
+	require.NoError(t, err)
+	require.Len(t, fine, 2)
+	require.Equal(t, start, fine[0].Bucket, "the bucket of the first sample, at 5 s")
+	require.Equal(t, start.Add(5*time.Second), fine[1].Bucket)
+	require.EqualValues(t, 2, fine[1].TotalLag)
+	require.Len(t, tb.lagOf(t, start, start.Add(time.Hour), time.Minute), 1, "one point of a minute series")
+}
+
 // TestReplicaCleanup: rows of replicas silent for longer than ReplicaRetention go.
 func TestReplicaCleanup(t *testing.T) {
 	t.Parallel()

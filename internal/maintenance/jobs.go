@@ -38,14 +38,18 @@ type Settings struct {
 	// (PARTITION_LOOKUP_RECONCILE_LOOKBACK_SECONDS).
 	LookupReconcileInterval time.Duration
 	LookupReconcileLookback time.Duration
-	// ConsumerLagInterval paces the consumer-lag sample (default ConsumerLagInterval)
-	// and ConsumerLagPairs caps the (group, queue) pairs one sample covers (default
-	// ConsumerLagMaxPairs).
+	// ConsumerLagInterval paces the consumer-lag sample and is the width of its
+	// buckets, so it must divide a minute (QUEEN_ANALYTICS_BUCKET; default
+	// ConsumerLagInterval); ConsumerLagPairs caps the (group, queue) pairs one sample
+	// covers (default ConsumerLagMaxPairs).
 	ConsumerLagInterval time.Duration
 	ConsumerLagPairs    int
 	// ReplicaRetention: replica rows not written for this long are deleted (default
 	// ReplicaRetention).
 	ReplicaRetention time.Duration
+	// TenancyUsageInterval paces the per-tenant usage refresh
+	// (QUEEN_TENANCY_USAGE_INTERVAL); 0 leaves the job out, as when tenancy is off.
+	TenancyUsageInterval time.Duration
 	// NowFunc is the clock passed to the queries (tests move it forward); nil: time.Now.
 	NowFunc func() time.Time
 }
@@ -62,12 +66,13 @@ const (
 	JobMetricsCleanup     = "metrics_cleanup"
 	JobConsumerLag        = "consumer_lag_sample"
 	JobReplicaCleanup     = "replica_cleanup"
+	JobTenancyUsage       = "tenancy_usage"
 )
 
 // Defaults of the consumer-lag sample and the replica cleanup.
 const (
-	// ConsumerLagInterval is how often the lag of every consumer group is sampled:
-	// the resolution of GET /api/v1/analytics/consumer-lag.
+	// ConsumerLagInterval is how often the lag of every consumer group is sampled by
+	// default: the resolution of GET /api/v1/analytics/consumer-lag.
 	ConsumerLagInterval = time.Minute
 	// ConsumerLagMaxPairs caps the (consumer group, queue) pairs one sample covers,
 	// the first ones by group and queue name: a sample counts the unconsumed messages
@@ -84,7 +89,7 @@ const partitionCleanupLimit = 1000
 
 // Jobs returns queen's maintenance jobs over st. dlq_retention is included only when
 // s.DLQRetention is set, partition_lookup_reconcile only when
-// s.LookupReconcileInterval is.
+// s.LookupReconcileInterval is, tenancy_usage only when s.TenancyUsageInterval is.
 func Jobs(st *store.Store, s Settings) []Job {
 	if s.BatchSize <= 0 {
 		s.BatchSize = 1000
@@ -161,7 +166,7 @@ func Jobs(st *store.Store, s Settings) []Job {
 			}},
 		&job{name: JobConsumerLag, interval: s.ConsumerLagInterval,
 			run: func(ctx context.Context) (Result, error) {
-				n, truncated, err := st.ConsumerLagSample(ctx, now(), s.ConsumerLagPairs)
+				n, truncated, err := st.ConsumerLagSample(ctx, now(), s.ConsumerLagInterval, s.ConsumerLagPairs)
 				return Result{Rows: n, Batches: 1, Truncated: truncated}, err
 			}},
 		&job{name: JobReplicaCleanup, interval: s.RetentionInterval,
@@ -172,6 +177,13 @@ func Jobs(st *store.Store, s Settings) []Job {
 	if s.LookupReconcileInterval > 0 {
 		jobs = append(jobs, &lookupReconcile{st: st, interval: s.LookupReconcileInterval,
 			lookback: s.LookupReconcileLookback, batch: s.BatchSize, batches: s.MaxBatches, now: now})
+	}
+	if s.TenancyUsageInterval > 0 {
+		jobs = append(jobs, &job{name: JobTenancyUsage, interval: s.TenancyUsageInterval,
+			run: func(ctx context.Context) (Result, error) {
+				n, err := st.TenantUsageRefresh(ctx, now())
+				return Result{Rows: n, Batches: 1}, err
+			}})
 	}
 	if s.DLQRetention > 0 {
 		jobs = append(jobs, &job{name: JobDLQRetention, interval: s.RetentionInterval,

@@ -108,7 +108,7 @@ func (tb *testBundle) consume(t *testing.T, q, group string, n int, status strin
 	for i, m := range res.Messages {
 		acks[i] = queue.Ack{TransactionID: m.TransactionID, PartitionID: m.PartitionID, LeaseID: res.LeaseID, Status: status}
 	}
-	out, err := tb.b.Ack(t.Context(), group, acks)
+	out, err := tb.b.Ack(t.Context(), queue.Scope{}, group, acks)
 	require.NoError(t, err)
 	for _, r := range out {
 		require.True(t, r.Success, "%+v", r)

@@ -15,6 +15,7 @@ type DLQKey struct {
 // DLQSelection chooses the dead-letter entries a requeue or purge works on: the
 // entries named by Keys, or, when Keys is nil, those matching Filter (its Page is
 // unused) up to Limit messages (requeue) or entries (purge), oldest failure first.
+// Filter.Scope limits Keys too: a key outside it names no entry.
 type DLQSelection struct {
 	Keys   []DLQKey
 	Filter DLQFilter

@@ -54,6 +54,8 @@ type Page struct {
 // MessageFilter selects messages for the admin listing: exact-match filters (empty =
 // any), the creation window [From, To) and one page, newest first.
 type MessageFilter struct {
+	// Scope limits the listing to its queues; Queue is a stored name, already scoped.
+	Scope     Scope
 	Queue     string
 	Partition string
 	Namespace string
@@ -141,6 +143,9 @@ type GroupConsumption struct {
 // DLQFilter selects dead-letter entries: exact-match filters (empty = any), failure
 // time bounds (zero = unbounded, both inclusive) and one page, newest failure first.
 type DLQFilter struct {
+	// Scope limits the entries to its queues; Queue and ConsumerGroup are stored
+	// names, already scoped.
+	Scope         Scope
 	Queue         string
 	ConsumerGroup string
 	Partition     string

@@ -42,11 +42,13 @@ type PushResult struct {
 
 // PopRequest asks for up to Batch messages of one queue. An empty Partition means a
 // wildcard pop over every partition, claiming up to Partitions of them. With no Queue,
-// Namespace and/or Task select the queues instead (highest priority first).
+// Namespace and/or Task select the queues instead (highest priority first), among the
+// queues of Scope (Queue and ConsumerGroup are stored names, already scoped).
 type PopRequest struct {
 	Queue            string
 	Namespace        string
 	Task             string
+	Scope            Scope
 	Partition        string
 	ConsumerGroup    string
 	Batch            int

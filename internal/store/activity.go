@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -154,10 +155,10 @@ WHERE t.sample_count <= excluded.sample_count`
 
 // sqlQueueActivityDerive recomputes the derived columns of queue_activity for the
 // given (bucket, queue) keys: the cluster's parked average (the sum over replicas),
-// the queue's partition count and the partitions created in that minute. It sets
-// rather than adds, so running it twice is harmless; it reads only the partitions of
-// the given queues. Two brokers deriving the same key at once may leave the parked
-// average one flush behind; the next flush of that key corrects it.
+// the queue's partition count and the partitions created in that bucket ($3 seconds
+// wide). It sets rather than adds, so running it twice is harmless; it reads only the
+// partitions of the given queues. Two brokers deriving the same key at once may leave
+// the parked average one flush behind; the next flush of that key corrects it.
 const sqlQueueActivityDerive = `
 WITH k AS (
     SELECT DISTINCT x.b, x.q FROM unnest($1::timestamptz[], $2::text[]) AS x(b, q)
@@ -167,7 +168,7 @@ WITH k AS (
     GROUP BY k.b, k.q
 ), parts AS (
     SELECT k.b, k.q, count(p.id) AS n,
-           count(p.id) FILTER (WHERE p.created_at >= k.b AND p.created_at < k.b + interval '1 minute') AS created
+           count(p.id) FILTER (WHERE p.created_at >= k.b AND p.created_at < k.b + make_interval(secs => $3::float8)) AS created
     FROM k LEFT JOIN queen.queues qq ON qq.name = k.q
     LEFT JOIN queen.partitions p ON p.queue_id = qq.id
     GROUP BY k.b, k.q
@@ -236,7 +237,8 @@ func (s *Store) ActivityAdd(ctx context.Context, f ActivityFlush) error {
 	}
 	deriveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deriveTimeout)
 	defer cancel()
-	if _, err := s.pool.Exec(deriveCtx, sqlQueueActivityDerive, buckets, names); err != nil {
+	width := cmp.Or(f.Width, time.Minute)
+	if _, err := s.pool.Exec(deriveCtx, sqlQueueActivityDerive, buckets, names, width.Seconds()); err != nil {
 		return fmt.Errorf("store: %w: %w", ErrActivityDerive, interpretError(err))
 	}
 	return nil
@@ -323,13 +325,14 @@ const (
 	bucketEnd = `) / $3::float8) * $3::float8)`
 )
 
+// bucketSeconds is f's bucket width in seconds, at least one.
 func bucketSeconds(f SeriesFilter) float64 {
-	return max(f.Bucket.Seconds(), 60)
+	return max(f.Bucket.Seconds(), 1)
 }
 
 // sqlQueueActivitySeries sums queue_activity per (bucket, queue) in [$1, $2),
-// newest first; $4 queue, $5 namespace, $6 task ("" = any). A namespace or task
-// filter only matches queues that still exist.
+// newest first; $4 queue, $5 namespace, $6 task, $8 scope prefix ("" = any). A
+// namespace or task filter only matches queues that still exist.
 const sqlQueueActivitySeries = `
 SELECT ` + bucketOf + `l.bucket_time` + bucketEnd + ` AS b, l.queue_name,
        sum(l.push_request_count)::bigint, sum(l.push_message_count)::bigint, sum(l.pop_request_count)::bigint,
@@ -343,7 +346,7 @@ LEFT JOIN queen.queues q ON q.name = l.queue_name
 WHERE l.bucket_time >= $1 AND l.bucket_time < $2
   AND ($4::text = '' OR l.queue_name = $4::text)
   AND ($5::text = '' OR q.namespace = $5::text)
-  AND ($6::text = '' OR q.task = $6::text)
+  AND ($6::text = '' OR q.task = $6::text) AND ($8::text = '' OR starts_with(l.queue_name::text, $8::text))
 GROUP BY 1, 2
 ORDER BY 1 DESC, 2
 LIMIT $7`
@@ -353,7 +356,7 @@ LIMIT $7`
 // the bucket's minutes for the bucket's average).
 func (s *Store) QueueActivitySeries(ctx context.Context, f SeriesFilter) ([]QueueActivity, error) {
 	rows, err := s.pool.Query(ctx, sqlQueueActivitySeries, f.From, f.To, bucketSeconds(f), f.Queue, f.Namespace,
-		f.Task, maxSeriesRows)
+		f.Task, maxSeriesRows, f.Prefix)
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -412,12 +415,13 @@ func (s *Store) WorkerActivitySeries(ctx context.Context, f SeriesFilter) ([]Wor
 }
 
 // sqlParkedReplicaSeries sums queue_parked_activity per (bucket, queue, replica) in
-// [$1, $2), newest first; $4 queue ("" = any).
+// [$1, $2), newest first; $4 queue, $6 scope prefix ("" = any).
 const sqlParkedReplicaSeries = `
 SELECT ` + bucketOf + `r.bucket_time` + bucketEnd + ` AS b, r.queue_name, r.hostname, r.worker_id,
        sum(r.parked_count)::float8, max(r.max_parked)::bigint
 FROM queen.queue_parked_activity r
 WHERE r.bucket_time >= $1 AND r.bucket_time < $2 AND ($4::text = '' OR r.queue_name = $4::text)
+  AND ($6::text = '' OR starts_with(r.queue_name::text, $6::text))
 GROUP BY 1, 2, 3, 4
 ORDER BY 1 DESC, 2, 3, 4
 LIMIT $5`
@@ -425,7 +429,8 @@ LIMIT $5`
 // ParkedReplicaSeries returns per-(bucket, queue, replica) sums of the minutes'
 // parked averages in the window, newest bucket first.
 func (s *Store) ParkedReplicaSeries(ctx context.Context, f SeriesFilter) ([]ParkedReplica, error) {
-	rows, err := s.pool.Query(ctx, sqlParkedReplicaSeries, f.From, f.To, bucketSeconds(f), f.Queue, maxSeriesRows)
+	rows, err := s.pool.Query(ctx, sqlParkedReplicaSeries, f.From, f.To, bucketSeconds(f), f.Queue, maxSeriesRows,
+		f.Prefix)
 	if err != nil {
 		return nil, interpretError(err)
 	}

@@ -185,16 +185,19 @@ type SystemActivity struct {
 }
 
 // ActivityFlush is what one flush of a broker's activity recorder writes: closed (or,
-// on demand, current) minutes of counters, added to what is stored; the process's
+// on demand, current) buckets of counters, added to what is stored; the process's
 // system aggregates, which replace what is stored.
 type ActivityFlush struct {
 	Hostname string
 	WorkerID string
 	PID      int
-	Queues   []QueueActivity
-	Workers  []WorkerActivity
-	Parked   []ParkedReplica
-	System   []SystemActivity
+	// Width is the width of the rows' buckets (0 = a minute): the partitions created
+	// in a bucket are counted over it.
+	Width   time.Duration
+	Queues  []QueueActivity
+	Workers []WorkerActivity
+	Parked  []ParkedReplica
+	System  []SystemActivity
 }
 
 // IsEmpty reports whether the flush writes nothing.
@@ -203,8 +206,8 @@ func (f ActivityFlush) IsEmpty() bool {
 }
 
 // SeriesFilter selects the rows of an analytics or status read: the window
-// [From, To), the bucket width, and exact-match filters (empty = any). Each read
-// documents which of the filters it applies.
+// [From, To), the bucket width, exact-match filters (empty = any) and the scope.
+// Each read documents which of the filters it applies; Queue is a stored name.
 type SeriesFilter struct {
 	From      time.Time
 	To        time.Time
@@ -214,6 +217,9 @@ type SeriesFilter struct {
 	Task      string
 	Hostname  string
 	WorkerID  string
+	// Prefix is the scope's prefix (queue.Scope.Prefix): reads by queue keep only
+	// the queues whose stored names start with it; "" keeps every queue.
+	Prefix string
 }
 
 // RetentionBucket sums retention_history over one bucket.

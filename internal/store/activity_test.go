@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/store"
 )
 
@@ -91,6 +93,44 @@ func TestActivityAdd(t *testing.T) {
 	rs, err := st.RetentionSeries(ctx, window)
 	require.NoError(t, err)
 	require.Empty(t, rs)
+}
+
+// TestActivityShortBuckets: rows of buckets under a minute are read back per bucket,
+// and the partitions created are counted in the bucket they were created in only.
+func TestActivityShortBuckets(t *testing.T) {
+	t.Parallel()
+	st, err := store.Open(store.Options{ConnString: pgtest.NewDBURL(t), MaxConns: 4})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	ctx := t.Context()
+	const width = 5 * time.Second
+	// The queue's Default partition is created now: in the bucket of created, unless
+	// the configure crossed a bucket's end (then again, with another queue).
+	var name string
+	var created time.Time
+	for i := 0; created.IsZero(); i++ {
+		name = fmt.Sprintf("short-%d", i)
+		at := time.Now().UTC().Truncate(width)
+		_, _, err = st.QueueConfigure(ctx, queue.Queue{Name: name})
+		require.NoError(t, err)
+		if time.Now().UTC().Truncate(width).Equal(at) {
+			created = at
+		}
+	}
+	before := created.Add(-width)
+	c := store.ActivityCounts{PushRequests: 1, PushMessages: 1}
+	require.NoError(t, st.ActivityAdd(ctx, store.ActivityFlush{Hostname: "h", WorkerID: "w", PID: 1, Width: width,
+		Queues: []store.QueueActivity{{Bucket: before, Queue: name, ActivityCounts: c},
+			{Bucket: created, Queue: name, ActivityCounts: c}}}))
+
+	qs, err := st.QueueActivitySeries(ctx, store.SeriesFilter{From: before, To: created.Add(width), Bucket: width})
+	require.NoError(t, err)
+	require.Len(t, qs, 2, "one row per 5 s bucket")
+	require.Equal(t, created, qs[0].Bucket, "newest first")
+	require.EqualValues(t, 1, qs[0].PartitionsCreated, "the Default partition, created in this bucket")
+	require.Equal(t, before, qs[1].Bucket)
+	require.Zero(t, qs[1].PartitionsCreated, "not in the bucket before, though within a minute of it")
+	require.EqualValues(t, 1, qs[1].PartitionCount)
 }
 
 func TestMaintenanceFlags(t *testing.T) {

@@ -10,7 +10,8 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// sqlCursorLag selects the cursor rows of group $1 (NULL = every group) with their lag.
+// sqlCursorLag selects the cursor rows of group $1 (NULL = every group) on the queues
+// of the scope prefix $2 ("" = every queue) with their lag.
 // A cursor's unconsumed messages are those after it or, when it is NULL, after the
 // group's subscription timestamp (a partition-specific subscription
 // wins over the queue-wide one, as in queen.subscription_start_q1), or all of them for
@@ -48,11 +49,12 @@ CROSS JOIN LATERAL (
       AND (m.created_at, m.id) > (s.ts, s.id)
       AND m.created_at > s.ttl_cut
 ) l
-WHERE ($1::text IS NULL OR pc.consumer_group = $1::text)`
+WHERE ($1::text IS NULL OR pc.consumer_group = $1::text)
+  AND ($2::text = '' OR starts_with(q.name::text, $2::text))`
 
 // sqlGroupQueueList aggregates sqlCursorLag per (group, queue), with the group's
 // subscription on the queue (the queue-wide one, else the oldest partition-specific
-// one). $2 caps the rows.
+// one). $3 caps the rows.
 const sqlGroupQueueList = `
 WITH c AS (` + sqlCursorLag + `),
 g AS (
@@ -77,12 +79,12 @@ LEFT JOIN LATERAL (
     LIMIT 1
 ) md ON true
 ORDER BY g.grp, g.qname
-LIMIT $2`
+LIMIT $3`
 
-// ConsumerGroupList summarises every consumer group on every queue it has cursors on,
-// ordered by group then queue, at most limit rows.
-func (s *Store) ConsumerGroupList(ctx context.Context, limit int) ([]queue.ConsumerGroupSummary, error) {
-	rows, err := s.pool.Query(ctx, sqlGroupQueueList, nil, limit)
+// ConsumerGroupList summarises every consumer group on every queue of the scope it has
+// cursors on, ordered by group then queue, at most limit rows.
+func (s *Store) ConsumerGroupList(ctx context.Context, sc queue.Scope, limit int) ([]queue.ConsumerGroupSummary, error) {
+	rows, err := s.pool.Query(ctx, sqlGroupQueueList, nil, sc.Prefix(), limit)
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -116,43 +118,46 @@ SELECT c.grp, c.qname, c.pname, c.pid::text, c.worker_id, c.lease_active, c.last
        c.total_consumed, c.lag, c.oldest, coalesce(extract(epoch FROM now() - c.oldest), 0)::float8 AS time_lag
 FROM c`
 
-// sqlCursorLagging selects the cursors whose oldest unconsumed message is more than $2
-// seconds old, most lagging first; $3 caps the rows.
+// sqlCursorLagging selects the cursors whose oldest unconsumed message is more than $3
+// seconds old, most lagging first; $4 caps the rows.
 const sqlCursorLagging = sqlCursorLagList + `
-WHERE c.oldest < now() - make_interval(secs => $2::float8)
+WHERE c.oldest < now() - make_interval(secs => $3::float8)
 ORDER BY c.oldest, c.lag DESC, c.grp, c.qname, c.pname
-LIMIT $3`
+LIMIT $4`
 
-// ConsumerGroupLagging returns the cursors (of every group) whose oldest unconsumed
-// message is older than minLag, most lagging first, at most limit.
-func (s *Store) ConsumerGroupLagging(ctx context.Context, minLag time.Duration, limit int) ([]queue.ConsumerGroupCursor, error) {
-	rows, err := s.pool.Query(ctx, sqlCursorLagging, nil, minLag.Seconds(), limit)
+// ConsumerGroupLagging returns the cursors (of every group, on the scope's queues)
+// whose oldest unconsumed message is older than minLag, most lagging first, at most
+// limit.
+func (s *Store) ConsumerGroupLagging(ctx context.Context, sc queue.Scope, minLag time.Duration, limit int) ([]queue.ConsumerGroupCursor, error) {
+	rows, err := s.pool.Query(ctx, sqlCursorLagging, nil, sc.Prefix(), minLag.Seconds(), limit)
 	if err != nil {
 		return nil, interpretError(err)
 	}
 	return collectCursorLag(rows)
 }
 
-// sqlGroupCursors selects the cursors of group $1 by queue and partition name; $2 caps
+// sqlGroupCursors selects the cursors of group $1 by queue and partition name; $3 caps
 // the rows.
 const sqlGroupCursors = sqlCursorLagList + `
 ORDER BY c.qname, c.pname
-LIMIT $2`
+LIMIT $3`
 
-// sqlGroupSubscribedQueues lists the queues group $1 has a subscription on.
+// sqlGroupSubscribedQueues lists the queues of the scope prefix $2 group $1 has a
+// subscription on; $3 caps the rows.
 const sqlGroupSubscribedQueues = `
 SELECT DISTINCT md.queue_name::text FROM queen.consumer_groups_metadata md
 WHERE md.consumer_group = $1 AND md.queue_name <> ''
+  AND ($2::text = '' OR starts_with(md.queue_name::text, $2::text))
 ORDER BY 1
-LIMIT $2`
+LIMIT $3`
 
-// ConsumerGroupCursors returns one group's cursors by queue (at most limit cursors),
-// plus an empty entry for each queue it is subscribed to without a cursor. An unknown
-// group yields an empty map.
-func (s *Store) ConsumerGroupCursors(ctx context.Context, group string, limit int) (queue.ConsumerGroupDetail, error) {
+// ConsumerGroupCursors returns one group's cursors on the scope's queues by queue (at
+// most limit cursors), plus an empty entry for each such queue it is subscribed to
+// without a cursor. An unknown group yields an empty map.
+func (s *Store) ConsumerGroupCursors(ctx context.Context, sc queue.Scope, group string, limit int) (queue.ConsumerGroupDetail, error) {
 	batch := &pgx.Batch{}
-	batch.Queue(sqlGroupCursors, group, limit)
-	batch.Queue(sqlGroupSubscribedQueues, group, limit)
+	batch.Queue(sqlGroupCursors, group, sc.Prefix(), limit)
+	batch.Queue(sqlGroupSubscribedQueues, group, sc.Prefix(), limit)
 	br := s.pool.SendBatch(ctx, batch)
 	defer func() { _ = br.Close() }()
 
@@ -206,72 +211,81 @@ func secondsDuration(s float64) time.Duration {
 }
 
 // sqlGroupDelete deletes group $1's cursors (and leases) on queue $2 (NULL = every
-// queue), its watermarks, its registrations as a wildcard consumer with their ready
-// rows, and its subscriptions when $3. Returns the number of cursors deleted.
+// queue) of the scope prefix $4 ("" = every queue), its watermarks, its registrations
+// as a wildcard consumer with their ready rows, and its subscriptions when $3.
+// Returns the number of cursors deleted.
 const sqlGroupDelete = `
 WITH d AS (
     DELETE FROM queen.partition_consumers pc
     WHERE pc.consumer_group = $1::text
-      AND ($2::text IS NULL OR pc.partition_id IN (
-           SELECT p.id FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = $2::text))
+      AND (($2::text IS NULL AND $4::text = '') OR pc.partition_id IN (
+           SELECT p.id FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
+           WHERE ($2::text IS NULL OR q.name = $2::text) AND starts_with(q.name::text, $4::text)))
     RETURNING 1
 ), w AS (
     DELETE FROM queen.consumer_watermarks w
     WHERE w.consumer_group = $1::text AND ($2::text IS NULL OR w.queue_name = $2::text)
+      AND starts_with(w.queue_name::text, $4::text)
 ), md AS (
     DELETE FROM queen.consumer_groups_metadata md
     WHERE $3::boolean AND md.consumer_group = $1::text AND ($2::text IS NULL OR md.queue_name = $2::text)
+      AND starts_with(md.queue_name::text, $4::text)
 ), qc AS (
     -- Without cursors the group starts over: its next wildcard pop registers it again
     -- and seeds its ready rows from scratch.
     DELETE FROM queen.queue_consumers c
     WHERE c.consumer_group = $1::text
-      AND ($2::text IS NULL OR c.queue_id IN (SELECT q.id FROM queen.queues q WHERE q.name = $2::text))
+      AND (($2::text IS NULL AND $4::text = '') OR c.queue_id IN (SELECT q.id FROM queen.queues q
+           WHERE ($2::text IS NULL OR q.name = $2::text) AND starts_with(q.name::text, $4::text)))
 ), rd AS (
     DELETE FROM queen.partition_ready r
     WHERE r.consumer_group = $1::text
-      AND ($2::text IS NULL OR r.queue_id IN (SELECT q.id FROM queen.queues q WHERE q.name = $2::text))
+      AND (($2::text IS NULL AND $4::text = '') OR r.queue_id IN (SELECT q.id FROM queen.queues q
+           WHERE ($2::text IS NULL OR q.name = $2::text) AND starts_with(q.name::text, $4::text)))
 )
 SELECT count(*)::int FROM d`
 
 // ConsumerGroupDelete deletes a consumer group's cursors on queueName ("" = every
-// queue), its watermarks and, with deleteMetadata, its subscriptions; it returns the
-// number of cursors deleted.
-func (s *Store) ConsumerGroupDelete(ctx context.Context, group, queueName string, deleteMetadata bool) (int, error) {
+// queue of the scope), its watermarks and, with deleteMetadata, its subscriptions; it
+// returns the number of cursors deleted.
+func (s *Store) ConsumerGroupDelete(ctx context.Context, sc queue.Scope, group, queueName string, deleteMetadata bool) (int, error) {
 	var q *string
 	if queueName != "" {
 		q = &queueName
 	}
 	var n int
-	err := s.pool.QueryRow(ctx, sqlGroupDelete, group, q, deleteMetadata).Scan(&n)
+	err := s.pool.QueryRow(ctx, sqlGroupDelete, group, q, deleteMetadata, sc.Prefix()).Scan(&n)
 	return n, interpretError(err)
 }
 
 // sqlGroupSubscriptionUpdate sets the subscription timestamp of every subscription of
-// group $1 to $2, deletes its watermarks and unregisters it as a wildcard consumer
-// (with its ready rows, which nothing keeps up to date meanwhile).
-// Returns the number of subscriptions.
+// group $1 on the queues of the scope prefix $3 ("" = every queue) to $2, deletes its
+// watermarks and unregisters it as a wildcard consumer there (with its ready rows,
+// which nothing keeps up to date meanwhile). Returns the number of subscriptions.
 const sqlGroupSubscriptionUpdate = `
 WITH u AS (
     UPDATE queen.consumer_groups_metadata md SET subscription_timestamp = $2
-    WHERE md.consumer_group = $1
+    WHERE md.consumer_group = $1 AND starts_with(md.queue_name::text, $3::text)
     RETURNING 1
 ), w AS (
-    DELETE FROM queen.consumer_watermarks w WHERE w.consumer_group = $1
+    DELETE FROM queen.consumer_watermarks w
+    WHERE w.consumer_group = $1 AND starts_with(w.queue_name::text, $3::text)
 ), qc AS (
     -- A subscription moved back exposes messages of partitions the group has no cursor
     -- on: its next wildcard pop registers it again and seeds its ready rows.
     DELETE FROM queen.queue_consumers c WHERE c.consumer_group = $1
+      AND ($3::text = '' OR c.queue_id IN (SELECT q.id FROM queen.queues q WHERE starts_with(q.name::text, $3::text)))
 ), rd AS (
     DELETE FROM queen.partition_ready r WHERE r.consumer_group = $1
+      AND ($3::text = '' OR r.queue_id IN (SELECT q.id FROM queen.queues q WHERE starts_with(q.name::text, $3::text)))
 )
 SELECT count(*)::int FROM u`
 
-// ConsumerGroupSubscriptionUpdate moves every subscription of a group to ts; it returns the
-// number of subscriptions updated.
-func (s *Store) ConsumerGroupSubscriptionUpdate(ctx context.Context, group string, ts time.Time) (int, error) {
+// ConsumerGroupSubscriptionUpdate moves every subscription of a group on the scope's
+// queues to ts; it returns the number of subscriptions updated.
+func (s *Store) ConsumerGroupSubscriptionUpdate(ctx context.Context, sc queue.Scope, group string, ts time.Time) (int, error) {
 	var n int
-	err := s.pool.QueryRow(ctx, sqlGroupSubscriptionUpdate, group, ts).Scan(&n)
+	err := s.pool.QueryRow(ctx, sqlGroupSubscriptionUpdate, group, ts, sc.Prefix()).Scan(&n)
 	return n, interpretError(err)
 }
 

@@ -8,10 +8,11 @@ import (
 )
 
 // sqlConsumerLagSample writes one sample of sqlCursorLag per (group, queue) into
-// consumer_lag_history, in the minute of $3. Only the first $2 pairs by group and
-// queue name are sampled, so a sample counts the backlog of at most $2 pairs' cursors;
-// the second column reports that more pairs exist. A sample replaces one taken earlier
-// in the same minute. $1 is sqlCursorLag's group filter (NULL: every group).
+// consumer_lag_history, in the bucket of $4 ($5 seconds wide, aligned to the epoch).
+// Only the first $3 pairs by group and queue name are sampled, so a sample counts the
+// backlog of at most $3 pairs' cursors; the second column reports that more pairs
+// exist. A sample replaces one taken earlier in the same bucket. $1 and $2 are
+// sqlCursorLag's group filter (NULL: every group) and queue prefix (empty: every queue).
 const sqlConsumerLagSample = `
 WITH pairs AS (
     SELECT DISTINCT pc.consumer_group::text AS grp, q.name::text AS qname
@@ -19,9 +20,9 @@ WITH pairs AS (
     JOIN queen.partitions p ON p.id = pc.partition_id
     JOIN queen.queues q ON q.id = p.queue_id
     ORDER BY 1, 2
-    LIMIT $2::integer + 1
+    LIMIT $3::integer + 1
 ),
-taken AS (SELECT x.grp, x.qname FROM pairs x ORDER BY x.grp, x.qname LIMIT $2::integer),
+taken AS (SELECT x.grp, x.qname FROM pairs x ORDER BY x.grp, x.qname LIMIT $3::integer),
 c AS (` + sqlCursorLag + `
   AND (pc.consumer_group::text, q.name::text) IN (SELECT t.grp, t.qname FROM taken t)),
 g AS (
@@ -33,7 +34,8 @@ g AS (
 ins AS (
     INSERT INTO queen.consumer_lag_history AS t (bucket_time, consumer_group, queue_name, total_lag,
         max_time_lag_seconds, partitions_with_lag, partitions, sampled_at)
-    SELECT date_trunc('minute', $3::timestamptz), g.grp, g.qname, g.total_lag,
+    SELECT to_timestamp(floor(extract(epoch FROM $4::timestamptz) / $5::float8) * $5::float8),
+           g.grp, g.qname, g.total_lag,
            greatest(coalesce(extract(epoch FROM now() - g.oldest), 0), 0)::float8, g.with_lag, g.members, now()
     FROM g
     ORDER BY g.grp, g.qname
@@ -45,13 +47,17 @@ ins AS (
         sampled_at           = excluded.sampled_at
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM pairs) > $2::integer`
+SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM pairs) > $3::integer`
 
 // ConsumerLagSample records the lag of the first maxPairs (consumer group, queue)
-// pairs by name in consumer_lag_history, in the minute of now. It returns the rows
-// written and whether more pairs exist than were sampled.
-func (s *Store) ConsumerLagSample(ctx context.Context, now time.Time, maxPairs int) (rows int64, truncated bool, err error) {
-	err = s.pool.QueryRow(ctx, sqlConsumerLagSample, nil, maxPairs, now).Scan(&rows, &truncated)
+// pairs by name in consumer_lag_history, in the bucket of now (bucket wide, at least
+// a second; it divides a minute). It returns the rows written and whether more pairs
+// exist than were sampled.
+func (s *Store) ConsumerLagSample(ctx context.Context, now time.Time, bucket time.Duration,
+	maxPairs int) (rows int64, truncated bool, err error) {
+	secs := max(bucket.Seconds(), 1)
+	// The sample covers the whole cluster: every group, every queue (no tenant prefix).
+	err = s.pool.QueryRow(ctx, sqlConsumerLagSample, nil, "", maxPairs, now, secs).Scan(&rows, &truncated)
 	if err != nil {
 		return 0, false, interpretError(err)
 	}
@@ -59,7 +65,7 @@ func (s *Store) ConsumerLagSample(ctx context.Context, now time.Time, maxPairs i
 }
 
 // ConsumerLagPoint is one bucket of a consumer group's lag on one queue. A bucket
-// wider than a minute holds the largest of its minutes' samples, field by field.
+// wider than the samples' holds the largest of its samples, field by field.
 type ConsumerLagPoint struct {
 	Bucket            time.Time
 	Group             string

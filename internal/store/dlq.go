@@ -11,21 +11,25 @@ import (
 )
 
 // sqlDLQLockKeys locks, in id order, the dead-letter rows named by the keys ($1
-// partition ids, $2 transaction ids, $3 groups, $4 "any group" flags), returning
-// each row with the 1-based index of the key that named it. A row deleted by a
-// concurrent requeue or purge while this waits is skipped, so its key comes back
-// empty.
+// partition ids, $2 transaction ids, $3 groups, $4 "any group" flags) in the
+// queues of the scope prefix $5 ("" = every queue), returning each row with the
+// 1-based index of the key that named it. A row deleted by a concurrent requeue or
+// purge while this waits is skipped, so its key comes back empty, as does a key
+// outside the scope.
 const sqlDLQLockKeys = `
 SELECT k.ord::int, d.id::text, d.message_id::text
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::boolean[]) WITH ORDINALITY AS k(pid, txid, grp, any_grp, ord)
 JOIN queen.messages m ON m.partition_id = k.pid AND m.transaction_id COLLATE "C" = k.txid
 JOIN queen.dead_letter_queue d ON d.message_id = m.id
  AND (k.any_grp OR coalesce(d.consumer_group, '') = k.grp)
+WHERE $5::text = '' OR EXISTS (
+    SELECT 1 FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
+    WHERE p.id = k.pid AND starts_with(q.name::text, $5::text))
 ORDER BY d.id
 FOR UPDATE OF d`
 
 // sqlDLQLockFilter locks, in id order, the matching dead-letter rows (sqlDLQFilter,
-// $1 … $5) of at most $6 messages, those whose first matching failure is oldest.
+// $1 … $6) of at most $7 messages, those whose first matching failure is oldest.
 // All matching rows of a chosen message are taken, so no message is pushed again
 // once per call for rows a limit split. Rows another transaction holds are skipped.
 const sqlDLQLockFilter = `
@@ -33,7 +37,7 @@ WITH pick AS (
     SELECT d.message_id` + sqlDLQFilter + `
     GROUP BY d.message_id
     ORDER BY min(d.failed_at), d.message_id
-    LIMIT $6
+    LIMIT $7
 )
 SELECT 0, d.id::text, d.message_id::text` + sqlDLQFilter + `
   AND d.message_id IN (SELECT pick.message_id FROM pick)
@@ -54,16 +58,16 @@ ORDER BY m.partition_id, m.created_at, m.id`
 
 const sqlDLQDeleteRows = `DELETE FROM queen.dead_letter_queue WHERE id = ANY ($1::uuid[])`
 
-// sqlDLQAnyLeft reports whether a dead-letter row matches the filter ($1 … $5).
+// sqlDLQAnyLeft reports whether a dead-letter row matches the filter ($1 … $6).
 const sqlDLQAnyLeft = `SELECT EXISTS (SELECT 1` + sqlDLQFilter + `)`
 
-// sqlDLQPurge deletes the matching dead-letter rows ($1 … $5) of at most $6
+// sqlDLQPurge deletes the matching dead-letter rows ($1 … $6) of at most $7
 // entries, oldest failure first, skipping rows another transaction holds.
 const sqlDLQPurge = `
 WITH victim AS (
     SELECT d.id` + sqlDLQFilter + `
     ORDER BY d.failed_at, d.id
-    LIMIT $6
+    LIMIT $7
     FOR UPDATE OF d SKIP LOCKED
 )
 DELETE FROM queen.dead_letter_queue x USING victim WHERE x.id = victim.id`
@@ -128,7 +132,7 @@ func dlqLock(ctx context.Context, tx pgx.Tx, sel queue.DLQSelection) (rowIDs, me
 		for i, k := range sel.Keys {
 			pids[i], txids[i], groups[i], anyGroup[i] = k.PartitionID, k.TransactionID, k.ConsumerGroup, k.AnyGroup
 		}
-		rows, err = tx.Query(ctx, sqlDLQLockKeys, pids, txids, groups, anyGroup)
+		rows, err = tx.Query(ctx, sqlDLQLockKeys, pids, txids, groups, anyGroup, sel.Filter.Scope.Prefix())
 	} else {
 		rows, err = tx.Query(ctx, sqlDLQLockFilter, append(dlqFilterArgs(sel.Filter), sel.Limit)...)
 	}
@@ -241,7 +245,7 @@ func (s *Store) DLQPurge(ctx context.Context, f queue.DLQFilter, limit int) (del
 	return deleted, more, nil
 }
 
-// dlqFilterArgs are the parameters $1 … $5 of sqlDLQFilter.
+// dlqFilterArgs are the parameters $1 … $6 of sqlDLQFilter.
 func dlqFilterArgs(f queue.DLQFilter) []any {
-	return []any{f.Queue, f.ConsumerGroup, f.Partition, timeOrNil(f.From), timeOrNil(f.To)}
+	return []any{f.Queue, f.ConsumerGroup, f.Partition, timeOrNil(f.From), timeOrNil(f.To), f.Scope.Prefix()}
 }

@@ -19,10 +19,12 @@ SELECT p.id, p.name::text AS pname, q.name::text AS qname, coalesce(q.namespace,
 FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id`
 
 // sqlMessagePartsFiltered is sqlMessageParts with the listing's exact-match filters
-// ($1 queue, $2 partition, $3 namespace, $4 task; empty = any).
+// ($1 queue, $2 partition, $3 namespace, $4 task; empty = any) and the scope's queue
+// name prefix $5 ("" = every queue).
 const sqlMessagePartsFiltered = sqlMessageParts + `
 WHERE ($1::text = '' OR q.name = $1::text) AND ($2::text = '' OR p.name = $2::text)
-  AND ($3::text = '' OR q.namespace = $3::text) AND ($4::text = '' OR q.task = $4::text)`
+  AND ($3::text = '' OR q.namespace = $3::text) AND ($4::text = '' OR q.task = $4::text)
+  AND ($5::text = '' OR starts_with(q.name::text, $5::text))`
 
 // sqlMessageCursors (the CTE c) adds to each partition of x the cursor facts the
 // status needs, read once per partition through the partition_consumers unique key:
@@ -88,10 +90,10 @@ const sqlMessageInfoColumns = `m.id::text, m.transaction_id, m.partition_id::tex
        s.consumed_by, s.total_groups, c.has_qm, c.bus_groups, s.bus_consumed, c.qm_lease`
 
 // sqlMessageListPage finds the page per partition first: a backward range scan of
-// idx_messages_partition_created over [$5, $6) that stops after $8 + $9 rows
-// (matching status $7, when given), so the work is bounded by partitions × (limit +
+// idx_messages_partition_created over [$6, $7) that stops after $9 + $10 rows
+// (matching status $8, when given), so the work is bounded by partitions × (limit +
 // offset) index rows, never more than the window holds. The merged top rows are then
-// paged, and each row of the page (at most $8) is detailed by one primary-key probe.
+// paged, and each row of the page (at most $9) is detailed by one primary-key probe.
 // Two planner traps are closed on purpose: the partition's facts ride along from c,
 // because a second join with c was rescanned once per page row; and the lateral with
 // OFFSET 0 cannot be flattened, because a plain join with queen.messages was planned,
@@ -100,13 +102,13 @@ const sqlMessageListPage = `WITH x AS (` + sqlMessagePartsFiltered + `), c AS (`
 page AS (
     SELECT c.*, h.id AS mid FROM c CROSS JOIN LATERAL (
         SELECT m.id, m.created_at FROM queen.messages m
-        WHERE m.partition_id = c.id AND m.created_at >= $5 AND m.created_at < $6
-          AND ($7::text = '' OR ` + sqlMessageStatus + ` = $7::text)
+        WHERE m.partition_id = c.id AND m.created_at >= $6 AND m.created_at < $7
+          AND ($8::text = '' OR ` + sqlMessageStatus + ` = $8::text)
         ORDER BY m.created_at DESC, m.id DESC
-        LIMIT $8::bigint + $9::bigint
+        LIMIT $9::bigint + $10::bigint
     ) h
     ORDER BY h.created_at DESC, h.id DESC
-    LIMIT $8::bigint OFFSET $9::bigint
+    LIMIT $9::bigint OFFSET $10::bigint
 )
 SELECT ` + sqlMessageInfoColumns + `
 FROM page c
@@ -117,12 +119,12 @@ CROSS JOIN LATERAL (
 CROSS JOIN LATERAL (` + sqlMessageGroupCounts + `) s
 ORDER BY m.created_at DESC, m.id DESC`
 
-// sqlMessageListCount counts the window's messages (in status $7, when given) with
+// sqlMessageListCount counts the window's messages (in status $8, when given) with
 // index-only range scans per partition; a status costs one DLQ probe per message.
 const sqlMessageListCount = `WITH x AS (` + sqlMessagePartsFiltered + `), c AS (` + sqlMessageCursors + `)
 SELECT count(*) FROM c
-JOIN queen.messages m ON m.partition_id = c.id AND m.created_at >= $5 AND m.created_at < $6
-WHERE ($7::text = '' OR ` + sqlMessageStatus + ` = $7::text)`
+JOIN queen.messages m ON m.partition_id = c.id AND m.created_at >= $6 AND m.created_at < $7
+WHERE ($8::text = '' OR ` + sqlMessageStatus + ` = $8::text)`
 
 // sqlMessageListMode summarises the cursors of the filtered partitions.
 const sqlMessageListMode = `WITH x AS (` + sqlMessagePartsFiltered + `)
@@ -137,14 +139,14 @@ FROM x JOIN queen.partition_consumers pc ON pc.partition_id = x.id`
 // holds exactly when rows are left after the page.
 func (s *Store) MessageList(ctx context.Context, f queue.MessageFilter) (queue.MessageList, error) {
 	var list queue.MessageList
-	filters := []any{f.Queue, f.Partition, f.Namespace, f.Task}
-	window := append(filters[:4:4], f.From, f.To, f.Status)
+	filters := []any{f.Queue, f.Partition, f.Namespace, f.Task, f.Scope.Prefix()}
+	window := append(filters[:5:5], f.From, f.To, f.Status)
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
 		func(tx pgx.Tx) error {
 			batch := &pgx.Batch{}
 			batch.Queue(sqlMessageListCount, window...)
 			batch.Queue(sqlMessageListMode, filters...)
-			batch.Queue(sqlMessageListPage, append(window[:7:7], f.Page.Limit, f.Page.Offset)...)
+			batch.Queue(sqlMessageListPage, append(window[:8:8], f.Page.Limit, f.Page.Offset)...)
 			br := tx.SendBatch(ctx, batch)
 			defer func() { _ = br.Close() }()
 
@@ -189,7 +191,8 @@ func scanMessageInfo(row pgx.Row, mi *queue.MessageInfo, extra ...any) error {
 	return nil
 }
 
-const sqlMessageGet = `WITH x AS (` + sqlMessageParts + ` WHERE p.id = $1::uuid), c AS (` + sqlMessageCursors + `)
+const sqlMessageGet = `WITH x AS (` + sqlMessageParts + `
+    WHERE p.id = $1::uuid AND ($3::text = '' OR starts_with(q.name::text, $3::text))), c AS (` + sqlMessageCursors + `)
 SELECT ` + sqlMessageInfoColumns + `,
        m.payload, coalesce(m.is_encrypted, false), c.lease_time, c.retry_limit, c.retry_delay, c.ttl,
        dl.found IS NOT NULL, dl.error_message, dl.retry_count
@@ -214,16 +217,16 @@ FROM queen.partition_consumers pc
 WHERE pc.partition_id = $1::uuid
 ORDER BY pc.consumer_group <> '__QUEUE_MODE__', pc.consumer_group`
 
-// MessageGet returns one message (partition id already validated as a UUID) with its
-// stored payload, state, latest DLQ entry and per-group consumption;
-// queue.ErrNotFound when absent.
-func (s *Store) MessageGet(ctx context.Context, partitionID, transactionID string) (queue.MessageDetail, error) {
+// MessageGet returns one message (partition id already validated as a UUID) of the
+// scope with its stored payload, state, latest DLQ entry and per-group consumption;
+// queue.ErrNotFound when absent or outside the scope.
+func (s *Store) MessageGet(ctx context.Context, sc queue.Scope, partitionID, transactionID string) (queue.MessageDetail, error) {
 	var d queue.MessageDetail
 	var payload []byte
 	var hasDLQ bool
 	var dlqError *string
 	var dlqRetry *int
-	err := scanMessageInfo(s.pool.QueryRow(ctx, sqlMessageGet, partitionID, transactionID), &d.MessageInfo,
+	err := scanMessageInfo(s.pool.QueryRow(ctx, sqlMessageGet, partitionID, transactionID, sc.Prefix()), &d.MessageInfo,
 		&payload, &d.IsEncrypted, &d.LeaseTime, &d.RetryLimit, &d.RetryDelay, &d.TTL, &hasDLQ, &dlqError, &dlqRetry)
 	if err != nil {
 		return d, interpretError(err)
@@ -249,11 +252,19 @@ func (s *Store) MessageGet(ctx context.Context, partitionID, transactionID strin
 	return d, err
 }
 
-// MessageDelete deletes one message (partition id already validated as a UUID); its
-// DLQ rows and traces go with it (foreign keys ON DELETE CASCADE), cursors stay.
-func (s *Store) MessageDelete(ctx context.Context, partitionID, transactionID string) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM queen.messages WHERE partition_id = $1::uuid AND transaction_id COLLATE "C" = $2`,
-		partitionID, transactionID)
+// sqlMessageDelete deletes message ($1 partition, $2 transaction id) when its queue is
+// in the scope of prefix $3 ("" = every queue).
+const sqlMessageDelete = `DELETE FROM queen.messages m
+WHERE m.partition_id = $1::uuid AND m.transaction_id COLLATE "C" = $2
+  AND ($3::text = '' OR EXISTS (
+      SELECT 1 FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
+      WHERE p.id = $1::uuid AND starts_with(q.name::text, $3::text)))`
+
+// MessageDelete deletes one message (partition id already validated as a UUID) of the
+// scope; its DLQ rows and traces go with it (foreign keys ON DELETE CASCADE), cursors
+// stay. A message outside the scope is not deleted and reported as absent.
+func (s *Store) MessageDelete(ctx context.Context, sc queue.Scope, partitionID, transactionID string) (bool, error) {
+	tag, err := s.pool.Exec(ctx, sqlMessageDelete, partitionID, transactionID, sc.Prefix())
 	if err != nil {
 		return false, interpretError(err)
 	}
@@ -261,8 +272,8 @@ func (s *Store) MessageDelete(ctx context.Context, partitionID, transactionID st
 }
 
 // sqlDLQFilter selects dead-letter rows d of partitions p of queues q by $1 queue,
-// $2 consumer group, $3 partition (empty = any) and failed_at bounds $4, $5 (NULL =
-// unbounded, inclusive).
+// $2 consumer group, $3 partition (empty = any), failed_at bounds $4, $5 (NULL =
+// unbounded, inclusive) and the scope's queue name prefix $6 ("" = every queue).
 const sqlDLQFilter = `
 FROM queen.dead_letter_queue d
 JOIN queen.partitions p ON p.id = d.partition_id
@@ -270,7 +281,8 @@ JOIN queen.queues q ON q.id = p.queue_id
 WHERE ($1::text = '' OR q.name = $1::text) AND ($2::text = '' OR d.consumer_group = $2::text)
   AND ($3::text = '' OR p.name = $3::text)
   AND ($4::timestamptz IS NULL OR d.failed_at >= $4::timestamptz)
-  AND ($5::timestamptz IS NULL OR d.failed_at <= $5::timestamptz)`
+  AND ($5::timestamptz IS NULL OR d.failed_at <= $5::timestamptz)
+  AND ($6::text = '' OR starts_with(q.name::text, $6::text))`
 
 const sqlDLQCount = `SELECT count(*)` + sqlDLQFilter
 
@@ -283,7 +295,7 @@ WITH page AS (
            coalesce(d.failed_at, now()) AS failed_at
     ` + sqlDLQFilter + `
     ORDER BY d.failed_at DESC, d.id DESC
-    LIMIT $6 OFFSET $7
+    LIMIT $7 OFFSET $8
 )
 SELECT m.id::text, m.transaction_id, page.partition_id::text, page.qname, page.pname, page.grp,
        page.error_message, page.retry_count, m.payload, coalesce(m.producer_sub, ''), m.created_at, page.failed_at
@@ -293,7 +305,7 @@ ORDER BY page.failed_at DESC, page.id DESC`
 // DLQList returns one page of dead-letter entries matching f, newest failure first,
 // with the stored (possibly encrypted) payloads and the total count.
 func (s *Store) DLQList(ctx context.Context, f queue.DLQFilter) ([]queue.DLQEntry, int64, error) {
-	args := []any{f.Queue, f.ConsumerGroup, f.Partition, timeOrNil(f.From), timeOrNil(f.To)}
+	args := dlqFilterArgs(f)
 	var total int64
 	if err := s.pool.QueryRow(ctx, sqlDLQCount, args...).Scan(&total); err != nil {
 		return nil, 0, interpretError(err)

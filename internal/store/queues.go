@@ -125,9 +125,12 @@ func (s *Store) QueuePartitions(ctx context.Context, queueID string) ([]queue.Pa
 	return out, interpretError(rows.Err())
 }
 
-// QueueList returns every queue, newest first, with partition counts and counters.
-func (s *Store) QueueList(ctx context.Context) ([]queue.QueueInfo, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+sqlQueueColumns+` FROM queen.queues q ORDER BY q.created_at DESC, q.name`)
+// QueueList returns every queue of the scope, newest first, with partition counts and
+// counters.
+func (s *Store) QueueList(ctx context.Context, sc queue.Scope) ([]queue.QueueInfo, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+sqlQueueColumns+` FROM queen.queues q
+WHERE $1::text = '' OR starts_with(q.name::text, $1::text)
+ORDER BY q.created_at DESC, q.name`, sc.Prefix())
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -185,12 +188,13 @@ func (s *Store) QueueEncryptionFlags(ctx context.Context, names []string) (map[s
 	return out, interpretError(rows.Err())
 }
 
-// QueueNamesByTag returns the queues with the given namespace and/or task (an empty
-// filter matches any), highest priority first, then by name. At most 1000.
-func (s *Store) QueueNamesByTag(ctx context.Context, namespace, task string) ([]string, error) {
+// QueueNamesByTag returns the queues of the scope with the given namespace and/or task
+// (an empty filter matches any), highest priority first, then by name. At most 1000.
+func (s *Store) QueueNamesByTag(ctx context.Context, sc queue.Scope, namespace, task string) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT name FROM queen.queues
 		WHERE ($1 = '' OR namespace = $1) AND ($2 = '' OR task = $2)
-		ORDER BY coalesce(priority, 0) DESC, name LIMIT 1000`, namespace, task)
+		  AND ($3::text = '' OR starts_with(name::text, $3::text))
+		ORDER BY coalesce(priority, 0) DESC, name LIMIT 1000`, namespace, task, sc.Prefix())
 	if err != nil {
 		return nil, interpretError(err)
 	}

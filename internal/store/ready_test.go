@@ -108,7 +108,7 @@ func runReadyHistory(t *testing.T, ctx context.Context, st *store.Store, db *pgx
 			what = fmt.Sprintf("seek %s %+v", g, seek)
 			open = dropLeasesOf(open, g, func(l lease) string { return l.group })
 		case r == 18 && g != queue.QueueModeGroup:
-			_, err := st.ConsumerGroupSubscriptionUpdate(ctx, g, time.Now().Add(-time.Hour))
+			_, err := st.ConsumerGroupSubscriptionUpdate(ctx, queue.Scope{}, g, time.Now().Add(-time.Hour))
 			require.NoError(t, err)
 			what = "move the subscriptions of " + g + " an hour back"
 		default:

@@ -110,14 +110,15 @@ const sqlCounterColumns = `coalesce(sum(ps.total), 0)::bigint AS c_total,
        coalesce(sum(ps.dlq), 0)::bigint AS c_dlq`
 
 // ppFiltered selects the partitions of the queues matching $3 queue, $4 namespace,
-// $5 task ("" = any), at most maxStatusPartitions.
+// $5 task ("" = any) and the scope prefix $6 ("" = every queue), at most
+// maxStatusPartitions.
 const ppFiltered = `
 pp AS (
     SELECT p.id AS pid, p.name::text AS pname, p.created_at AS pcreated, q.id AS qid, q.name::text AS qname,
            coalesce(q.namespace, '')::text AS ns, coalesce(q.task, '')::text AS task
     FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
     WHERE ($3::text = '' OR q.name = $3::text) AND ($4::text = '' OR q.namespace = $4::text)
-      AND ($5::text = '' OR q.task = $5::text)
+      AND ($5::text = '' OR q.task = $5::text) AND ($6::text = '' OR starts_with(q.name::text, $6::text))
     ORDER BY q.name, p.name
     LIMIT ` + maxStatusPartitions + `
 )`
@@ -132,14 +133,14 @@ func fillFailed(c *queue.Counters) { c.Failed = c.DeadLetter }
 
 // PartitionStatusList returns partitions with their live all-time counters and
 // queue-mode cursor, ordered by queue then partition name, one page. queueName ""
-// lists every queue's partitions.
-func (s *Store) PartitionStatusList(ctx context.Context, queueName string, page queue.Page) ([]queue.PartitionStatus, error) {
+// lists the partitions of every queue of the scope.
+func (s *Store) PartitionStatusList(ctx context.Context, sc queue.Scope, queueName string, page queue.Page) ([]queue.PartitionStatus, error) {
 	rows, err := s.pool.Query(ctx, `
 WITH pp AS (
     SELECT p.id AS pid, p.name::text AS pname, p.created_at AS pcreated, q.id AS qid, q.name::text AS qname,
            coalesce(q.namespace, '')::text AS ns, coalesce(q.task, '')::text AS task
     FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
-    WHERE ($3::text = '' OR q.name = $3::text)
+    WHERE ($3::text = '' OR q.name = $3::text) AND ($6::text = '' OR starts_with(q.name::text, $6::text))
     ORDER BY q.name, p.name
     LIMIT $4 OFFSET $5
 ), `+sqlPartitionStats+`
@@ -147,7 +148,7 @@ SELECT ps.pid::text, ps.pname, coalesce(ps.pcreated, now()), ps.qid::text, ps.qn
        ps.total, ps.unconsumed - ps.processing, ps.processing, greatest(ps.total - ps.unconsumed - ps.dlq, 0), ps.dlq,
        ps.oldest, ps.newest, ps.consumed, ps.batches, ps.last_consumed_at
 FROM ps
-ORDER BY ps.qname, ps.pname`, windowStart, windowEnd, queueName, page.Limit, page.Offset)
+ORDER BY ps.qname, ps.pname`, windowStart, windowEnd, queueName, page.Limit, page.Offset, sc.Prefix())
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -167,8 +168,8 @@ ORDER BY ps.qname, ps.pname`, windowStart, windowEnd, queueName, page.Limit, pag
 }
 
 // GroupCounterList returns live all-time counters per namespace (by "namespace") or
-// per task (by "task"), for the non-empty values, by name.
-func (s *Store) GroupCounterList(ctx context.Context, by string) ([]queue.GroupCounters, error) {
+// per task (by "task") of the scope's queues, for the non-empty values, by name.
+func (s *Store) GroupCounterList(ctx context.Context, sc queue.Scope, by string) ([]queue.GroupCounters, error) {
 	col := "ns"
 	if by == "task" {
 		col = "task"
@@ -179,7 +180,7 @@ SELECT ps.`+col+`, count(DISTINCT ps.qid), count(*), `+sqlCounterColumns+`
 FROM ps
 WHERE ps.`+col+` <> ''
 GROUP BY ps.`+col+`
-ORDER BY ps.`+col, windowStart, windowEnd, "", "", "")
+ORDER BY ps.`+col, windowStart, windowEnd, "", "", "", sc.Prefix())
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -192,15 +193,15 @@ ORDER BY ps.`+col, windowStart, windowEnd, "", "", "")
 	return out, interpretError(err)
 }
 
-// Overview returns the live all-time cluster summary: counts of queues, partitions,
-// namespaces and tasks, message counters, and the lag of the partitions with pending
-// messages (the age of their oldest pending message, and their number of pending
-// messages).
-func (s *Store) Overview(ctx context.Context) (queue.Overview, error) {
+// Overview returns the live all-time summary of the scope's queues: counts of
+// queues, partitions, namespaces and tasks, message counters, and the lag of the
+// partitions with pending messages (the age of their oldest pending message, and
+// their number of pending messages).
+func (s *Store) Overview(ctx context.Context, sc queue.Scope) (queue.Overview, error) {
 	var o queue.Overview
 	batch := &pgx.Batch{}
 	batch.Queue(`SELECT count(*), count(DISTINCT nullif(namespace, '')), count(DISTINCT nullif(task, ''))
-FROM queen.queues`)
+FROM queen.queues WHERE ($1::text = '' OR starts_with(name::text, $1::text))`, sc.Prefix())
 	batch.Queue(`
 WITH `+ppFiltered+`, `+sqlPartitionStats+`, lag AS (
     SELECT extract(epoch FROM now() - ps.oldest_pending)::float8 AS secs, (ps.unconsumed)::float8 AS n
@@ -213,7 +214,7 @@ SELECT (SELECT count(*) FROM ps), `+sqlCounterColumns+`,
        (SELECT coalesce(avg(n), 0)::float8 FROM lag),
        (SELECT coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY n), 0)::float8 FROM lag),
        (SELECT coalesce(min(n), 0)::float8 FROM lag), (SELECT coalesce(max(n), 0)::float8 FROM lag)
-FROM ps`, windowStart, windowEnd, "", "", "")
+FROM ps`, windowStart, windowEnd, "", "", "", sc.Prefix())
 	br := s.pool.SendBatch(ctx, batch)
 	defer func() { _ = br.Close() }()
 	if err := br.QueryRow().Scan(&o.Queues, &o.Namespaces, &o.Tasks); err != nil {
@@ -229,16 +230,17 @@ FROM ps`, windowStart, windowEnd, "", "", "")
 	return o, interpretError(br.Close())
 }
 
-// QueueStatusList returns one page of queues (namespace and task filter by exact
-// match, "" = any), newest first, with live all-time counters.
-func (s *Store) QueueStatusList(ctx context.Context, name, namespace, task string, page queue.Page) ([]queue.QueueStatus, error) {
+// QueueStatusList returns one page of the scope's queues (namespace and task filter by
+// exact match, "" = any), newest first, with live all-time counters.
+func (s *Store) QueueStatusList(ctx context.Context, sc queue.Scope, name, namespace, task string,
+	page queue.Page) ([]queue.QueueStatus, error) {
 	rows, err := s.pool.Query(ctx, `
 WITH qp AS (
     SELECT q.id, q.name::text AS name, coalesce(q.namespace, '')::text AS ns, coalesce(q.task, '')::text AS task,
            coalesce(q.created_at, now()) AS created_at
     FROM queen.queues q
     WHERE ($3::text = '' OR q.namespace = $3::text) AND ($4::text = '' OR q.task = $4::text)
-      AND ($7::text = '' OR q.name = $7::text)
+      AND ($7::text = '' OR q.name = $7::text) AND ($8::text = '' OR starts_with(q.name::text, $8::text))
     ORDER BY q.created_at DESC, q.name
     LIMIT $5 OFFSET $6
 ), pp AS (
@@ -253,7 +255,8 @@ SELECT qp.id::text, qp.name, qp.ns, qp.task, qp.created_at, coalesce(agg.parts, 
        coalesce(agg.c_total, 0), coalesce(agg.c_pending, 0), coalesce(agg.c_processing, 0),
        coalesce(agg.c_completed, 0), coalesce(agg.c_dlq, 0), coalesce(agg.consumed, 0)
 FROM qp LEFT JOIN agg ON agg.qid = qp.id
-ORDER BY qp.created_at DESC, qp.name`, windowStart, windowEnd, namespace, task, page.Limit, page.Offset, name)
+ORDER BY qp.created_at DESC, qp.name`, windowStart, windowEnd, namespace, task, page.Limit, page.Offset, name,
+		sc.Prefix())
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -274,29 +277,30 @@ func collectQueueStatus(rows pgx.Rows) ([]queue.QueueStatus, error) {
 }
 
 // sqlMessageCounters sums the counters of the messages created in [$1, $2) of the
-// queues matching $3 queue, $4 namespace, $5 task.
+// queues matching $3 queue, $4 namespace, $5 task and the scope prefix $6.
 const sqlMessageCounters = `
 WITH ` + ppFiltered + `, ` + sqlPartitionStats + `
 SELECT ` + sqlCounterColumns + ` FROM ps`
 
 // MessageCounters returns the live counters of the messages created in the window
-// of f, in the queues its Queue, Namespace and Task match.
+// of f, in the queues its Queue, Namespace, Task and Prefix match.
 func (s *Store) MessageCounters(ctx context.Context, f SeriesFilter) (queue.Counters, error) {
 	var c queue.Counters
-	err := s.pool.QueryRow(ctx, sqlMessageCounters, f.From, f.To, f.Queue, f.Namespace, f.Task).Scan(scanCounters(&c)...)
+	err := s.pool.QueryRow(ctx, sqlMessageCounters, f.From, f.To, f.Queue, f.Namespace, f.Task, f.Prefix).
+		Scan(scanCounters(&c)...)
 	fillFailed(&c)
 	return c, interpretError(err)
 }
 
 // StatusSnapshot returns the live part of the /status view for f (its window,
-// Queue, Namespace and Task): counters of the
+// Queue, Namespace, Task and Prefix): counters of the
 // messages created in the window, the queues with messages in it (at most 500, by
 // name, with their all-time consumed count), the live queue leases, and the
 // dead-letter entries that failed in the window.
 func (s *Store) StatusSnapshot(ctx context.Context, f SeriesFilter) (StatusSnapshot, error) {
 	var snap StatusSnapshot
 	batch := &pgx.Batch{}
-	batch.Queue(sqlMessageCounters, f.From, f.To, f.Queue, f.Namespace, f.Task)
+	batch.Queue(sqlMessageCounters, f.From, f.To, f.Queue, f.Namespace, f.Task, f.Prefix)
 	batch.Queue(`
 WITH `+ppFiltered+`, `+sqlPartitionStats+`
 SELECT ps.qid::text, ps.qname, ps.ns, ps.task, min(q.created_at), count(*), `+sqlCounterColumns+`,
@@ -305,7 +309,7 @@ FROM ps JOIN queen.queues q ON q.id = ps.qid
 GROUP BY ps.qid, ps.qname, ps.ns, ps.task
 HAVING sum(ps.total) > 0
 ORDER BY ps.qname
-LIMIT `+strconv.Itoa(maxStatusQueues), f.From, f.To, f.Queue, f.Namespace, f.Task)
+LIMIT `+strconv.Itoa(maxStatusQueues), f.From, f.To, f.Queue, f.Namespace, f.Task, f.Prefix)
 	batch.Queue(`
 SELECT count(DISTINCT pc.worker_id), count(*), coalesce(sum(pc.batch_size), 0)::bigint,
        coalesce(sum(pc.acked_count), 0)::bigint
@@ -314,17 +318,19 @@ JOIN queen.partitions p ON p.id = pc.partition_id
 JOIN queen.queues q ON q.id = p.queue_id
 WHERE pc.worker_id IS NOT NULL AND pc.lease_expires_at > now()
   AND ($1::text = '' OR q.name = $1::text) AND ($2::text = '' OR q.namespace = $2::text)
-  AND ($3::text = '' OR q.task = $3::text)`, f.Queue, f.Namespace, f.Task)
+  AND ($3::text = '' OR q.task = $3::text) AND ($4::text = '' OR starts_with(q.name::text, $4::text))`,
+		f.Queue, f.Namespace, f.Task, f.Prefix)
 	const dlqScope = `
 FROM queen.dead_letter_queue d
 JOIN queen.partitions p ON p.id = d.partition_id
 JOIN queen.queues q ON q.id = p.queue_id
 WHERE d.failed_at >= $1 AND d.failed_at < $2
   AND ($3::text = '' OR q.name = $3::text) AND ($4::text = '' OR q.namespace = $4::text)
-  AND ($5::text = '' OR q.task = $5::text)`
-	batch.Queue(`SELECT count(*), count(DISTINCT d.partition_id)`+dlqScope, f.From, f.To, f.Queue, f.Namespace, f.Task)
+  AND ($5::text = '' OR q.task = $5::text) AND ($6::text = '' OR starts_with(q.name::text, $6::text))`
+	batch.Queue(`SELECT count(*), count(DISTINCT d.partition_id)`+dlqScope, f.From, f.To, f.Queue, f.Namespace, f.Task,
+		f.Prefix)
 	batch.Queue(`SELECT coalesce(d.error_message, ''), count(*)`+dlqScope+`
-GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT `+strconv.Itoa(topDLQErrors), f.From, f.To, f.Queue, f.Namespace, f.Task)
+GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT `+strconv.Itoa(topDLQErrors), f.From, f.To, f.Queue, f.Namespace, f.Task, f.Prefix)
 
 	br := s.pool.SendBatch(ctx, batch)
 	defer func() { _ = br.Close() }()
@@ -405,7 +411,7 @@ LIMIT $2 OFFSET $3`, queueName, page.Limit, page.Offset)
 }
 
 // MessageCreationCounts counts the messages created in [From, To) of the queues
-// matching f's Queue, Namespace and Task, per unit ("minute", "hour" or "day", UTC), oldest first; buckets without
+// matching f's Queue, Namespace, Task and Prefix, per unit ("minute", "hour" or "day", UTC), oldest first; buckets without
 // messages are absent.
 func (s *Store) MessageCreationCounts(ctx context.Context, f SeriesFilter, unit string) ([]CountBucket, error) {
 	rows, err := s.pool.Query(ctx, `
@@ -414,10 +420,10 @@ FROM queen.partitions p
 JOIN queen.queues q ON q.id = p.queue_id
 JOIN queen.messages m ON m.partition_id = p.id AND m.created_at >= $1 AND m.created_at < $2
 WHERE ($3::text = '' OR q.name = $3::text) AND ($4::text = '' OR q.namespace = $4::text)
-  AND ($5::text = '' OR q.task = $5::text)
+  AND ($5::text = '' OR q.task = $5::text) AND ($7::text = '' OR starts_with(q.name::text, $7::text))
 GROUP BY 1
 ORDER BY 1
-LIMIT `+strconv.Itoa(maxSeriesRows), f.From, f.To, f.Queue, f.Namespace, f.Task, unit)
+LIMIT `+strconv.Itoa(maxSeriesRows), f.From, f.To, f.Queue, f.Namespace, f.Task, unit, f.Prefix)
 	if err != nil {
 		return nil, interpretError(err)
 	}

@@ -10,12 +10,18 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
+// sqlTracePartitionInScope8 holds when partition_id belongs to a queue of the scope
+// prefix $8 ("" = every queue).
+const sqlTracePartitionInScope8 = `($8::text = '' OR EXISTS (
+    SELECT 1 FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
+    WHERE p.id = $1::uuid AND starts_with(q.name::text, $8::text)))`
+
 // sqlTraceInsert resolves the message and inserts the trace row and its names in one
 // statement (so one implicit transaction): no message, no row, no names.
 const sqlTraceInsert = `
 WITH m AS (
     SELECT id, partition_id, transaction_id FROM queen.messages
-    WHERE partition_id = $1::uuid AND transaction_id = $2
+    WHERE partition_id = $1::uuid AND transaction_id = $2 AND ` + sqlTracePartitionInScope8 + `
 ), t AS (
     INSERT INTO queen.message_traces (message_id, partition_id, transaction_id, consumer_group,
                                       event_type, data, worker_id)
@@ -31,15 +37,15 @@ SELECT id::text FROM t`
 
 // TraceInsert records ev (partition id already validated as a UUID, names
 // deduplicated) with workerID and returns the trace id; queue.ErrNotFound when the
-// message does not exist.
-func (s *Store) TraceInsert(ctx context.Context, ev queue.TraceEvent, workerID string) (string, error) {
+// message does not exist in the scope.
+func (s *Store) TraceInsert(ctx context.Context, sc queue.Scope, ev queue.TraceEvent, workerID string) (string, error) {
 	names := ev.Names
 	if names == nil {
 		names = []string{}
 	}
 	var id string
 	err := s.pool.QueryRow(ctx, sqlTraceInsert, ev.PartitionID, ev.TransactionID, ev.ConsumerGroup,
-		ev.EventType, string(ev.Data), workerID, names).Scan(&id)
+		ev.EventType, string(ev.Data), workerID, names, sc.Prefix()).Scan(&id)
 	return id, interpretError(err)
 }
 
@@ -58,12 +64,17 @@ const sqlTraceColumns = `t.id::text, coalesce(t.partition_id::text, ''), coalesc
 const sqlTraceListByMessage = `SELECT ` + sqlTraceColumns + `
 FROM queen.message_traces t
 WHERE t.partition_id = $1::uuid AND t.transaction_id = $2
+  AND ($5::text = '' OR EXISTS (
+      SELECT 1 FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
+      WHERE p.id = $1::uuid AND starts_with(q.name::text, $5::text)))
 ORDER BY t.created_at, t.id
 LIMIT $3 OFFSET $4`
 
-// TraceListByMessage returns one page of a message's traces, oldest first.
-func (s *Store) TraceListByMessage(ctx context.Context, partitionID, transactionID string, page queue.Page) ([]queue.Trace, error) {
-	rows, err := s.pool.Query(ctx, sqlTraceListByMessage, partitionID, transactionID, page.Limit, page.Offset)
+// TraceListByMessage returns one page of a message's traces, oldest first; none for
+// a message outside the scope.
+func (s *Store) TraceListByMessage(ctx context.Context, sc queue.Scope, partitionID, transactionID string,
+	page queue.Page) ([]queue.Trace, error) {
+	rows, err := s.pool.Query(ctx, sqlTraceListByMessage, partitionID, transactionID, page.Limit, page.Offset, sc.Prefix())
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -85,8 +96,16 @@ func scanTrace(row pgx.Row, tr *queue.Trace, extra ...any) error {
 	return nil
 }
 
+// sqlTraceNameInScope holds when the trace of name row n belongs to a queue of the
+// scope prefix $2 ("" = every queue).
+const sqlTraceNameInScope = `($2::text = '' OR EXISTS (
+    SELECT 1 FROM queen.message_traces st
+    JOIN queen.partitions sp ON sp.id = st.partition_id JOIN queen.queues sq ON sq.id = sp.queue_id
+    WHERE st.id = n.trace_id AND starts_with(sq.name::text, $2::text)))`
+
 // sqlTraceCountByName counts on idx_message_trace_names_name.
-const sqlTraceCountByName = `SELECT count(*) FROM queen.message_trace_names WHERE trace_name = $1`
+const sqlTraceCountByName = `SELECT count(*) FROM queen.message_trace_names n WHERE n.trace_name = $1 AND ` +
+	sqlTraceNameInScope
 
 // sqlTraceListByName pages the trace ids first (names index, no payloads), then joins
 // the page's messages, partitions and queues.
@@ -94,9 +113,9 @@ const sqlTraceListByName = `
 WITH page AS (
     SELECT t.* FROM queen.message_trace_names n
     JOIN queen.message_traces t ON t.id = n.trace_id
-    WHERE n.trace_name = $1
+    WHERE n.trace_name = $1 AND ` + sqlTraceNameInScope + `
     ORDER BY t.created_at, t.id
-    LIMIT $2 OFFSET $3
+    LIMIT $3 OFFSET $4
 )
 SELECT ` + sqlTraceColumns + `, coalesce(q.name, ''), coalesce(p.name, ''), m.payload
 FROM page t
@@ -105,17 +124,17 @@ LEFT JOIN queen.partitions p ON p.id = t.partition_id
 LEFT JOIN queen.queues q ON q.id = p.queue_id
 ORDER BY t.created_at, t.id`
 
-// TraceListByName returns one page of the traces carrying name, oldest first, with
-// their message's queue, partition and stored payload, and the total count.
-func (s *Store) TraceListByName(ctx context.Context, name string, page queue.Page) ([]queue.Trace, int64, error) {
+// TraceListByName returns one page of the traces of the scope carrying name, oldest
+// first, with their message's queue, partition and stored payload, and the total count.
+func (s *Store) TraceListByName(ctx context.Context, sc queue.Scope, name string, page queue.Page) ([]queue.Trace, int64, error) {
 	var total int64
-	if err := s.pool.QueryRow(ctx, sqlTraceCountByName, name).Scan(&total); err != nil {
+	if err := s.pool.QueryRow(ctx, sqlTraceCountByName, name, sc.Prefix()).Scan(&total); err != nil {
 		return nil, 0, interpretError(err)
 	}
 	if total <= int64(page.Offset) {
 		return nil, total, nil
 	}
-	rows, err := s.pool.Query(ctx, sqlTraceListByName, name, page.Limit, page.Offset)
+	rows, err := s.pool.Query(ctx, sqlTraceListByName, name, sc.Prefix(), page.Limit, page.Offset)
 	if err != nil {
 		return nil, 0, interpretError(err)
 	}
@@ -133,29 +152,38 @@ func (s *Store) TraceListByName(ctx context.Context, name string, page queue.Pag
 	return traces, total, err
 }
 
-const sqlTraceNameCount = `SELECT count(DISTINCT trace_name) FROM queen.message_trace_names`
+// sqlTraceNameCount counts the distinct names of traces in the scope prefix $1.
+const sqlTraceNameCount = `SELECT count(DISTINCT n.trace_name) FROM queen.message_trace_names n
+WHERE $1::text = '' OR n.trace_id IN (` + sqlTraceIDsInScope + `)`
 
-// sqlTraceNameList aggregates every name (one pass over message_trace_names joined to
-// its traces), most recently seen first, and pages the aggregated rows.
+// sqlTraceIDsInScope are the ids of the traces of queues in the scope prefix $1.
+const sqlTraceIDsInScope = `SELECT st.id FROM queen.message_traces st
+    JOIN queen.partitions sp ON sp.id = st.partition_id JOIN queen.queues sq ON sq.id = sp.queue_id
+    WHERE starts_with(sq.name::text, $1::text)`
+
+// sqlTraceNameList aggregates every name of the scope prefix $1 (one pass over
+// message_trace_names joined to its traces), most recently seen first, and pages the
+// aggregated rows.
 const sqlTraceNameList = `
 SELECT n.trace_name, count(*), count(DISTINCT t.message_id), max(coalesce(t.created_at, now()))
 FROM queen.message_trace_names n
 JOIN queen.message_traces t ON t.id = n.trace_id
+WHERE $1::text = '' OR n.trace_id IN (` + sqlTraceIDsInScope + `)
 GROUP BY n.trace_name
 ORDER BY 4 DESC, n.trace_name
-LIMIT $1 OFFSET $2`
+LIMIT $2 OFFSET $3`
 
-// TraceNameList returns one page of the distinct trace names, most recently seen
-// first, and the number of distinct names.
-func (s *Store) TraceNameList(ctx context.Context, page queue.Page) ([]queue.TraceNameStat, int64, error) {
+// TraceNameList returns one page of the distinct names of the scope's traces, most
+// recently seen first, and the number of distinct names.
+func (s *Store) TraceNameList(ctx context.Context, sc queue.Scope, page queue.Page) ([]queue.TraceNameStat, int64, error) {
 	var total int64
-	if err := s.pool.QueryRow(ctx, sqlTraceNameCount).Scan(&total); err != nil {
+	if err := s.pool.QueryRow(ctx, sqlTraceNameCount, sc.Prefix()).Scan(&total); err != nil {
 		return nil, 0, interpretError(err)
 	}
 	if total <= int64(page.Offset) {
 		return nil, total, nil
 	}
-	rows, err := s.pool.Query(ctx, sqlTraceNameList, page.Limit, page.Offset)
+	rows, err := s.pool.Query(ctx, sqlTraceNameList, sc.Prefix(), page.Limit, page.Offset)
 	if err != nil {
 		return nil, 0, interpretError(err)
 	}

@@ -285,7 +285,7 @@ func (tb *testBundle) popAck(t *testing.T, q string, batch int, statuses ...stri
 		m := res.Messages[i]
 		acks[i] = queue.Ack{TransactionID: m.TransactionID, PartitionID: m.PartitionID, LeaseID: res.LeaseID, Status: s}
 	}
-	_, err = tb.b.Ack(t.Context(), "", acks)
+	_, err = tb.b.Ack(t.Context(), queue.Scope{}, "", acks)
 	require.NoError(t, err)
 }
 

@@ -235,14 +235,16 @@ RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 
 -- queen.partitions_ensure_q1 creates the queues and partitions a push names ("create on
--- first push"): a new queue gets namespace/task from its name and
+-- first push"): a new queue gets namespace/task from its name (a tenant's queue,
+-- "<tenant id>:<name>", from the relative name after the tenant prefix) and
 -- queen's option defaults; existing queues and partitions are never changed.
 CREATE OR REPLACE FUNCTION queen.partitions_ensure_q1(p_queue text[], p_partition text[])
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO queen.queues (name, namespace, task, retry_delay, ttl)
-    SELECT DISTINCT x.q, split_part(x.q, '.', 1), split_part(x.q, '.', 2), 0, 0
-    FROM unnest(p_queue) AS x(q)
+    SELECT DISTINCT x.q, split_part(x.rel, '.', 1), split_part(x.rel, '.', 2), 0, 0
+    FROM unnest(p_queue) AS u(q)
+    CROSS JOIN LATERAL (SELECT u.q, regexp_replace(u.q, '^[a-z][a-z0-9-]{0,30}[a-z0-9]:', '') AS rel) x
     WHERE NOT EXISTS (SELECT 1 FROM queen.queues qq WHERE qq.name = x.q)
     ON CONFLICT (name) DO NOTHING;
 

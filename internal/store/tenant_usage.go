@@ -1,0 +1,80 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// sqlTenantUsageRefresh recomputes queen.tenant_usage at $1 in one statement: the
+// queues whose stored name starts with a tenant id and ':' (the syntax tenants have at
+// the HTTP layer), grouped by that id, with their partitions and one scan of their
+// messages. Tenants that no longer have a queue lose their row. It returns the number
+// of tenants.
+const sqlTenantUsageRefresh = `
+WITH tq AS (
+    SELECT q.id, substring(q.name::text FROM '^([a-z][a-z0-9-]{0,30}[a-z0-9]):') AS tenant,
+           substr(q.name::text, strpos(q.name::text, ':') + 1) AS rel
+    FROM queen.queues q
+    WHERE q.name::text ~ '^[a-z][a-z0-9-]{0,30}[a-z0-9]:'
+), tp AS (
+    SELECT tq.tenant, p.id FROM tq JOIN queen.partitions p ON p.queue_id = tq.id
+), tm AS (
+    SELECT tp.tenant, count(*) AS n, coalesce(sum(pg_column_size(m.payload)), 0)::bigint AS b
+    FROM tp JOIN queen.messages m ON m.partition_id = tp.id
+    GROUP BY tp.tenant
+), tc AS (
+    SELECT tp.tenant, count(*) AS n FROM tp GROUP BY tp.tenant
+), fresh AS (
+    SELECT tq.tenant, array_agg(tq.rel ORDER BY tq.rel) AS queues FROM tq GROUP BY tq.tenant
+), gone AS (
+    DELETE FROM queen.tenant_usage u WHERE NOT EXISTS (SELECT 1 FROM fresh WHERE fresh.tenant = u.tenant)
+), stamp AS (
+    INSERT INTO queen.tenant_usage_state (id, computed_at) VALUES (true, $1)
+    ON CONFLICT (id) DO UPDATE SET computed_at = excluded.computed_at
+), up AS (
+    INSERT INTO queen.tenant_usage AS u (tenant, queues, partitions, messages, bytes, computed_at)
+    SELECT fresh.tenant, fresh.queues, coalesce(tc.n, 0), coalesce(tm.n, 0), coalesce(tm.b, 0), $1
+    FROM fresh LEFT JOIN tc ON tc.tenant = fresh.tenant LEFT JOIN tm ON tm.tenant = fresh.tenant
+    ON CONFLICT (tenant) DO UPDATE SET queues = excluded.queues, partitions = excluded.partitions,
+        messages = excluded.messages, bytes = excluded.bytes, computed_at = excluded.computed_at
+    RETURNING 1
+)
+SELECT count(*) FROM up`
+
+// TenantUsageRefresh recomputes every tenant's usage as of now and returns the number
+// of tenants. Its cost is one scan of the tenants' stored messages.
+func (s *Store) TenantUsageRefresh(ctx context.Context, now time.Time) (int64, error) {
+	return s.countRow(ctx, "tenant usage refresh", sqlTenantUsageRefresh, now)
+}
+
+// TenantUsageGet returns the usage last computed by TenantUsageRefresh, tenants by id;
+// queue.ErrNotFound when it was never computed.
+func (s *Store) TenantUsageGet(ctx context.Context) (queue.TenantUsageReport, error) {
+	var rep queue.TenantUsageReport
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+		func(tx pgx.Tx) error {
+			err := tx.QueryRow(ctx, `SELECT computed_at FROM queen.tenant_usage_state WHERE id`).Scan(&rep.ComputedAt)
+			if err != nil {
+				return err
+			}
+			rows, err := tx.Query(ctx, `SELECT tenant, queues, partitions, messages, bytes FROM queen.tenant_usage ORDER BY tenant`)
+			if err != nil {
+				return err
+			}
+			rep.Tenants, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (queue.TenantUsage, error) {
+				var u queue.TenantUsage
+				return u, row.Scan(&u.Tenant, &u.Queues, &u.Partitions, &u.Messages, &u.Bytes)
+			})
+			return err
+		})
+	if err != nil {
+		return queue.TenantUsageReport{}, fmt.Errorf("tenant usage: %w", interpretError(err))
+	}
+	rep.ComputedAt = rep.ComputedAt.UTC()
+	return rep, nil
+}
