@@ -46,7 +46,7 @@ test: lint build ## lint, build, every Go test and one pass of every benchmark (
 	scripts/container-test.sh
 
 .PHONY: test-systemd
-test-systemd: ## units, packages, deb/rpm lifecycle in a disposable systemd (root; skips what the machine cannot do)
+test-systemd: ## units, packages (lintian, rpmlint), deb/rpm lifecycle in a disposable systemd (root; skips what the machine cannot do)
 	scripts/systemd-test.sh
 
 .PHONY: test-container
@@ -146,13 +146,27 @@ packages: ## deb and rpm for amd64 and arm64 into dist/ (PKG_VERSION=, PKG_ARCH=
 	$(GO) run ./scripts/packages $(PKG_FLAGS) -formats deb,rpm
 
 .PHONY: deb
-deb: ## only the deb packages (dist/queen_<version>_<arch>.deb)
+deb: ## only the deb packages (dist/queen_<version>-1_<arch>.deb)
 	$(GO) run ./scripts/packages $(PKG_FLAGS) -formats deb
 
 .PHONY: rpm
-rpm: ## only the rpm packages (dist/queen-<version>.<arch>.rpm)
+rpm: ## only the rpm packages (dist/queen-<version>-1.<arch>.rpm; signed with QUEEN_PKG_SIGNING_KEY when set)
 	$(GO) run ./scripts/packages $(PKG_FLAGS) -formats rpm
+
+# make test runs these checks inside scripts/systemd-test.sh, on the packages it builds.
+.PHONY: package-lint
+package-lint: ## lintian on the amd64 deb, rpmlint on the rpm; fails on any finding without a listed reason (root installs the tools)
+	@paths=$$($(GO) run ./scripts/packages -arch amd64 -out dist/lint $(if $(PKG_VERSION),-version $(PKG_VERSION))); \
+		scripts/package-lint.sh "$$(printf '%s\n' $$paths | grep '\.deb$$')" "$$(printf '%s\n' $$paths | grep '\.rpm$$')"
 
 .PHONY: clean
 clean: ## remove build, package and coverage output
 	rm -rf bin/ dist/ coverage.out coverage.html *.coverprofile
+
+# queen-proxy's cost: queen-bench's push and pop+ack at batch 100 against one broker
+# alone, then through queen-proxy in front of it, in the same run, on a durable
+# throwaway cluster; prints the ratio and the proxy's CPU seconds per million
+# messages (docs/benchmarks.md, "Through queen-proxy"). Not part of make test.
+.PHONY: bench-proxy
+bench-proxy: build ## queen-bench push/pop+ack b100 via queen-proxy vs the broker alone, durable cluster (BENCH_FLAGS=...)
+	PGTEST_PROFILE=durable scripts/pgtest.sh run -- scripts/bench-proxy.sh

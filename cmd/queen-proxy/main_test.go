@@ -28,7 +28,7 @@ func TestExitCodes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var out, errOut bytes.Buffer
-			require.Equal(t, tc.code, realMain(tc.args, tc.env, &out, &errOut), "%s%s", &out, &errOut)
+			require.Equal(t, tc.code, realMain(tc.args, tc.env, nil, &out, &errOut), "%s%s", &out, &errOut)
 			require.Contains(t, out.String()+errOut.String(), tc.out)
 			require.False(t, strings.Contains(out.String(), "abcdefghijabcdefghij"), "a secret is printed")
 		})

@@ -15,7 +15,7 @@ import (
 func manPage(fs *flag.FlagSet) *manpage.Page {
 	options := manpage.FlagItems(fs, func(name string) bool { return name != "man" },
 		func(string) []string { return nil })
-	options = append(options, manpage.Item{Tag: "-h, --help", Text: []string{"Print the flags."}})
+	options = append(options, manpage.Item{Tag: "-h, --help", Text: []string{"Print the usage: the commands and the flags."}})
 	var env []manpage.Item
 	for _, r := range config.References() {
 		text := r.Doc

@@ -23,6 +23,8 @@ func rootCommand() *command {
 			leaseCommand(),
 			txCommand(),
 			contextCommand(),
+			loginCommand(),
+			proxyCommand(),
 			versionCommand(),
 			completionCommand(),
 		},

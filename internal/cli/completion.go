@@ -28,6 +28,11 @@ func completionCommand() *command {
 					fmt.Fprint(a.stdout, "#compdef queenctl\n# zsh completion for queenctl: the bash completion through bashcompinit.\n"+
 						"autoload -U +X bashcompinit && bashcompinit\n")
 					writeBash(a.stdout, rootCommand())
+					// From fpath, compinit autoloads the file as _queenctl on the first
+					// Tab; the lines above replace that function, so complete this Tab too.
+					fmt.Fprint(a.stdout, "if [[ ${funcstack[1]} == _queenctl ]]; then\n"+
+						"    _bash_complete -o default -F _queenctl\n"+
+						"fi\n")
 				case "fish":
 					writeFish(a.stdout, rootCommand())
 				default:

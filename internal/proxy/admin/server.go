@@ -1,10 +1,12 @@
 package admin
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -15,31 +17,36 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/queenmq/queen/internal/proxy/gateway"
+	"github.com/queenmq/queen/internal/proxy/manage"
 	"github.com/queenmq/queen/internal/proxy/store"
 	"github.com/queenmq/queen/internal/proxy/tenant"
 )
 
 // Options are what the admin API is built from.
 type Options struct {
-	// Token is the admin bearer token; "" refuses every call.
+	// Token is the admin bearer token; "" leaves operator sessions with role admin
+	// as the only way in.
 	Token    string
 	Store    *store.Store
 	Gateway  *gateway.Server
 	Gatherer prometheus.Gatherer
 	Logger   *slog.Logger
 	Now      func() time.Time
+	// PasswordCost is the bcrypt cost of new passwords (0 = 12; tests go lower).
+	PasswordCost int
 }
 
 // Server is the admin API's handler.
 type Server struct {
 	opts    Options
+	manage  *manage.Manager
 	digest  [32]byte
 	handler http.Handler
 }
 
 // New builds the admin API.
 func New(o Options) *Server {
-	s := &Server{opts: o, digest: sha256.Sum256([]byte(o.Token))}
+	s := &Server{opts: o, manage: manage.New(o.Store, o.Now, o.PasswordCost), digest: sha256.Sum256([]byte(o.Token))}
 	r := chi.NewRouter()
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
 		writeErr(w, http.StatusNotFound, "not_found", "Not found")
@@ -63,6 +70,11 @@ func New(o Options) *Server {
 		r.Delete("/admin/v1/keys/{id}", s.handle(s.keyRevoke))
 		r.Get("/admin/v1/tenants/{id}/usage", s.handle(s.tenantUsage))
 		r.Get("/admin/v1/usage", s.handle(s.allUsage))
+		r.Get("/admin/v1/users", s.handle(s.userList))
+		r.Post("/admin/v1/users", s.handle(s.userCreate))
+		r.Get("/admin/v1/users/{name}", s.handle(s.userGet))
+		r.Delete("/admin/v1/users/{name}", s.handle(s.userDelete))
+		r.Post("/admin/v1/users/{name}/password", s.handle(s.userPassword))
 		r.Get("/admin/v1/upstreams", s.handle(s.upstreams))
 		r.Get("/admin/v1/replicas", s.handle(s.replicas))
 	})
@@ -73,17 +85,29 @@ func New(o Options) *Server {
 // Handler is the admin listener's root handler.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// authenticate requires the admin token.
+type actorKey struct{}
+
+// authenticate requires the admin token or the session of an operator with role
+// admin, and records which one in the request's context for the audit log.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		got := sha256.Sum256([]byte(strings.TrimSpace(tok)))
-		if s.opts.Token == "" || !strings.EqualFold(scheme, "bearer") || subtle.ConstantTimeCompare(got[:], s.digest[:]) != 1 {
+		who := ""
+		switch {
+		case s.opts.Token != "" && strings.EqualFold(scheme, "bearer") && subtle.ConstantTimeCompare(got[:], s.digest[:]) == 1:
+			who = "admin-token"
+		default:
+			if name, ok := s.opts.Gateway.AdminOperator(r); ok {
+				who = "user:" + name
+			}
+		}
+		if who == "" {
 			w.Header().Set("WWW-Authenticate", "Bearer")
 			writeErr(w, http.StatusUnauthorized, "unauthenticated", "Authentication required")
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), actorKey{}, who)))
 	})
 }
 
@@ -102,7 +126,7 @@ func (s *Server) handle(h handlerFunc) http.HandlerFunc {
 		case errors.As(err, &he):
 			writeErr(w, he.status, he.code, he.msg)
 		case errors.As(err, &ve):
-			writeErr(w, http.StatusBadRequest, "invalid_argument", ve.Error())
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": ve.Error(), "code": "invalid_argument", "field": ve.Field})
 		case errors.Is(err, tenant.ErrNotFound):
 			writeErr(w, http.StatusNotFound, "not_found", "not found")
 		case errors.Is(err, tenant.ErrAlreadyExists):
@@ -151,5 +175,22 @@ func decode(r *http.Request, v any) error {
 	return nil
 }
 
-// actor names who made a change, for the audit log.
-func actor(*http.Request) string { return "admin-token" }
+// decodeOptional is decode for a body that may be absent.
+func decodeOptional(r *http.Request, v any) error {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		return badRequest("invalid JSON body: " + err.Error())
+	}
+	return nil
+}
+
+// actor names who made a change, for the audit log: "admin-token" or
+// "user:<name>".
+func actor(r *http.Request) string {
+	who, _ := r.Context().Value(actorKey{}).(string)
+	return who
+}

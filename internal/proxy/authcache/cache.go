@@ -18,9 +18,16 @@ type Cache struct {
 	ttl   time.Duration
 	now   func() time.Time
 
-	mu      sync.Mutex
-	entries map[string]entry
-	used    map[string]struct{}
+	mu       sync.Mutex
+	entries  map[string]entry
+	sessions map[string]sessionEntry
+	used     map[string]struct{}
+}
+
+// sessionEntry is one session lookup's answer; ses nil is a miss.
+type sessionEntry struct {
+	ses *store.Session
+	at  time.Time
 }
 
 // entry is one lookup's answer; cred nil is a miss.
@@ -31,7 +38,8 @@ type entry struct {
 
 // New returns an empty cache over st with entries kept for ttl.
 func New(st *store.Store, ttl time.Duration, now func() time.Time) *Cache {
-	return &Cache{store: st, ttl: ttl, now: now, entries: map[string]entry{}, used: map[string]struct{}{}}
+	return &Cache{store: st, ttl: ttl, now: now, entries: map[string]entry{}, sessions: map[string]sessionEntry{},
+		used: map[string]struct{}{}}
 }
 
 // Lookup returns the credential of the key id, or tenant.ErrNotFound. A store
@@ -60,6 +68,57 @@ func (c *Cache) Lookup(ctx context.Context, id string) (*store.Credential, error
 		return e.answer()
 	}
 	return nil, err
+}
+
+// LookupSession returns the live session of a session id (a token's jti), or
+// tenant.ErrNotFound. Like Lookup, a store outage answers from an expired entry.
+// An entry never outlives its session's expiry.
+func (c *Cache) LookupSession(ctx context.Context, id string) (*store.Session, error) {
+	now := c.now()
+	c.mu.Lock()
+	e, ok := c.sessions[id]
+	c.mu.Unlock()
+	if ok && e.ses != nil && !now.Before(e.ses.ExpiresAt) {
+		return nil, tenant.ErrNotFound
+	}
+	if ok && now.Sub(e.at) < c.ttl {
+		return e.answer()
+	}
+	ses, err := c.store.SessionLookup(ctx, id, now)
+	switch {
+	case err == nil, errors.Is(err, tenant.ErrNotFound):
+		c.mu.Lock()
+		if len(c.sessions) >= maxSessions {
+			clear(c.sessions)
+		}
+		c.sessions[id] = sessionEntry{ses: ses, at: now}
+		c.mu.Unlock()
+		if ses == nil {
+			return nil, tenant.ErrNotFound
+		}
+		return ses, nil
+	case ok:
+		return e.answer()
+	}
+	return nil, err
+}
+
+// maxSessions bounds the session entries: a full cache starts afresh.
+const maxSessions = 100_000
+
+func (e sessionEntry) answer() (*store.Session, error) {
+	if e.ses == nil {
+		return nil, tenant.ErrNotFound
+	}
+	return e.ses, nil
+}
+
+// ForgetSession drops a session at once on this replica (its logout); the others
+// hear of it through the auth channel.
+func (c *Cache) ForgetSession(id string) {
+	c.mu.Lock()
+	delete(c.sessions, id)
+	c.mu.Unlock()
 }
 
 func (e entry) answer() (*store.Credential, error) {
@@ -102,8 +161,22 @@ func (c *Cache) Evict(payload string) {
 				delete(c.entries, k)
 			}
 		}
+		for k, e := range c.sessions {
+			if e.ses != nil && e.ses.Tenant != nil && e.ses.Tenant.ID == id {
+				delete(c.sessions, k)
+			}
+		}
+	case "session":
+		delete(c.sessions, id)
+	case "user":
+		for k, e := range c.sessions {
+			if e.ses != nil && e.ses.User.Username == id {
+				delete(c.sessions, k)
+			}
+		}
 	default:
 		clear(c.entries)
+		clear(c.sessions)
 	}
 }
 
@@ -117,5 +190,9 @@ func (c *Cache) ExpireAll() {
 	for k, e := range c.entries {
 		e.at = time.Time{}
 		c.entries[k] = e
+	}
+	for k, e := range c.sessions {
+		e.at = time.Time{}
+		c.sessions[k] = e
 	}
 }

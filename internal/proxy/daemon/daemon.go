@@ -25,6 +25,7 @@ import (
 	"github.com/queenmq/queen/internal/proxy/gateway"
 	"github.com/queenmq/queen/internal/proxy/limiter"
 	"github.com/queenmq/queen/internal/proxy/meter"
+	"github.com/queenmq/queen/internal/proxy/session"
 	"github.com/queenmq/queen/internal/proxy/store"
 	"github.com/queenmq/queen/internal/proxy/tenant"
 	"github.com/queenmq/queen/internal/sdnotify"
@@ -41,6 +42,9 @@ type Options struct {
 	Notifier *sdnotify.Notifier
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// PasswordCost is the bcrypt cost of passwords set through the admin API; 0 is
+	// the proxy's 12. Tests lower it: cost 12 takes seconds under the race detector.
+	PasswordCost int
 }
 
 // Run serves until ctx is cancelled, then stops in stages and returns nil. It
@@ -56,7 +60,7 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 	logger.Info("queen-proxy starting", "version", buildinfo.Version, "commit", buildinfo.Commit)
 	logger.LogAttrs(ctx, slog.LevelInfo, "effective configuration", cfg.LogAttrs()...)
 	if cfg.AdminToken == "" {
-		logger.Warn("QUEEN_PROXY_ADMIN_TOKEN is unset: the admin API refuses every call")
+		logger.Warn("QUEEN_PROXY_ADMIN_TOKEN is unset: the admin API takes operator sessions with role admin only")
 	}
 	if o.Notifier == nil {
 		o.Notifier, _ = sdnotify.New()
@@ -139,11 +143,17 @@ func build(cfg *config.Config, o Options, st *store.Store, logger *slog.Logger) 
 			return nil, err
 		}
 	}
+	var sessions *session.Signer
+	if cfg.Login {
+		sessions = session.NewSigner([]byte(cfg.SessionKey), cfg.SessionTTL, o.Now)
+	}
 	p.gateway = gateway.New(gateway.Options{
 		Upstreams: cfg.Upstreams, TenancyHeader: cfg.TenancyHeader, MaxBodyBytes: cfg.MaxBodyBytes,
 		MaxPopTimeout: cfg.MaxPopTimeout, UpstreamTimeout: cfg.UpstreamTimeout, CheckInterval: cfg.UpstreamCheckInterval,
 		UsageRefresh: cfg.UsageRefresh, QuotaFailClosed: cfg.QuotaFailClosed, TrustedProxies: cfg.TrustedProxies,
 		TLS: cfg.TLS(), Keys: p.keys, Limiter: p.limiter, Meter: p.meter, Minter: minter,
+		Store: st, Sessions: sessions, Lockout: session.NewLockout(o.Now),
+		KeyFailures: session.NewFailures(session.MaxKeyFailures, o.Now),
 		Roles: map[tenant.Scope]string{tenant.ScopeRead: cfg.BrokerRoleReadOnly, tenant.ScopeWrite: cfg.BrokerRoleReadWrite,
 			tenant.ScopeAdmin: cfg.BrokerRoleAdmin},
 		AdminRole:     cfg.BrokerRoleAdmin,
@@ -151,8 +161,11 @@ func build(cfg *config.Config, o Options, st *store.Store, logger *slog.Logger) 
 		Logger:        logger.With("component", "gateway"), Registry: reg, Now: o.Now,
 	})
 	p.admin = admin.New(admin.Options{Token: cfg.AdminToken, Store: st, Gateway: p.gateway, Gatherer: reg,
-		Logger: logger.With("component", "admin"), Now: o.Now})
+		Logger: logger.With("component", "admin"), Now: o.Now, PasswordCost: o.PasswordCost})
 	var err error
+	if o.Listener, o.AdminListener, err = systemdListeners(o.Listener, o.AdminListener, logger); err != nil {
+		return nil, err
+	}
 	if p.ln, err = listen(o.Listener, fmt.Sprintf("%s:%d", cfg.Host, cfg.Port)); err != nil {
 		return nil, err
 	}
@@ -223,6 +236,10 @@ func (p *proxy) run(ctx context.Context, o Options) error {
 	})
 	bg.Go(func() error { p.listenAuth(workers); return nil })
 	bg.Go(func() error { p.touchKeys(workers); return nil })
+	bg.Go(func() error {
+		runWatchdog(workers, o.Notifier, []http.Handler{p.public.Handler, p.adminSrv.Handler}, p.logger.With("component", "watchdog"))
+		return nil
+	})
 
 	served := make(chan struct{}, 2)
 	for _, s := range []struct {

@@ -6,40 +6,78 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/daemontest"
 	"github.com/queenmq/queen/internal/proxy/proxytest"
 	"github.com/queenmq/queen/internal/testlog"
 )
 
-// testBundle is one broker behind a tenancy shim, a proxy in front, and a tenant.
+// testBundle is one real broker with tenancy on, a proxy in front of it, and the
+// proxy's captured log.
 type testBundle struct {
 	broker *daemontest.Server
-	shim   *proxytest.Shim
 	proxy  *proxytest.Proxy
 	logs   *testlog.Buffer
 }
 
 type setupOpts struct {
-	env    []string
-	tenant string
+	env []string
+	// brokerEnv is added to the broker's environment.
+	brokerEnv []string
+	login     bool
 }
 
 func setup(t *testing.T, o setupOpts) *testBundle {
 	t.Helper()
-	if o.tenant == "" {
-		o.tenant = "acme"
-	}
 	b := &testBundle{logs: &testlog.Buffer{}}
-	b.broker = daemontest.Start(t, daemontest.Options{})
-	b.shim = proxytest.NewShim(t, b.broker.URL, b.broker.DBURL, o.tenant)
-	b.proxy = proxytest.Start(t, proxytest.Options{Upstreams: []string{b.shim.URL}, Env: o.env, Logs: b.logs})
+	b.broker = proxytest.StartBroker(t, daemontest.Options{Env: o.brokerEnv})
+	b.proxy = proxytest.Start(t, proxytest.Options{Upstreams: []string{b.broker.URL}, Env: o.env, Logs: b.logs, Login: o.login})
 	b.proxy.WaitUpstreams(t, "up", 10*time.Second)
 	return b
+}
+
+// brokerQueues is the broker's global view: every stored queue name (tenant queues
+// as "<tenant>:<name>") with its total of stored messages.
+func brokerQueues(t *testing.T, broker *daemontest.Server) map[string]int {
+	t.Helper()
+	r := call(t, http.MethodGet, broker.URL+"/api/v1/resources/queues", "", nil)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	var list api.QueueList
+	r.json(t, &list)
+	out := map[string]int{}
+	for _, q := range list.Queues {
+		out[q.Name] = q.Messages.Total
+	}
+	return out
+}
+
+// brokerAPIRequests is how many API requests (routes under /api/) the broker has
+// answered, by its own queen_http_requests_total: what reached it, the proxy's health
+// and tenancy probes (/health, /internal) left out.
+func brokerAPIRequests(t *testing.T, broker *daemontest.Server) float64 {
+	t.Helper()
+	r := call(t, http.MethodGet, broker.URL+"/metrics/prometheus", "", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := parser.TextToMetricFamilies(bytes.NewReader(r.body))
+	require.NoError(t, err)
+	total := 0.0
+	for _, m := range mfs["queen_http_requests_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "route" && strings.HasPrefix(l.GetValue(), "/api/") {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return total
 }
 
 // tenantSpec is the body of POST /admin/v1/tenants.

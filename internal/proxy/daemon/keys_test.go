@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,8 +12,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queenmq/queen/internal/daemontest"
 	"github.com/queenmq/queen/internal/proxy/proxytest"
+	"github.com/queenmq/queen/internal/proxy/session"
 	"github.com/queenmq/queen/internal/proxy/store"
+	"github.com/queenmq/queen/internal/proxy/tenant"
 )
 
 func TestKeys(t *testing.T) {
@@ -59,7 +63,7 @@ func TestKeys(t *testing.T) {
 	})
 
 	t.Run("RevocationReachesTheOtherReplica", func(t *testing.T) {
-		other := proxytest.Start(t, proxytest.Options{DBURL: p.DBURL, Upstreams: []string{b.shim.URL},
+		other := proxytest.Start(t, proxytest.Options{DBURL: p.DBURL, Upstreams: []string{b.broker.URL},
 			Env: []string{"QUEEN_PROXY_AUTH_CACHE_TTL=2s"}})
 		other.WaitUpstreams(t, "up", 10*time.Second)
 		k := createKey(t, p, "acme", "write")
@@ -109,4 +113,84 @@ func killListeners(t *testing.T, dbURL string) {
 	require.NoError(t, db.QueryRow(t.Context(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 		WHERE application_name = $1 AND datname = current_database()`, store.ListenerApplicationName).Scan(&n))
 	require.Positive(t, n)
+}
+
+// A client address that presents session.MaxKeyFailures unknown or malformed keys
+// within the window gets 429 with Retry-After for its keys, even a good one, while
+// other addresses are served; revoked keys never count. X-Forwarded-For names the
+// address only when the peer is a trusted proxy.
+func TestUnknownKeysPerAddress(t *testing.T) {
+	t.Parallel()
+	broker := proxytest.StartBroker(t, daemontest.Options{})
+	direct := proxytest.Start(t, proxytest.Options{Upstreams: []string{broker.URL}})
+	behindLB := proxytest.Start(t, proxytest.Options{Upstreams: []string{broker.URL},
+		Env: []string{"QUEEN_PROXY_TRUSTED_PROXIES=127.0.0.1/32"}})
+	for _, p := range []*proxytest.Proxy{direct, behindLB} {
+		p.WaitUpstreams(t, "up", 10*time.Second)
+		createTenant(t, p, tenantSpec{ID: "acme"})
+	}
+	// guess presents MaxKeyFailures bad keys (unknown ids, and one malformed) with the
+	// given headers, each refused with 401.
+	guess := func(p *proxytest.Proxy, hdr ...string) {
+		t.Helper()
+		for i := range session.MaxKeyFailures {
+			_, key := tenant.NewKey()
+			if i == 0 {
+				key = "qk_" + strings.Repeat("x", 40)
+			}
+			r := call(t, http.MethodGet, p.URL+"/api/v1/resources/queues", key, nil, hdr...)
+			require.Equal(t, http.StatusUnauthorized, r.status, "bad key %d", i)
+		}
+	}
+	locked := func(r reply) {
+		t.Helper()
+		require.Equal(t, http.StatusTooManyRequests, r.status, "%s", r.body)
+		require.Equal(t, "rate_limited", r.code(t))
+		retry, err := strconv.Atoi(r.header.Get("Retry-After"))
+		require.NoError(t, err)
+		require.InDelta(t, session.Window.Seconds(), retry, 60)
+	}
+
+	t.Run("Direct", func(t *testing.T) {
+		good := createKey(t, direct, "acme", "read")
+		revoked := createKey(t, direct, "acme", "read")
+		require.Equal(t, http.StatusOK, direct.Admin(t, http.MethodDelete, "/admin/v1/keys/"+revoked.ID, nil, nil))
+		for range session.MaxKeyFailures + 5 {
+			require.Equal(t, http.StatusUnauthorized, call(t, http.MethodGet, direct.URL+"/api/v1/resources/queues", revoked.Key, nil).status)
+		}
+		require.Equal(t, http.StatusOK, call(t, http.MethodGet, direct.URL+"/api/v1/resources/queues", good.Key, nil).status,
+			"revoked keys counted against the address")
+
+		guess(direct)
+		_, unknown := tenant.NewKey()
+		locked(call(t, http.MethodGet, direct.URL+"/api/v1/resources/queues", unknown, nil))
+		locked(call(t, http.MethodGet, direct.URL+"/api/v1/resources/queues", good.Key, nil))
+		// The peer is not a trusted proxy: its X-Forwarded-For changes nothing.
+		locked(call(t, http.MethodGet, direct.URL+"/api/v1/resources/queues", good.Key, nil, "X-Forwarded-For", "203.0.113.9"))
+		require.Contains(t, metric(t, direct, "queen_proxy_auth_failures_total"), `reason="key_locked"`)
+	})
+
+	t.Run("BehindATrustedProxy", func(t *testing.T) {
+		good := createKey(t, behindLB, "acme", "read")
+		guess(behindLB, "X-Forwarded-For", "203.0.113.7")
+		locked(call(t, http.MethodGet, behindLB.URL+"/api/v1/resources/queues", good.Key, nil, "X-Forwarded-For", "203.0.113.7"))
+		for _, hdr := range [][]string{{"X-Forwarded-For", "203.0.113.8"}, nil} {
+			r := call(t, http.MethodGet, behindLB.URL+"/api/v1/resources/queues", good.Key, nil, hdr...)
+			require.Equal(t, http.StatusOK, r.status, "another address (%v) is refused: %s", hdr, r.body)
+		}
+	})
+}
+
+// metric returns the lines of the proxy's metric name on the admin listener.
+func metric(t *testing.T, p *proxytest.Proxy, name string) string {
+	t.Helper()
+	r := call(t, http.MethodGet, p.AdminURL+"/metrics/prometheus", proxytest.AdminToken, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	var lines []string
+	for _, l := range strings.Split(string(r.body), "\n") {
+		if strings.HasPrefix(l, name) {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n")
 }

@@ -112,7 +112,7 @@ func TestMetering(t *testing.T) {
 	})
 
 	t.Run("StopFlushes", func(t *testing.T) {
-		other := proxytest.Start(t, proxytest.Options{DBURL: p.DBURL, Upstreams: []string{b.shim.URL},
+		other := proxytest.Start(t, proxytest.Options{DBURL: p.DBURL, Upstreams: []string{b.broker.URL},
 			Env: []string{"QUEEN_PROXY_USAGE_FLUSH_INTERVAL=1m"}})
 		other.WaitUpstreams(t, "up", 10*time.Second)
 		send(other, http.MethodPost, "/api/v1/push", pushBody("orders", 5, func(j int) string { return fmt.Sprintf("b-%d", j) }), http.StatusCreated)

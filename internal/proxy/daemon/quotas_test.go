@@ -29,13 +29,14 @@ func TestQuotas(t *testing.T) {
 		p.Admin(t, http.MethodGet, "/admin/v1/tenants/acme", nil, &v)
 		return v.Usage.Messages == 100 && v.Usage.ComputedAt != nil
 	}, "no snapshot counts 100 messages")
-	hits := b.shim.Hits()
+	hits := brokerAPIRequests(t, b.broker)
 	r := call(t, http.MethodPost, p.URL+"/api/v1/push", k.Key, pushBody("orders", 1, nil))
 	require.Equal(t, http.StatusTooManyRequests, r.status)
 	require.Equal(t, "quota_exceeded", r.code(t))
 	require.Equal(t, "messages", limitOf(t, r))
 	require.NotEmpty(t, r.header.Get("Retry-After"))
-	require.Equal(t, hits, b.shim.Hits(), "the refused push reached the broker")
+	require.Equal(t, hits, brokerAPIRequests(t, b.broker), "the refused push reached the broker")
+	require.Equal(t, map[string]int{"acme:orders": 100}, brokerQueues(t, b.broker), "the broker stored the refused push")
 
 	// The tenant over quota can still drain: all 100 pop and ack.
 	acked := 0
@@ -63,7 +64,6 @@ func TestQuotas(t *testing.T) {
 
 	// maxQueues 2: "orders" exists; a second name passes, a third is refused and the
 	// existing ones are not blocked by the queue quota.
-	require.NoError(t, nil)
 	require.Equal(t, http.StatusOK, p.Admin(t, http.MethodPatch, "/admin/v1/tenants/acme",
 		map[string]any{"quotas": map[string]any{"maxMessages": 0}}, nil))
 	eventually(t, 3*time.Second, func() bool {
@@ -73,6 +73,7 @@ func TestQuotas(t *testing.T) {
 	r = call(t, http.MethodPost, p.URL+"/api/v1/push", k.Key, pushBody("third", 1, nil))
 	require.Equal(t, http.StatusTooManyRequests, r.status)
 	require.Equal(t, "queues", limitOf(t, r))
+	require.NotContains(t, brokerQueues(t, b.broker), "acme:third", "the refused queue was created")
 	for _, q := range []string{"orders", "billing"} {
 		require.Equal(t, http.StatusCreated, call(t, http.MethodPost, p.URL+"/api/v1/push", k.Key, pushBody(q, 1, nil)).status)
 	}

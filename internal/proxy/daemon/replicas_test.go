@@ -20,7 +20,7 @@ func TestTwoReplicasShareLimits(t *testing.T) {
 	env := []string{"QUEEN_PROXY_LIMITER_SYNC_INTERVAL=200ms"}
 	b := setup(t, setupOpts{env: env})
 	a := b.proxy
-	other := proxytest.Start(t, proxytest.Options{DBURL: a.DBURL, Upstreams: []string{b.shim.URL}, Env: env})
+	other := proxytest.Start(t, proxytest.Options{DBURL: a.DBURL, Upstreams: []string{b.broker.URL}, Env: env})
 	other.WaitUpstreams(t, "up", 10*time.Second)
 	eventually(t, 10*time.Second, func() bool {
 		var rs struct {

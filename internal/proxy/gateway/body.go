@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/queenmq/queen/internal/api"
-	"github.com/queenmq/queen/internal/proxy/store"
 	"github.com/queenmq/queen/internal/proxy/tenant"
 )
 
@@ -32,9 +31,12 @@ type requestBody struct {
 }
 
 // bodyLimit is the smaller of the proxy's and the tenant's body limit.
-func (s *Server) bodyLimit(cred *store.Credential) int64 {
+func (s *Server) bodyLimit(p *principal) int64 {
 	limit := s.opts.MaxBodyBytes
-	if l := cred.Tenant.Limits.MaxRequestBytes; l > 0 && l < limit {
+	if p.tenant == nil {
+		return limit
+	}
+	if l := p.tenant.Limits.MaxRequestBytes; l > 0 && l < limit {
 		limit = l
 	}
 	return limit
@@ -47,8 +49,8 @@ func tooLarge(limit int64) error {
 
 // readBody enforces the body limit and decodes the bodies the proxy must read; other
 // bodies stream, limited, to the broker.
-func (s *Server) readBody(r *http.Request, rt *route, cred *store.Credential) ([]byte, *parsedBody, error) {
-	limit := s.bodyLimit(cred)
+func (s *Server) readBody(r *http.Request, rt *route, pr *principal) ([]byte, *parsedBody, error) {
+	limit := s.bodyLimit(pr)
 	if r.ContentLength > limit {
 		return nil, nil, tooLarge(limit)
 	}
@@ -71,7 +73,7 @@ func (s *Server) readBody(r *http.Request, rt *route, cred *store.Credential) ([
 		if strings.Contains(q, ":") {
 			return nil, nil, errorf(http.StatusBadRequest, codeInvalidArgument, "queue names may not contain ':'")
 		}
-		if !cred.Key.AllowsQueue(q) {
+		if !pr.allowsQueue(q) {
 			return nil, nil, &apiError{status: http.StatusForbidden, code: codeForbidden,
 				msg: "this key may not use queue " + strconv.Quote(q), result: "forbidden"}
 		}
@@ -154,9 +156,12 @@ func appendNew(names []string, n string) []string {
 }
 
 // admit takes a concurrency slot and the bucket tokens, then checks quotas. The
-// returned release frees the slot.
-func (s *Server) admit(x *exchange, cred *store.Credential, p *parsedBody) (func(), error) {
-	t := cred.Tenant
+// returned release frees the slot. Operators have no limits.
+func (s *Server) admit(x *exchange, pr *principal, p *parsedBody) (func(), error) {
+	t := pr.tenant
+	if t == nil {
+		return func() {}, nil
+	}
 	release, refused := s.opts.Limiter.Admit(t.ID, t.Limits, p.messages)
 	if refused != nil {
 		s.meter.Add(t.ID, func(u *tenant.Usage) { u.RejectedRate++ })

@@ -32,6 +32,8 @@ type apiError struct {
 	msg        string
 	limit      string        // 429: requests, messages, concurrency, bytes, queues
 	retryAfter time.Duration // 429 and 503: Retry-After
+	// field names the request field a 400 is about ("" = none).
+	field string
 	// result is the tenant_requests_total result it counts as ("" = none).
 	result string
 }
@@ -46,6 +48,7 @@ func errorf(status int, code, msg string) *apiError {
 type errorBody struct {
 	Error        string `json:"error"`
 	Code         string `json:"code"`
+	Field        string `json:"field,omitempty"`
 	Limit        string `json:"limit,omitempty"`
 	RetryAfterMs int64  `json:"retryAfterMs,omitempty"`
 	RequestID    string `json:"request_id,omitempty"`
@@ -62,7 +65,7 @@ func writeError(w http.ResponseWriter, requestID string, e *apiError) {
 		h.Set("WWW-Authenticate", "Bearer")
 	}
 	w.WriteHeader(e.status)
-	body := errorBody{Error: e.msg, Code: e.code, Limit: e.limit, RequestID: requestID}
+	body := errorBody{Error: e.msg, Code: e.code, Field: e.field, Limit: e.limit, RequestID: requestID}
 	if e.status == http.StatusTooManyRequests {
 		body.RetryAfterMs = max(1, e.retryAfter.Milliseconds())
 	}

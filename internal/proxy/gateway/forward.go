@@ -14,7 +14,6 @@ import (
 
 	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/proxy/brokerauth"
-	"github.com/queenmq/queen/internal/proxy/store"
 	"github.com/queenmq/queen/internal/proxy/tenant"
 )
 
@@ -27,8 +26,8 @@ var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Authenticate", "Pro
 	"Trailer", "Transfer-Encoding", "Upgrade", "Set-Cookie"}
 
 // forward sends the request to a broker and streams the answer back. cred nil is a
-// public request (no tenant); body nil streams the client's body.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange, cred *store.Credential, body *requestBody) error {
+// public request (no credential); body nil streams the client's body.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange, cred *principal, body *requestBody) error {
 	ctx, cancel := context.WithTimeout(r.Context(), s.upstreamTimeout(r, x.route))
 	defer cancel()
 	var (
@@ -88,7 +87,7 @@ func (s *Server) countUpstreamError(x *exchange) {
 }
 
 // send makes one attempt at up.
-func (s *Server) send(ctx context.Context, r *http.Request, up *Upstream, cred *store.Credential, body *requestBody) (*http.Response, error) {
+func (s *Server) send(ctx context.Context, r *http.Request, up *Upstream, cred *principal, body *requestBody) (*http.Response, error) {
 	target := up.URL.String() + r.URL.EscapedPath()
 	if r.URL.RawQuery != "" {
 		target += "?" + r.URL.RawQuery
@@ -113,10 +112,12 @@ func (s *Server) send(ctx context.Context, r *http.Request, up *Upstream, cred *
 	out.Header.Set("X-Request-Id", requestIDOf(r))
 	s.setForwarded(out, r)
 	if cred != nil {
-		out.Header.Set(s.opts.TenancyHeader, cred.Tenant.ID)
+		if cred.tenant != nil {
+			out.Header.Set(s.opts.TenancyHeader, cred.tenant.ID)
+		}
 		if s.opts.Minter != nil {
-			tok, err := s.opts.Minter.Token(brokerauth.Claims{Subject: cred.Tenant.ID + "/" + cred.Key.ID,
-				Role: s.opts.Roles[cred.Key.Scope], Tenant: cred.Tenant.ID})
+			tok, err := s.opts.Minter.Token(brokerauth.Claims{Subject: cred.subject(),
+				Role: s.opts.Roles[cred.scope], Tenant: cred.tenantID()})
 			if err != nil {
 				return nil, err
 			}
@@ -186,7 +187,7 @@ func isDialError(err error) bool {
 
 // relay writes the broker's answer: push and transaction answers are read whole and
 // metered, everything else streams, flushed as it arrives.
-func (s *Server) relay(w http.ResponseWriter, resp *http.Response, x *exchange, cred *store.Credential, body *requestBody, counted *countingReader) error {
+func (s *Server) relay(w http.ResponseWriter, resp *http.Response, x *exchange, cred *principal, body *requestBody, counted *countingReader) error {
 	h := w.Header()
 	for k, v := range resp.Header {
 		h[k] = v
@@ -204,8 +205,9 @@ func (s *Server) relay(w http.ResponseWriter, resp *http.Response, x *exchange, 
 	var n int64
 	var err error
 	var m *meterDelta
+	metered := cred.tenantID() != ""
 	switch {
-	case cred != nil && (x.route.body == bodyPush || x.route.body == bodyTransaction):
+	case metered && (x.route.body == bodyPush || x.route.body == bodyTransaction):
 		var raw []byte
 		raw, err = io.ReadAll(io.LimitReader(resp.Body, maxMeteredAnswer))
 		w.WriteHeader(resp.StatusCode)
@@ -215,7 +217,7 @@ func (s *Server) relay(w http.ResponseWriter, resp *http.Response, x *exchange, 
 			n = int64(wn)
 		}
 		m = meterPushAnswer(x.route.body, resp.StatusCode, raw)
-	case cred != nil && x.route.pop:
+	case metered && x.route.pop:
 		s.metrics.parked.Inc()
 		w.WriteHeader(resp.StatusCode)
 		counter := newPopCounter()
@@ -234,7 +236,7 @@ func (s *Server) relay(w http.ResponseWriter, resp *http.Response, x *exchange, 
 		}
 	}
 	x.bytesOut = n
-	if cred == nil {
+	if !metered {
 		return nil
 	}
 	x.result = "forwarded"
@@ -242,7 +244,7 @@ func (s *Server) relay(w http.ResponseWriter, resp *http.Response, x *exchange, 
 		x.result = "upstream_error"
 		m.upstreamErrors = 1
 	}
-	s.record(cred.Tenant.ID, x, m)
+	s.record(cred.tenantID(), x, m)
 	if err != nil {
 		x.status = resp.StatusCode
 	}

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/queenmq/queen/internal/proxy/store"
 	"github.com/queenmq/queen/internal/proxy/tenant"
 )
 
@@ -21,6 +19,7 @@ type exchange struct {
 	id       string
 	tenant   string
 	keyID    string
+	user     string
 	upstream string
 	status   int
 	bytesIn  int64
@@ -35,7 +34,11 @@ func (s *Server) serveRoute(rt *route) http.HandlerFunc {
 		x := &exchange{route: rt, id: requestIDOf(r)}
 		err := s.admitAndForward(w, r, x)
 		var ae *apiError
-		if errors.As(err, &ae) {
+		var re *redirect
+		if errors.As(err, &re) {
+			http.Redirect(w, r, re.location, http.StatusFound)
+			x.status = http.StatusFound
+		} else if errors.As(err, &ae) {
 			writeError(w, x.id, ae)
 			x.status = ae.status
 			if ae.result != "" {
@@ -60,7 +63,7 @@ func (s *Server) finish(r *http.Request, x *exchange, start time.Time) {
 	s.logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
 		slog.String("request_id", x.id), slog.String("method", r.Method), slog.String("route", x.route.pattern),
 		slog.Int("status", x.status), slog.Duration("duration", d), slog.String("tenant", x.tenant),
-		slog.String("key_id", x.keyID), slog.String("upstream", x.upstream),
+		slog.String("key_id", x.keyID), slog.String("user", x.user), slog.String("upstream", x.upstream),
 		slog.Int64("bytes_in", x.bytesIn), slog.Int64("bytes_out", x.bytesOut))
 }
 
@@ -70,31 +73,50 @@ func (s *Server) admitAndForward(w http.ResponseWriter, r *http.Request, x *exch
 		return err
 	}
 	switch x.route.access {
-	case accessGlobal:
-		return &apiError{status: http.StatusForbidden, code: codeForbidden,
-			msg: "this route is not available through the proxy", result: "forbidden"}
 	case accessPublic:
+		if s.opts.Sessions != nil && x.route.pattern == "/" {
+			// With login on, the dashboard's page needs a session (its files do not).
+			if _, err := s.authenticate(r.Context(), r, false); err != nil {
+				return toLogin(r)
+			}
+		}
 		return s.forward(w, r, x, nil, nil)
+	case accessGlobal:
+		if !hasCredential(r) {
+			return globalForbidden()
+		}
 	case accessTenant:
 	}
-	cred, err := s.authenticate(r.Context(), r)
+	p, err := s.authenticate(r.Context(), r, true)
+	if err != nil {
+		var ae *apiError
+		if s.opts.Sessions != nil && errors.As(err, &ae) && ae.status == http.StatusUnauthorized && isNavigation(r) {
+			return toLogin(r)
+		}
+		return err
+	}
+	x.tenant, x.keyID, x.user = p.tenantID(), p.keyID(), p.user
+	if x.route.access == accessGlobal && p.tenant != nil {
+		return globalForbidden()
+	}
+	if err := s.authorize(r, x.route, p); err != nil {
+		return err
+	}
+	body, parsed, err := s.readBody(r, x.route, p)
 	if err != nil {
 		return err
 	}
-	x.tenant, x.keyID = cred.Tenant.ID, cred.Key.ID
-	if err := s.authorize(r, x.route, cred); err != nil {
-		return err
-	}
-	body, parsed, err := s.readBody(r, x.route, cred)
-	if err != nil {
-		return err
-	}
-	release, err := s.admit(x, cred, parsed)
+	release, err := s.admit(x, p, parsed)
 	if err != nil {
 		return err
 	}
 	defer release()
-	return s.forward(w, r, x, cred, &requestBody{raw: body, parsed: parsed})
+	return s.forward(w, r, x, p, &requestBody{raw: body, parsed: parsed})
+}
+
+func globalForbidden() error {
+	return &apiError{status: http.StatusForbidden, code: codeForbidden,
+		msg: "this route is not available through the proxy", result: "forbidden"}
 }
 
 // checkRequest refuses credentials in the query string and a client tenancy header.
@@ -131,66 +153,23 @@ func (s *Server) unauthenticated(reason string) error {
 		result: "unauthenticated"}
 }
 
-// authenticate returns the request's API key credential.
-func (s *Server) authenticate(ctx context.Context, r *http.Request) (*store.Credential, error) {
-	token := ""
-	if h := r.Header.Get("Authorization"); h != "" {
-		scheme, rest, ok := strings.Cut(h, " ")
-		if !ok || !strings.EqualFold(scheme, "bearer") {
-			return nil, s.unauthenticated("malformed")
-		}
-		token = strings.TrimSpace(rest)
-	} else if c, err := r.Cookie("token"); err == nil {
-		token = c.Value
-	}
-	if token == "" {
-		return nil, s.unauthenticated("missing")
-	}
-	id, ok := tenant.ParseKey(token)
-	if !ok {
-		// Session tokens are not accepted yet; anything else is malformed.
-		return nil, s.unauthenticated("malformed")
-	}
-	cred, err := s.opts.Keys.Lookup(ctx, id)
-	switch {
-	case errors.Is(err, tenant.ErrNotFound):
-		tenant.HashMatches(token, nil)
-		return nil, s.unauthenticated("unknown_key")
-	case err != nil:
-		s.logger.Warn("key lookup failed", "key_id", id, "err", err)
-		return nil, &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
-			msg: "authentication is unavailable", retryAfter: time.Second}
-	}
-	if !tenant.HashMatches(token, cred.Hash) {
-		return nil, s.unauthenticated("bad_secret")
-	}
-	if !cred.Key.UsableAt(s.opts.Now()) {
-		return nil, s.unauthenticated("revoked_or_expired")
-	}
-	if cred.Tenant.Status == tenant.StatusDeleted {
-		return nil, s.unauthenticated("tenant_deleted")
-	}
-	s.opts.Keys.MarkUsed(id)
-	return cred, nil
-}
-
 // authorize checks the tenant's status, the key's scope and its queue allowlist for
 // the path's queue.
-func (s *Server) authorize(r *http.Request, rt *route, cred *store.Credential) error {
+func (s *Server) authorize(r *http.Request, rt *route, p *principal) error {
 	forbidden := func(msg string) error {
 		return &apiError{status: http.StatusForbidden, code: codeForbidden, msg: msg, result: "forbidden"}
 	}
-	if cred.Tenant.Status == tenant.StatusSuspended {
+	if p.tenant != nil && p.tenant.Status == tenant.StatusSuspended {
 		return &apiError{status: http.StatusForbidden, code: codeTenantSuspended, msg: "the tenant is suspended", result: "forbidden"}
 	}
-	if !cred.Key.Scope.Allows(rt.scope) {
-		return forbidden("this key's scope (" + string(cred.Key.Scope) + ") does not allow this route (" + string(rt.scope) + ")")
+	if !p.scope.Allows(rt.scope) {
+		return forbidden("this credential's scope (" + string(p.scope) + ") does not allow this route (" + string(rt.scope) + ")")
 	}
 	switch rt.queues {
 	case queuesByID, queuesBody:
 		// Id-only routes pass; body names are checked once the body is read.
 	case queuesSpan:
-		if !cred.Key.AllQueues() {
+		if !p.allQueues() {
 			return forbidden("a key limited to some queues cannot call a route that spans queues")
 		}
 	case queuesPath:
@@ -198,7 +177,7 @@ func (s *Server) authorize(r *http.Request, rt *route, cred *store.Credential) e
 		if strings.Contains(q, ":") {
 			return errorf(http.StatusBadRequest, codeInvalidArgument, "queue names may not contain ':'")
 		}
-		if !cred.Key.AllowsQueue(q) {
+		if !p.allowsQueue(q) {
 			return forbidden("this key may not use queue " + strconv.Quote(q))
 		}
 	}

@@ -12,7 +12,8 @@ type access int
 const (
 	// accessTenant routes are forwarded for tenant credentials of enough scope.
 	accessTenant access = iota
-	// accessGlobal routes are never forwarded for tenants (403).
+	// accessGlobal routes are never forwarded for tenants (403); operators reach
+	// them by role.
 	accessGlobal
 	// accessPublic routes are forwarded without credentials (dashboard files).
 	accessPublic
@@ -105,19 +106,21 @@ var routeTable = []route{
 	{method: http.MethodDelete, pattern: v1 + "/resources/queues/{queue}", scope: tenant.ScopeAdmin, queues: queuesPath},
 	{method: http.MethodDelete, pattern: v1 + "/consumer-groups/{group}/queues/{queue}", scope: tenant.ScopeAdmin, queues: queuesPath},
 	{method: http.MethodDelete, pattern: v1 + "/consumer-groups/{group}", scope: tenant.ScopeAdmin, queues: queuesSpan},
-	// Never for tenants, whatever the method.
-	{pattern: v1 + "/system/*", access: accessGlobal},
-	{pattern: "/internal/*", access: accessGlobal},
-	{pattern: v1 + "/migration/*", access: accessGlobal},
-	{method: http.MethodPost, pattern: v1 + "/stats/refresh", access: accessGlobal},
-	{method: http.MethodGet, pattern: v1 + "/analytics/system-metrics", access: accessGlobal},
-	{method: http.MethodGet, pattern: v1 + "/analytics/worker-metrics", access: accessGlobal},
-	{method: http.MethodGet, pattern: v1 + "/analytics/postgres-stats", access: accessGlobal},
-	{method: http.MethodGet, pattern: v1 + "/analytics/retention", access: accessGlobal},
-	{method: http.MethodGet, pattern: v1 + "/status/buffers", access: accessGlobal},
-	{pattern: "/streams/v1/*", access: accessGlobal},
-	{pattern: "/metrics", access: accessGlobal},
-	{pattern: "/metrics/*", access: accessGlobal},
+	// Never for tenants, whatever the method. Operators reach them by role, at the
+	// broker's levels.
+	{pattern: v1 + "/system/*", access: accessGlobal, scope: tenant.ScopeAdmin},
+	{pattern: "/internal/*", access: accessGlobal, scope: tenant.ScopeAdmin},
+	{pattern: v1 + "/migration/*", access: accessGlobal, scope: tenant.ScopeAdmin},
+	{method: http.MethodPost, pattern: v1 + "/stats/refresh", access: accessGlobal, scope: tenant.ScopeAdmin},
+	{method: http.MethodGet, pattern: v1 + "/analytics/system-metrics", access: accessGlobal, scope: tenant.ScopeRead},
+	{method: http.MethodGet, pattern: v1 + "/analytics/worker-metrics", access: accessGlobal, scope: tenant.ScopeRead},
+	{method: http.MethodGet, pattern: v1 + "/analytics/postgres-stats", access: accessGlobal, scope: tenant.ScopeRead},
+	{method: http.MethodGet, pattern: v1 + "/analytics/retention", access: accessGlobal, scope: tenant.ScopeRead},
+	{method: http.MethodGet, pattern: v1 + "/status/buffers", access: accessGlobal, scope: tenant.ScopeRead},
+	{method: http.MethodPost, pattern: "/streams/v1/state/get", access: accessGlobal, scope: tenant.ScopeRead},
+	{pattern: "/streams/v1/*", access: accessGlobal, scope: tenant.ScopeWrite},
+	{pattern: "/metrics", access: accessGlobal, scope: tenant.ScopeRead},
+	{pattern: "/metrics/*", access: accessGlobal, scope: tenant.ScopeRead},
 	// Dashboard files.
 	{method: http.MethodGet, pattern: "/", access: accessPublic},
 	{method: http.MethodGet, pattern: "/assets/*", access: accessPublic},

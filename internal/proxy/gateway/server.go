@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +20,8 @@ import (
 	"github.com/queenmq/queen/internal/proxy/brokerauth"
 	"github.com/queenmq/queen/internal/proxy/limiter"
 	"github.com/queenmq/queen/internal/proxy/meter"
+	"github.com/queenmq/queen/internal/proxy/session"
+	"github.com/queenmq/queen/internal/proxy/store"
 	"github.com/queenmq/queen/internal/proxy/tenant"
 )
 
@@ -35,8 +38,17 @@ type Options struct {
 	TrustedProxies  []netip.Prefix
 	TLS             bool
 	Keys            *authcache.Cache
-	Limiter         *limiter.Limiter
-	Meter           *meter.Meter
+	// Store is the proxy database, for logins and sessions.
+	Store *store.Store
+	// Sessions signs and verifies session tokens; nil turns login off (no login
+	// routes, session tokens refused).
+	Sessions *session.Signer
+	// Lockout counts failed logins.
+	Lockout *session.Lockout
+	// KeyFailures counts unknown and wrong API keys per client address.
+	KeyFailures *session.Failures
+	Limiter     *limiter.Limiter
+	Meter       *meter.Meter
 	// Minter mints the broker tokens; nil sends no Authorization (broker auth none).
 	Minter *brokerauth.Minter
 	// Roles maps key scopes to broker roles; AdminRole is the proxy's own role.
@@ -97,10 +109,24 @@ func (s *Server) Drain() { s.draining.Store(true) }
 // Close drops idle broker connections.
 func (s *Server) Close() { s.transport.CloseIdleConnections() }
 
-// StoredUsage is the tenant's storage as quotas see it: the snapshot plus what this
-// replica admitted since, and the snapshot's time (zero: none yet).
-func (s *Server) StoredUsage(tenantID string) (messages, bytes, queues int64, at time.Time) {
-	return s.quotas.usage(tenantID)
+// Stored is a tenant's storage as quotas see it: the brokers' last snapshot plus
+// what this replica admitted since.
+type Stored struct {
+	Messages int64 `json:"messages"`
+	Bytes    int64 `json:"bytes"`
+	Queues   int64 `json:"queues"`
+	// ComputedAt is the snapshot's time; nil before the first.
+	ComputedAt *time.Time `json:"computedAt"`
+}
+
+// Stored returns the tenant's storage as quotas see it.
+func (s *Server) Stored(tenantID string) *Stored {
+	m, b, q, at := s.quotas.usage(tenantID)
+	v := &Stored{Messages: m, Bytes: b, Queues: q}
+	if !at.IsZero() {
+		v.ComputedAt = &at
+	}
+	return v
 }
 
 func (s *Server) router() http.Handler {
@@ -123,6 +149,7 @@ func (s *Server) router() http.Handler {
 	}
 	r.Get("/.well-known/jwks.json", jwks)
 	r.Get("/api/auth/jwks", jwks)
+	s.loginRoutes(func(method, pattern string, h http.HandlerFunc) { r.Method(method, pattern, s.own(pattern, h)) })
 	for i := range routeTable {
 		rt := &routeTable[i]
 		h := s.serveRoute(rt)
@@ -133,6 +160,28 @@ func (s *Server) router() http.Handler {
 		}
 	}
 	return r
+}
+
+// own wraps one of the proxy's own routes with the request metrics.
+func (s *Server) own(pattern string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		h(sw, r)
+		s.metrics.requests.WithLabelValues(pattern, strconv.Itoa(sw.status)).Inc()
+		s.metrics.duration.WithLabelValues(pattern).Observe(time.Since(start).Seconds())
+	}
+}
+
+// statusWriter remembers the status written.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
 }
 
 // handleReady is 200 while the proxy database answers, a broker is up and the

@@ -23,6 +23,13 @@ import (
 // AdminToken is the admin token of every proxy Start runs.
 const AdminToken = "test-admin-token-0123456789abcdefghij"
 
+// SessionKey is the session key of the proxies Start runs with Login.
+const SessionKey = "test-session-key-0123456789abcdefghij"
+
+// PasswordCost is the bcrypt cost of the passwords a test proxy stores: bcrypt's
+// minimum, as the proxy's 12 takes seconds per hash under the race detector.
+const PasswordCost = 4
+
 // Options say how Start runs a proxy.
 type Options struct {
 	// Upstreams are the broker URLs (QUEEN_PROXY_UPSTREAMS).
@@ -35,6 +42,8 @@ type Options struct {
 	Logs *testlog.Buffer
 	// Now is the proxy's clock; nil is time.Now.
 	Now func() time.Time
+	// Login turns login on, with SessionKey.
+	Login bool
 }
 
 // Proxy is one queen-proxy run by daemon.Run in the test process.
@@ -59,6 +68,9 @@ func Start(t testing.TB, o Options) *Proxy {
 		p.DBURL = pgtest.NewDBURL(t)
 	}
 	env := append(append([]string{}, o.Env...), daemontest.PGEnv(t, p.DBURL)...)
+	if o.Login {
+		env = append(env, "QUEEN_PROXY_LOGIN=true", "QUEEN_PROXY_SESSION_KEY="+SessionKey)
+	}
 	env = append(env, "QUEEN_PROXY_UPSTREAMS="+strings.Join(o.Upstreams, ","), "QUEEN_PROXY_ADMIN_TOKEN="+AdminToken,
 		"QUEEN_PROXY_LOGIN=false", "LOG_LEVEL=warn", "DB_POOL_SIZE=6", "QUEEN_PROXY_UPSTREAM_CHECK_INTERVAL=200ms",
 		"QUEEN_PROXY_SHUTDOWN_TIMEOUT=5s", "QUEEN_PROXY_LOG_FORMAT=text")
@@ -85,7 +97,7 @@ func Start(t testing.TB, o Options) *Proxy {
 	go func() {
 		defer close(p.done)
 		p.err = daemon.Run(ctx, cfg, daemon.Options{Stdout: out, Listener: ln, AdminListener: adm,
-			ReadyFunc: func() { close(ready) }, Now: o.Now})
+			ReadyFunc: func() { close(ready) }, Now: o.Now, PasswordCost: PasswordCost})
 	}()
 	t.Cleanup(func() {
 		if err := p.Stop(); err != nil {

@@ -8,7 +8,7 @@ import (
 )
 
 // AuthChannel is the LISTEN/NOTIFY channel of authentication changes. Payloads are
-// "key:<id>" and "tenant:<id>".
+// "key:<id>", "tenant:<id>", "user:<username>" and "session:<id>".
 const AuthChannel = "queen_proxy_auth"
 
 // ListenerApplicationName is the application_name of the listener's connection, so

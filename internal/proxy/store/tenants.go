@@ -139,3 +139,12 @@ func (s *Store) TenantDelete(ctx context.Context, id, actor string) (int, error)
 	})
 	return revoked, err
 }
+
+// TenantPurged records in the audit log that a purge deleted queuesDeleted of the
+// tenant's queues at the brokers, and whether it finished (one that fails midway
+// leaves the rest for the next).
+func (s *Store) TenantPurged(ctx context.Context, id, actor string, queuesDeleted int, complete bool) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		return audit(ctx, tx, actor, "tenant.purge", id, map[string]any{"queuesDeleted": queuesDeleted, "complete": complete})
+	})
+}

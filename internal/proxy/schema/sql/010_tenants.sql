@@ -26,25 +26,6 @@ CREATE TABLE IF NOT EXISTS queen_proxy.api_keys (
 );
 CREATE INDEX IF NOT EXISTS api_keys_tenant ON queen_proxy.api_keys (tenant_id);
 
--- Users and sessions keep the columns of the 0.15 auth proxy; tenant_id is new
--- (NULL = an operator).
-CREATE TABLE IF NOT EXISTS queen_proxy.users (
-    id            serial PRIMARY KEY,
-    username      text NOT NULL UNIQUE,
-    password_hash text NOT NULL,
-    role          text NOT NULL DEFAULT 'read-only',
-    created_at    timestamptz NOT NULL DEFAULT now(),
-    updated_at    timestamptz NOT NULL DEFAULT now()
-);
-ALTER TABLE queen_proxy.users ADD COLUMN IF NOT EXISTS tenant_id text REFERENCES queen_proxy.tenants (id);
-
-CREATE TABLE IF NOT EXISTS queen_proxy.sessions (
-    id         text PRIMARY KEY,
-    user_id    integer NOT NULL REFERENCES queen_proxy.users (id) ON DELETE CASCADE,
-    created_at timestamptz NOT NULL DEFAULT now(),
-    expires_at timestamptz NOT NULL
-);
-
 CREATE TABLE IF NOT EXISTS queen_proxy.audit_log (
     id     bigserial PRIMARY KEY,
     at     timestamptz NOT NULL DEFAULT now(),

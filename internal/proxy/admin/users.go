@@ -1,0 +1,63 @@
+package admin
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/queenmq/queen/internal/proxy/manage"
+)
+
+func (s *Server) userList(w http.ResponseWriter, r *http.Request) error {
+	us, err := s.manage.Users(r.Context(), r.URL.Query().Get("tenant"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"users": us})
+	return nil
+}
+
+func (s *Server) userCreate(w http.ResponseWriter, r *http.Request) error {
+	var req manage.UserSpec
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	u, err := s.manage.CreateUser(r.Context(), req, actor(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, u)
+	return nil
+}
+
+func (s *Server) userGet(w http.ResponseWriter, r *http.Request) error {
+	u, err := s.manage.User(r.Context(), chi.URLParam(r, "name"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, u)
+	return nil
+}
+
+func (s *Server) userDelete(w http.ResponseWriter, r *http.Request) error {
+	if err := s.manage.DeleteUser(r.Context(), chi.URLParam(r, "name"), actor(r)); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deleted": true})
+	return nil
+}
+
+func (s *Server) userPassword(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Password string `json:"password"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	u, err := s.manage.SetPassword(r.Context(), chi.URLParam(r, "name"), req.Password, actor(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, u)
+	return nil
+}

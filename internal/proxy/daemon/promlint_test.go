@@ -1,0 +1,83 @@
+package daemon_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/proxy/proxytest"
+)
+
+// TestPrometheusMetricsPassPromlint scrapes the proxy's /metrics/prometheus (admin
+// listener) after a push and a pop with a tenant key, a refused credential (401) and
+// a rate-limited request (429), once a metering flush and a usage snapshot have
+// given their families series too, and runs Prometheus' own linter, promlint (what
+// `promtool check metrics` runs), over it: every family must pass.
+func TestPrometheusMetricsPassPromlint(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{env: []string{"QUEEN_PROXY_USAGE_FLUSH_INTERVAL=100ms", "QUEEN_PROXY_USAGE_REFRESH=100ms"}})
+	p := b.proxy
+	createTenant(t, p, tenantSpec{ID: "acme"})
+	createTenant(t, p, tenantSpec{ID: "slow", Limits: map[string]any{"requestsPerSecond": 1, "requestsBurst": 1}})
+	acme := createKey(t, p, "acme", "write")
+	slow := createKey(t, p, "slow", "read")
+
+	r := call(t, http.MethodPost, p.URL+"/api/v1/push", acme.Key, pushBody("lint", 2, nil))
+	require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
+	r = call(t, http.MethodGet, p.URL+"/api/v1/pop/queue/lint?batch=2&wait=false", acme.Key, nil)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	r = call(t, http.MethodGet, p.URL+"/api/v1/resources/queues", "qp_not-a-key", nil)
+	require.Equal(t, http.StatusUnauthorized, r.status, "%s", r.body)
+	// A burst of one: the second request within the same second is refused; a slow
+	// machine may need a few more.
+	eventually(t, 10*time.Second, func() bool {
+		return call(t, http.MethodGet, p.URL+"/api/v1/resources/queues", slow.Key, nil).status == http.StatusTooManyRequests
+	}, "no 429 for a tenant limited to 1 request per second")
+
+	want := []string{
+		`queen_proxy_http_requests_total{`,
+		`queen_proxy_tenant_requests_total{result="forwarded",tenant="acme"}`,
+		`queen_proxy_tenant_requests_total{result="rate_limited",tenant="slow"}`,
+		`queen_proxy_auth_failures_total{`,
+		`queen_proxy_tenant_messages_total{direction="out",tenant="acme"}`,
+		`queen_proxy_tenant_stored_messages{tenant="acme"}`,
+		`queen_proxy_upstream_up{`,
+		`queen_proxy_usage_flushes_total{`,
+		`queen_proxy_build_info{`,
+	}
+	var body string
+	var missing []string
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		body, missing = scrapeProxyMetrics(t, p), nil
+		for _, series := range want {
+			if !strings.Contains(body, series) {
+				missing = append(missing, series)
+			}
+		}
+		if len(missing) == 0 || time.Now().After(deadline) {
+			break
+		}
+		<-time.After(50 * time.Millisecond)
+	}
+	require.Empty(t, missing, "families without these series within 20s:\n%s", body)
+
+	problems, err := promlint.New(strings.NewReader(body)).Lint()
+	require.NoError(t, err)
+	var lines []string
+	for _, pr := range problems {
+		lines = append(lines, pr.Metric+": "+pr.Text)
+	}
+	require.Empty(t, lines, "promlint problems in the proxy's /metrics/prometheus")
+}
+
+// scrapeProxyMetrics returns the admin listener's /metrics/prometheus.
+func scrapeProxyMetrics(t *testing.T, p *proxytest.Proxy) string {
+	t.Helper()
+	r := call(t, http.MethodGet, p.AdminURL+"/metrics/prometheus", proxytest.AdminToken, nil)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	return string(r.body)
+}

@@ -1,0 +1,85 @@
+package tenant
+
+import (
+	"regexp"
+	"time"
+)
+
+// User is a login account of the proxy. A user with a Tenant acts in that tenant;
+// one without is an operator, forwarded to the brokers in global scope.
+type User struct {
+	ID        int64     `json:"-"`
+	Username  string    `json:"username"`
+	Role      string    `json:"role"`
+	Tenant    *string   `json:"tenant"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// IsOperator reports a user without a tenant.
+func (u *User) IsOperator() bool { return u.Tenant == nil }
+
+// TenantID is the user's tenant, "" for an operator.
+func (u *User) TenantID() string {
+	if u.Tenant == nil {
+		return ""
+	}
+	return *u.Tenant
+}
+
+// User roles: the broker's role names, as the 0.15 users table stores them.
+const (
+	RoleAdmin     = "admin"
+	RoleReadWrite = "read-write"
+	RoleReadOnly  = "read-only"
+)
+
+// RoleScope is the scope a user role grants: admin, write or read.
+func RoleScope(role string) (Scope, error) {
+	switch role {
+	case RoleAdmin:
+		return ScopeAdmin, nil
+	case RoleReadWrite:
+		return ScopeWrite, nil
+	case RoleReadOnly:
+		return ScopeRead, nil
+	}
+	return "", invalid("role", "must be admin, read-write or read-only")
+}
+
+// ScopeRole is the user role of a scope, the inverse of RoleScope.
+func ScopeRole(s Scope) string {
+	switch s {
+	case ScopeAdmin:
+		return RoleAdmin
+	case ScopeWrite:
+		return RoleReadWrite
+	}
+	return RoleReadOnly
+}
+
+var usernamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
+
+// ValidateUsername checks a user name: 1–64 characters of letters, digits and
+// ._@-, starting with a letter or digit.
+func ValidateUsername(name string) error {
+	if !usernamePattern.MatchString(name) {
+		return invalid("username", "must be 1-64 characters of [A-Za-z0-9._@-], starting with a letter or digit")
+	}
+	return nil
+}
+
+// Password length bounds: bcrypt reads at most 72 bytes, so longer passwords are
+// refused rather than silently truncated.
+const (
+	MinPasswordLen = 8
+	MaxPasswordLen = 72
+)
+
+// ValidatePassword checks a new password's length.
+func ValidatePassword(pw string) error {
+	if len(pw) < MinPasswordLen || len(pw) > MaxPasswordLen {
+		return invalid("password", "must be 8 to 72 bytes")
+	}
+	return nil
+}
