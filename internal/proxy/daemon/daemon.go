@@ -135,6 +135,9 @@ func build(cfg *config.Config, o Options, st *store.Store, logger *slog.Logger) 
 	p := &proxy{cfg: cfg, logger: logger, store: st, replicaID: newReplicaID()}
 	p.keys = authcache.New(st, cfg.AuthCacheTTL, o.Now)
 	p.limiter = limiter.New(o.Now)
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_proxy_replicas_live",
+		Help: "Live proxy replicas (this one included), as the last limiter sync counted them."},
+		func() float64 { return float64(p.limiter.Replicas()) }))
 	p.meter = meter.New(o.Now, reg)
 	var minter *brokerauth.Minter
 	if cfg.BrokerAuth == "jwt" {

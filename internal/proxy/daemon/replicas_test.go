@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,6 +30,9 @@ func TestTwoReplicasShareLimits(t *testing.T) {
 		a.Admin(t, http.MethodGet, "/admin/v1/replicas", nil, &rs)
 		return len(rs.Replicas) == 2
 	}, "the replicas do not see each other")
+	eventually(t, 10*time.Second, func() bool {
+		return strings.Contains(scrapeProxyMetrics(t, a), "\nqueen_proxy_replicas_live 2\n")
+	}, "queen_proxy_replicas_live does not count both replicas")
 	createTenant(t, a, tenantSpec{ID: "acme", Limits: map[string]any{"requestsPerSecond": 100, "requestsBurst": 10,
 		"maxConcurrent": 0}})
 	k := createKey(t, a, "acme", "read")

@@ -107,6 +107,14 @@ func (l *Limiter) InFlight(tenantID string) int {
 	return 0
 }
 
+// Replicas is the number of live proxy replicas (this one included) the last sync
+// heard of; 1 before the first.
+func (l *Limiter) Replicas() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.replicas
+}
+
 // Shares returns the tenant's current request and message shares.
 func (l *Limiter) Shares(tenantID string) (requests, messages float64) {
 	l.mu.Lock()
