@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,10 @@ import (
 	"github.com/queenmq/queen/internal/proxy/proxytest"
 	"github.com/queenmq/queen/internal/testlog"
 )
+
+// TestMain runs the tests through proxytest.Main, which removes the queen-proxy binary
+// that proxytest.Exec builds for the replicas run as processes of their own.
+func TestMain(m *testing.M) { os.Exit(proxytest.Main(m)) }
 
 // testBundle is one real broker with tenancy on, a proxy in front of it, and the
 // proxy's captured log.

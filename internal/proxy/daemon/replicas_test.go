@@ -15,13 +15,14 @@ import (
 
 // Two replicas share a tenant's limit by demand: whether the load arrives at one of
 // them or at both, the cluster admits the limit ± 20 % per second once the shares
-// have followed it (3 s). It measures rates, so it does not run in parallel with the
-// package's other tests.
+// have followed it (3 s). The second replica is a process of its own, so the shares
+// travel through the proxy database only. It measures rates, so it does not run in
+// parallel with the package's other tests.
 func TestTwoReplicasShareLimits(t *testing.T) {
 	env := []string{"QUEEN_PROXY_LIMITER_SYNC_INTERVAL=200ms"}
 	b := setup(t, setupOpts{env: env})
 	a := b.proxy
-	other := proxytest.Start(t, proxytest.Options{DBURL: a.DBURL, Upstreams: []string{b.broker.URL}, Env: env})
+	other := proxytest.Exec(t, proxytest.Options{DBURL: a.DBURL, Upstreams: []string{b.broker.URL}, Env: env})
 	other.WaitUpstreams(t, "up", 10*time.Second)
 	eventually(t, 10*time.Second, func() bool {
 		var rs struct {

@@ -20,61 +20,64 @@ import (
 	"github.com/queenmq/queen/internal/testlog"
 )
 
-// AdminToken is the admin token of every proxy Start runs.
+// AdminToken is the admin token of every proxy Start or Exec runs.
 const AdminToken = "test-admin-token-0123456789abcdefghij"
 
-// SessionKey is the session key of the proxies Start runs with Login.
+// SessionKey is the session key of the proxies Start or Exec runs with Login.
 const SessionKey = "test-session-key-0123456789abcdefghij"
 
-// PasswordCost is the bcrypt cost of the passwords a test proxy stores: bcrypt's
-// minimum, as the proxy's 12 takes seconds per hash under the race detector.
+// PasswordCost is the bcrypt cost of the passwords a proxy run by Start stores:
+// bcrypt's minimum, as the proxy's 12 takes seconds per hash under the race detector.
+// A proxy run by Exec hashes at the proxy's own cost, which no setting lowers.
 const PasswordCost = 4
 
-// Options say how Start runs a proxy.
+// startTimeout bounds how long a proxy may take to serve, its schema applied to a
+// fresh database under -race included; stopTimeout bounds its stop.
+const (
+	startTimeout = 60 * time.Second
+	stopTimeout  = 30 * time.Second
+)
+
+// Options say how Start or Exec runs a proxy.
 type Options struct {
 	// Upstreams are the broker URLs (QUEEN_PROXY_UPSTREAMS).
 	Upstreams []string
-	// Env holds NAME=value variables ahead of what Start adds, so they override it.
+	// Env holds NAME=value variables ahead of what Start and Exec add, so they
+	// override it (but for the listen addresses Exec sets).
 	Env []string
 	// DBURL is the proxy database; "" is a fresh one.
 	DBURL string
 	// Logs captures the output; nil sends it to t.Log.
 	Logs *testlog.Buffer
-	// Now is the proxy's clock; nil is time.Now.
+	// Now is the proxy's clock; nil is time.Now. Exec refuses one: a child process
+	// has its own.
 	Now func() time.Time
 	// Login turns login on, with SessionKey.
 	Login bool
 }
 
-// Proxy is one queen-proxy run by daemon.Run in the test process.
+// Proxy is one queen-proxy: run by daemon.Run in the test process (Start) or as a
+// child process of the queen-proxy binary (Exec).
 type Proxy struct {
 	// URL and AdminURL are the public and admin listeners' base URLs.
 	URL, AdminURL string
 	// DBURL is the proxy's database.
 	DBURL string
 
-	t      testing.TB
-	cancel context.CancelFunc
-	done   chan struct{}
-	err    error
-	once   sync.Once
+	// stop ends the run and returns its result: what Stop returns the first time.
+	stop func() error
+	once sync.Once
+	err  error
 }
 
 // Start runs a proxy, waits until it serves and registers a cleanup that stops it.
 func Start(t testing.TB, o Options) *Proxy {
 	t.Helper()
-	p := &Proxy{t: t, DBURL: o.DBURL, done: make(chan struct{})}
+	p := &Proxy{DBURL: o.DBURL}
 	if p.DBURL == "" {
 		p.DBURL = pgtest.NewDBURL(t)
 	}
-	env := append(append([]string{}, o.Env...), daemontest.PGEnv(t, p.DBURL)...)
-	if o.Login {
-		env = append(env, "QUEEN_PROXY_LOGIN=true", "QUEEN_PROXY_SESSION_KEY="+SessionKey)
-	}
-	env = append(env, "QUEEN_PROXY_UPSTREAMS="+strings.Join(o.Upstreams, ","), "QUEEN_PROXY_ADMIN_TOKEN="+AdminToken,
-		"QUEEN_PROXY_LOGIN=false", "LOG_LEVEL=warn", "DB_POOL_SIZE=6", "QUEEN_PROXY_UPSTREAM_CHECK_INTERVAL=200ms",
-		"QUEEN_PROXY_SHUTDOWN_TIMEOUT=5s", "QUEEN_PROXY_LOG_FORMAT=text")
-	cfg, err := config.Load(env)
+	cfg, err := config.Load(proxyEnv(t, o, p.DBURL))
 	if err != nil {
 		t.Fatalf("proxytest: %v", err)
 	}
@@ -92,13 +95,22 @@ func Start(t testing.TB, o Options) *Proxy {
 		out = testlog.Writer(t)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p.cancel = cancel
-	ready := make(chan struct{})
+	ready, done := make(chan struct{}), make(chan struct{})
+	var runErr error
 	go func() {
-		defer close(p.done)
-		p.err = daemon.Run(ctx, cfg, daemon.Options{Stdout: out, Listener: ln, AdminListener: adm,
+		defer close(done)
+		runErr = daemon.Run(ctx, cfg, daemon.Options{Stdout: out, Listener: ln, AdminListener: adm,
 			ReadyFunc: func() { close(ready) }, Now: o.Now, PasswordCost: PasswordCost})
 	}()
+	p.stop = func() error {
+		cancel()
+		select {
+		case <-done:
+			return runErr
+		case <-time.After(stopTimeout):
+			return fmt.Errorf("daemon.Run did not return within %s of the stop", stopTimeout)
+		}
+	}
 	t.Cleanup(func() {
 		if err := p.Stop(); err != nil {
 			t.Errorf("proxytest: stop: %v", err)
@@ -106,24 +118,32 @@ func Start(t testing.TB, o Options) *Proxy {
 	})
 	select {
 	case <-ready:
-	case <-p.done:
-		t.Fatalf("proxytest: daemon.Run returned before serving: %v", p.err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("proxytest: the proxy is not serving within 60s")
+	case <-done:
+		t.Fatalf("proxytest: daemon.Run returned before serving: %v", runErr)
+	case <-time.After(startTimeout):
+		t.Fatalf("proxytest: the proxy is not serving within %s", startTimeout)
 	}
 	return p
 }
 
-// Stop cancels the run and waits for daemon.Run to return, returning its result.
+// proxyEnv is the environment of a proxy on the database dbURL as o says: o.Env first,
+// so that it overrides the rest, as config.Load keeps the first of duplicates.
+func proxyEnv(t testing.TB, o Options, dbURL string) []string {
+	t.Helper()
+	env := append(append([]string{}, o.Env...), daemontest.PGEnv(t, dbURL)...)
+	if o.Login {
+		env = append(env, "QUEEN_PROXY_LOGIN=true", "QUEEN_PROXY_SESSION_KEY="+SessionKey)
+	}
+	return append(env, "QUEEN_PROXY_UPSTREAMS="+strings.Join(o.Upstreams, ","), "QUEEN_PROXY_ADMIN_TOKEN="+AdminToken,
+		"QUEEN_PROXY_LOGIN=false", "LOG_LEVEL=warn", "DB_POOL_SIZE=6", "QUEEN_PROXY_UPSTREAM_CHECK_INTERVAL=200ms",
+		"QUEEN_PROXY_SHUTDOWN_TIMEOUT=5s", "QUEEN_PROXY_LOG_FORMAT=text")
+}
+
+// Stop stops the proxy and returns the result of its run: daemon.Run's error under
+// Start; under Exec, an error unless the process exits 0 after SIGTERM. Only the
+// first call stops; later ones return its result.
 func (p *Proxy) Stop() error {
-	p.once.Do(func() {
-		p.cancel()
-		select {
-		case <-p.done:
-		case <-time.After(30 * time.Second):
-			p.err = fmt.Errorf("daemon.Run did not return within 30s of the stop")
-		}
-	})
+	p.once.Do(func() { p.err = p.stop() })
 	return p.err
 }
 
