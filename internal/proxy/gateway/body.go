@@ -90,20 +90,10 @@ func parse(kind bodyKind, raw []byte) (*parsedBody, error) {
 	p := &parsedBody{}
 	switch kind {
 	case bodyPush:
-		var req struct {
-			Items []struct {
-				Queue   string          `json:"queue"`
-				Payload json.RawMessage `json:"payload"`
-			} `json:"items"`
+		if fast, ok := scanPush(raw); ok {
+			return &fast, nil
 		}
-		if err := json.Unmarshal(raw, &req); err != nil {
-			return nil, invalidBody(err)
-		}
-		for _, it := range req.Items {
-			p.messages++
-			p.payloadBytes += int64(len(it.Payload))
-			p.queues = appendNew(p.queues, it.Queue)
-		}
+		return decodePush(raw)
 	case bodyTransaction:
 		var req api.TransactionRequest
 		if err := json.Unmarshal(raw, &req); err != nil {
@@ -145,6 +135,27 @@ func parse(kind bodyKind, raw []byte) (*parsedBody, error) {
 }
 
 var errInvalidJSON = errors.New("not a JSON document")
+
+// decodePush is parse for a push body through encoding/json, the reference for
+// scanPush and the path for every body it refuses.
+func decodePush(raw []byte) (*parsedBody, error) {
+	var req struct {
+		Items []struct {
+			Queue   string          `json:"queue"`
+			Payload json.RawMessage `json:"payload"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return nil, invalidBody(err)
+	}
+	p := &parsedBody{}
+	for _, it := range req.Items {
+		p.messages++
+		p.payloadBytes += int64(len(it.Payload))
+		p.queues = appendNew(p.queues, it.Queue)
+	}
+	return p, nil
+}
 
 func appendNew(names []string, n string) []string {
 	for _, have := range names {

@@ -289,22 +289,15 @@ func meterPushAnswer(kind bodyKind, status int, raw []byte) *meterDelta {
 	m := &meterDelta{}
 	if kind == bodyPush {
 		m.pushRequests = 1
-		var results []struct {
-			Status string `json:"status"`
+		if status != http.StatusOK && status != http.StatusCreated {
+			return m
 		}
-		if status == http.StatusOK || status == http.StatusCreated {
-			_ = json.Unmarshal(raw, &results)
+		t, ok := scanPushAnswer(raw)
+		if !ok {
+			// A malformed answer still counts what the decoder got through.
+			t, _ = tallyPushAnswer(raw)
 		}
-		for _, r := range results {
-			switch r.Status {
-			case api.PushStatusQueued, api.PushStatusBuffered:
-				m.messagesIn++
-			case api.PushStatusDuplicate:
-				m.duplicatesIn++
-			case api.PushStatusFailed:
-				m.failedIn++
-			}
-		}
+		m.messagesIn, m.duplicatesIn, m.failedIn = t.in, t.duplicates, t.failed
 		return m
 	}
 	var tx struct {
@@ -322,6 +315,28 @@ func meterPushAnswer(kind bodyKind, status int, raw []byte) *meterDelta {
 		}
 	}
 	return m
+}
+
+// tallyPushAnswer counts a push answer's results through encoding/json, the
+// reference for scanPushAnswer and the path for every answer it refuses. The tally
+// holds whatever the decoder filled in, even when it also returns an error.
+func tallyPushAnswer(raw []byte) (pushTally, error) {
+	var t pushTally
+	var results []struct {
+		Status string `json:"status"`
+	}
+	err := json.Unmarshal(raw, &results)
+	for _, r := range results {
+		switch r.Status {
+		case api.PushStatusQueued, api.PushStatusBuffered:
+			t.in++
+		case api.PushStatusDuplicate:
+			t.duplicates++
+		case api.PushStatusFailed:
+			t.failed++
+		}
+	}
+	return t, err
 }
 
 // record adds one forwarded request to the tenant's metering and metrics.
