@@ -137,22 +137,35 @@ func parse(kind bodyKind, raw []byte) (*parsedBody, error) {
 var errInvalidJSON = errors.New("not a JSON document")
 
 // decodePush is parse for a push body through encoding/json, the reference for
-// scanPush and the path for every body it refuses.
+// scanPush and the path for every body it refuses. Keys match exactly, as the broker
+// reads a push (its objects are maps), not case-insensitively as encoding/json fills a
+// struct: the queue names checked here are the ones the broker stores.
 func decodePush(raw []byte) (*parsedBody, error) {
-	var req struct {
-		Items []struct {
-			Queue   string          `json:"queue"`
-			Payload json.RawMessage `json:"payload"`
-		} `json:"items"`
-	}
+	var req map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return nil, invalidBody(err)
 	}
+	var items []map[string]json.RawMessage
+	if v, ok := req["items"]; ok {
+		if err := json.Unmarshal(v, &items); err != nil {
+			return nil, invalidBody(err)
+		}
+	}
 	p := &parsedBody{}
-	for _, it := range req.Items {
+	for _, it := range items {
+		var q *string // null and absent are ""
+		if v, ok := it["queue"]; ok {
+			if err := json.Unmarshal(v, &q); err != nil {
+				return nil, invalidBody(err)
+			}
+		}
+		name := ""
+		if q != nil {
+			name = *q
+		}
 		p.messages++
-		p.payloadBytes += int64(len(it.Payload))
-		p.queues = appendNew(p.queues, it.Queue)
+		p.payloadBytes += int64(len(it["payload"]))
+		p.queues = appendNew(p.queues, name)
 	}
 	return p, nil
 }

@@ -43,7 +43,7 @@ func scanPush(raw []byte) (parsedBody, bool) {
 			break
 		}
 		switch {
-		case foldEqual(key, "items"):
+		case string(key) == "items":
 			if seenItems {
 				return p, false
 			}
@@ -108,7 +108,7 @@ func (s *scanner) item(p *parsedBody) bool {
 			return false
 		}
 		switch {
-		case foldEqual(key, "queue"):
+		case string(key) == "queue":
 			if seenQueue || s.next() != '"' {
 				return false
 			}
@@ -117,7 +117,7 @@ func (s *scanner) item(p *parsedBody) bool {
 			queue, escaped, ok = s.str()
 			// The decoder replaces invalid UTF-8, so only valid names are kept verbatim.
 			ok = ok && !escaped && utf8.Valid(queue)
-		case foldEqual(key, "payload"):
+		case string(key) == "payload":
 			if seenPayload {
 				return false
 			}
@@ -239,8 +239,8 @@ func (s *scanner) after(closing byte) (more, ok bool) {
 }
 
 // key reads an object key and its colon. Keys with escapes or non-ASCII bytes are
-// refused: the decoder matches keys case-insensitively with Unicode folding, which
-// foldEqual does not replicate.
+// refused: the push decoder compares keys after unescaping them, and the answer's
+// decoder case-insensitively with Unicode folding, which foldEqual does not replicate.
 func (s *scanner) key() ([]byte, bool) {
 	if s.next() != '"' {
 		return nil, false

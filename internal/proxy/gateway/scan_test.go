@@ -92,7 +92,7 @@ func TestScanPush(t *testing.T) {
 		{"MissingQueue", `{"items":[{"payload":1},{"queue":""}]}`, true},
 		{"UnicodeQueue", `{"items":[{"queue":"ünï","payload":1}]}`, true},
 		{"DuplicateItems", `{"items":[{"queue":"a"}],"items":[{"payload":1}]}`, false},
-		{"DuplicateFoldedItems", `{"items":[],"Items":[]}`, false},
+		{"CaseVariantIsAnotherKey", `{"items":[],"Items":[{"queue":"x"}]}`, true},
 		{"DuplicateQueue", `{"items":[{"queue":"a","queue":"b"}]}`, false},
 		{"EscapedKey", `{"it\u0065ms":[]}`, false},
 		{"NonASCIIKey", `{"itemſ":[{"queue":"a"}]}`, false},
@@ -125,6 +125,22 @@ func TestScanPush(t *testing.T) {
 			t.Parallel()
 			require.Equal(t, tc.ok, requireSamePush(t, []byte(tc.body)))
 		})
+	}
+}
+
+// Keys match exactly, as the broker reads them: a case variant of "queue" is another
+// key, so the name the allowlist and metering see is the one the broker stores.
+func TestPushKeysMatchExactly(t *testing.T) {
+	for _, body := range []string{
+		`{"items":[{"queue":"a","QUEUE":"b","payload":1}]}`,
+		`{"items":[{"QUEUE":"b","queue":"a","payload":1}],"ITEMS":[{"queue":"c"}]}`,
+	} {
+		slow, err := decodePush([]byte(body))
+		require.NoError(t, err)
+		require.Equal(t, []string{"a"}, slow.queues, body)
+		fast, ok := scanPush([]byte(body))
+		require.True(t, ok, body)
+		require.Equal(t, []string{"a"}, fast.queues, body)
 	}
 }
 
