@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/queenmq/queen/internal/jsonscan"
 )
 
 // The hot routes (push, ack, pop) render their answers with the append functions of
@@ -58,14 +60,14 @@ func (s *Server) writeAppended(w http.ResponseWriter, status int, appendFunc fun
 // appendString appends s as a JSON string exactly as encoding/json does: invalid
 // UTF-8 as \ufffd, U+2028 and U+2029 escaped, and <, >, & escaped when html.
 func appendString(dst []byte, s string, html bool) []byte {
-	stops, kind := &plainStringStops, runString
+	stops, kind := &plainStringStops, jsonscan.RunString
 	if html {
-		stops, kind = &htmlStringStops, runStringHTML
+		stops, kind = &htmlStringStops, jsonscan.RunStringHTML
 	}
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; ; {
-		if i = indexStop(s, i, stops, kind); i == len(s) {
+		if i = jsonscan.IndexStop(s, i, stops, kind); i == len(s) {
 			break
 		}
 		c := s[i]
@@ -124,14 +126,5 @@ var plainStringStops, htmlStringStops = func() (plain, html [256]bool) {
 }()
 
 // appendPayload appends a payload (any JSON value) the way encoding/json renders a
-// json.RawMessage inside json.Marshal (which escapes HTML, see above): compacted, with
-// <, >, &, U+2028 and U+2029 escaped in strings. ok is false when p is not valid JSON
-// (or nests deeper than the scanner follows), where encoding/json fails or must
-// decide; dst is then unusable.
-func appendPayload(dst, p []byte) ([]byte, bool) {
-	s := scanner{b: p, compact: true, out: dst}
-	if !s.skip(0) || !s.end() {
-		return dst, false
-	}
-	return append(s.out, p[s.copied:]...), true
-}
+// json.RawMessage inside json.Marshal; see jsonscan.AppendCompact.
+func appendPayload(dst, p []byte) ([]byte, bool) { return jsonscan.AppendCompact(dst, p) }

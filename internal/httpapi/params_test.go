@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/jsonscan"
 )
 
 // TestParamsAreCheckedBeforeSQL: every path and query parameter that PostgreSQL's
@@ -63,7 +65,7 @@ func TestParamsAreCheckedBeforeSQL(t *testing.T) {
 }
 
 // deeperThanTheScanner is a JSON value the fast decoders leave to encoding/json.
-var deeperThanTheScanner = strings.Repeat("[", maxScanDepth+1) + strings.Repeat("]", maxScanDepth+1)
+var deeperThanTheScanner = strings.Repeat("[", jsonscan.MaxDepth+1) + strings.Repeat("]", jsonscan.MaxDepth+1)
 
 // TestBodyStringsAreCheckedBeforeSQL: a body string with NUL is a 400 naming its field,
 // whichever decoder read the body, and so is a payload PostgreSQL's jsonb refuses.

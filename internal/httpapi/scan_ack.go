@@ -1,45 +1,48 @@
 package httpapi
 
-import "github.com/queenmq/queen/internal/queue"
+import (
+	"github.com/queenmq/queen/internal/jsonscan"
+	"github.com/queenmq/queen/internal/queue"
+)
 
 // scanAckBatch is the fast decoder of an /ack/batch body (already trimmed): the acks
 // and the consumer group exactly as decodeAckBatch reads them, or ok false for
 // anything it leaves to decodeAckBatch (including every invalid body).
 func scanAckBatch(body []byte) (acks []queue.Ack, group string, ok bool) {
-	s := scanner{b: body}
+	s := jsonscan.New(body)
 	haveAcks := false
-	var gv scanned
-	ok = s.members(func(start, end int) bool {
-		switch string(s.key(start, end)) {
+	var gv jsonscan.Value
+	ok = s.Members(func(key []byte) bool {
+		switch string(key) {
 		case "acknowledgments":
 			// The last occurrence wins, as with "items" in scanPush.
-			switch s.peek() {
+			switch s.Peek() {
 			case '[':
 				acks, haveAcks = acks[:0], true
-				return s.elements(func() bool {
+				return s.Elements(func() bool {
 					var f ackFields
-					if !s.members(func(start, end int) bool { return s.ackField(&f, start, end) }) {
+					if !s.Members(func(key []byte) bool { return ackField(&s, &f, key) }) {
 						return false
 					}
-					a, ok := s.ack(f, acks)
+					a, ok := scannedAck(&s, f, acks)
 					acks = append(acks, a)
 					return ok
 				})
 			case 'n':
 				haveAcks = false
-				return s.literal("null")
+				return s.Literal("null")
 			}
 			haveAcks = false
-			return s.skip(1)
+			return s.Skip(1)
 		case "consumerGroup":
-			return s.value(&gv)
+			return s.Value(&gv)
 		}
-		return s.skip(1)
+		return s.Skip(1)
 	})
-	if !ok || !haveAcks || !s.end() {
+	if !ok || !haveAcks || !s.End() {
 		return nil, "", false
 	}
-	if group, ok = s.optText(gv, ""); !ok {
+	if group, ok = s.OptText(gv, ""); !ok {
 		return nil, "", false
 	}
 	if acks == nil {
@@ -51,22 +54,22 @@ func scanAckBatch(body []byte) (acks []queue.Ack, group string, ok bool) {
 // scanAck is the fast decoder of an /ack body: the ack and the consumer group exactly
 // as decodeSingleAck reads them, or ok false.
 func scanAck(body []byte) (a queue.Ack, group string, ok bool) {
-	s := scanner{b: body}
+	s := jsonscan.New(body)
 	var f ackFields
-	var gv scanned
-	ok = s.members(func(start, end int) bool {
-		if string(s.key(start, end)) == "consumerGroup" {
-			return s.value(&gv)
+	var gv jsonscan.Value
+	ok = s.Members(func(key []byte) bool {
+		if string(key) == "consumerGroup" {
+			return s.Value(&gv)
 		}
-		return s.ackField(&f, start, end)
+		return ackField(&s, &f, key)
 	})
-	if !ok || !s.end() {
+	if !ok || !s.End() {
 		return a, "", false
 	}
-	if a, ok = s.ack(f, nil); !ok {
+	if a, ok = scannedAck(&s, f, nil); !ok {
 		return a, "", false
 	}
-	if group, ok = s.optText(gv, ""); !ok {
+	if group, ok = s.OptText(gv, ""); !ok {
 		return a, "", false
 	}
 	return a, group, true
@@ -74,49 +77,49 @@ func scanAck(body []byte) (a queue.Ack, group string, ok bool) {
 
 // ackFields are the values of the keys decodeAck reads.
 type ackFields struct {
-	transactionID, partitionID, leaseID, status, err scanned
+	transactionID, partitionID, leaseID, status, err jsonscan.Value
 }
 
-// ackField consumes the value of the member at key span into f, skipping keys
+// ackField consumes the value of the member key into f, skipping keys
 // decodeAck does not read.
-func (s *scanner) ackField(f *ackFields, start, end int) bool {
-	switch string(s.key(start, end)) {
+func ackField(s *jsonscan.Scanner, f *ackFields, key []byte) bool {
+	switch string(key) {
 	case "transactionId":
-		return s.value(&f.transactionID)
+		return s.Value(&f.transactionID)
 	case "partitionId":
-		return s.value(&f.partitionID)
+		return s.Value(&f.partitionID)
 	case "leaseId":
-		return s.value(&f.leaseID)
+		return s.Value(&f.leaseID)
 	case "status":
-		return s.value(&f.status)
+		return s.Value(&f.status)
 	case "error":
-		return s.value(&f.err)
+		return s.Value(&f.err)
 	}
-	return s.skip(1)
+	return s.Skip(1)
 }
 
-// ack builds the ack decodeAck would: transactionId and partitionId non-empty
+// scannedAck builds the ack decodeAck would: transactionId and partitionId non-empty
 // strings, the others optional strings. prev are the acks read so far; values equal to
 // the previous ack's share its strings.
-func (s *scanner) ack(f ackFields, prev []queue.Ack) (queue.Ack, bool) {
+func scannedAck(s *jsonscan.Scanner, f ackFields, prev []queue.Ack) (queue.Ack, bool) {
 	var a, last queue.Ack
 	if len(prev) > 0 {
 		last = prev[len(prev)-1]
 	}
 	var ok bool
-	if a.TransactionID, ok = s.text(f.transactionID, ""); !ok || a.TransactionID == "" {
+	if a.TransactionID, ok = s.Text(f.transactionID, ""); !ok || a.TransactionID == "" {
 		return a, false
 	}
-	if a.PartitionID, ok = s.text(f.partitionID, last.PartitionID); !ok || a.PartitionID == "" {
+	if a.PartitionID, ok = s.Text(f.partitionID, last.PartitionID); !ok || a.PartitionID == "" {
 		return a, false
 	}
-	if a.LeaseID, ok = s.optText(f.leaseID, last.LeaseID); !ok {
+	if a.LeaseID, ok = s.OptText(f.leaseID, last.LeaseID); !ok {
 		return a, false
 	}
-	if a.Status, ok = s.optText(f.status, last.Status); !ok {
+	if a.Status, ok = s.OptText(f.status, last.Status); !ok {
 		return a, false
 	}
-	if a.Error, ok = s.optText(f.err, last.Error); !ok {
+	if a.Error, ok = s.OptText(f.err, last.Error); !ok {
 		return a, false
 	}
 	return a, true

@@ -1,36 +1,39 @@
 package httpapi
 
-import "github.com/queenmq/queen/internal/queue"
+import (
+	"github.com/queenmq/queen/internal/jsonscan"
+	"github.com/queenmq/queen/internal/queue"
+)
 
 // scanPush is the fast decoder of a /push body (already trimmed): the items exactly as
 // decodePush reads them, or ok false for anything it leaves to decodePush (including
 // every invalid body). Payloads are sub-slices of body, as the slow path's copies
 // would be byte for byte.
 func scanPush(body []byte) (items []queue.PushItem, ok bool) {
-	s := scanner{b: body}
+	s := jsonscan.New(body)
 	haveItems := false
-	ok = s.members(func(start, end int) bool {
-		if string(s.key(start, end)) != "items" {
-			return s.skip(1)
+	ok = s.Members(func(key []byte) bool {
+		if string(key) != "items" {
+			return s.Skip(1)
 		}
 		// The last "items" wins; each occurrence is read in full, and one this
 		// scanner cannot read sends the whole body to the slow path.
-		switch s.peek() {
+		switch s.Peek() {
 		case '[':
 			items, haveItems = items[:0], true
-			return s.elements(func() bool {
-				it, ok := s.pushItem(items)
+			return s.Elements(func() bool {
+				it, ok := pushItem(&s, items)
 				items = append(items, it)
 				return ok
 			})
 		case 'n':
 			haveItems = false
-			return s.literal("null")
+			return s.Literal("null")
 		}
 		haveItems = false
-		return s.skip(1)
+		return s.Skip(1)
 	})
-	if !ok || !haveItems || !s.end() {
+	if !ok || !haveItems || !s.End() {
 		return nil, false
 	}
 	if items == nil {
@@ -42,22 +45,22 @@ func scanPush(body []byte) (items []queue.PushItem, ok bool) {
 // pushItem reads one item like decodePushFields outside a transaction. prev are the
 // items read so far; a queue or partition name equal to the previous item's reuses its
 // string.
-func (s *scanner) pushItem(prev []queue.PushItem) (queue.PushItem, bool) {
-	var qv, pv, txv, trv, payload scanned
-	ok := s.members(func(start, end int) bool {
-		switch string(s.key(start, end)) {
+func pushItem(s *jsonscan.Scanner, prev []queue.PushItem) (queue.PushItem, bool) {
+	var qv, pv, txv, trv, payload jsonscan.Value
+	ok := s.Members(func(key []byte) bool {
+		switch string(key) {
 		case "queue":
-			return s.value(&qv)
+			return s.Value(&qv)
 		case "partition":
-			return s.value(&pv)
+			return s.Value(&pv)
 		case "transactionId":
-			return s.value(&txv)
+			return s.Value(&txv)
 		case "traceId":
-			return s.value(&trv)
+			return s.Value(&trv)
 		case "payload":
-			return s.value(&payload)
+			return s.Value(&payload)
 		}
-		return s.skip(1)
+		return s.Skip(1)
 	})
 	var it queue.PushItem
 	if !ok {
@@ -67,29 +70,21 @@ func (s *scanner) pushItem(prev []queue.PushItem) (queue.PushItem, bool) {
 	if len(prev) > 0 {
 		last = prev[len(prev)-1]
 	}
-	if it.Queue, ok = s.text(qv, last.Queue); !ok {
+	if it.Queue, ok = s.Text(qv, last.Queue); !ok {
 		return it, false
 	}
-	if it.Partition, ok = s.optText(pv, last.Partition); !ok {
+	if it.Partition, ok = s.OptText(pv, last.Partition); !ok {
 		return it, false
 	}
-	if it.TransactionID, ok = s.optText(txv, ""); !ok {
+	if it.TransactionID, ok = s.OptText(txv, ""); !ok {
 		return it, false
 	}
-	if it.TraceID, ok = s.optText(trv, ""); !ok {
+	if it.TraceID, ok = s.OptText(trv, ""); !ok {
 		return it, false
 	}
 	it.Payload = payloadNull
-	if payload.kind != scanAbsent {
-		it.Payload = s.raw(payload)
+	if payload.Kind != jsonscan.Absent {
+		it.Payload = s.Raw(payload)
 	}
 	return it, true
-}
-
-// optText is text for an optional string: absent or null is "".
-func (s *scanner) optText(v scanned, prev string) (string, bool) {
-	if v.kind == scanAbsent {
-		return "", true
-	}
-	return s.text(v, prev)
 }

@@ -1,18 +1,19 @@
-package httpapi
+package jsonscan
 
-// The scanner and the encoders spend most of their time walking string contents for
-// the few bytes that need attention. indexStop checks eight bytes at a time with
+// The scanner and JSON encoders spend most of their time walking string contents for
+// the few bytes that need attention. IndexStop checks eight bytes at a time with
 // SWAR ("SIMD within a register") arithmetic before it looks at single bytes.
 
-// runKind names the byte set a caller of indexStop stops at; for each, the SWAR
+// RunKind names the byte set a caller of IndexStop stops at; for each, the SWAR
 // pre-check flags a superset of the bytes its stops table marks (flagging more only
 // costs a byte-wise look). The quote and the backslash are in every set.
-type runKind uint8
+type RunKind uint8
 
+// The byte sets of IndexStop.
 const (
-	runScanString runKind = iota // control characters (scanner.str)
-	runString                    // control characters and bytes >= 0x80 (appendString)
-	runStringHTML                // runString plus <, > and & (also scanner.str compacting)
+	runScanString RunKind = iota // control characters (Scanner.str)
+	RunString                    // control characters and bytes >= 0x80 (a string encoder)
+	RunStringHTML                // RunString plus <, > and & (also Scanner.str compacting)
 )
 
 const (
@@ -20,9 +21,9 @@ const (
 	swarHigh = 0x8080808080808080
 )
 
-// indexStop returns the index of the first byte at or after i that stops marks, or
+// IndexStop returns the index of the first byte at or after i that stops marks, or
 // len(s).
-func indexStop[T string | []byte](s T, i int, stops *[256]bool, kind runKind) int {
+func IndexStop[T string | []byte](s T, i int, stops *[256]bool, kind RunKind) int {
 	for {
 		for i+8 <= len(s) {
 			x := load64(s, i)
@@ -34,9 +35,9 @@ func indexStop[T string | []byte](s T, i int, stops *[256]bool, kind runKind) in
 			switch kind {
 			case runScanString:
 				m = (x-swarOnes*0x20)&^x&swarHigh | hasByte(x, '"')
-			case runString:
+			case RunString:
 				m = ((x-swarOnes*0x20)|x)&swarHigh | hasByte(x, '"')
-			case runStringHTML:
+			case RunStringHTML:
 				m = ((x-swarOnes*0x20)|x)&swarHigh | hasByte(x|swarOnes*0x04, 0x26) | hasByte(x|swarOnes*0x02, 0x3e)
 			}
 			m |= hasByte(x, '\\')

@@ -1,22 +1,22 @@
-package httpapi
+package jsonscan
 
 import (
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// scanner is the single-pass JSON reader behind the fast decoders of the hot routes
-// (push, ack, ack batch). It handles the happy path only: whenever it meets something
-// it does not handle, or anything invalid, it gives up (ok false) and the caller runs
-// the encoding/json path on the same bytes, which then decides, with its exact error
-// messages. So the one rule for this file: never accept a document encoding/json
-// rejects, and never read a value differently from it. The fuzz tests in
-// scan_test.go check both.
+// Scanner is a single-pass JSON reader for the fast decoders of hot bodies. It handles
+// the happy path only: whenever it meets something it does not handle, or anything
+// invalid, it gives up (ok false) and the caller runs its encoding/json path on the
+// same bytes, which then decides, with its exact error messages. So the one rule for
+// this package: never accept a document encoding/json rejects, and never read a value
+// differently from it. Every decoder built on it has a fuzz test against its
+// encoding/json twin.
 //
-// In compacting mode (appendPayload) the scanner also copies the document to out as
+// In compacting mode (AppendCompact) the scanner also copies the document to out as
 // encoding/json renders a json.RawMessage inside json.Marshal: without whitespace
 // outside strings, and with <, >, &, U+2028 and U+2029 escaped inside them.
-type scanner struct {
+type Scanner struct {
 	b []byte
 	i int
 
@@ -25,30 +25,48 @@ type scanner struct {
 	copied  int    // compacting mode: b[:copied] is accounted for in out
 }
 
-// maxScanDepth bounds the nesting the scanner follows. Deeper documents go to the
-// slow path (encoding/json itself refuses beyond 10000).
-const maxScanDepth = 512
+// MaxDepth bounds the nesting the scanner follows. Deeper documents go to the slow
+// path (encoding/json itself refuses beyond 10000).
+const MaxDepth = 512
 
-// scanned is the last value a key had in the object being scanned (encoding/json into
-// a map keeps the last occurrence of a key).
-type scanned struct {
-	kind       scannedKind
+// hexDigits are the digits of \u escapes.
+const hexDigits = "0123456789abcdef"
+
+// Value is a value Scanner.Value consumed: its kind and where its bytes are.
+type Value struct {
+	Kind       Kind
 	start, end int  // the value's bytes; for a string, its content between the quotes
 	escaped    bool // the string content has a backslash
 }
 
-// scannedKind says what a scanned value is. JSON null is scanAbsent, as everywhere in
-// this package (see presence).
-type scannedKind uint8
+// Kind says what a Value is. JSON null is Absent, like a missing key.
+type Kind uint8
 
+// The kinds of a Value.
 const (
-	scanAbsent scannedKind = iota // missing or null
-	scanString
-	scanOther // any other JSON value
+	Absent Kind = iota // missing or null
+	String
+	Other // any other JSON value
 )
 
+// New returns a scanner at the start of b.
+func New(b []byte) Scanner { return Scanner{b: b} }
+
+// AppendCompact appends p (any JSON value) the way encoding/json renders a
+// json.RawMessage inside json.Marshal (which escapes HTML): compacted, with <, >, &,
+// U+2028 and U+2029 escaped in strings. ok is false when p is not valid JSON (or nests
+// deeper than the scanner follows), where encoding/json fails or must decide; dst is
+// then unusable.
+func AppendCompact(dst, p []byte) ([]byte, bool) {
+	s := Scanner{b: p, compact: true, out: dst}
+	if !s.Skip(0) || !s.End() {
+		return dst, false
+	}
+	return append(s.out, p[s.copied:]...), true
+}
+
 // ws skips JSON whitespace (dropping it from the output when compacting).
-func (s *scanner) ws() {
+func (s *Scanner) ws() {
 	start := s.i
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
@@ -64,19 +82,19 @@ func (s *scanner) ws() {
 }
 
 // drop leaves b[start:end] out of the output (compacting mode).
-func (s *scanner) drop(start, end int) {
+func (s *Scanner) drop(start, end int) {
 	s.out = append(s.out, s.b[s.copied:start]...)
 	s.copied = end
 }
 
 // replace writes esc instead of b[start:end] to the output (compacting mode).
-func (s *scanner) replace(start, end int, esc ...byte) {
+func (s *Scanner) replace(start, end int, esc ...byte) {
 	s.drop(start, end)
 	s.out = append(s.out, esc...)
 }
 
 // next skips whitespace and consumes c if it comes next.
-func (s *scanner) next(c byte) bool {
+func (s *Scanner) next(c byte) bool {
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == c {
 		s.i++
@@ -85,8 +103,8 @@ func (s *scanner) next(c byte) bool {
 	return false
 }
 
-// peek skips whitespace and returns the next byte, 0 at the end.
-func (s *scanner) peek() byte {
+// Peek skips whitespace and returns the next byte, 0 at the end.
+func (s *Scanner) Peek() byte {
 	s.ws()
 	if s.i < len(s.b) {
 		return s.b[s.i]
@@ -94,8 +112,8 @@ func (s *scanner) peek() byte {
 	return 0
 }
 
-// end reports whether only whitespace is left.
-func (s *scanner) end() bool {
+// End reports whether only whitespace is left.
+func (s *Scanner) End() bool {
 	s.ws()
 	return s.i == len(s.b)
 }
@@ -103,7 +121,7 @@ func (s *scanner) end() bool {
 // str consumes the string at s.i and returns its content span and whether the content
 // has escapes. Control characters and malformed escapes are refused; bytes >= 0x80 are
 // not checked here (encoding/json accepts invalid UTF-8 in a document).
-func (s *scanner) str() (start, end int, escaped, ok bool) {
+func (s *Scanner) str() (start, end int, escaped, ok bool) {
 	b, i := s.b, s.i
 	if i >= len(b) || b[i] != '"' {
 		return 0, 0, false, false
@@ -112,10 +130,10 @@ func (s *scanner) str() (start, end int, escaped, ok bool) {
 	start = i
 	stops, kind := &stringStops, runScanString
 	if s.compact {
-		stops, kind = &compactStringStops, runStringHTML
+		stops, kind = &compactStringStops, RunStringHTML
 	}
 	for {
-		if i = indexStop(b, i, stops, kind); i == len(b) {
+		if i = IndexStop(b, i, stops, kind); i == len(b) {
 			return 0, 0, false, false
 		}
 		c := b[i]
@@ -170,8 +188,8 @@ var stringStops, compactStringStops = func() (plain, compact [256]bool) {
 	return plain, compact
 }()
 
-// literal consumes lit (true, false, null) at s.i.
-func (s *scanner) literal(lit string) bool {
+// Literal consumes lit (true, false, null) at s.i.
+func (s *Scanner) Literal(lit string) bool {
 	if len(s.b)-s.i < len(lit) || string(s.b[s.i:s.i+len(lit)]) != lit {
 		return false
 	}
@@ -180,7 +198,7 @@ func (s *scanner) literal(lit string) bool {
 }
 
 // number consumes a JSON number at s.i (RFC 8259 grammar, as encoding/json).
-func (s *scanner) number() bool {
+func (s *Scanner) number() bool {
 	b, i := s.b, s.i
 	if i < len(b) && b[i] == '-' {
 		i++
@@ -222,37 +240,42 @@ func digits(b []byte, i int) int {
 	return i
 }
 
-// skip consumes any one JSON value, validating it.
-func (s *scanner) skip(depth int) bool {
-	switch s.peek() {
+// Skip consumes any one JSON value, validating it.
+func (s *Scanner) Skip(depth int) bool {
+	switch s.Peek() {
 	case '"':
 		_, _, _, ok := s.str()
 		return ok
 	case '{':
-		if depth >= maxScanDepth {
+		if depth >= MaxDepth {
 			return false
 		}
-		return s.members(func(int, int) bool { return s.skip(depth + 1) })
+		return s.members(true, func([]byte) bool { return s.Skip(depth + 1) })
 	case '[':
-		if depth >= maxScanDepth {
+		if depth >= MaxDepth {
 			return false
 		}
-		return s.elements(func() bool { return s.skip(depth + 1) })
+		return s.Elements(func() bool { return s.Skip(depth + 1) })
 	case 't':
-		return s.literal("true")
+		return s.Literal("true")
 	case 'f':
-		return s.literal("false")
+		return s.Literal("false")
 	case 'n':
-		return s.literal("null")
+		return s.Literal("null")
 	}
 	return s.number()
 }
 
-// members consumes the object at s.i, calling value for each member with the key's
-// raw content span; value must consume the member's value. A key with escapes is not
-// handled (the keys that matter are plain ASCII; an escaped spelling of one would need
-// unescaping to compare).
-func (s *scanner) members(value func(start, end int) bool) bool {
+// Members consumes the object at the scanner, calling value for each member with its
+// raw key; value must consume the member's value. A key with escapes is not handled
+// (the keys that matter are plain ASCII; an escaped spelling of one would need
+// unescaping to compare). Compare the key with string(key) == "name", which does not
+// allocate.
+func (s *Scanner) Members(value func(key []byte) bool) bool { return s.members(false, value) }
+
+// members is Members; with anyKey it also takes keys with escapes (Skip, which compares
+// no key, passes their raw content).
+func (s *Scanner) members(anyKey bool, value func(key []byte) bool) bool {
 	if !s.next('{') {
 		return false
 	}
@@ -262,7 +285,7 @@ func (s *scanner) members(value func(start, end int) bool) bool {
 	for {
 		s.ws()
 		start, end, escaped, ok := s.str()
-		if !ok || escaped || !s.next(':') || !value(start, end) {
+		if !ok || (escaped && !anyKey) || !s.next(':') || !value(s.b[start:end]) {
 			return false
 		}
 		if s.next(',') {
@@ -272,9 +295,9 @@ func (s *scanner) members(value func(start, end int) bool) bool {
 	}
 }
 
-// elements consumes the array at s.i, calling value for each element; value must
+// Elements consumes the array at the scanner, calling value for each element; value must
 // consume it.
-func (s *scanner) elements(value func() bool) bool {
+func (s *Scanner) Elements(value func() bool) bool {
 	if !s.next('[') {
 		return false
 	}
@@ -292,46 +315,42 @@ func (s *scanner) elements(value func() bool) bool {
 	}
 }
 
-// key returns the raw key at span; compare it with string(...) == "name", which does
-// not allocate.
-func (s *scanner) key(start, end int) []byte { return s.b[start:end] }
-
-// value consumes one value into v: strings and null are told apart, anything else is
-// scanOther with its raw span.
-func (s *scanner) value(v *scanned) bool {
-	switch s.peek() {
+// Value consumes one value into v: strings and null are told apart, anything else is
+// Other with its raw span.
+func (s *Scanner) Value(v *Value) bool {
+	switch s.Peek() {
 	case '"':
 		start, end, escaped, ok := s.str()
-		*v = scanned{kind: scanString, start: start, end: end, escaped: escaped}
+		*v = Value{Kind: String, start: start, end: end, escaped: escaped}
 		return ok
 	case 'n':
-		*v = scanned{}
-		return s.literal("null")
+		*v = Value{}
+		return s.Literal("null")
 	}
 	start := s.i
-	if !s.skip(1) {
+	if !s.Skip(1) {
 		return false
 	}
-	*v = scanned{kind: scanOther, start: start, end: s.i}
+	*v = Value{Kind: Other, start: start, end: s.i}
 	return true
 }
 
-// raw returns the bytes of a present value (a string with its quotes), capped so an
+// Raw returns the bytes of a present value (a string with its quotes), capped so an
 // append by a later owner cannot write into the rest of the body.
-func (s *scanner) raw(v scanned) []byte {
+func (s *Scanner) Raw(v Value) []byte {
 	start, end := v.start, v.end
-	if v.kind == scanString {
+	if v.Kind == String {
 		start, end = start-1, end+1
 	}
 	return s.b[start:end:end]
 }
 
-// text returns the string value v as encoding/json would unmarshal it, with ok false
+// Text returns the string value v as encoding/json would unmarshal it, with ok false
 // when v is not a string or holds something this scanner leaves to encoding/json
 // (invalid UTF-8, lone surrogates). prev is returned instead of a new string when it
 // has the same content, so items naming the same queue share one string.
-func (s *scanner) text(v scanned, prev string) (string, bool) {
-	if v.kind != scanString {
+func (s *Scanner) Text(v Value, prev string) (string, bool) {
+	if v.Kind != String {
 		return "", false
 	}
 	b := s.b[v.start:v.end]
@@ -345,6 +364,24 @@ func (s *scanner) text(v scanned, prev string) (string, bool) {
 		return string(b), true
 	}
 	return unescape(b)
+}
+
+// Plain returns the content of a string value without escapes, still in the
+// document's bytes (compare it with string(b) == "lit", which does not allocate); ok
+// is false for any other value and for a string with escapes (use Text).
+func (s *Scanner) Plain(v Value) (b []byte, ok bool) {
+	if v.Kind != String || v.escaped {
+		return nil, false
+	}
+	return s.b[v.start:v.end], true
+}
+
+// OptText is Text for an optional string: absent or null is "".
+func (s *Scanner) OptText(v Value, prev string) (string, bool) {
+	if v.Kind == Absent {
+		return "", true
+	}
+	return s.Text(v, prev)
 }
 
 // asciiOrValid reports whether b is valid UTF-8, checking the common all-ASCII case
