@@ -46,6 +46,8 @@ type Config struct {
 	// AnalyticsBucket is the width of the analytics buckets (analytics.Config.Bucket;
 	// 0 = a minute).
 	AnalyticsBucket time.Duration
+	// Push sets how pushes share insert statements (see pushCombiner).
+	Push PushBatching
 }
 
 // Broker runs queen's use cases against one store.
@@ -63,6 +65,7 @@ type Broker struct {
 	analytics *analytics.Service
 	maint     maintenance
 	spooler   *spooler
+	pushes    *pushCombiner
 	// streams counts stream cycles and state reads for the metrics.
 	streams streamStats
 
@@ -126,12 +129,16 @@ func New(cfg Config, st *store.Store, logger *slog.Logger) *Broker {
 		closing:    make(chan struct{}),
 		spooler:    newSpooler(cfg),
 	}
+	b.pushes = newPushCombiner(cfg.Push, b.store.MessageInsertBatch)
 	b.analytics = analytics.New(analytics.Config{
 		Hostname: hostname, WorkerID: cfg.Instance, PID: os.Getpid(), ParkedFunc: b.waiters.parked,
 		FlushInterval: cfg.AnalyticsFlushInterval, Bucket: cfg.AnalyticsBucket,
 	}, st, logger)
 	return b
 }
+
+// PushCombining reports how pushes shared insert statements (QUEEN_PUSH_*).
+func (b *Broker) PushCombining() PushCombining { return b.pushes.stats() }
 
 // Analytics returns the service that records this broker's requests. The daemon
 // runs it ([analytics.Service.Run]) to sample and flush; the HTTP layer reads its

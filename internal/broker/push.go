@@ -55,7 +55,7 @@ func (b *Broker) insert(ctx context.Context, items []queue.PushItem) ([]queue.Pu
 		b.analytics.RecordDBError(time.Now(), err)
 		return nil, err
 	}
-	results, err := b.store.MessageInsertBatch(ctx, items)
+	results, err := b.pushes.push(ctx, items)
 	if err != nil {
 		b.analytics.RecordDBError(time.Now(), err)
 		return nil, err

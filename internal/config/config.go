@@ -85,6 +85,12 @@ type Config struct {
 	PopWaitMaxInterval       time.Duration // POP_WAIT_MAX_INTERVAL_MS
 	MaxPopTimeout            time.Duration // QUEEN_MAX_POP_TIMEOUT_MS: cap on any long-poll timeout.
 
+	// Push batching (upstream's engine names; 0 counts as 1, as upstream).
+	PushMaxConcurrent  int           // QUEEN_PUSH_MAX_CONCURRENT: push statements at once.
+	PushMaxBatchSize   int           // QUEEN_PUSH_MAX_BATCH_SIZE: pushes per statement.
+	PushPreferredBatch int           // QUEEN_PUSH_PREFERRED_BATCH_SIZE
+	PushMaxHold        time.Duration // QUEEN_PUSH_MAX_HOLD_MS
+
 	// Request limits.
 	MaxBodyBytes int64 // QUEEN_MAX_BODY_BYTES
 	MaxPushItems int   // QUEEN_MAX_PUSH_ITEMS

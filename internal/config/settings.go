@@ -35,6 +35,7 @@ type group int
 const (
 	groupServer group = iota
 	groupPostgres
+	groupPush
 	groupPop
 	groupLimits
 	groupLogging
@@ -49,6 +50,7 @@ func (g group) title() string {
 	return [...]string{
 		groupServer:      "Server",
 		groupPostgres:    "PostgreSQL",
+		groupPush:        "Push batching",
 		groupPop:         "Pop and long-poll",
 		groupLimits:      "Request limits",
 		groupLogging:     "Logging",
@@ -65,6 +67,7 @@ func table() []setting {
 	return slices.Concat(
 		serverSettings(),
 		postgresSettings(),
+		pushSettings(),
 		popSettings(),
 		limitSettings(),
 		loggingSettings(),

@@ -143,3 +143,46 @@ func fileBufferSettings() []setting {
 		},
 	}
 }
+
+// pushSettings: how pushes share insert statements. The names are those of upstream's
+// batching engine; queen reads only the PUSH ones.
+func pushSettings() []setting {
+	return []setting{
+		{
+			name: "QUEEN_PUSH_MAX_CONCURRENT", def: "2", group: groupPush,
+			doc: "Most push statements this broker runs at once. Pushes arriving while all are busy wait, " +
+				"and those waiting when one ends go into the next statement together, up to " +
+				"`QUEEN_PUSH_MAX_BATCH_SIZE` pushes, 1000 messages and 4 MiB of payload: under load, many " +
+				"small pushes share one statement and one commit. Each push keeps its messages together " +
+				"and in order and gets its own answer; if a shared statement fails, each push runs again " +
+				"alone, so one push's failure is never another's. A push of 1000 messages or 4 MiB or " +
+				"more always runs at once, alone, and so does a push that has waited " +
+				"`QUEEN_PUSH_MAX_HOLD_MS` + 20 ms, so a statement stuck on a lock never holds up the " +
+				"others for longer. Upstream's default is 24 per worker, with an adaptive limit " +
+				"(`QUEEN_CONCURRENCY_MODE`); queen's limit is this number, per broker. Raise it to " +
+				"`DB_POOL_SIZE` to run every push in its own statement. 0 counts as 1, as upstream. " +
+				"See docs/benchmarks.md.",
+			bind: func(c *Config) value { return intValue[int]{&c.PushMaxConcurrent, 0, noMax} },
+		},
+		{
+			name: "QUEEN_PUSH_MAX_BATCH_SIZE", def: "500", group: groupPush,
+			doc:  "Most pushes (requests) combined into one statement. 0 counts as 1 (no combining), as upstream.",
+			bind: func(c *Config) value { return intValue[int]{&c.PushMaxBatchSize, 0, noMax} },
+		},
+		{
+			name: "QUEEN_PUSH_PREFERRED_BATCH_SIZE", def: "1", group: groupPush,
+			doc: "A statement is started, when one is free, as soon as this many pushes wait, or once the " +
+				"oldest has waited `QUEEN_PUSH_MAX_HOLD_MS`. At 1 a push never waits while a statement is " +
+				"free; larger values trade that much latency for fuller statements even at low load. " +
+				"Upstream's default is 50 (so each push may wait 5 ms); 0 counts as 1.",
+			bind: func(c *Config) value { return intValue[int]{&c.PushPreferredBatch, 0, noMax} },
+		},
+		{
+			name: "QUEEN_PUSH_MAX_HOLD_MS", def: "5", group: groupPush,
+			doc: "How long, in milliseconds, pushes fewer than `QUEEN_PUSH_PREFERRED_BATCH_SIZE` wait for " +
+				"more before a free statement takes them. Upstream falls back to " +
+				"`SIDECAR_MICRO_BATCH_WAIT_MS` for it; queen reads only this name.",
+			bind: func(c *Config) value { return unitValue{&c.PushMaxHold, time.Millisecond, 0} },
+		},
+	}
+}

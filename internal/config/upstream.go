@@ -25,13 +25,18 @@ func engineTypes() []string {
 
 // unusedUpstream lists every variable upstream reads that queen does not implement.
 func unusedUpstream() []unusedGroup {
-	var engine []string
+	var engine, others []string
 	for _, t := range engineTypes() {
+		if t == "PUSH" {
+			continue // settings of queen's push batching
+		}
+		others = append(others, t)
 		for _, s := range []string{"PREFERRED_BATCH_SIZE", "MAX_HOLD_MS", "MAX_BATCH_SIZE", "MAX_CONCURRENT"} {
 			engine = append(engine, "QUEEN_"+t+"_"+s)
 		}
 	}
-	const noFusion = "queen has no request-fusing engine; each request runs its own statements"
+	const noFusion = "queen combines pushes only (QUEEN_PUSH_*); every other request runs its own statements"
+	const static = "queen's push concurrency is the fixed QUEEN_PUSH_MAX_CONCURRENT, not an adaptive limit"
 	const noSync = "replicas coordinate through PostgreSQL LISTEN/NOTIFY; there is no UDP sync or its caches"
 	return []unusedGroup{
 		{names: []string{"NUM_WORKERS"},
@@ -46,13 +51,15 @@ func unusedUpstream() []unusedGroup {
 			reason: "queen has one PostgreSQL pool, sized by DB_POOL_SIZE"},
 		{names: []string{"LIBQUEEN_INFLIGHT_DEADLINE_MS"},
 			reason: "queries are bounded by DB_STATEMENT_TIMEOUT and TCP keepalives"},
-		{names: []string{"QUEEN_CONCURRENCY_MODE", "SIDECAR_MICRO_BATCH_WAIT_MS"}, reason: noFusion},
+		{names: []string{"QUEEN_CONCURRENCY_MODE"}, reason: static},
+		{names: []string{"SIDECAR_MICRO_BATCH_WAIT_MS"},
+			reason: "queen reads QUEEN_PUSH_MAX_HOLD_MS only (default 5, upstream's effective default)"},
 		{names: []string{"QUEEN_VEGAS_MIN_LIMIT", "QUEEN_VEGAS_MAX_LIMIT", "QUEEN_VEGAS_ALPHA",
 			"QUEEN_VEGAS_BETA", "QUEEN_VEGAS_RTT_WINDOW_SAMPLES", "QUEEN_VEGAS_RTT_MIN_WINDOW_SEC",
 			"QUEEN_VEGAS_UPDATE_INTERVAL_MS"},
-			reason: noFusion},
+			reason: static},
 		{display: "`QUEEN_<TYPE>_{PREFERRED_BATCH_SIZE,MAX_HOLD_MS,MAX_BATCH_SIZE,MAX_CONCURRENT}` for every " +
-			"`<TYPE>` in `" + strings.Join(engineTypes(), "`, `") + "`",
+			"`<TYPE>` in `" + strings.Join(others, "`, `") + "` (the `PUSH` ones are settings)",
 			names: engine, reason: noFusion},
 		{names: []string{"SIDECAR_MAX_ITEMS_PER_TX", "SIDECAR_MAX_BATCH_SIZE", "SIDECAR_MAX_PENDING_COUNT"},
 			reason: "unused by upstream too"},

@@ -141,12 +141,14 @@ func (d *daemon) open(ctx context.Context, opts Options) (err error) {
 	}
 
 	d.broker = broker.New(broker.Config{
-		DefaultTimeout:          cfg.DefaultTimeout,
-		MaxPopTimeout:           cfg.MaxPopTimeout,
-		DefaultBatchSize:        cfg.DefaultBatchSize,
-		MaxPopBatch:             cfg.MaxPopBatch,
-		MaxPushItems:            cfg.MaxPushItems,
-		MaxAckItems:             cfg.MaxAckItems,
+		DefaultTimeout:   cfg.DefaultTimeout,
+		MaxPopTimeout:    cfg.MaxPopTimeout,
+		DefaultBatchSize: cfg.DefaultBatchSize,
+		MaxPopBatch:      cfg.MaxPopBatch,
+		MaxPushItems:     cfg.MaxPushItems,
+		MaxAckItems:      cfg.MaxAckItems,
+		Push: broker.PushBatching{MaxConcurrent: max(cfg.PushMaxConcurrent, 1),
+			MaxBatch: max(cfg.PushMaxBatchSize, 1), Preferred: cfg.PushPreferredBatch, Hold: cfg.PushMaxHold},
 		DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
 		PopWaitInitialInterval:  cfg.PopWaitInitialInterval,
 		PopWaitBackoffThreshold: cfg.PopWaitBackoffThreshold,

@@ -1,0 +1,297 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// Push batching: the defaults of its settings (QUEEN_PUSH_*), and its fixed limits.
+const (
+	DefaultPushMaxConcurrent = 2
+	DefaultPushMaxBatch      = 500
+	// maxCombinedItems and maxCombinedBytes bound one combined statement; a push that
+	// large runs alone, at once.
+	maxCombinedItems = 1000
+	maxCombinedBytes = 4 << 20
+	// pushEscape is how much longer than the hold a push waits for a busy statement
+	// before it runs alone.
+	pushEscape = 20 * time.Millisecond
+)
+
+// PushBatching configures how pushes share insert statements (upstream's batching
+// engine names). A zero MaxConcurrent or MaxBatch takes the default above, a zero
+// Preferred is 1.
+type PushBatching struct {
+	MaxConcurrent int           // statements at once (QUEEN_PUSH_MAX_CONCURRENT)
+	MaxBatch      int           // pushes per statement (QUEEN_PUSH_MAX_BATCH_SIZE)
+	Preferred     int           // start a statement once this many wait (QUEEN_PUSH_PREFERRED_BATCH_SIZE)
+	Hold          time.Duration // ... or once the oldest waited this long (QUEEN_PUSH_MAX_HOLD_MS)
+}
+
+// pushCombiner runs the inserts of pushes through at most MaxConcurrent statements at
+// a time. A push waits in line; whenever a statement is free and the line holds
+// Preferred pushes (or its oldest waited Hold), the pushes at its head go into one
+// statement together (up to MaxBatch pushes, maxCombinedItems items and
+// maxCombinedBytes of payload). With the default Preferred of 1 a push never waits
+// while a statement is free, and under load many small pushes become one statement
+// and one commit, the way PostgreSQL groups commits. Each push keeps its items
+// together and in order, so a combined statement stores what the pushes would have
+// stored one after the other. A push of maxCombinedItems items or more always runs
+// alone at once, and so does a push that waited Hold + pushEscape: slow statements
+// (waiting for a lock) never hold up the others for longer.
+type pushCombiner struct {
+	insert func(ctx context.Context, items []queue.PushItem) ([]queue.PushResult, error)
+	cfg    PushBatching
+
+	mu      sync.Mutex
+	running int
+	waiting []*pushCall
+	holdFor *time.Timer // armed while the line is shorter than Preferred
+
+	statements atomic.Uint64 // insert statements run
+	pushes     atomic.Uint64 // pushes they carried
+	escaped    atomic.Uint64 // pushes that ran alone after waiting Hold + pushEscape
+}
+
+// pushCall is one push waiting for, or carried by, a statement.
+type pushCall struct {
+	ctx   context.Context
+	items []queue.PushItem
+	bytes int
+	at    time.Time
+	taken bool // guarded by pushCombiner.mu: in a statement, no longer withdrawn
+	done  chan struct{}
+	res   []queue.PushResult
+	err   error
+}
+
+// PushCombining counts the insert statements the broker ran for pushes and the
+// pushes they carried (pushes/statements above 1 means pushes were combined), the
+// pushes that gave up waiting and ran alone, and the pushes waiting now.
+type PushCombining struct {
+	Statements, Pushes, Escaped uint64
+	Waiting                     int
+}
+
+func newPushCombiner(cfg PushBatching, insert func(context.Context, []queue.PushItem) ([]queue.PushResult, error)) *pushCombiner {
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = DefaultPushMaxConcurrent
+	}
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = DefaultPushMaxBatch
+	}
+	cfg.Preferred = max(cfg.Preferred, 1)
+	cfg.Hold = max(cfg.Hold, 0)
+	return &pushCombiner{insert: insert, cfg: cfg}
+}
+
+func (c *pushCombiner) stats() PushCombining {
+	c.mu.Lock()
+	waiting := len(c.waiting)
+	c.mu.Unlock()
+	return PushCombining{Statements: c.statements.Load(), Pushes: c.pushes.Load(),
+		Escaped: c.escaped.Load(), Waiting: waiting}
+}
+
+// push inserts items, alone or combined with other pushes, and returns their results
+// in order. A push whose ctx ends while it waits is withdrawn (nothing of it is
+// stored); one whose ctx ends while its statement runs is answered at once with the
+// context's error, and the statement, which may still commit, is canceled once no
+// push it carries is waiting for it.
+func (c *pushCombiner) push(ctx context.Context, items []queue.PushItem) ([]queue.PushResult, error) {
+	bytes := payloadBytes(items)
+	if len(items) >= maxCombinedItems || bytes >= maxCombinedBytes {
+		return c.alone(ctx, items)
+	}
+	call := &pushCall{ctx: ctx, items: items, bytes: bytes, at: time.Now(), done: make(chan struct{})}
+	c.mu.Lock()
+	c.waiting = append(c.waiting, call)
+	c.dispatchLocked()
+	c.mu.Unlock()
+
+	escape := time.NewTimer(c.cfg.Hold + pushEscape)
+	defer escape.Stop()
+	select {
+	case <-call.done:
+		return call.res, call.err
+	case <-ctx.Done():
+	case <-escape.C:
+	}
+	if c.withdraw(call) {
+		if err := ctx.Err(); err != nil {
+			return nil, contextError(err)
+		}
+		c.escaped.Add(1)
+		return c.alone(ctx, items)
+	}
+	if ctx.Err() == nil { // the escape fired as a statement took it: wait for that one
+		select {
+		case <-call.done:
+			return call.res, call.err
+		case <-ctx.Done():
+		}
+	}
+	select {
+	case <-call.done:
+		if call.err == nil { // finished meanwhile: its answer is the true one
+			return call.res, nil
+		}
+	default:
+	}
+	return nil, contextError(ctx.Err())
+}
+
+// alone runs one push in a statement of its own, outside the limit.
+func (c *pushCombiner) alone(ctx context.Context, items []queue.PushItem) ([]queue.PushResult, error) {
+	c.statements.Add(1)
+	c.pushes.Add(1)
+	return c.insert(ctx, items)
+}
+
+// withdraw takes call out of the line; false when a statement took it first.
+func (c *pushCombiner) withdraw(call *pushCall) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if call.taken {
+		return false
+	}
+	for i, w := range c.waiting {
+		if w == call {
+			c.waiting = append(c.waiting[:i], c.waiting[i+1:]...)
+			break
+		}
+	}
+	return true
+}
+
+// dispatchLocked starts statements for the head of the line while one is free and a
+// batch is ready; a line shorter than Preferred is held until its oldest push has
+// waited Hold.
+func (c *pushCombiner) dispatchLocked() {
+	for c.running < c.cfg.MaxConcurrent && len(c.waiting) > 0 {
+		if len(c.waiting) < c.cfg.Preferred {
+			if wait := c.cfg.Hold - time.Since(c.waiting[0].at); wait > 0 {
+				c.armLocked(wait)
+				return
+			}
+		}
+		batch := c.takeLocked()
+		c.running++
+		go func() {
+			c.run(batch)
+			c.mu.Lock()
+			c.running--
+			c.dispatchLocked()
+			c.mu.Unlock()
+		}()
+	}
+}
+
+func (c *pushCombiner) armLocked(wait time.Duration) {
+	if c.holdFor == nil {
+		c.holdFor = time.AfterFunc(wait, func() {
+			c.mu.Lock()
+			c.dispatchLocked()
+			c.mu.Unlock()
+		})
+		return
+	}
+	c.holdFor.Reset(wait)
+}
+
+// takeLocked removes the next batch from the head of the line: at least one push, at
+// most MaxBatch, within the item and byte bounds.
+func (c *pushCombiner) takeLocked() []*pushCall {
+	n, items, bytes := 0, 0, 0
+	for n < len(c.waiting) && n < c.cfg.MaxBatch {
+		w := c.waiting[n]
+		if n > 0 && (items+len(w.items) > maxCombinedItems || bytes+w.bytes > maxCombinedBytes) {
+			break
+		}
+		w.taken = true
+		items += len(w.items)
+		bytes += w.bytes
+		n++
+	}
+	batch := make([]*pushCall, n)
+	copy(batch, c.waiting)
+	c.waiting = append(c.waiting[:0], c.waiting[n:]...)
+	return batch
+}
+
+// run inserts the items of batch in one statement. A single push runs with its own
+// context; a combined statement's context ends when every push of batch has stopped
+// waiting. An error that may belong to one push's items (not the database being
+// unreachable or slow) makes each push run again alone, so that it is answered with
+// its own outcome.
+func (c *pushCombiner) run(batch []*pushCall) {
+	if len(batch) == 1 {
+		call := batch[0]
+		call.res, call.err = c.alone(call.ctx, call.items)
+		close(call.done)
+		return
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(batch[0].ctx))
+	defer cancel()
+	var left atomic.Int64
+	left.Store(int64(len(batch)))
+	items := make([]queue.PushItem, 0, maxCombinedItems)
+	for _, call := range batch {
+		stop := context.AfterFunc(call.ctx, func() {
+			if left.Add(-1) == 0 {
+				cancel()
+			}
+		})
+		defer stop()
+		items = append(items, call.items...)
+	}
+	c.statements.Add(1)
+	c.pushes.Add(uint64(len(batch)))
+	res, err := c.insert(ctx, items)
+	if err != nil && !errors.Is(err, queue.ErrUnavailable) && !errors.Is(err, queue.ErrTimeout) && ctx.Err() == nil {
+		for _, call := range batch {
+			call.res, call.err = c.alone(call.ctx, call.items)
+			close(call.done)
+		}
+		return
+	}
+	if err == nil && len(res) != len(items) {
+		err = fmt.Errorf("broker: a combined push returned %d results for %d items", len(res), len(items))
+	}
+	at := 0
+	for _, call := range batch {
+		if err != nil {
+			call.err = err
+		} else {
+			call.res = res[at : at+len(call.items) : at+len(call.items)]
+			for i := range call.res {
+				call.res[i].Index = i
+			}
+		}
+		at += len(call.items)
+		close(call.done)
+	}
+}
+
+func payloadBytes(items []queue.PushItem) int {
+	n := 0
+	for i := range items {
+		n += len(items[i].Payload)
+	}
+	return n
+}
+
+// contextError classifies the end of a push's context the way the store classifies
+// a statement cut off by it: a deadline is a timeout, never a reason to spool.
+func contextError(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", queue.ErrTimeout, err)
+	}
+	return fmt.Errorf("push canceled: %w", err)
+}
