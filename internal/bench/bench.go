@@ -57,7 +57,7 @@ func (r *runner) run(ctx context.Context, opts Options) (*Report, error) {
 		opts: opts, payload: makePayload(opts.PayloadBytes), win: window{warmup: opts.Warmup, duration: opts.Duration},
 		clock: sendClock{base: time.Now()}, suffix: hex.EncodeToString(b[:]), rep: &Report{Profile: ProfileUnknown},
 	}
-	conns := max(opts.Producers+opts.Consumers, 10)
+	conns := max(opts.Producers+opts.Consumers, manyProducers, 10)
 	if opts.remote() {
 		r.load = newHTTPLoad(strings.TrimRight(opts.URL, "/"), opts.AuthToken, conns)
 		defer r.load.close()
@@ -109,7 +109,7 @@ func (r *runner) startLocal(ctx context.Context, conns int) (cleanup func(), err
 	}
 	undo = append(undo, func() { os.RemoveAll(workDir) })
 	r.logf("creating a scratch database")
-	if r.db, err = createDatabase(ctx, r.opts.DSN, max(r.opts.Producers, r.opts.Consumers, 10)+2); err != nil {
+	if r.db, err = createDatabase(ctx, r.opts.DSN, max(r.opts.Producers, r.opts.Consumers, manyProducers, 10)+2); err != nil {
 		return cleanup, err
 	}
 	undo = append(undo, func() {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -16,7 +17,18 @@ type pushCase struct {
 	// precreate: the partitions exist before the window (an unmeasured fill of one
 	// message per partition); otherwise the first requests create them.
 	precreate bool
+	// producers overrides Options.Producers (the many-producer cases).
+	producers int
 }
+
+// manyProducers is the producer count of push_b1_c32 and push_b10_c32: a fleet of
+// small producers, where the broker combines pushes (QUEEN_PUSH_MAX_CONCURRENT).
+const manyProducers = 32
+
+// manyProducerBatches lists the batch sizes of the many-producer cases.
+func manyProducerBatches() []int { return []int{1, 10} }
+
+func (c pushCase) workers(o *Options) int { return cmp.Or(c.producers, o.Producers) }
 
 func (c pushCase) note(producers int, vs string) string {
 	layout := fmt.Sprintf("round robin over %d partitions", c.partitions)
@@ -63,8 +75,15 @@ func (r *runner) pushCases(ctx context.Context) error {
 			r.add(throughput(one.name, m.rate(), raw.rate(), one.note(o.Producers, r.vs("push_b100's raw insert"))))
 		}
 	}
+	var more []pushCase
+	for _, b := range manyProducerBatches() {
+		more = append(more, pushCase{name: fmt.Sprintf("push_b%d_c%d", b, manyProducers), batch: b, partitions: 100,
+			producers: manyProducers})
+	}
 	for _, n := range axisPartitions() {
-		c := pushCase{name: fmt.Sprintf("push_b10_p%d", n), batch: 10, partitions: o.scaled(n), precreate: true}
+		more = append(more, pushCase{name: fmt.Sprintf("push_b10_p%d", n), batch: 10, partitions: o.scaled(n), precreate: true})
+	}
+	for _, c := range more {
 		if !o.wants(c.name) {
 			continue
 		}
@@ -76,7 +95,7 @@ func (r *runner) pushCases(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)
 		}
-		r.add(throughput(c.name, m.rate(), raw.rate(), c.note(o.Producers, r.vs("raw insert"))))
+		r.add(throughput(c.name, m.rate(), raw.rate(), c.note(c.workers(o), r.vs("raw insert"))))
 	}
 	return nil
 }
@@ -105,7 +124,7 @@ func (r *runner) rawPush(ctx context.Context, c pushCase) (measurement, error) {
 			return measurement{}, err
 		}
 	}
-	p := r.opts.Producers
+	p := c.workers(&r.opts)
 	r.logf("raw insert ceiling %s: batch %d, %d partitions, %d connections (set up in %s)", c.name, c.batch, c.partitions, p,
 		since(began))
 	m, err := r.win.run(ctx, p, 0, nil, r.db.rawInsertOp(pids, newRoundRobin(c.partitions), r.payload, c.batch, p))
@@ -128,7 +147,7 @@ func (r *runner) brokerPush(ctx context.Context, c pushCase) (measurement, error
 			return measurement{}, err
 		}
 	}
-	p := r.opts.Producers
+	p := c.workers(&r.opts)
 	r.logf("broker %s: batch %d, %d partitions, %d producers (set up in %s)", c.name, c.batch, c.partitions, p, since(began))
 	spec := pushSpec{queue: q, batch: c.batch, rr: newRoundRobin(c.partitions), payload: constPayload(r.payload)}
 	m, err := r.brokerWindow(ctx, c.name).run(ctx, p, 0, r.cpu(), r.load.pushOp(spec, p))

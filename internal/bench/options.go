@@ -88,6 +88,9 @@ func (o *Options) caseNames() []string {
 		names = append(names, fmt.Sprintf("push_b%d", b))
 	}
 	names = append(names, "push_b100_p1")
+	for _, b := range manyProducerBatches() {
+		names = append(names, fmt.Sprintf("push_b%d_c%d", b, manyProducers))
+	}
 	for _, n := range axisPartitions() {
 		names = append(names, fmt.Sprintf("push_b10_p%d", n))
 	}
