@@ -15,25 +15,6 @@ import (
 // short, so that a consumer parked when its window ends returns soon.
 const popWaitMillis = 200
 
-// popAnswer is the part of a pop answer the consumer needs.
-type popAnswer struct {
-	LeaseID  string `json:"leaseId"`
-	Messages []struct {
-		TransactionID string `json:"transactionId"`
-		PartitionID   string `json:"partitionId"`
-		// Data.Sent is the send stamp of the mixed cases' payloads (0 in the others).
-		Data struct {
-			Sent int64 `json:"sent"`
-		} `json:"data"`
-	} `json:"messages"`
-}
-
-// ackAnswer is the part of an ack result the consumer checks.
-type ackAnswer struct {
-	Success bool    `json:"success"`
-	Error   *string `json:"error"`
-}
-
 // popSpec describes the consumers of a case.
 type popSpec struct {
 	queue  string
@@ -89,10 +70,7 @@ func (h *httpLoad) popAckOp(s popSpec, workers int) op {
 		if status != http.StatusOK {
 			return 0, fmt.Errorf("pop: HTTP %d: %.300s", status, st.buf.String())
 		}
-		// json.Unmarshal reuses the slice's elements without zeroing them.
-		clear(st.pop.Messages[:cap(st.pop.Messages)])
-		st.pop.Messages = st.pop.Messages[:0]
-		if err := json.Unmarshal(st.buf.Bytes(), &st.pop); err != nil {
+		if err := decodePop(st.buf.Bytes(), &st.pop); err != nil {
 			return 0, fmt.Errorf("pop: decode: %w", err)
 		}
 		n := len(st.pop.Messages)
@@ -116,8 +94,7 @@ func (h *httpLoad) popAckOp(s popSpec, workers int) op {
 		if status != http.StatusOK {
 			return 0, fmt.Errorf("ack: HTTP %d: %.300s", status, st.buf.String())
 		}
-		st.acks = st.acks[:0]
-		if err := json.Unmarshal(st.buf.Bytes(), &st.acks); err != nil {
+		if err := decodeAcks(st.buf.Bytes(), &st.acks); err != nil {
 			return 0, fmt.Errorf("ack: decode: %w", err)
 		}
 		for _, a := range st.acks {
@@ -187,8 +164,7 @@ func (h *httpLoad) drain(ctx context.Context, queueName string, groups []string,
 			case status != http.StatusOK:
 				return 0, fmt.Errorf("drain: HTTP %d: %.300s", status, bufs[w].String())
 			}
-			answers[w].Messages = answers[w].Messages[:0]
-			if err := json.Unmarshal(bufs[w].Bytes(), &answers[w]); err != nil {
+			if err := decodePop(bufs[w].Bytes(), &answers[w]); err != nil {
 				return 0, fmt.Errorf("drain: decode: %w", err)
 			}
 			if len(answers[w].Messages) == 0 {
