@@ -127,11 +127,20 @@ END;
 $$;
 
 -- queen.ready_settle_many_q1 settles the ready rows of p_group on p_pids from their
--- cursor rows as they are now.
+-- cursor rows as they are now. One partition (the ack of a pop) has a statement of
+-- its own: on = ANY (array) PostgreSQL priced the cached generic plan above a plan for
+-- each call's values and planned the statement again on every call.
 CREATE OR REPLACE FUNCTION queen.ready_settle_many_q1(p_pids uuid[], p_group text)
 RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
+    IF cardinality(p_pids) = 1 THEN
+        PERFORM queen.ready_settle_q1(c.partition_id, p_group, c.last_consumed_created_at,
+                                      c.last_consumed_id, c.lease_expires_at)
+           FROM queen.partition_consumers c
+          WHERE c.partition_id = p_pids[1] AND c.consumer_group = p_group;
+        RETURN;
+    END IF;
     PERFORM queen.ready_settle_q1(c.partition_id, p_group, c.last_consumed_created_at,
                                   c.last_consumed_id, c.lease_expires_at)
        FROM (SELECT c.partition_id, c.last_consumed_created_at, c.last_consumed_id, c.lease_expires_at

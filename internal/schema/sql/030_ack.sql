@@ -80,7 +80,19 @@ BEGIN
           FROM unnest(p_txid, p_pid, p_status, p_lease) WITH ORDINALITY AS x(txid, pid, status, lease, ord)
           LEFT JOIN queen.messages m ON m.partition_id = x.pid::uuid AND m.transaction_id COLLATE "C" = x.txid;
     END IF;
-    IF v_fast THEN
+    IF v_fast AND cardinality(v_pids) = 1 THEN
+        -- One partition (every lease value is the same): a statement of its own, which
+        -- PostgreSQL plans once (the general one below it planned again on every call).
+        PERFORM pg_advisory_xact_lock(queen.ack_lock_key(v_pids[1], p_group));
+        SELECT (coalesce(p_lease[1], '') = ''
+                OR (c.worker_id = coalesce(p_lease[1], '') AND c.lease_expires_at > v_now))
+               AND (coalesce(c.batch_size, 0) <= 0 OR cardinality(p_pid) <= c.batch_size - coalesce(c.acked_count, 0))
+          INTO v_fast
+          FROM queen.partition_consumers c
+         WHERE c.partition_id = v_pids[1] AND c.consumer_group = p_group
+           FOR UPDATE;
+        v_fast := coalesce(v_fast, false);
+    ELSIF v_fast THEN
         PERFORM pg_advisory_xact_lock(queen.ack_lock_key(x.pid, p_group))
            FROM unnest(v_pids) WITH ORDINALITY AS x(pid, ord) ORDER BY x.ord;
         SELECT count(*) = cardinality(v_pids) INTO v_fast
