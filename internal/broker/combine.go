@@ -241,7 +241,11 @@ func (c *pushCombiner) run(batch []*pushCall) {
 	defer cancel()
 	var left atomic.Int64
 	left.Store(int64(len(batch)))
-	items := make([]queue.PushItem, 0, maxCombinedItems)
+	n := 0
+	for _, call := range batch {
+		n += len(call.items)
+	}
+	items := make([]queue.PushItem, 0, n)
 	for _, call := range batch {
 		stop := context.AfterFunc(call.ctx, func() {
 			if left.Add(-1) == 0 {

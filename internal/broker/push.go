@@ -38,9 +38,8 @@ func (b *Broker) Push(ctx context.Context, items []queue.PushItem) ([]queue.Push
 	} else if behind {
 		return b.spoolPush(ctx, items, "earlier pushes to the partition are still in the spool")
 	}
-	// The insert works on a copy: sealing replaces payloads, and the spool must get
-	// the plaintext (replay encrypts again).
-	results, err := b.insert(ctx, slices.Clone(items))
+	// insert seals a copy: the spool must get the plaintext (replay encrypts again).
+	results, err := b.insert(ctx, items)
 	if err != nil && b.canSpool(err) {
 		b.markDatabaseDown()
 		return b.spoolPush(ctx, items, "PostgreSQL is unreachable")
@@ -51,11 +50,12 @@ func (b *Broker) Push(ctx context.Context, items []queue.PushItem) ([]queue.Push
 // insert is the database part of a push (also used by the spool drainer): encrypt,
 // insert in one transaction, count, report full queues, wake long-polls.
 func (b *Broker) insert(ctx context.Context, items []queue.PushItem) ([]queue.PushResult, error) {
-	if err := b.sealPayloads(ctx, items); err != nil {
+	stored, err := b.sealedCopy(ctx, items)
+	if err != nil {
 		b.analytics.RecordDBError(time.Now(), err)
 		return nil, err
 	}
-	results, err := b.pushes.push(ctx, items)
+	results, err := b.pushes.push(ctx, stored)
 	if err != nil {
 		b.analytics.RecordDBError(time.Now(), err)
 		return nil, err
@@ -75,14 +75,36 @@ func (b *Broker) insert(ctx context.Context, items []queue.PushItem) ([]queue.Pu
 // maxSize; it is reported to clients as failed with an explanation.
 const statusFull = "full"
 
-// sealPayloads encrypts the payloads of items bound for queues with encryptionEnabled.
-// Such a queue without a configured key is refused rather than written in plaintext.
-func (b *Broker) sealPayloads(ctx context.Context, items []queue.PushItem) error {
+// sealedCopy returns items with the payloads bound for queues with encryptionEnabled
+// sealed: items itself when there are none, else a copy (items keeps the plaintext).
+func (b *Broker) sealedCopy(ctx context.Context, items []queue.PushItem) ([]queue.PushItem, error) {
+	enc, err := b.encryptedQueues(ctx, queueNames(items))
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(items, func(it queue.PushItem) bool { return enc[it.Queue] }) {
+		return items, nil
+	}
+	items = slices.Clone(items)
+	return items, b.sealPayloads(ctx, items)
+}
+
+// queueNames lists the queues of items, without repeating a name that follows itself.
+func queueNames(items []queue.PushItem) []string {
 	names := make([]string, 0, 1)
 	for _, it := range items {
-		names = append(names, it.Queue)
+		if len(names) == 0 || names[len(names)-1] != it.Queue {
+			names = append(names, it.Queue)
+		}
 	}
-	enc, err := b.encryptedQueues(ctx, names)
+	return names
+}
+
+// sealPayloads encrypts, in place, the payloads of items bound for queues with
+// encryptionEnabled. Such a queue without a configured key is refused rather than
+// written in plaintext.
+func (b *Broker) sealPayloads(ctx context.Context, items []queue.PushItem) error {
+	enc, err := b.encryptedQueues(ctx, queueNames(items))
 	if err != nil {
 		return err
 	}
