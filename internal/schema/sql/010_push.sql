@@ -52,44 +52,64 @@ DECLARE
     v_now   timestamptz;
     v_caps  jsonb := '{}';
     v_n     bigint;
+    v_pid   uuid;
+    v_qid   uuid;
+    v_capped boolean;
 BEGIN
     IF jsonb_array_length(v_payloads) <> cardinality(p_id) THEN
         RAISE EXCEPTION 'queen: % payloads for % items', jsonb_array_length(v_payloads), cardinality(p_id)
               USING ERRCODE = '22023';
     END IF;
-    v_pids := queen.partitions_resolve_q1(p_queues, p_partitions);
-    -- The queues' registration locks in share mode, until commit: a group registering
-    -- as a wildcard consumer meanwhile either sees this push or is seen by it (the ready
-    -- rows below; 015_ready.sql).
-    PERFORM pg_advisory_xact_lock_shared(queen.queue_consumers_key(q.id))
-       FROM (SELECT qq.id FROM queen.queues qq WHERE qq.name = ANY (p_queues) ORDER BY qq.id) q;
+    IF cardinality(p_queues) = 1 THEN
+        -- One existing partition of a queue without maxSize (most pushes): the steps
+        -- below in three statements, the locks taken in the same order.
+        SELECT p.id, qq.id, qq.max_queue_size > 0 INTO v_pid, v_qid, v_capped
+          FROM queen.queues qq JOIN queen.partitions p ON p.queue_id = qq.id AND p.name = p_partitions[1]
+         WHERE qq.name = p_queues[1];
+    END IF;
+    IF v_pid IS NOT NULL AND NOT v_capped THEN
+        PERFORM pg_advisory_xact_lock_shared(queen.queue_consumers_key(v_qid)),
+                pg_advisory_xact_lock(queen.partition_order_key(v_pid));
+        v_now := clock_timestamp();
+        v_pids := ARRAY[v_pid];
+        v_ts := ARRAY[greatest(v_now, (SELECT pl.last_message_created_at + interval '1 microsecond'
+                                         FROM queen.partition_lookup pl
+                                        WHERE pl.partition_id = v_pid AND pl.queue_name = p_queues[1]))];
+    ELSE
+        v_pids := queen.partitions_resolve_q1(p_queues, p_partitions);
+        -- The queues' registration locks in share mode, until commit: a group registering
+        -- as a wildcard consumer meanwhile either sees this push or is seen by it (the ready
+        -- rows below; 015_ready.sql).
+        PERFORM pg_advisory_xact_lock_shared(queen.queue_consumers_key(q.id))
+           FROM (SELECT qq.id FROM queen.queues qq WHERE qq.name = ANY (p_queues) ORDER BY qq.id) q;
 
-    -- maxSize: queues with a capacity are locked (before any partition, always in this
-    -- order) and counted, so concurrent pushes cannot overfill them.
-    FOR r IN
-        SELECT qq.id, qq.name, qq.max_queue_size
-        FROM queen.queues qq
-        WHERE qq.name = ANY (p_queues) AND qq.max_queue_size > 0
-        ORDER BY qq.id
-    LOOP
-        PERFORM pg_advisory_xact_lock(queen.queue_capacity_key(r.id));
-        SELECT count(*) INTO v_n
-        FROM queen.messages m JOIN queen.partitions p ON p.id = m.partition_id
-        WHERE p.queue_id = r.id;
-        v_caps := v_caps || jsonb_build_object(r.name, greatest(r.max_queue_size - v_n, 0));
-    END LOOP;
+        -- maxSize: queues with a capacity are locked (before any partition, always in this
+        -- order) and counted, so concurrent pushes cannot overfill them.
+        FOR r IN
+            SELECT qq.id, qq.name, qq.max_queue_size
+            FROM queen.queues qq
+            WHERE qq.name = ANY (p_queues) AND qq.max_queue_size > 0
+            ORDER BY qq.id
+        LOOP
+            PERFORM pg_advisory_xact_lock(queen.queue_capacity_key(r.id));
+            SELECT count(*) INTO v_n
+            FROM queen.messages m JOIN queen.partitions p ON p.id = m.partition_id
+            WHERE p.queue_id = r.id;
+            v_caps := v_caps || jsonb_build_object(r.name, greatest(r.max_queue_size - v_n, 0));
+        END LOOP;
 
-    FOR r IN SELECT DISTINCT x.id FROM unnest(v_pids) AS x(id) ORDER BY x.id LOOP
-        PERFORM pg_advisory_xact_lock(queen.partition_order_key(r.id));
-    END LOOP;
+        FOR r IN SELECT DISTINCT x.id FROM unnest(v_pids) AS x(id) ORDER BY x.id LOOP
+            PERFORM pg_advisory_xact_lock(queen.partition_order_key(r.id));
+        END LOOP;
 
-    -- One timestamp per partition, chosen under its lock; ids (generated in item
-    -- order) break the tie inside the batch.
-    v_now := clock_timestamp();
-    SELECT array_agg(greatest(v_now, pl.last_message_created_at + interval '1 microsecond') ORDER BY k.ord)
-      INTO v_ts
-      FROM unnest(v_pids, p_queues) WITH ORDINALITY AS k(pid, qn, ord)
-      LEFT JOIN queen.partition_lookup pl ON pl.partition_id = k.pid AND pl.queue_name = k.qn;
+        -- One timestamp per partition, chosen under its lock; ids (generated in item
+        -- order) break the tie inside the batch.
+        v_now := clock_timestamp();
+        SELECT array_agg(greatest(v_now, pl.last_message_created_at + interval '1 microsecond') ORDER BY k.ord)
+          INTO v_ts
+          FROM unnest(v_pids, p_queues) WITH ORDINALITY AS k(pid, qn, ord)
+          LEFT JOIN queen.partition_lookup pl ON pl.partition_id = k.pid AND pl.queue_name = k.qn;
+    END IF;
 
     IF v_caps <> '{}' THEN
         PERFORM queen.keyed_plans_q1();
