@@ -13,8 +13,8 @@ import (
 
 // Push batching: the defaults of its settings (QUEEN_PUSH_*), and its fixed limits.
 const (
-	DefaultPushMaxConcurrent = 2
-	DefaultPushMaxBatch      = 500
+	defaultPushMaxConcurrent = 2
+	defaultPushMaxBatch      = 500
 	// maxCombinedItems and maxCombinedBytes bound one combined statement; a push that
 	// large runs alone, at once.
 	maxCombinedItems = 1000
@@ -81,10 +81,10 @@ type PushCombining struct {
 
 func newPushCombiner(cfg PushBatching, insert func(context.Context, []queue.PushItem) ([]queue.PushResult, error)) *pushCombiner {
 	if cfg.MaxConcurrent <= 0 {
-		cfg.MaxConcurrent = DefaultPushMaxConcurrent
+		cfg.MaxConcurrent = defaultPushMaxConcurrent
 	}
 	if cfg.MaxBatch <= 0 {
-		cfg.MaxBatch = DefaultPushMaxBatch
+		cfg.MaxBatch = defaultPushMaxBatch
 	}
 	cfg.Preferred = max(cfg.Preferred, 1)
 	cfg.Hold = max(cfg.Hold, 0)
@@ -109,8 +109,15 @@ func (c *pushCombiner) push(ctx context.Context, items []queue.PushItem) ([]queu
 	if len(items) >= maxCombinedItems || bytes >= maxCombinedBytes {
 		return c.alone(ctx, items)
 	}
-	call := &pushCall{ctx: ctx, items: items, bytes: bytes, at: time.Now(), done: make(chan struct{})}
 	c.mu.Lock()
+	if len(c.waiting) == 0 && c.running < c.cfg.MaxConcurrent && c.cfg.Preferred <= 1 {
+		// A statement is free and nobody waits: run here, without a hand-over.
+		c.running++
+		c.mu.Unlock()
+		defer c.release()
+		return c.alone(ctx, items)
+	}
+	call := &pushCall{ctx: ctx, items: items, bytes: bytes, at: time.Now(), done: make(chan struct{})}
 	c.waiting = append(c.waiting, call)
 	c.dispatchLocked()
 	c.mu.Unlock()
@@ -184,13 +191,18 @@ func (c *pushCombiner) dispatchLocked() {
 		batch := c.takeLocked()
 		c.running++
 		go func() {
+			defer c.release()
 			c.run(batch)
-			c.mu.Lock()
-			c.running--
-			c.dispatchLocked()
-			c.mu.Unlock()
 		}()
 	}
+}
+
+// release frees the statement slot of a finished statement and starts the next.
+func (c *pushCombiner) release() {
+	c.mu.Lock()
+	c.running--
+	c.dispatchLocked()
+	c.mu.Unlock()
 }
 
 func (c *pushCombiner) armLocked(wait time.Duration) {

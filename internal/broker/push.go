@@ -86,7 +86,7 @@ func (b *Broker) sealedCopy(ctx context.Context, items []queue.PushItem) ([]queu
 		return items, nil
 	}
 	items = slices.Clone(items)
-	return items, b.sealPayloads(ctx, items)
+	return items, b.sealIn(enc, items)
 }
 
 // queueNames lists the queues of items, without repeating a name that follows itself.
@@ -108,6 +108,11 @@ func (b *Broker) sealPayloads(ctx context.Context, items []queue.PushItem) error
 	if err != nil {
 		return err
 	}
+	return b.sealIn(enc, items)
+}
+
+// sealIn encrypts, in place, the payloads of items whose queue enc marks encrypted.
+func (b *Broker) sealIn(enc map[string]bool, items []queue.PushItem) error {
 	for i := range items {
 		it := &items[i]
 		if !enc[it.Queue] {

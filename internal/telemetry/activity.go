@@ -28,22 +28,7 @@ func (t *Telemetry) brokerCollectors() []prometheus.Collector {
 		newActivityCollector(t.broker),
 		newSpoolCollector(t.broker),
 		newStreamCollector(t.broker),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Namespace: namespace, Subsystem: "push", Name: "statements_total",
-			Help: "Insert statements this replica ran for pushes; with queen_push_statement_pushes_total, how many pushes shared one (QUEEN_PUSH_MAX_CONCURRENT).",
-		}, func() float64 { return float64(t.broker.PushCombining().Statements) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Namespace: namespace, Subsystem: "push", Name: "statement_pushes_total",
-			Help: "Pushes carried by the insert statements of queen_push_statements_total.",
-		}, func() float64 { return float64(t.broker.PushCombining().Pushes) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Namespace: namespace, Subsystem: "push", Name: "wait_expired_total",
-			Help: "Pushes that waited QUEEN_PUSH_MAX_HOLD_MS + 20 ms for a busy push statement and then ran alone.",
-		}, func() float64 { return float64(t.broker.PushCombining().Escaped) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Namespace: namespace, Subsystem: "push", Name: "waiting",
-			Help: "Pushes of this replica waiting for a push statement (all QUEEN_PUSH_MAX_CONCURRENT busy, or held for QUEEN_PUSH_PREFERRED_BATCH_SIZE).",
-		}, func() float64 { return float64(t.broker.PushCombining().Waiting) }),
+		newPushCollector(t.broker),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "maintenance_mode_enabled",
 			Help: "1 while push maintenance mode is on (pushes go to the disk spool), as this replica last read it (upstream name).",

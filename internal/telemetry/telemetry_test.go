@@ -309,6 +309,10 @@ func TestActivityCounters(t *testing.T) {
 	}
 	require.Equal(t, 0.0, tb.gauge(t, "queen_requests_total", "op", "transaction"))
 	require.Equal(t, 0.0, tb.gauge(t, "queen_db_errors_total"))
+	require.Equal(t, 1.0, tb.gauge(t, "queen_push_statements_total"), "one push, one statement")
+	require.Equal(t, 1.0, tb.gauge(t, "queen_push_statement_pushes_total"))
+	require.Equal(t, 0.0, tb.gauge(t, "queen_push_wait_expired_total"))
+	require.Equal(t, 0.0, tb.gauge(t, "queen_push_waiting"))
 }
 
 func TestRateLog(t *testing.T) {

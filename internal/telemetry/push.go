@@ -1,0 +1,44 @@
+package telemetry
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/queenmq/queen/internal/broker"
+)
+
+// pushCollector serves how this process's pushes shared insert statements
+// (QUEEN_PUSH_*), from one snapshot per scrape.
+type pushCollector struct {
+	broker                               *broker.Broker
+	statements, pushes, expired, waiting *prometheus.Desc
+}
+
+func newPushCollector(b *broker.Broker) *pushCollector {
+	return &pushCollector{
+		broker: b,
+		statements: prometheus.NewDesc("queen_push_statements_total",
+			"Insert statements this replica ran for pushes; with queen_push_statement_pushes_total, how many "+
+				"pushes shared one (QUEEN_PUSH_MAX_CONCURRENT).", nil, nil),
+		pushes: prometheus.NewDesc("queen_push_statement_pushes_total",
+			"Pushes carried by the insert statements of queen_push_statements_total.", nil, nil),
+		expired: prometheus.NewDesc("queen_push_wait_expired_total",
+			"Pushes that waited QUEEN_PUSH_MAX_HOLD_MS + 20 ms for a busy push statement and then ran alone.", nil, nil),
+		waiting: prometheus.NewDesc("queen_push_waiting",
+			"Pushes of this replica waiting for a push statement (all QUEEN_PUSH_MAX_CONCURRENT busy, or held "+
+				"for QUEEN_PUSH_PREFERRED_BATCH_SIZE).", nil, nil),
+	}
+}
+
+func (c *pushCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.statements, c.pushes, c.expired, c.waiting} {
+		ch <- d
+	}
+}
+
+func (c *pushCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.broker.PushCombining()
+	ch <- prometheus.MustNewConstMetric(c.statements, prometheus.CounterValue, float64(s.Statements))
+	ch <- prometheus.MustNewConstMetric(c.pushes, prometheus.CounterValue, float64(s.Pushes))
+	ch <- prometheus.MustNewConstMetric(c.expired, prometheus.CounterValue, float64(s.Escaped))
+	ch <- prometheus.MustNewConstMetric(c.waiting, prometheus.GaugeValue, float64(s.Waiting))
+}
