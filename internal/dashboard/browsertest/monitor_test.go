@@ -93,6 +93,13 @@ func (m *monitor) event(ev any) {
 		}
 		m.byID[ev.RequestID] = r
 		m.reqs = append(m.reqs, r)
+		if strings.HasSuffix(r.path, "/favicon.svg") {
+			// The browser's own favicon fetch, not the page's: Chromium does not always
+			// report its end, and nothing on the page waits for it. It is still recorded
+			// (and judged if it fails); it just never holds waitIdle.
+			r.done = true
+			break
+		}
 		m.inflight++
 		m.signal()
 	case *network.EventResponseReceived:
