@@ -213,13 +213,13 @@ for _ in $(seq 200); do
 	[ "$(curl -s -o /dev/null -w '%{http_code}' "$url/health/ready" || true)" = 200 ] && break
 	sleep 0.1
 done
-if ready=$(curl -fsS "$url/health/ready" 2>&1) && printf '%s' "$ready" | grep -q '"status":"ready"'; then
+if ready=$(curl -fsS "$url/health/ready" 2>&1) && grep -q '"status":"ready"' <<<"$ready"; then
 	ok "/health/ready from the container (read-only root, no capabilities)"
 else
 	bad "/health/ready: $ready"
 	podman logs "$name" 2>&1 | tail -n 20
 fi
-if live=$(curl -fsS "$url/health/live" 2>&1) && printf '%s' "$live" | grep -q '"status":"alive"'; then
+if live=$(curl -fsS "$url/health/live" 2>&1) && grep -q '"status":"alive"' <<<"$live"; then
 	ok "/health/live"
 else
 	bad "/health/live: $live"
@@ -228,16 +228,16 @@ fi
 # --- 4. push, pop, queenctl -----------------------------------------------------------
 push=$(curl -s -X POST "$url/api/v1/push" -H 'Content-Type: application/json' \
 	-d '{"items":[{"queue":"container-test","payload":{"n":1}},{"queue":"container-test","payload":{"n":2}}]}' || true)
-if printf '%s' "$push" | grep -q '"status":"queued"'; then ok "push through the container's port"; else bad "push: $push"; fi
+if grep -q '"status":"queued"' <<<"$push"; then ok "push through the container's port"; else bad "push: $push"; fi
 pop=$(curl -s "$url/api/v1/pop/queue/container-test?autoAck=true" || true)
-if printf '%s' "$pop" | grep -q '"n":1'; then ok "pop through the container's port"; else bad "pop: $pop"; fi
-if out=$(podman exec "$name" queenctl ping 2>&1) && printf '%s' "$out" | grep -q healthy; then
+if grep -q '"n":1' <<<"$pop"; then ok "pop through the container's port"; else bad "pop: $pop"; fi
+if out=$(podman exec "$name" queenctl ping 2>&1) && grep -q healthy <<<"$out"; then
 	ok "podman exec queenctl ping: $out"
 else
 	bad "podman exec queenctl ping: $out"
 fi
 if out=$(podman exec "$name" queenctl status 2>&1); then ok "podman exec queenctl status"; else bad "podman exec queenctl status: $out"; fi
-if out=$(podman exec "$name" queenctl pop container-test --auto-ack 2>&1) && printf '%s' "$out" | grep -q '"n":2\|"n": 2\|n.*2'; then
+if out=$(podman exec "$name" queenctl pop container-test --auto-ack 2>&1) && grep -q '"n":2\|"n": 2\|n.*2' <<<"$out"; then
 	ok "podman exec queenctl pop gets the second message"
 else
 	bad "podman exec queenctl pop: $out"
@@ -256,7 +256,7 @@ else
 	bad "podman stop: exit $code after ${ms} ms"
 fi
 logs=$(podman logs "$name" 2>&1 || true)
-if printf '%s' "$logs" | grep -q '"msg":"not ready; serving until' && printf '%s' "$logs" | grep -q '"msg":"stopped"'; then
+if grep -q '"msg":"not ready; serving until' <<<"$logs" && grep -q '"msg":"stopped"' <<<"$logs"; then
 	ok "the log shows the delay and the end of the drain"
 else
 	bad "drain log lines missing" && printf '%s\n' "$logs" | tail -n 10

@@ -22,7 +22,7 @@
 # v2 = v1 + ".upgrade" (sorts higher for dpkg and rpm), built with
 # scripts/packages into $QUEEN_SYSTEMD_TEST_DIR (default: a temporary directory);
 # their package version is VERSION-1 (the release).
-# Prints "N passed, N failed" (", N skipped") last; exits non-zero on any failure.
+# Prints each failure again, then "N passed, N failed" (", N skipped") last; exits non-zero on any failure.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -34,9 +34,13 @@ scenarios=("$@")
 passed=0 failed=0 skipped=0
 say() { printf 'systemd-test: %s\n' "$*"; }
 ok() { passed=$((passed + 1)); say "ok   $*"; }
-bad() { failed=$((failed + 1)); say "FAIL $*"; }
+failures=()
+bad() { failed=$((failed + 1)); failures+=("$*"); say "FAIL $*"; }
 skip() { skipped=$((skipped + 1)); say "SKIP $*"; }
 summary() {
+	# The failures again, last, so that the tail of a long log names them.
+	local f
+	for f in "${failures[@]}"; do say "failed: $f"; done
 	printf 'systemd-test: %d passed, %d failed, %d skipped\n' "$passed" "$failed" "$skipped"
 	[ "$failed" = 0 ]
 }
@@ -109,7 +113,7 @@ done
 debfiles=$(dpkg-deb -c "$deb1" | awk '$1 !~ /^d/ {print $NF}' | sed -e 's|^\./|/|' | sort)
 if [ "$(dpkg-deb -f "$deb1" Version)" = "$v1-1" ]; then ok "deb version $v1-1"; else bad "deb version"; fi
 for f in queen.env queen-proxy.env; do
-	if dpkg-deb -I "$deb1" conffiles | grep -qx "/etc/queen/$f"; then ok "deb: $f is a conffile"; else bad "deb: $f is not a conffile"; fi
+	if dpkg-deb -I "$deb1" conffiles | grep -x "/etc/queen/$f" >/dev/null; then ok "deb: $f is a conffile"; else bad "deb: $f is not a conffile"; fi
 done
 if ! command -v rpm >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	say "installing rpm (apt-get install rpm) for the rpm checks"
@@ -133,7 +137,7 @@ if command -v rpm >/dev/null 2>&1; then
 		bad "rpm and deb contents differ" && printf 'only in rpm: %s\nonly in deb: %s\n' "$missing" "$extra"
 	fi
 	for f in queen.env queen-proxy.env; do
-		if rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$rpm1" 2>/dev/null | grep -qx "cn /etc/queen/$f"; then
+		if rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$rpm1" 2>/dev/null | grep -x "cn /etc/queen/$f" >/dev/null; then
 			ok "rpm: $f is %config(noreplace)"
 		else
 			bad "rpm: $f is not %config(noreplace)"
@@ -147,6 +151,7 @@ fi
 # --- the distributions' checkers ------------------------------------------------------
 lint=$(PKG_LINT_PUBKEY=$pubkey scripts/package-lint.sh "$deb1" "$rpm1" 2>&1) && lrc=0 || lrc=$?
 printf '%s\n' "$lint" | grep -v '^package-lint: [0-9]* passed'
+while IFS= read -r f; do failures+=("package-lint: $f"); done < <(printf '%s\n' "$lint" | sed -n 's/^package-lint: FAIL //p')
 line=$(printf '%s\n' "$lint" | grep -E '^package-lint: [0-9]+ passed' | tail -1)
 passed=$((passed + $(printf '%s' "$line" | sed -n 's/.*: \([0-9]*\) passed.*/\1/p')))
 failed=$((failed + $(printf '%s' "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')))
@@ -229,6 +234,7 @@ for s in "${!pids[@]}"; do
 	f=$(printf '%s' "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
 	passed=$((passed + ${p:-0}))
 	failed=$((failed + ${f:-0}))
+	while IFS= read -r l; do failures+=("$s: $l"); done < <(sed -n 's/^\[[^]]*\] FAIL //p' "$work/$s.log")
 	if [ "$status" != 0 ] && [ "${f:-0}" = 0 ]; then bad "scenario $s exited $status"; fi
 done
 summary

@@ -185,7 +185,7 @@ pg_start() {
 	chmod 700 "$dir"
 
 	locale=C
-	if locale -a 2>/dev/null | grep -qix 'c\.utf-\?8'; then locale=C.UTF-8; fi
+	if locale -a 2>/dev/null | grep -ix 'c\.utf-\?8' >/dev/null; then locale=C.UTF-8; fi
 	if ! pg_as_owner env LC_ALL=C "$bindir/initdb" --no-sync -A trust -U postgres -E UTF8 \
 		--locale="$locale" -D "$dir/data" >"$dir/initdb.log" 2>&1; then
 		cat "$dir/initdb.log" >&2

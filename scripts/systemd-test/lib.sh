@@ -44,7 +44,7 @@ expect_eq() {
 
 # expect_match NAME REGEX TEXT (extended regex, anywhere in TEXT)
 expect_match() {
-	if printf '%s' "$3" | grep -Eq -- "$2"; then pass "$1"; else fail "$1" "want match: $2" "got: $(printf '%s' "$3" | tail -c 2000)"; fi
+	if grep -Eq -- "$2" <<<"$3"; then pass "$1"; else fail "$1" "want match: $2" "got: $(printf '%s' "$3" | tail -c 2000)"; fi
 }
 
 # wait_until SECONDS CMD...: polls CMD every 0.1 s; returns 1 after SECONDS (whole).

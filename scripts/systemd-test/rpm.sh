@@ -81,7 +81,7 @@ expect_match "backup: pgpass file in the private runtime directory" 'runtime dir
 	"$(journalctl -u queen-backup.service -o cat --no-pager)"
 check "backup: runtime directory removed afterwards" test ! -e /run/queen-backup
 expect_match "backup: journal" 'queen-backup: keeping the newest 2 dumps; removed' "$(journalctl -u queen-backup.service -o cat --no-pager)"
-if journalctl -o cat --no-pager | grep -qF "$pw"; then fail "backup: password never logged"; else pass "backup: password never logged"; fi
+if journalctl -o cat --no-pager | grep -F "$pw" >/dev/null; then fail "backup: password never logged"; else pass "backup: password never logged"; fi
 rm -rf /etc/systemd/system/queen-backup.service.d /etc/queen/backup-test.env
 systemctl daemon-reload
 expect_match "backup timer scheduled" 'queen-backup.timer' "$(systemctl list-timers --all --no-pager)"
