@@ -126,6 +126,7 @@ type Config struct {
 	MetricsAggregateInterval         time.Duration // METRICS_AGGREGATE_INTERVAL_S
 	AnalyticsFlushInterval           time.Duration // QUEEN_ANALYTICS_FLUSH_INTERVAL: 1s..1m
 	AnalyticsBucket                  time.Duration // QUEEN_ANALYTICS_BUCKET: divides a minute, 1s..1m
+	AnalyzeInterval                  time.Duration // QUEEN_ANALYZE_INTERVAL: 0 = off, else >= 1s
 
 	// Authentication (JWT).
 	JWTEnabled             bool          // JWT_ENABLED

@@ -78,6 +78,18 @@ func maintenanceSettings() []setting {
 			bind: func(c *Config) value { return sec(&c.MetricsAggregateInterval) },
 		},
 		{
+			name: "QUEEN_ANALYZE_INTERVAL", def: "10s", group: groupMaintenance,
+			doc: "How often one broker of the cluster looks for queen tables that have more than doubled " +
+				"since PostgreSQL last gathered their statistics (at least 500 rows: partitions, their lookup, " +
+				"cursor and ready rows, consumer registrations, queues, messages) and runs `ANALYZE` on them. " +
+				"Statement plans cached while a table was small stay until it is analyzed again, and autovacuum " +
+				"analyzes at most once per `autovacuum_naptime`: in between, a queue that grew to thousands of " +
+				"partitions kept plans that scan tables it looks up by key (docs/postgresql.md). Each check is " +
+				"one read of `pg_stat_user_tables`; a table doubles only so often, so `ANALYZE` runs rarely. " +
+				"0 turns the job off (autovacuum alone keeps the statistics). Queen-only; a Go duration, 0 or at least 1s.",
+			bind: func(c *Config) value { return limitValue{p: &c.AnalyzeInterval, min: time.Second, zero: "off"} },
+		},
+		{
 			name: "QUEEN_ANALYTICS_FLUSH_INTERVAL", def: "1m0s", group: groupMaintenance,
 			doc: "Meant for tests and demos. How often the broker writes its activity counters (the " +
 				"per-minute rows behind `/api/v1/status`, `/api/v1/analytics/*` and the dashboard's charts). " +

@@ -50,7 +50,7 @@ func serverSettings() []setting {
 				"answer: long-polls (`wait=true`) and streamed answers run as long as they need once the " +
 				"request is read. Raise it for clients that send bodies near `QUEEN_MAX_BODY_BYTES` over " +
 				"slow links. 0 means no limit. Queen-only; a Go duration.",
-			bind: func(c *Config) value { return limitValue{&c.ReadTimeout, time.Second} },
+			bind: func(c *Config) value { return limitValue{p: &c.ReadTimeout, min: time.Second} },
 		},
 		{
 			name: "QUEEN_TENANCY_HEADER", def: "", defDoc: "unset: tenancy off", group: groupServer,

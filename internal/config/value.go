@@ -157,6 +157,15 @@ func (v durationValue) kind() string { return "duration ≥ " + v.min.String() }
 type limitValue struct {
 	p   *time.Duration
 	min time.Duration
+	// zero says what 0 means in errors and docs ("no limit" when empty).
+	zero string
+}
+
+func (v limitValue) zeroMeans() string {
+	if v.zero == "" {
+		return "no limit"
+	}
+	return v.zero
 }
 
 func (v limitValue) set(raw string) error {
@@ -165,14 +174,16 @@ func (v limitValue) set(raw string) error {
 		return errors.New("not a duration (use Go syntax such as 20s or 1m30s)")
 	}
 	if d != 0 && d < v.min {
-		return fmt.Errorf("must be 0 (no limit) or at least %s", v.min)
+		return fmt.Errorf("must be 0 (%s) or at least %s", v.zeroMeans(), v.min)
 	}
 	*v.p = d
 	return nil
 }
 
-func (v limitValue) get() string  { return v.p.String() }
-func (v limitValue) kind() string { return "duration, 0 or ≥ " + v.min.String() }
+func (v limitValue) get() string { return v.p.String() }
+func (v limitValue) kind() string {
+	return "duration, 0 (" + v.zeroMeans() + ") or ≥ " + v.min.String()
+}
 
 // floatValue is a finite decimal number of at least min.
 type floatValue struct {

@@ -114,6 +114,7 @@ func newMaintenance(cfg *config.Config, st *store.Store, reg prometheus.Register
 		ConsumerLagInterval: cfg.AnalyticsBucket,
 		// Only a broker that scopes tenants computes their usage.
 		TenancyUsageInterval: tenancyUsageInterval(cfg),
+		AnalyzeInterval:      cfg.AnalyzeInterval,
 	})
 	instance := cfg.Instance
 	if instance == "" {

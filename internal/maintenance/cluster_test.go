@@ -195,3 +195,30 @@ func (j *funcJob) UpstreamLock() bool      { return false }
 func (j *funcJob) RunOnce(context.Context) (maintenance.Result, error) {
 	return maintenance.Result{Batches: 1}, j.run()
 }
+
+// TestAnalyzeJob: the analyze job exists only with an interval, and analyzes a hot
+// table that grew past twice its statistics, once.
+func TestAnalyzeJob(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	for _, j := range maintenance.Jobs(tb.st, tb.settings()) {
+		require.NotEqual(t, maintenance.JobAnalyze, j.Name(), "no interval, no job")
+	}
+	s := tb.settings()
+	s.AnalyzeInterval = time.Minute
+	analyze := job(t, maintenance.Jobs(tb.st, s), maintenance.JobAnalyze)
+	_, err := tb.pool.Exec(t.Context(), `ANALYZE queen.queues`)
+	require.NoError(t, err)
+	// Queues this session reports at once, so the job sees them now.
+	_, err = tb.pool.Exec(t.Context(), `INSERT INTO queen.queues (name) SELECT 'q' || i FROM generate_series(1, 600) AS i;
+		SELECT pg_stat_force_next_flush()`)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		res, err := analyze.RunOnce(t.Context())
+		if err != nil {
+			t.Log(err)
+		}
+		return err == nil && res.Rows == 1
+	}, 30*time.Second, 100*time.Millisecond)
+	require.Zero(t, run(t, analyze).Rows, "analyzed twice")
+}

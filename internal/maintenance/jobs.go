@@ -50,6 +50,9 @@ type Settings struct {
 	// TenancyUsageInterval paces the per-tenant usage refresh
 	// (QUEEN_TENANCY_USAGE_INTERVAL); 0 leaves the job out, as when tenancy is off.
 	TenancyUsageInterval time.Duration
+	// AnalyzeInterval paces the check for hot tables that outgrew their statistics
+	// (QUEEN_ANALYZE_INTERVAL); 0 leaves the job out.
+	AnalyzeInterval time.Duration
 	// NowFunc is the clock passed to the queries (tests move it forward); nil: time.Now.
 	NowFunc func() time.Time
 }
@@ -67,6 +70,7 @@ const (
 	JobConsumerLag        = "consumer_lag_sample"
 	JobReplicaCleanup     = "replica_cleanup"
 	JobTenancyUsage       = "tenancy_usage"
+	JobAnalyze            = "analyze"
 )
 
 // Defaults of the consumer-lag sample and the replica cleanup.
@@ -89,7 +93,8 @@ const partitionCleanupLimit = 1000
 
 // Jobs returns queen's maintenance jobs over st. dlq_retention is included only when
 // s.DLQRetention is set, partition_lookup_reconcile only when
-// s.LookupReconcileInterval is, tenancy_usage only when s.TenancyUsageInterval is.
+// s.LookupReconcileInterval is, tenancy_usage only when s.TenancyUsageInterval is,
+// analyze only when s.AnalyzeInterval is.
 func Jobs(st *store.Store, s Settings) []Job {
 	if s.BatchSize <= 0 {
 		s.BatchSize = 1000
@@ -183,6 +188,13 @@ func Jobs(st *store.Store, s Settings) []Job {
 			run: func(ctx context.Context) (Result, error) {
 				n, err := st.TenantUsageRefresh(ctx, now())
 				return Result{Rows: n, Batches: 1}, err
+			}})
+	}
+	if s.AnalyzeInterval > 0 {
+		jobs = append(jobs, &job{name: JobAnalyze, interval: s.AnalyzeInterval,
+			run: func(ctx context.Context) (Result, error) {
+				tables, err := st.AnalyzeGrownTables(ctx)
+				return Result{Rows: int64(len(tables)), Batches: 1}, err
 			}})
 	}
 	if s.DLQRetention > 0 {

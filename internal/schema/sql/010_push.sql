@@ -54,6 +54,7 @@ DECLARE
     v_n     bigint;
     v_pid   uuid;
     v_qid   uuid;
+    v_qids  uuid[];
     v_capped boolean;
 BEGIN
     IF jsonb_array_length(v_payloads) <> cardinality(p_id) THEN
@@ -72,11 +73,14 @@ BEGIN
                 pg_advisory_xact_lock(queen.partition_order_key(v_pid));
         v_now := clock_timestamp();
         v_pids := ARRAY[v_pid];
+        v_qids := ARRAY[v_qid];
         v_ts := ARRAY[greatest(v_now, (SELECT pl.last_message_created_at + interval '1 microsecond'
                                          FROM queen.partition_lookup pl
                                         WHERE pl.partition_id = v_pid AND pl.queue_name = p_queues[1]))];
     ELSE
         v_pids := queen.partitions_resolve_q1(p_queues, p_partitions);
+        SELECT array_agg(qq.id ORDER BY k.ord) INTO v_qids
+          FROM unnest(p_queues) WITH ORDINALITY AS k(qn, ord) LEFT JOIN queen.queues qq ON qq.name = k.qn;
         -- The queues' registration locks in share mode, until commit: a group registering
         -- as a wildcard consumer meanwhile either sees this push or is seen by it (the ready
         -- rows below; 015_ready.sql).
@@ -166,13 +170,14 @@ BEGIN
     ready AS (
         -- The partitions now have work for every registered wildcard consumer, ready in
         -- the order the push names them (a microsecond apart: ties would be served in
-        -- whatever order the index holds them).
+        -- whatever order the index holds them). The queue comes from the push's own
+        -- pairs, not from queen.partitions: a join there, planned while the table was
+        -- small, hashed every partition of the database on each push.
         INSERT INTO queen.partition_ready (partition_id, consumer_group, queue_id, ready_at)
         SELECT h.partition_id, c.consumer_group, c.queue_id,
                v_now + make_interval(secs => (array_position(v_pids, h.partition_id) - 1) / 1e6)
         FROM heads h
-        JOIN queen.partitions p ON p.id = h.partition_id
-        JOIN queen.queue_consumers c ON c.queue_id = p.queue_id
+        JOIN queen.queue_consumers c ON c.queue_id = v_qids[array_position(v_pids, h.partition_id)]
         ON CONFLICT (partition_id, consumer_group) DO NOTHING
         RETURNING 1
     )

@@ -23,9 +23,13 @@ CREATE OR REPLACE FUNCTION queen.pop_q1(
 -- bitmap scan of every message after the cursor and a sort, per pop (94 ms for 100 of
 -- 10 000 messages). Bitmap scans are therefore off (with LIMIT, an ordered index scan
 -- then beats reading and sorting). The wildcard candidate is the first row of an index
--- range of queen.partition_ready. jit is off: a path priced by a disabled method would
--- otherwise cross jit_above_cost (see queen.keyed_plans_q1).
+-- range of queen.partition_ready. Sequential scans are off too: every statement here is
+-- a keyed lookup, and a plan cached while a table was small stays until the table is
+-- next analyzed (a claim planned when queen.partition_consumers had a hundred rows
+-- scanned all of it, 0.5 ms per pop at 10 000 partitions). jit is off: a path priced by
+-- a disabled method would otherwise cross jit_above_cost (see queen.keyed_plans_q1).
 LANGUAGE plpgsql
+SET enable_seqscan = off
 SET enable_bitmapscan = off
 SET jit = off
 AS $$

@@ -1,0 +1,179 @@
+package store_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// A push, a wildcard pop and its ack are keyed lookups on tables that grow with the
+// partition count. plpgsql keeps a statement's cached plan until the table is analyzed again, so
+// a plan made while the queue had a few partitions must still be an index plan when it
+// has thousands: a claim planned against a hundred cursor rows once scanned them all on
+// every pop (0.5 ms per pop at 10 000 partitions). The pop carries planner settings
+// for that; for the rest, the analyze job (Store.AnalyzeGrownTables) brings the
+// statistics up to date, which makes every session plan again. This test plans the hot
+// statements on tiny analyzed tables, grows them a hundredfold with autovacuum off,
+// runs the job's check, and counts, with the transaction's own statistics, the rows
+// that pushes, pops and acks read by sequential scan: none.
+func TestPushPopAckScanNothingAfterTheTablesGrew(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, db := openStore(t, 2)
+	conn, err := db.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+
+	// queen.queues and queen.queue_consumers grow with queues and consumer groups, not
+	// partitions: a scan of them reads a few rows.
+	hot := []string{"partitions", "partition_lookup", "partition_consumers", "partition_ready"}
+	for _, tbl := range append([]string{"messages"}, hot...) {
+		_, err := conn.Exec(ctx, `ALTER TABLE queen.`+tbl+` SET (autovacuum_enabled = false)`)
+		require.NoError(t, err)
+	}
+	ids := queue.NewIDGenerator()
+	push := func(from, to int) {
+		t.Helper()
+		items := make([]queue.PushItem, 0, to-from)
+		for p := from; p < to; p++ {
+			items = append(items, queue.PushItem{Queue: "bench", Partition: fmt.Sprintf("p%05d", p), Payload: benchPayload,
+				TransactionID: ids.New(), MessageID: ids.New()})
+		}
+		_, err := st.MessageInsertBatch(ctx, items)
+		require.NoError(t, err)
+	}
+	// popAck pushes a message to a partition that exists and one to two partitions,
+	// then pops a batch and acks it, all in tx and with the session's cached plans.
+	popAck := func(tx pgx.Tx, round int) int {
+		t.Helper()
+		for _, parts := range [][]string{{"p00000"}, {"p00001", "p00002"}} {
+			n := len(parts)
+			txids, mids, pair := make([]string, n), make([]string, n), make([]int32, n)
+			for i := range parts {
+				txids[i], mids[i], pair[i] = ids.New(), ids.New(), int32(i+1)
+			}
+			var queued int
+			require.NoError(t, tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE o_status = 'queued')
+				FROM queen.push_q2(array_fill('bench'::text, ARRAY[$1::int]), $2, $3, $4, $5,
+				                   (SELECT '[' || string_agg('{}', ',') || ']' FROM generate_series(1, $1::int)),
+				                   NULL, NULL, NULL)`, n, parts, pair, txids, mids).Scan(&queued))
+			require.Equal(t, n, queued, "round %d", round)
+		}
+		lease := fmt.Sprintf("lease-%d", round)
+		rows, err := tx.Query(ctx, `SELECT o_transaction_id, o_partition_id::text
+			FROM queen.pop_q1('bench', NULL, '__QUEUE_MODE__', $1, 10, 1, false, NULL, NULL)`, lease)
+		require.NoError(t, err)
+		var txids, pids, leases, statuses, errs []string
+		for rows.Next() {
+			var txid, pid string
+			require.NoError(t, rows.Scan(&txid, &pid))
+			txids, pids = append(txids, txid), append(pids, pid)
+			leases, statuses, errs = append(leases, lease), append(statuses, queue.AckCompleted), append(errs, "")
+		}
+		require.NoError(t, rows.Err())
+		if len(txids) > 0 {
+			var acked int
+			require.NoError(t, tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE o_success)
+				FROM queen.ack_q1($1, $2, $3, $4, $5, '__QUEUE_MODE__')`, txids, pids, leases, statuses, errs).Scan(&acked))
+			require.Equal(t, len(txids), acked, "round %d", round)
+		}
+		return len(txids)
+	}
+
+	// Plan on small tables with statistics, as autovacuum leaves them early on (a table
+	// never analyzed is priced at ten pages at least, and gets index plans): past the
+	// sixth call plpgsql keeps a generic plan.
+	push(0, 20)
+	for round := range 12 {
+		if round == 2 {
+			for _, tbl := range hot {
+				_, err := conn.Exec(ctx, `VACUUM ANALYZE queen.`+tbl)
+				require.NoError(t, err)
+			}
+		}
+		tx, err := conn.Begin(ctx)
+		require.NoError(t, err)
+		require.Positive(t, popAck(tx, round), "round %d", round)
+		require.NoError(t, tx.Commit(ctx))
+	}
+	// Grow every hot table a hundredfold, unanalyzed: partitions with a message each
+	// (and their ready rows), and cursor rows of other groups. In this session, which
+	// then reports its table statistics at once (sessions report them up to ten
+	// seconds late).
+	const grownTo = 2000
+	parts, pair, txids, mids := make([]string, 0, grownTo), make([]int32, 0, grownTo), make([]string, 0, grownTo), make([]string, 0, grownTo)
+	for p := 20; p < grownTo; p++ {
+		parts, pair = append(parts, fmt.Sprintf("p%05d", p)), append(pair, int32(len(parts)+1))
+		txids, mids = append(txids, ids.New()), append(mids, ids.New())
+	}
+	var queued int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FILTER (WHERE o_status = 'queued')
+		FROM queen.push_q2(array_fill('bench'::text, ARRAY[$1::int]), $2, $3, $4, $5,
+		                   (SELECT '[' || string_agg('{}', ',') || ']' FROM generate_series(1, $1::int)),
+		                   NULL, NULL, NULL)`, len(parts), parts, pair, txids, mids).Scan(&queued))
+	require.Equal(t, len(parts), queued)
+	_, err = conn.Exec(ctx, `INSERT INTO queen.partition_consumers (partition_id, consumer_group)
+		SELECT p.id, g FROM queen.partitions p, unnest(ARRAY['g1', 'g2']) AS g`)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `SELECT pg_stat_force_next_flush()`)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `SELECT 1`)
+	require.NoError(t, err)
+
+	// The analyze job's check finds the grown tables once their sessions have reported
+	// the rows (PostgreSQL flushes table statistics up to ten seconds late), analyzes
+	// them, and then has nothing left to do.
+	want := map[string]bool{"messages": true, "partitions": true, "partition_lookup": true,
+		"partition_consumers": true, "partition_ready": true}
+	grown := map[string]bool{}
+	require.Eventually(t, func() bool {
+		tables, err := st.AnalyzeGrownTables(ctx)
+		if err != nil {
+			t.Log(err)
+		}
+		for _, tbl := range tables {
+			grown[tbl] = true
+		}
+		return len(grown) >= len(want)
+	}, 30*time.Second, 200*time.Millisecond, "analyzed only %v", grown)
+	require.Equal(t, want, grown)
+	again, err := st.AnalyzeGrownTables(ctx)
+	require.NoError(t, err)
+	require.Empty(t, again, "tables analyzed twice")
+
+	for round := 12; round < 20; round++ {
+		tx, err := conn.Begin(ctx)
+		require.NoError(t, err)
+		// The counters accumulate until the session flushes them: count from here.
+		base := seqRead(t, tx, hot)
+		require.Positive(t, popAck(tx, round), "round %d", round)
+		for tbl, n := range seqRead(t, tx, hot) {
+			require.Zero(t, n-base[tbl], "round %d: rows of queen.%s read by sequential scan", round, tbl)
+		}
+		require.NoError(t, tx.Commit(ctx))
+	}
+}
+
+// seqRead is, per table of queen named in tables, the rows the session has read by
+// sequential scan and not yet reported, from its own statistics.
+func seqRead(t *testing.T, tx pgx.Tx, tables []string) map[string]int64 {
+	t.Helper()
+	rows, err := tx.Query(t.Context(), `SELECT relname, coalesce(seq_tup_read, 0)
+		FROM pg_stat_xact_user_tables WHERE schemaname = 'queen' AND relname = ANY ($1)`, tables)
+	require.NoError(t, err)
+	out := make(map[string]int64, len(tables))
+	for rows.Next() {
+		var tbl string
+		var n int64
+		require.NoError(t, rows.Scan(&tbl, &n))
+		out[tbl] = n
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, out, len(tables))
+	return out
+}
