@@ -143,6 +143,7 @@ func (b *Broker) preparePush(items []queue.PushItem, field string) error {
 	if len(items) > b.cfg.MaxPushItems {
 		return queue.Invalid(field, "%s: at most %d items per request (got %d)", field, b.cfg.MaxPushItems, len(items))
 	}
+	need := len(items)
 	for i := range items {
 		it := &items[i]
 		if it.Partition == "" {
@@ -155,9 +156,18 @@ func (b *Broker) preparePush(items []queue.PushItem, field string) error {
 			// Only a failing item pays for its field name (items[3].queue).
 			return checkPushItem(it, fmt.Sprintf("%s[%d]", field, i))
 		}
-		it.MessageID = b.ids.New()
 		if it.TransactionID == "" {
-			it.TransactionID = b.ids.New()
+			need++
+		}
+	}
+	// Ids in item order, the message id before a generated transaction id, as one
+	// batch from the generator.
+	ids := b.ids.Append(make([]string, 0, need), need)
+	for i := range items {
+		it := &items[i]
+		it.MessageID, ids = ids[0], ids[1:]
+		if it.TransactionID == "" {
+			it.TransactionID, ids = ids[0], ids[1:]
 		}
 	}
 	return nil

@@ -26,45 +26,87 @@ func NewIDGenerator() *IDGenerator {
 
 // New returns the next id in canonical text form.
 func (g *IDGenerator) New() string {
-	var b [16]byte
-	if _, err := rand.Read(b[6:]); err != nil {
+	var random [8]byte
+	if _, err := rand.Read(random[:]); err != nil {
 		panic("queue: crypto/rand failed: " + err.Error())
 	}
-	ms := g.nowFunc().UnixMilli()
+	ms, counter := g.reserve(1)
+	var out [36]byte
+	putUUID(out[:], ms, counter, random[:])
+	return string(out[:])
+}
 
+// Append appends n new ids to dst, in increasing order, as n calls of New would
+// make them; for all of them it reads the clock once, takes the lock once, reads
+// random bytes once, and allocates one string that the ids share.
+func (g *IDGenerator) Append(dst []string, n int) []string {
+	if n <= 0 {
+		return dst
+	}
+	random := make([]byte, 8*n)
+	if _, err := rand.Read(random); err != nil {
+		panic("queue: crypto/rand failed: " + err.Error())
+	}
+	ms, counter := g.reserve(n)
+	text := make([]byte, 36*n)
+	for i := range n {
+		putUUID(text[36*i:36*i+36], ms, counter, random[8*i:8*i+8])
+		if counter++; counter > maxCounter {
+			ms, counter = ms+1, 0
+		}
+	}
+	all := string(text)
+	for i := range n {
+		dst = append(dst, all[36*i:36*i+36])
+	}
+	return dst
+}
+
+// maxCounter is the last value of the 12-bit counter within one millisecond.
+const maxCounter = 0x0fff
+
+// reserve takes n consecutive (millisecond, counter) stamps and returns the first:
+// the next ones follow with the counter counting up to maxCounter, then the next
+// millisecond from 0.
+func (g *IDGenerator) reserve(n int) (int64, uint16) {
+	ms := g.nowFunc().UnixMilli()
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	switch {
 	case ms > g.lastMS:
 		g.lastMS, g.counter = ms, 0
-	case g.counter < 0x0fff:
+	case g.counter < maxCounter:
 		g.counter++
 	default:
 		g.lastMS++
 		g.counter = 0
 	}
-	ms, counter := g.lastMS, g.counter
-	g.mu.Unlock()
+	first, counter := g.lastMS, g.counter
+	last := int64(g.counter) + int64(n-1)
+	g.lastMS += last / (maxCounter + 1)
+	g.counter = uint16(last % (maxCounter + 1))
+	return first, counter
+}
 
+// putUUID writes the version-7 UUID of (ms, counter) and 8 random bytes (of which
+// the variant takes 2 bits) in canonical text form into dst[:36].
+func putUUID(dst []byte, ms int64, counter uint16, random []byte) {
+	var b [16]byte
 	b[0], b[1], b[2] = byte(ms>>40), byte(ms>>32), byte(ms>>24)
 	b[3], b[4], b[5] = byte(ms>>16), byte(ms>>8), byte(ms)
 	b[6] = 0x70 | byte(counter>>8)
 	b[7] = byte(counter)
+	copy(b[8:], random)
 	b[8] = 0x80 | (b[8] & 0x3f)
-	return formatUUID(b)
-}
-
-func formatUUID(b [16]byte) string {
-	var out [36]byte
-	hex.Encode(out[0:8], b[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], b[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], b[6:8])
-	out[18] = '-'
-	hex.Encode(out[19:23], b[8:10])
-	out[23] = '-'
-	hex.Encode(out[24:], b[10:])
-	return string(out[:])
+	hex.Encode(dst[0:8], b[0:4])
+	dst[8] = '-'
+	hex.Encode(dst[9:13], b[4:6])
+	dst[13] = '-'
+	hex.Encode(dst[14:18], b[6:8])
+	dst[18] = '-'
+	hex.Encode(dst[19:23], b[8:10])
+	dst[23] = '-'
+	hex.Encode(dst[24:36], b[10:])
 }
 
 // IsUUID reports whether s is a UUID in canonical 8-4-4-4-12 hex form.
