@@ -199,18 +199,22 @@ func TestJWKSUnknownKidFloodIsRateLimited(t *testing.T) {
 	t.Parallel()
 	srv := newJWKSServer(t, jwkOf(t, "rsa-1", rsaKeyA()))
 	clk := newClock(t0)
-	v := jwksVerifier(t, srv, clk)
+	// The fetch timeout is not under test: under a loaded test run a loopback fetch
+	// must not fail on it (the tokens are signed beforehand for the same reason).
+	v := jwksVerifier(t, srv, clk, func(c *Config) { c.JWKSTimeout = time.Minute })
 	require.NoError(t, v.jwks.refresh(t.Context(), "start"))
 	require.EqualValues(t, 1, srv.fetches.Load())
 	clk.advance(time.Minute)
 
 	// 64 concurrent tokens, each with a kid nobody published: one fetch in total.
+	tokens := make([]string, 64)
+	for i := range tokens {
+		tokens[i] = sign(t, jwt.SigningMethodRS256, rsaKeyA(), fmt.Sprintf("random-%d", i), claims("admin"))
+	}
 	var wg sync.WaitGroup
-	errs := make([]error, 64)
+	errs := make([]error, len(tokens))
 	for i := range errs {
-		wg.Go(func() {
-			_, errs[i] = v.Verify(t.Context(), sign(t, jwt.SigningMethodRS256, rsaKeyA(), fmt.Sprintf("random-%d", i), claims("admin")))
-		})
+		wg.Go(func() { _, errs[i] = v.Verify(t.Context(), tokens[i]) })
 	}
 	wg.Wait()
 	for _, err := range errs {
