@@ -51,7 +51,8 @@ type Config struct {
 	// Rolling makes the restarts a rolling restart, as an upgrade does it: brokers 0,
 	// 1, ..., N-1, 0, ... in turn, each stopped gracefully ([Cluster.RestartGraceful]),
 	// except every KillEvery-th restart (counting from 1; 0: none), which is abrupt.
-	// The restarts then leave the last Duration/(Restarts+2) free, so that every
+	// The restarts then leave the last Duration/(Restarts+2) free, and the producers
+	// hold the messages of that last share until the restarts are over, so that every
 	// restarted broker serves traffic again before the producers are done.
 	Rolling   bool
 	KillEvery int

@@ -39,6 +39,8 @@ type run struct {
 
 	// restartLog is written by the restarter only, and read once it is done.
 	restartLog []Restart
+	// restartsDone is closed when the restarter returns.
+	restartsDone chan struct{}
 
 	producersDone atomic.Bool
 	stop          atomic.Bool
@@ -66,7 +68,8 @@ func Run(ctx context.Context, cfg Config, cl Cluster) (*Report, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r := &run{cfg: cfg, cl: cl, groups: cfg.groupNames(), start: time.Now(), cancel: cancel}
+	r := &run{cfg: cfg, cl: cl, groups: cfg.groupNames(), start: time.Now(), cancel: cancel,
+		restartsDone: make(chan struct{})}
 	for _, u := range cl.URLs() {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConnsPerHost = 128
@@ -197,7 +200,9 @@ func (r *run) msgIndex(txid string) (int, bool) {
 }
 
 // produce pushes producer p's messages, paced over cfg.Duration, one request at a
-// time: a push starts only after the previous one was answered.
+// time: a push starts only after the previous one was answered. In a rolling
+// restart the messages of the last slot wait for the restarts to end, however long
+// they take, so that the broker restarted last serves pushes again.
 func (r *run) produce(ctx context.Context, p int) {
 	cfg := r.cfg
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(100+p)))
@@ -206,9 +211,21 @@ func (r *run) produce(ctx context.Context, p int) {
 	if p < cfg.Messages%cfg.Producers {
 		n++
 	}
+	tail := n
+	if cfg.Rolling && cfg.Restarts > 0 {
+		slots := cfg.Restarts + 2 // as the restarter's
+		tail = n - n/slots
+	}
 	for k := 0; k < n; {
 		if !r.waitUntil(ctx, time.Duration(int64(cfg.Duration)*int64(k)/int64(n))) {
 			return
+		}
+		if k >= tail {
+			select {
+			case <-r.restartsDone:
+			case <-ctx.Done():
+				return
+			}
 		}
 		size := min(1+rng.IntN(cfg.PushBatch), n-k)
 		idx := make([]int, size)
@@ -296,6 +313,7 @@ func (r *run) recordPush(b int, s span, items []api.PushItem, idx []int, res []a
 // producers' time. A rolling restart leaves one more slot free at the end, so that
 // the broker restarted last serves pushes again before the producers are done.
 func (r *run) restarter(ctx context.Context) {
+	defer close(r.restartsDone)
 	slots := r.cfg.Restarts + 1
 	if r.cfg.Rolling {
 		slots++
