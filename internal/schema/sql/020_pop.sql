@@ -44,12 +44,7 @@ DECLARE
     v_i          integer;
     v_pid        uuid;
     v_ok         boolean;
-    v_ids        uuid[];
-    v_txids      text[];
-    v_traces     uuid[];
-    v_payloads   jsonb[];
-    v_subs       text[];
-    v_times      timestamptz[];
+    v_rows       queen.messages[];
     v_pname      text;
     v_cur_ts     timestamptz;
     v_cur_id     uuid;
@@ -214,35 +209,44 @@ BEGIN
             END IF;
         END IF;
 
-        -- The next messages after the cursor, read into arrays in one statement, then
-        -- returned as a set (no per-row plpgsql work).
-        SELECT array_agg(mm.id ORDER BY mm.created_at, mm.id),
-               array_agg(mm.transaction_id ORDER BY mm.created_at, mm.id),
-               array_agg(mm.trace_id ORDER BY mm.created_at, mm.id),
-               array_agg(mm.payload ORDER BY mm.created_at, mm.id),
-               array_agg(mm.producer_sub ORDER BY mm.created_at, mm.id),
-               array_agg(mm.created_at ORDER BY mm.created_at, mm.id)
-          INTO v_ids, v_txids, v_traces, v_payloads, v_subs, v_times
-          FROM (
-              SELECT mm.id, mm.transaction_id, mm.trace_id, mm.payload, mm.producer_sub, mm.created_at
-              FROM queen.messages mm
-              -- Written so the cursor bounds the index scan even in a cached generic plan
-              -- (an "IS NULL OR" would make it a filter: every pop would walk the
-              -- partition's consumed messages again). created_at is never -infinity.
-              WHERE mm.partition_id = v_pid
-                AND (mm.created_at, mm.id) > (coalesce(v_cur_ts, '-infinity'::timestamptz), coalesce(v_cur_id, c_zero))
-                AND (coalesce(v_q.delayed_processing, 0) = 0 OR mm.created_at <= v_delay_cut)
-                AND mm.created_at > coalesce(v_ttl_cut, '-infinity'::timestamptz)
-              ORDER BY mm.created_at, mm.id
-              LIMIT v_budget
-          ) mm;
-        v_n := coalesce(cardinality(v_ids), 0);
-        IF v_n > 0 THEN
-            v_last_ts := v_times[v_n];
-            v_last_id := v_ids[v_n];
+        -- The next messages after the cursor, in one statement and no per-row plpgsql
+        -- work. The WHERE clause is written so the cursor bounds the index scan even in
+        -- a cached generic plan (an "IS NULL OR" would make it a filter: every pop
+        -- would walk the partition's consumed messages again); created_at is never
+        -- -infinity. Without autoAck they are returned straight from the index scan.
+        -- With it the cursor moves to the last of them, so they are read into one
+        -- array of rows first (one sort; six ordered aggregates sorted six times).
+        IF NOT p_auto_ack THEN
             RETURN QUERY
-            SELECT v_pid, v_pname, x.id, x.txid, x.trace, x.payload, x.sub, x.ts, coalesce(v_retries, 0)
-            FROM unnest(v_ids, v_txids, v_traces, v_payloads, v_subs, v_times) AS x(id, txid, trace, payload, sub, ts);
+            SELECT v_pid, v_pname, mm.id, mm.transaction_id::text, mm.trace_id, mm.payload, mm.producer_sub,
+                   mm.created_at, coalesce(v_retries, 0)
+              FROM queen.messages mm
+             WHERE mm.partition_id = v_pid
+               AND (mm.created_at, mm.id) > (coalesce(v_cur_ts, '-infinity'::timestamptz), coalesce(v_cur_id, c_zero))
+               AND (coalesce(v_q.delayed_processing, 0) = 0 OR mm.created_at <= v_delay_cut)
+               AND mm.created_at > coalesce(v_ttl_cut, '-infinity'::timestamptz)
+             ORDER BY mm.created_at, mm.id
+             LIMIT v_budget;
+            GET DIAGNOSTICS v_n = ROW_COUNT;
+        ELSE
+            SELECT array_agg(s.m ORDER BY (s.m).created_at, (s.m).id) INTO v_rows
+              FROM (SELECT mm AS m
+                      FROM queen.messages mm
+                     WHERE mm.partition_id = v_pid
+                       AND (mm.created_at, mm.id) > (coalesce(v_cur_ts, '-infinity'::timestamptz), coalesce(v_cur_id, c_zero))
+                       AND (coalesce(v_q.delayed_processing, 0) = 0 OR mm.created_at <= v_delay_cut)
+                       AND mm.created_at > coalesce(v_ttl_cut, '-infinity'::timestamptz)
+                     ORDER BY mm.created_at, mm.id
+                     LIMIT v_budget) s;
+            v_n := coalesce(cardinality(v_rows), 0);
+            IF v_n > 0 THEN
+                v_last_ts := v_rows[v_n].created_at;
+                v_last_id := v_rows[v_n].id;
+                RETURN QUERY
+                SELECT v_pid, v_pname, x.id, x.transaction_id::text, x.trace_id, x.payload, x.producer_sub,
+                       x.created_at, coalesce(v_retries, 0)
+                  FROM unnest(v_rows) AS x;
+            END IF;
         END IF;
 
         IF v_n = 0 THEN

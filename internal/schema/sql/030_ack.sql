@@ -47,10 +47,11 @@ BEGIN
     -- The ack of one pop names, in order, the messages right after the cursor: read them
     -- with one range scan instead of one index probe per item. Only an accelerator: the
     -- rows found are the ones the probes would find ((partition, transaction id) is
-    -- unique), and anything else takes the probes.
+    -- unique), and anything else takes the probes. The three arrays take the rows in
+    -- one order, the scan's (an ORDER BY in each would sort them three times), and
+    -- only if that order is the batch's (v_wtx = p_txid) are they used.
     IF p_pid[1] = ALL (p_pid) THEN
-        SELECT array_agg(w.id ORDER BY w.created_at, w.id), array_agg(w.created_at ORDER BY w.created_at, w.id),
-               array_agg(w.transaction_id::text ORDER BY w.created_at, w.id)
+        SELECT array_agg(w.id), array_agg(w.created_at), array_agg(w.transaction_id::text)
           INTO v_mid, v_mts, v_wtx
           FROM queen.partition_consumers c
           CROSS JOIN LATERAL (
