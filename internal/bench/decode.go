@@ -60,11 +60,16 @@ func decodeAcks(body []byte, out *[]ackAnswer) error {
 	return json.Unmarshal(body, out)
 }
 
-// key tells which of names key is, exactly; ok is false when key matches one only
-// ignoring case (encoding/json would take it: left to it).
-func key(k []byte, names ...string) (i int, ok bool) {
+// key tells which of names key is, exactly (-1: none), and marks it in seen; ok is
+// false when key matches one only ignoring case (encoding/json would take it) or
+// repeats one already seen: both left to encoding/json.
+func key(k []byte, seen []bool, names ...string) (i int, ok bool) {
 	for i, n := range names {
 		if string(k) == n {
+			if seen[i] {
+				return -1, false
+			}
+			seen[i] = true
 			return i, true
 		}
 		if bytes.EqualFold(k, []byte(n)) {
@@ -74,19 +79,16 @@ func key(k []byte, names ...string) (i int, ok bool) {
 	return -1, true
 }
 
-// scanPop and scanPopMessage leave duplicate keys to encoding/json, which decodes a
-// repeated object or array into what the first one left.
+// The scanners leave duplicate keys to encoding/json (key reports them), which
+// decodes a repeated object or array into what the first one left.
 func scanPop(body []byte, a *popAnswer) bool {
 	s := jsonscan.New(body)
 	var v jsonscan.Value
 	var seen [2]bool
 	ok := s.Peek() == '{' && s.Members(func(k []byte) bool {
-		i, ok := key(k, "leaseId", "messages")
-		switch {
-		case !ok || (i >= 0 && seen[i]):
+		i, ok := key(k, seen[:], "leaseId", "messages")
+		if !ok {
 			return false
-		case i >= 0:
-			seen[i] = true
 		}
 		switch i {
 		case 0:
@@ -114,12 +116,9 @@ func scanPopMessage(s *jsonscan.Scanner, m *popMessage) bool {
 	var v jsonscan.Value
 	var seen [3]bool
 	return s.Peek() == '{' && s.Members(func(k []byte) bool {
-		i, ok := key(k, "transactionId", "partitionId", "data")
-		switch {
-		case !ok || (i >= 0 && seen[i]):
+		i, ok := key(k, seen[:], "transactionId", "partitionId", "data")
+		if !ok {
 			return false
-		case i >= 0:
-			seen[i] = true
 		}
 		switch i {
 		case 0, 1:
@@ -137,14 +136,13 @@ func scanPopMessage(s *jsonscan.Scanner, m *popMessage) bool {
 			if s.Peek() != '{' {
 				return false // null or not an object: encoding/json decides
 			}
-			sent := false
+			var sent [1]bool
 			return s.Members(func(k []byte) bool {
-				j, ok := key(k, "sent")
+				j, ok := key(k, sent[:], "sent")
 				switch {
-				case !ok || (j == 0 && sent):
+				case !ok:
 					return false
 				case j == 0:
-					sent = true
 					if !s.Value(&v) || v.Kind != jsonscan.Other {
 						return false
 					}
@@ -165,8 +163,9 @@ func scanAcks(body []byte, out *[]ackAnswer) bool {
 	ok := s.Peek() == '[' && s.Elements(func() bool {
 		*out = append(*out, ackAnswer{})
 		a := &(*out)[len(*out)-1]
+		var seen [2]bool // a repeated key: encoding/json decides
 		return s.Peek() == '{' && s.Members(func(k []byte) bool {
-			i, ok := key(k, "success", "error")
+			i, ok := key(k, seen[:], "success", "error")
 			switch {
 			case !ok:
 				return false
