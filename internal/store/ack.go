@@ -12,20 +12,23 @@ import (
 
 const sqlMessageAckBatch = `SELECT o_idx, o_success, coalesce(o_error, ''), coalesce(o_queue, ''),
        coalesce(o_partition, ''), coalesce(o_lease_released, false), coalesce(o_dlq, false)
-FROM queen.ack_q1($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6)`
+FROM queen.ack_q2($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6)`
 
 // MessageAckBatch applies acks (all of one consumer group, partition ids already
-// validated as UUIDs) in one transaction and returns one result per ack, in input order.
+// validated as UUIDs, statuses lower-case) in one transaction and returns one result
+// per ack, in input order.
 func (s *Store) MessageAckBatch(ctx context.Context, group string, acks []queue.Ack) ([]queue.AckResult, error) {
 	n := len(acks)
 	txids := make([]string, n)
-	pids := make([]string, n)
-	leases := make([]string, n)
-	statuses := make([]string, n)
-	errs := make([]string, n)
 	for i, a := range acks {
-		txids[i], pids[i], leases[i], statuses[i], errs[i] = a.TransactionID, a.PartitionID, a.LeaseID, a.Status, a.Error
+		txids[i] = a.TransactionID
 	}
+	// A field with one value for every item (the ack of a pop: one partition, one
+	// lease, all completed) is sent once.
+	pids := ackField(acks, func(a *queue.Ack) string { return a.PartitionID })
+	leases := ackField(acks, func(a *queue.Ack) string { return a.LeaseID })
+	statuses := ackField(acks, func(a *queue.Ack) string { return a.Status })
+	errs := ackField(acks, func(a *queue.Ack) string { return a.Error })
 	rows, err := s.pool.Query(ctx, sqlMessageAckBatch, txids, pids, leases, statuses, errs, group)
 	if err != nil {
 		return nil, interpretError(err)
@@ -43,6 +46,20 @@ func (s *Store) MessageAckBatch(ctx context.Context, group string, acks []queue.
 		}
 		r := scanned
 		r.Error, r.QueueName, r.PartitionName = reuse(&lastErr, errText), reuse(&lastQueue, queueName), reuse(&lastPart, part)
+		if r.Index == -1 && seen == 0 {
+			// The whole batch in one row: every item succeeded in one partition, and
+			// the last one released the lease if any did.
+			released, kept := r.LeaseReleased != nil && *r.LeaseReleased, false
+			for i := range results {
+				r.Index, r.TransactionID, r.LeaseReleased = i, acks[i].TransactionID, &kept
+				if released && i == n-1 {
+					r.LeaseReleased = &released
+				}
+				results[i] = r
+			}
+			seen = n
+			continue
+		}
 		if r.Index < 0 || r.Index >= n {
 			return nil, fmt.Errorf("store: ack returned item index %d of %d", r.Index, n)
 		}
@@ -57,6 +74,21 @@ func (s *Store) MessageAckBatch(ctx context.Context, group string, acks []queue.
 		return nil, fmt.Errorf("store: ack returned %d results for %d items", seen, n)
 	}
 	return results, nil
+}
+
+// ackField returns field of every ack, or a single value when all acks have the same.
+func ackField(acks []queue.Ack, field func(*queue.Ack) string) []string {
+	first := field(&acks[0])
+	for i := 1; i < len(acks); i++ {
+		if field(&acks[i]) != first {
+			out := make([]string, len(acks))
+			for j := range acks {
+				out[j] = field(&acks[j])
+			}
+			return out
+		}
+	}
+	return []string{first}
 }
 
 const sqlLeaseExtend = `SELECT o_success, coalesce(o_error, ''), o_expires_at FROM queen.extend_lease_q1($1, $2)`

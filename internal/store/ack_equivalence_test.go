@@ -16,23 +16,31 @@ import (
 )
 
 // queen.ack_q1 applies the common ack batch set-based and hands every other one to
-// queen.ack_items_q1, the item loop. This test drives two queues through the same
-// random history (pushes, pops with leases, ack batches mixing right, wrong and absent
-// leases, every status, unknown and duplicate messages, over-acking), acking one
-// through ack_q1 and the other through ack_items_q1, and requires the same answers,
-// the same cursors and the same dead letters after every batch.
+// queen.ack_items_q1, the item loop; queen.ack_q2 applies the ack of a pop its own
+// way, answers it in one row, and hands every other batch to ack_q1. This test drives
+// three queues through the same random history (pushes, pops with leases, ack batches
+// mixing right, wrong and absent leases, every status, unknown and duplicate messages,
+// over-acking), acking them through ack_q2, ack_q1 and ack_items_q1, and requires the
+// same answers (ack_q2's single row read as one row per item), the same cursors and
+// the same dead letters after every batch.
 func TestAckFastPathMatchesTheItemLoop(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	st, db := openStore(t, 4)
 
-	fastCalls := 0
+	var h ackHistoryCounts
 	for seed := range uint64(60) {
-		fastCalls += runAckHistory(t, ctx, st, db, seed)
+		runAckHistory(t, ctx, st, db, seed, &h)
 	}
-	// The generator must exercise the fast path, not only the loop.
-	require.Greater(t, fastCalls, 80, "batches eligible for the fast path")
+	// The generator must exercise the fast paths, not only the loop.
+	require.Greater(t, h.fastShaped, 80, "batches eligible for the fast path")
+	require.Greater(t, h.oneRow, 40, "batches ack_q2 answered in one row")
 }
+
+// ackHistoryCounts counts, over histories, the ack batches that were all completed
+// with their partition's live lease (fast-path shaped) and those ack_q2 answered in
+// one row.
+type ackHistoryCounts struct{ fastShaped, oneRow int }
 
 // ackTwin is one of the two queues of a history.
 type ackTwin struct {
@@ -41,9 +49,8 @@ type ackTwin struct {
 	pids  []string
 }
 
-// runAckHistory plays one seeded history and returns how many ack batches were all
-// completed with their partition's live lease (fast-path shaped).
-func runAckHistory(t *testing.T, ctx context.Context, st *store.Store, db *pgxpool.Pool, seed uint64) int {
+// runAckHistory plays one seeded history and adds its batches to h.
+func runAckHistory(t *testing.T, ctx context.Context, st *store.Store, db *pgxpool.Pool, seed uint64, h *ackHistoryCounts) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	nParts := 1 + rng.IntN(3)
 	group := queue.QueueModeGroup
@@ -53,6 +60,7 @@ func runAckHistory(t *testing.T, ctx context.Context, st *store.Store, db *pgxpo
 	twins := []*ackTwin{
 		{queue: fmt.Sprintf("fast-%d", seed), fn: "queen.ack_q1"},
 		{queue: fmt.Sprintf("slow-%d", seed), fn: "queen.ack_items_q1"},
+		{queue: fmt.Sprintf("compact-%d", seed), fn: "queen.ack_q2"},
 	}
 	ids := queue.NewIDGenerator()
 	pushed := make([][]string, nParts) // txids per partition, in order
@@ -82,8 +90,14 @@ func runAckHistory(t *testing.T, ctx context.Context, st *store.Store, db *pgxpo
 	for p := range nParts {
 		push(p, 1+rng.IntN(8))
 	}
+	// Register the group as a wildcard consumer (as its first pop without a partition
+	// would), so every cursor write also settles the group's ready rows.
+	for _, tw := range twins {
+		_, err := db.Exec(ctx, `SELECT queen.queue_consumer_register_q1(q.id, q.name, $2, NULL, NULL, now())
+			FROM queen.queues q WHERE q.name = $1`, tw.queue, group)
+		require.NoError(t, err)
+	}
 
-	fastShaped := 0
 	for round := range 6 {
 		for p := range nParts {
 			if rng.IntN(3) == 0 {
@@ -135,7 +149,7 @@ func runAckHistory(t *testing.T, ctx context.Context, st *store.Store, db *pgxpo
 				rng.Shuffle(len(batch), func(i, j int) { batch[i], batch[j] = batch[j], batch[i] })
 			}
 			if len(batch) > 0 {
-				fastShaped++
+				h.fastShaped++
 			}
 		} else {
 			for range rng.IntN(12) {
@@ -182,6 +196,9 @@ func runAckHistory(t *testing.T, ctx context.Context, st *store.Store, db *pgxpo
 				txids, pids = append(txids, a.txid), append(pids, tw.pids[a.p])
 				leaseIDs, statuses, errs = append(leaseIDs, a.lease), append(statuses, a.status), append(errs, a.err)
 			}
+			if tw.fn == "queen.ack_q2" { // a field with one value for all items is sent once, as the store does
+				pids, leaseIDs, statuses, errs = sentOnce(pids), sentOnce(leaseIDs), sentOnce(statuses), sentOnce(errs)
+			}
 			rows, err := db.Query(ctx, `SELECT o_idx, o_success, coalesce(o_error, '-'), coalesce(o_queue, '-'),
 				coalesce(o_partition, '-'), coalesce(o_lease_released::text, '-'), o_dlq
 				FROM `+tw.fn+`($1, $2, $3, $4, $5, $6) ORDER BY o_idx`, txids, pids, leaseIDs, statuses, errs, group)
@@ -192,21 +209,41 @@ func runAckHistory(t *testing.T, ctx context.Context, st *store.Store, db *pgxpo
 				var ok, dlq bool
 				var e, q, part, released string
 				require.NoError(t, rows.Scan(&idx, &ok, &e, &q, &part, &released, &dlq))
-				q = strings.TrimPrefix(strings.TrimPrefix(q, "fast-"), "slow-")
+				q = q[strings.IndexByte(q, '-')+1:]
+				if idx == -1 { // ack_q2: every item succeeded; the last released the lease
+					h.oneRow++
+					for i := range batch {
+						rel := released == "true" && i == len(batch)-1
+						out = append(out, fmt.Sprintf("%d ok=true err=- q=%s p=%s rel=%v dlq=false", i, q, part, rel))
+					}
+					continue
+				}
 				out = append(out, fmt.Sprintf("%d ok=%v err=%s q=%s p=%s rel=%s dlq=%v", idx, ok, e, q, part, released, dlq))
 			}
 			require.NoError(t, rows.Err())
 			answers = append(answers, strings.Join(out, "\n"))
 		}
-		require.Equal(t, answers[1], answers[0], "seed %d round %d: answers to %+v", seed, round, batch)
-		require.Equal(t, ackState(t, ctx, db, twins[1].queue), ackState(t, ctx, db, twins[0].queue),
-			"seed %d round %d: cursors and dead letters after %+v", seed, round, batch)
+		slow := ackState(t, ctx, db, twins[1].queue)
+		for i, tw := range twins {
+			require.Equal(t, answers[1], answers[i], "seed %d round %d: %s's answers to %+v", seed, round, tw.fn, batch)
+			require.Equal(t, slow, ackState(t, ctx, db, tw.queue),
+				"seed %d round %d: cursors and dead letters after %s of %+v", seed, round, tw.fn, batch)
+		}
 	}
-	return fastShaped
 }
 
-// ackState renders every cursor row and dead letter of queue, with messages named by
-// transaction id, so two queues with the same history compare equal.
+// sentOnce returns values, or its single value when all are the same.
+func sentOnce(values []string) []string {
+	for _, v := range values {
+		if v != values[0] {
+			return values
+		}
+	}
+	return values[:min(len(values), 1)]
+}
+
+// ackState renders every cursor row, ready row and dead letter of queue, with
+// messages named by transaction id, so two queues with the same history compare equal.
 func ackState(t *testing.T, ctx context.Context, db *pgxpool.Pool, queueName string) []string {
 	t.Helper()
 	rows, err := db.Query(ctx, `
@@ -218,6 +255,12 @@ FROM queen.partition_consumers pc
 JOIN queen.partitions p ON p.id = pc.partition_id
 JOIN queen.queues q ON q.id = p.queue_id
 LEFT JOIN queen.messages m ON m.id = pc.last_consumed_id
+WHERE q.name = $1
+UNION ALL
+SELECT format('ready %s/%s parked=%s', p.name, r.consumer_group, r.ready_at > now())
+FROM queen.partition_ready r
+JOIN queen.partitions p ON p.id = r.partition_id
+JOIN queen.queues q ON q.id = p.queue_id
 WHERE q.name = $1
 UNION ALL
 SELECT format('dlq %s/%s %s err=%s retries=%s', p.name, d.consumer_group, m.transaction_id, d.error_message, d.retry_count)
@@ -236,4 +279,15 @@ WHERE q.name = $1`, queueName)
 	require.NoError(t, rows.Err())
 	slices.Sort(out)
 	return out
+}
+
+// queen.ack_q2 takes each field once per item or once for all; any other length is a
+// caller's mistake, refused before anything is acked.
+func TestAckQ2RefusesMisalignedArrays(t *testing.T) {
+	t.Parallel()
+	_, db := openStore(t, 1)
+	_, err := db.Exec(t.Context(), `SELECT * FROM queen.ack_q2($1, $2, $3, $4, $5, '__QUEUE_MODE__')`,
+		[]string{"a", "b", "c"}, []string{"00000000-0000-0000-0000-000000000001", "00000000-0000-0000-0000-000000000002"},
+		[]string{""}, []string{"completed"}, []string{""})
+	require.ErrorContains(t, err, "3 items, and 2 partition ids")
 }

@@ -34,7 +34,7 @@ SET enable_bitmapscan = off
 SET jit = off
 AS $$
 DECLARE
-    v_q          queen.queues%ROWTYPE;
+    v_q          record; -- the queue's row, and when p_group last popped it without a partition
     v_now        timestamptz := now();
     v_lease      interval;
     v_budget     integer := greatest(coalesce(p_batch, 1), 1);
@@ -60,7 +60,10 @@ DECLARE
     v_seen       uuid[] := '{}';
     c_zero       constant uuid := '00000000-0000-0000-0000-000000000000';
 BEGIN
-    SELECT * INTO v_q FROM queen.queues WHERE name = p_queue;
+    SELECT q.*, c.seen_at AS group_seen_at INTO v_q
+      FROM queen.queues q
+      LEFT JOIN queen.queue_consumers c ON c.queue_id = q.id AND c.consumer_group = p_group
+     WHERE q.name = p_queue;
     IF NOT FOUND THEN
         RETURN;
     END IF;
@@ -84,8 +87,12 @@ BEGIN
         END IF;
     ELSE
         -- Candidates come from the group's ready rows, least recently served first
-        -- (015_ready.sql): an index range, whatever the number of partitions.
-        PERFORM queen.queue_consumer_register_q1(v_q.id, v_q.name, p_group, p_sub_mode, p_sub_from, v_now);
+        -- (015_ready.sql): an index range, whatever the number of partitions. The
+        -- group's registration is written by its first such pop, and refreshed once a
+        -- minute.
+        IF v_q.group_seen_at IS NULL OR v_q.group_seen_at < v_now - interval '1 minute' THEN
+            PERFORM queen.queue_consumer_register_q1(v_q.id, v_q.name, p_group, p_sub_mode, p_sub_from, v_now);
+        END IF;
     END IF;
 
     v_i := 0;

@@ -156,6 +156,136 @@ BEGIN
 END;
 $$;
 
+-- queen.ack_q2 is queen.ack_q1 with shorter arrays, a shorter answer and a shorter way
+-- for the ack of a pop. p_pid, p_lease, p_status and p_error hold one element per item
+-- of p_txid, or a single element that stands for every item. The ack of a pop (every
+-- item completed, one lease value, the items naming, in order, one partition's next
+-- messages after the group's cursor) is applied with one range scan, one locked read
+-- and one update of the cursor row, and answered with a single row of o_idx -1: every
+-- item succeeded, in o_queue and o_partition, and the last item released the lease when
+-- o_lease_released. Any other batch is answered by queen.ack_q1, one row per item. The
+-- outcome is the one queen.ack_q1 gives (a test runs random acks through both).
+CREATE OR REPLACE FUNCTION queen.ack_q2(
+    p_txid   text[],
+    p_pid    text[],
+    p_lease  text[],
+    p_status text[],
+    p_error  text[],
+    p_group  text
+) RETURNS TABLE (o_idx integer, o_success boolean, o_error text, o_queue text, o_partition text,
+                 o_lease_released boolean, o_dlq boolean)
+-- Plans: as queen.ack_q1's (index scans and nested loops only).
+LANGUAGE plpgsql
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET enable_hashjoin = off
+SET enable_mergejoin = off
+SET jit = off
+AS $$
+DECLARE
+    v_now   timestamptz := now();
+    v_n     integer := cardinality(p_txid);
+    v_pid   uuid;
+    v_mid   uuid[];
+    v_mts   timestamptz[];
+    v_wtx   text[];
+    v_cid   uuid;
+    v_qname text;
+    v_pname text;
+    v_ok    boolean;
+    v_fwd   boolean;
+    v_rel   boolean;
+    v_cts   timestamptz;
+    v_cmid  uuid;
+    v_exp   timestamptz;
+BEGIN
+    -- Checked without a query: one partition, one lease value, nothing but completions
+    -- (the broker sends statuses lower-cased; anything else goes the long way).
+    IF v_n > 1 AND NOT (cardinality(p_pid) IN (1, v_n) AND cardinality(p_lease) IN (1, v_n)
+                        AND cardinality(p_status) IN (1, v_n) AND cardinality(p_error) IN (1, v_n)) THEN
+        RAISE EXCEPTION 'queen.ack_q2: % items, and % partition ids, % leases, % statuses, % errors',
+            v_n, cardinality(p_pid), cardinality(p_lease), cardinality(p_status), cardinality(p_error);
+    END IF;
+    IF v_n > 0 AND p_pid <@ ARRAY[p_pid[1]] AND p_lease <@ ARRAY[p_lease[1]]
+       AND p_status <@ ARRAY['completed', 'success'] THEN
+        v_pid := p_pid[1]::uuid;
+        -- The messages right after the cursor, in the scan's order; used only if they
+        -- are the batch, in its order ((partition, transaction id) is unique).
+        SELECT array_agg(w.id), array_agg(w.created_at), array_agg(w.transaction_id::text)
+          INTO v_mid, v_mts, v_wtx
+          FROM queen.partition_consumers c
+          CROSS JOIN LATERAL (
+              SELECT mm.id, mm.created_at, mm.transaction_id
+              FROM queen.messages mm
+              WHERE mm.partition_id = c.partition_id
+                AND (mm.created_at, mm.id) > (coalesce(c.last_consumed_created_at, '-infinity'::timestamptz),
+                                              coalesce(c.last_consumed_id, '00000000-0000-0000-0000-000000000000'::uuid))
+              ORDER BY mm.created_at, mm.id
+              LIMIT v_n) w
+         WHERE c.partition_id = v_pid AND c.consumer_group = p_group;
+        IF v_wtx = p_txid THEN
+            -- The locks of queen.ack_q1, in its order: advisory lock, then cursor row.
+            PERFORM pg_advisory_xact_lock(queen.ack_lock_key(v_pid, p_group));
+            SELECT c.id, q.name::text, p.name::text,
+                   (coalesce(p_lease[1], '') = ''
+                    OR (c.worker_id = p_lease[1] AND c.lease_expires_at > v_now))
+                   AND (coalesce(c.batch_size, 0) <= 0 OR v_n <= c.batch_size - coalesce(c.acked_count, 0)),
+                   c.last_consumed_created_at IS NULL
+                   OR (v_mts[v_n], v_mid[v_n]) > (c.last_consumed_created_at, c.last_consumed_id),
+                   coalesce(c.batch_size > 0 AND coalesce(c.acked_count, 0) + v_n >= c.batch_size, false),
+                   c.last_consumed_created_at, c.last_consumed_id, c.lease_expires_at
+              INTO v_cid, v_qname, v_pname, v_ok, v_fwd, v_rel, v_cts, v_cmid, v_exp
+              FROM queen.partition_consumers c
+              JOIN queen.partitions p ON p.id = c.partition_id
+              JOIN queen.queues q ON q.id = p.queue_id
+             WHERE c.partition_id = v_pid AND c.consumer_group = p_group
+               FOR UPDATE OF c;
+            IF v_ok THEN
+                -- The cursor moves to the last item (the greatest: the batch is in
+                -- order), never back; the item that completes the leased batch releases
+                -- the lease.
+                IF v_fwd THEN
+                    v_cts := v_mts[v_n];
+                    v_cmid := v_mid[v_n];
+                END IF;
+                IF v_rel THEN
+                    v_exp := NULL;
+                END IF;
+                UPDATE queen.partition_consumers c
+                   SET last_consumed_created_at = v_cts, last_consumed_id = v_cmid, last_consumed_at = v_now,
+                       total_messages_consumed = c.total_messages_consumed + v_n,
+                       acked_count = CASE WHEN v_rel THEN 0 ELSE coalesce(c.acked_count, 0) + v_n END,
+                       batch_retry_count = CASE WHEN v_fwd OR v_rel THEN 0 ELSE c.batch_retry_count END,
+                       batch_size = CASE WHEN v_rel THEN 0 ELSE c.batch_size END,
+                       lease_acquired_at = CASE WHEN v_rel THEN NULL ELSE c.lease_acquired_at END,
+                       lease_expires_at = v_exp,
+                       worker_id = CASE WHEN v_rel THEN NULL ELSE c.worker_id END
+                 WHERE c.id = v_cid;
+                PERFORM queen.ready_settle_q1(v_pid, p_group, v_cts, v_cmid, v_exp);
+                o_idx := -1; o_success := true; o_error := NULL; o_queue := v_qname;
+                o_partition := v_pname; o_lease_released := v_rel; o_dlq := false;
+                RETURN NEXT;
+                RETURN;
+            END IF;
+        END IF;
+    END IF;
+    IF v_n > 1 THEN
+        p_pid := queen.ack_spread_q1(p_pid, v_n);
+        p_lease := queen.ack_spread_q1(p_lease, v_n);
+        p_status := queen.ack_spread_q1(p_status, v_n);
+        p_error := queen.ack_spread_q1(p_error, v_n);
+    END IF;
+    RETURN QUERY SELECT * FROM queen.ack_q1(p_txid, p_pid, p_lease, p_status, p_error, p_group);
+END;
+$$;
+
+-- queen.ack_spread_q1 returns p_values (one element per item, or one for all) with
+-- one element per item of p_n.
+CREATE OR REPLACE FUNCTION queen.ack_spread_q1(p_values text[], p_n integer)
+RETURNS text[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN cardinality(p_values) = 1 THEN array_fill(p_values[1], ARRAY[p_n]) ELSE p_values END
+$$;
+
 -- queen.ack_items_q1 applies a batch of acknowledgements for one consumer group
 -- (docs/api.md). Items are processed in (partition, message order); each
 -- (partition, group) is serialised by a blocking advisory lock. Differences from
