@@ -77,3 +77,21 @@ func TestFastDecodersTakeTheUsualAnswers(t *testing.T) {
 	require.False(t, acks[1].Success)
 	require.Equal(t, "lease expired", *acks[1].Error)
 }
+
+// FuzzAppendJSONString holds the request bodies' string writer to encoding/json:
+// whatever the string, the output is one JSON string that reads back as the string
+// encoding/json writes.
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "bench-popack_b100-1a2b", "0190-uuid", `q"uote`, `back\slash`, "tab\there",
+		"\x00\x1f\x7f", "é ü 中", "\u2028", "\xff\xfe bad utf-8", "<&>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := json.Marshal(s)
+		require.NoError(t, err)
+		var fromWant, fromGot string
+		require.NoError(t, json.Unmarshal(want, &fromWant))
+		require.NoError(t, json.Unmarshal(appendJSONString(nil, s), &fromGot))
+		require.Equal(t, fromWant, fromGot)
+	})
+}

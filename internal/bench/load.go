@@ -87,7 +87,7 @@ func appendPushBody(dst []byte, queueName string, n int, partition func(i int) i
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"queue":`...)
-		dst = strconv.AppendQuote(dst, queueName)
+		dst = appendJSONString(dst, queueName)
 		dst = append(dst, `,"partition":"p`...)
 		dst = strconv.AppendInt(dst, int64(partition(i)), 10)
 		dst = append(dst, `","payload":`...)

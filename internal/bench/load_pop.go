@@ -119,19 +119,34 @@ func appendAckBody(b []byte, pop *popAnswer, group string) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"transactionId":`...)
-		b = strconv.AppendQuote(b, m.TransactionID)
+		b = appendJSONString(b, m.TransactionID)
 		b = append(b, `,"partitionId":`...)
-		b = strconv.AppendQuote(b, m.PartitionID)
+		b = appendJSONString(b, m.PartitionID)
 		b = append(b, `,"leaseId":`...)
-		b = strconv.AppendQuote(b, pop.LeaseID)
+		b = appendJSONString(b, pop.LeaseID)
 		b = append(b, `,"status":"completed"}`...)
 	}
 	b = append(b, ']')
 	if group != "" {
 		b = append(b, `,"consumerGroup":`...)
-		b = strconv.AppendQuote(b, group)
+		b = appendJSONString(b, group)
 	}
 	return append(b, '}')
+}
+
+// appendJSONString appends s as a JSON string: as it is between quotes when it is
+// printable ASCII without a quote or backslash (ids and names, always), else as
+// encoding/json writes it.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			quoted, _ := json.Marshal(s) // a string always marshals
+			return append(b, quoted...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // drain consumes everything pending in queueName, for each of groups (nil: queue
