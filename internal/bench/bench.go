@@ -34,6 +34,10 @@ type runner struct {
 	pushB100, popB100 measurement
 	// brokerLog is the end of queen's log once it stopped, for error reports.
 	brokerLog string
+	// cpuAtStart is the machine's CPU times when the measurements began (haveCPU
+	// false where the machine has no /proc/stat).
+	cpuAtStart cpuTimes
+	haveCPU    bool
 }
 
 // Run measures the raw ceilings and then the broker, and returns the report.
@@ -81,12 +85,15 @@ func (r *runner) run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	r.rep.Env = env
 	r.logf("profile: %s", r.rep.Profile)
+	if r.cpuAtStart, r.haveCPU, err = readCPUTimes(); err != nil {
+		return nil, err
+	}
 
 	// Each case measures its raw ceiling (the broker idle) and then the broker, back
 	// to back, so that both see the same machine: on a shared machine the load of
 	// other processes drifts over minutes, and a ratio of two numbers measured
 	// minutes apart would measure that drift.
-	for _, section := range []func(context.Context) error{r.pushCases, r.popCases, r.mixedCases, r.latency, r.footprint} {
+	for _, section := range []func(context.Context) error{r.pushCases, r.popCases, r.mixedCases, r.latency, r.footprint, r.steal} {
 		if err := section(ctx); err != nil {
 			return nil, err
 		}
@@ -266,6 +273,22 @@ func (r *runner) footprint(context.Context) error {
 	}
 	r.add(plain("cpu_s_per_mmsg_push_b100", perM(r.pushB100), "s", "broker CPU per million messages pushed at batch 100"),
 		plain("cpu_s_per_mmsg_popack_b100", perM(r.popB100), "s", "broker CPU per million messages popped and acked at batch 100"))
+	return nil
+}
+
+// steal reports the share of this machine's CPU time that its hypervisor took
+// during the measurements (none where the machine has no /proc/stat): on a shared
+// host it is what makes two runs of one build differ.
+func (r *runner) steal(context.Context) error {
+	if !r.haveCPU {
+		return nil
+	}
+	now, _, err := readCPUTimes()
+	if err != nil {
+		return err
+	}
+	r.add(plain("host_steal_pct", stealPercent(r.cpuAtStart, now), "%",
+		"CPU time of this machine taken by its hypervisor during the measurements (/proc/stat steal)"))
 	return nil
 }
 

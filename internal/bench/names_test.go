@@ -40,7 +40,7 @@ func TestDocsListEveryResultName(t *testing.T) {
 		}
 	}
 	names = append(names, "longpoll_wake_p50_ms", "longpoll_wake_p99_ms", "rss_peak_mb",
-		"cpu_s_per_mmsg", "cpu_s_per_mmsg_push_b100", "cpu_s_per_mmsg_popack_b100")
+		"cpu_s_per_mmsg", "cpu_s_per_mmsg_push_b100", "cpu_s_per_mmsg_popack_b100", "host_steal_pct")
 
 	generic := regexp.MustCompile(`_p(100|10000|100000)(_|$)`)
 	for _, name := range names {
