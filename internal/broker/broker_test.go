@@ -122,8 +122,15 @@ func TestFIFOWithinPartition(t *testing.T) {
 			batch = append(batch, ackOf(m, res.LeaseID, queue.AckCompleted))
 		}
 		acks := tb.ack(t, "", batch...)
-		for _, a := range acks {
+		for i, a := range acks {
 			require.True(t, a.Success, a.Error)
+			require.Equal(t, batch[i].TransactionID, a.TransactionID)
+			require.Equal(t, "fifo", a.QueueName)
+			require.Equal(t, "p", a.PartitionName)
+			require.NotNil(t, a.LeaseReleased)
+			if i < len(acks)-1 {
+				require.False(t, *a.LeaseReleased, "only the ack that completes the leased batch releases it")
+			}
 		}
 		require.True(t, *acks[len(acks)-1].LeaseReleased, "the lease auto-releases once every delivered message is acked")
 	}

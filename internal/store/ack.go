@@ -19,6 +19,9 @@ FROM queen.ack_q2($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6
 // per ack, in input order.
 func (s *Store) MessageAckBatch(ctx context.Context, group string, acks []queue.Ack) ([]queue.AckResult, error) {
 	n := len(acks)
+	if n == 0 {
+		return []queue.AckResult{}, nil
+	}
 	txids := make([]string, n)
 	for i, a := range acks {
 		txids[i] = a.TransactionID
