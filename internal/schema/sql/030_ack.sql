@@ -199,13 +199,13 @@ DECLARE
     v_cmid  uuid;
     v_exp   timestamptz;
 BEGIN
-    -- Checked without a query: one partition, one lease value, nothing but completions
-    -- (the broker sends statuses lower-cased; anything else goes the long way).
     IF v_n > 1 AND NOT (cardinality(p_pid) IN (1, v_n) AND cardinality(p_lease) IN (1, v_n)
                         AND cardinality(p_status) IN (1, v_n) AND cardinality(p_error) IN (1, v_n)) THEN
         RAISE EXCEPTION 'queen.ack_q2: % items, and % partition ids, % leases, % statuses, % errors',
             v_n, cardinality(p_pid), cardinality(p_lease), cardinality(p_status), cardinality(p_error);
     END IF;
+    -- Checked without a query: one partition, one lease value, nothing but completions
+    -- (the broker sends statuses lower-cased; anything else goes the long way).
     IF v_n > 0 AND p_pid <@ ARRAY[p_pid[1]] AND p_lease <@ ARRAY[p_lease[1]]
        AND p_status <@ ARRAY['completed', 'success'] THEN
         v_pid := p_pid[1]::uuid;
