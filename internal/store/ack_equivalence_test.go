@@ -35,12 +35,13 @@ func TestAckFastPathMatchesTheItemLoop(t *testing.T) {
 	// The generator must exercise the fast paths, not only the loop.
 	require.Greater(t, h.fastShaped, 80, "batches eligible for the fast path")
 	require.Greater(t, h.oneRow, 40, "batches ack_q2 answered in one row")
+	require.Greater(t, h.refused, 10, "in-order batches of one partition under a wrong lease")
 }
 
 // ackHistoryCounts counts, over histories, the ack batches that were all completed
-// with their partition's live lease (fast-path shaped) and those ack_q2 answered in
-// one row.
-type ackHistoryCounts struct{ fastShaped, oneRow int }
+// with their partition's live lease (fast-path shaped), those ack_q2 answered in one
+// row, and the acks of one pop under a wrong lease (refused).
+type ackHistoryCounts struct{ fastShaped, oneRow, refused int }
 
 // ackTwin is one of the two queues of a history.
 type ackTwin struct {
@@ -135,7 +136,20 @@ func runAckHistory(t *testing.T, ctx context.Context, st *store.Store, db *pgxpo
 			err                 string
 		}
 		var batch []ack
-		if rng.IntN(2) == 0 {
+		shape := rng.IntN(10)
+		if shape == 0 {
+			// The ack of one pop, in order, under a lease that is not the partition's:
+			// shaped for ack_q2's own path, refused by its lease check.
+			for p := range nParts {
+				if len(delivered[p]) > 0 {
+					for _, tx := range delivered[p] {
+						batch = append(batch, ack{p: p, txid: tx, lease: "stale", status: queue.AckCompleted})
+					}
+					h.refused++
+					break
+				}
+			}
+		} else if shape <= 6 {
 			for p := range nParts {
 				if len(delivered[p]) == 0 {
 					continue

@@ -15,13 +15,13 @@ import (
 // A push, a wildcard pop and its ack are keyed lookups on tables that grow with the
 // partition count. plpgsql keeps a statement's cached plan until the table is analyzed
 // again, so a plan made while the queue had a few partitions must still be an index
-// plan when it has thousands: a claim planned against a hundred cursor rows once scanned them all on
-// every pop (0.5 ms per pop at 10 000 partitions). The pop carries planner settings
-// for that; for the rest, the analyze job (Store.AnalyzeGrownTables) brings the
-// statistics up to date, which makes every session plan again. This test plans the hot
-// statements on tiny analyzed tables, grows them a hundredfold with autovacuum off,
-// runs the job's check, and counts, with the transaction's own statistics, the rows
-// that pushes, pops and acks read by sequential scan: none.
+// plan when it has thousands: a claim planned against a hundred cursor rows once
+// scanned them all on every pop (0.5 ms per pop at 10 000 partitions). The pop carries
+// planner settings for that; for the rest, the analyze job (Store.AnalyzeGrownTables)
+// brings the statistics up to date, which makes every session plan again. This test
+// plans the hot statements on tiny analyzed tables, grows them a hundredfold with
+// autovacuum off, runs the job's check, and counts, with the transaction's own
+// statistics, the rows that pushes, pops and acks read by sequential scan: none.
 func TestPushPopAckScanNothingAfterTheTablesGrew(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()

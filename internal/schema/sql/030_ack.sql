@@ -198,6 +198,7 @@ DECLARE
     v_cts   timestamptz;
     v_cmid  uuid;
     v_exp   timestamptz;
+    v_loop  boolean := false;
 BEGIN
     IF v_n > 1 AND NOT (cardinality(p_pid) IN (1, v_n) AND cardinality(p_lease) IN (1, v_n)
                         AND cardinality(p_status) IN (1, v_n) AND cardinality(p_error) IN (1, v_n)) THEN
@@ -267,6 +268,9 @@ BEGIN
                 RETURN NEXT;
                 RETURN;
             END IF;
+            -- queen.ack_q1 would find this batch the same way and refuse it on the
+            -- same lease check: straight to its item loop.
+            v_loop := true;
         END IF;
     END IF;
     IF v_n > 1 THEN
@@ -274,6 +278,10 @@ BEGIN
         p_lease := queen.ack_spread_q1(p_lease, v_n);
         p_status := queen.ack_spread_q1(p_status, v_n);
         p_error := queen.ack_spread_q1(p_error, v_n);
+    END IF;
+    IF v_loop THEN
+        RETURN QUERY SELECT * FROM queen.ack_items_q1(p_txid, p_pid, p_lease, p_status, p_error, p_group);
+        RETURN;
     END IF;
     RETURN QUERY SELECT * FROM queen.ack_q1(p_txid, p_pid, p_lease, p_status, p_error, p_group);
 END;
