@@ -39,12 +39,50 @@ type quotas struct {
 	// snapshotAt is when the last snapshot was fetched (zero: never).
 	snapshotAt time.Time
 	snapshot   map[string]*stored
-	since      map[string]*stored
+	// epochs hold what this replica admitted, one per interval between two snapshot
+	// fetches, oldest first; the last one takes new admissions. A snapshot counts
+	// what was stored when the broker computed it (computedAt), which can be well
+	// before its fetch: the epochs that may have ended after that stay counted.
+	epochs []epoch
 }
+
+// epoch is what the replica admitted from start until the next snapshot's fetch.
+type epoch struct {
+	start    time.Time
+	byTenant map[string]*stored
+}
+
+// snapshotSkew is how far the broker's clock (a snapshot's computedAt) may be
+// ahead of the proxy's (both are meant to be NTP-synchronised): an epoch is dropped
+// only once it ended this long before the snapshot was computed. Counting an
+// admission twice for a moment refuses early; dropping it before a snapshot counts it
+// would admit past the quota until the next one.
+const snapshotSkew = time.Second
 
 func newQuotas(refresh time.Duration, failClosed bool, now func() time.Time) *quotas {
 	return &quotas{refresh: refresh, failClosed: failClosed, now: now,
-		snapshot: map[string]*stored{}, since: map[string]*stored{}}
+		snapshot: map[string]*stored{}, epochs: []epoch{{start: now(), byTenant: map[string]*stored{}}}}
+}
+
+// counted returns what the tenant stores as the proxy counts it: the snapshot's
+// numbers plus every epoch's. The caller holds mu.
+func (qs *quotas) counted(tenantID string) (messages, bytes int64, queues map[string]bool) {
+	queues = map[string]bool{}
+	add := func(s *stored) {
+		if s == nil {
+			return
+		}
+		messages += s.messages
+		bytes += s.bytes
+		for n := range s.queues {
+			queues[n] = true
+		}
+	}
+	add(qs.snapshot[tenantID])
+	for _, e := range qs.epochs {
+		add(e.byTenant[tenantID])
+	}
+	return messages, bytes, queues
 }
 
 // demand is what one request would add to a tenant's storage.
@@ -68,18 +106,7 @@ func (qs *quotas) admit(tenantID string, q tenant.Quotas, d demand) (*apiError, 
 		return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
 			msg: "storage usage is unknown; quotas fail closed", retryAfter: qs.refresh, result: "quota_exceeded"}, false
 	}
-	snap, since := qs.snapshot[tenantID], qs.since[tenantID]
-	var msgs, bytes int64
-	queues := map[string]bool{}
-	for _, s := range []*stored{snap, since} {
-		if s != nil {
-			msgs += s.messages
-			bytes += s.bytes
-			for n := range s.queues {
-				queues[n] = true
-			}
-		}
-	}
+	msgs, bytes, queues := qs.counted(tenantID)
 	newQueues := 0
 	for _, n := range d.queues {
 		if !queues[n] {
@@ -104,10 +131,11 @@ func (qs *quotas) admit(tenantID string, q tenant.Quotas, d demand) (*apiError, 
 }
 
 func (qs *quotas) add(tenantID string, d demand) {
-	s := qs.since[tenantID]
+	current := qs.epochs[len(qs.epochs)-1].byTenant
+	s := current[tenantID]
 	if s == nil {
 		s = &stored{queues: map[string]bool{}}
-		qs.since[tenantID] = s
+		current[tenantID] = s
 	}
 	s.messages += d.messages
 	s.bytes += d.bytes
@@ -123,20 +151,12 @@ func (qs *quotas) add(tenantID string, d demand) {
 func (qs *quotas) usage(tenantID string) (messages, bytes, queues int64, at time.Time) {
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
-	names := map[string]bool{}
-	for _, s := range []*stored{qs.snapshot[tenantID], qs.since[tenantID]} {
-		if s != nil {
-			messages += s.messages
-			bytes += s.bytes
-			for n := range s.queues {
-				names[n] = true
-			}
-		}
-	}
+	messages, bytes, names := qs.counted(tenantID)
 	return messages, bytes, int64(len(names)), qs.snapshotAt
 }
 
-// apply replaces the snapshot and restarts the counts admitted since.
+// apply replaces the snapshot, drops the epochs that ended before it was computed
+// (it counts what they admitted), and starts a new epoch.
 func (qs *quotas) apply(s *usageSnapshot) {
 	snap := map[string]*stored{}
 	for _, t := range s.Tenants {
@@ -147,8 +167,22 @@ func (qs *quotas) apply(s *usageSnapshot) {
 		snap[t.Tenant] = st
 	}
 	qs.mu.Lock()
-	qs.snapshot, qs.since, qs.snapshotAt = snap, map[string]*stored{}, qs.now()
-	qs.mu.Unlock()
+	defer qs.mu.Unlock()
+	now := qs.now()
+	keep := qs.epochs[:0]
+	for i, e := range qs.epochs {
+		end := now
+		if i+1 < len(qs.epochs) {
+			end = qs.epochs[i+1].start
+		}
+		// A snapshot without its time counts what was stored at its fetch.
+		if !s.ComputedAt.IsZero() && !end.Before(s.ComputedAt.Add(-snapshotSkew)) {
+			keep = append(keep, e)
+		}
+	}
+	clear(qs.epochs[len(keep):])
+	qs.snapshot, qs.snapshotAt = snap, now
+	qs.epochs = append(keep, epoch{start: now, byTenant: map[string]*stored{}})
 }
 
 // age is how old the snapshot is; very large when there is none.
