@@ -3,7 +3,8 @@
 // docs/configuration.md); the flags select what to do, not how.
 //
 //	queen [serve]        run the broker (what the systemd unit starts)
-//	queen schema         print the SQL schema applied at every start (also -print-schema)
+//	queen schema         print the SQL schema applied at every start, as a psql script that
+//	                     also records its version (also -print-schema)
 //	queen -version       print version and build information
 //	queen -check-config  validate the environment and print warnings; exit 78 if invalid
 //	                     or if it holds unknown QUEEN_* variables (the daemon warns about those)
@@ -75,7 +76,7 @@ func realMain(args, environ []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, config.EnvFile())
 		return exitOK
 	case actionPrintSchema:
-		fmt.Fprint(stdout, schema.SQL())
+		fmt.Fprint(stdout, schema.Script())
 		return exitOK
 	}
 

@@ -55,11 +55,13 @@ func manPage(fs *flag.FlagSet) *manpage.Page {
 					"/etc/queen/queen.env); the flags choose what to do, not how. At start-up queen logs its " +
 					"version and one \"effective configuration\" line with every setting, its value and its source " +
 					"(secrets redacted), waits for PostgreSQL, applies the schema (idempotent, under an advisory " +
-					"lock) and serves.",
+					"lock; with QUEEN_APPLY_SCHEMA=0 only checks it is there) and serves.",
 			}},
 			{Title: "Commands", Items: []manpage.Item{
 				{Tag: "serve", Text: []string{"Run the broker. The default; what queen.service starts."}},
-				{Tag: "schema", Text: []string{"Print the SQL schema applied at every start, and exit."}},
+				{Tag: "schema", Text: []string{"Print the SQL schema applied at every start, as a psql script " +
+					"that also records its version, and exit. With QUEEN_APPLY_SCHEMA=0 the broker applies no " +
+					"DDL: a DBA applies this output as the schema's owner (queen schema | psql -v ON_ERROR_STOP=1)."}},
 			}},
 			{Title: "Options", Items: options},
 			{Title: "Environment", Text: []string{
@@ -100,7 +102,8 @@ func manPage(fs *flag.FlagSet) *manpage.Page {
 				{Tag: "1", Text: []string{"Run-time failure (listen, database, schema), or a forced stop."}},
 				{Tag: "2", Text: []string{"Usage error."}},
 				{Tag: "78", Text: []string{"Configuration error (EX_CONFIG). The units set " +
-					"RestartPreventExitStatus=78: a typo is reported once, not restarted in a loop."}},
+					"RestartPreventExitStatus=78: a typo is reported once, not restarted in a loop. Also " +
+					"QUEEN_APPLY_SCHEMA=0 on a database without this release's schema."}},
 			}},
 			{Title: "Examples", Text: []string{
 				"Check a changed env file exactly as systemd parses it, then restart:",

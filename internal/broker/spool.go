@@ -226,8 +226,15 @@ func (b *Broker) runDrain(ctx context.Context) {
 		default:
 			backoff = min(max(2*backoff, 100*time.Millisecond), drainMaxBackoff)
 			pausedUntil = time.Now().Add(backoff)
-			if !paused {
+			switch {
+			case paused:
+			case errors.Is(err, queue.ErrUnavailable), errors.Is(err, queue.ErrTimeout):
 				b.logger.Warn("spool drain paused; retrying", "err", err, "retry_in", backoff.String())
+			default:
+				// Not an outage, and not the records' fault: nothing is quarantined, the
+				// records wait until an operator fixes the cause (a privilege, the schema).
+				b.logger.Error("spool drain blocked: PostgreSQL refuses the replay for a reason of its own; "+
+					"the records wait and are retried", "err", err, "retry_in", backoff.String())
 			}
 			paused = true
 		}
@@ -257,11 +264,13 @@ func (b *Broker) drain(ctx context.Context) (int, error) {
 	return total, ctx.Err()
 }
 
-// replay pushes one batch. The whole batch goes in one insert when it can; if the
-// database refuses it for a reason other than being unavailable, the records are
-// pushed one by one and the ones refused alone are quarantined (poison). Records
-// are committed as they are done, so a failure later in the batch replays nothing
-// twice. It returns the records pushed (queued or duplicate).
+// replay pushes one batch. The whole batch goes in one insert when it can; if it is
+// refused because of a fault of some record (recordFault), the records are pushed one
+// by one and the ones refused alone for such a fault are quarantined (poison). Any
+// other failure (the database away, read-only, timing out, or refusing for a reason of
+// its own) stops the replay, which waits and tries again, however long. Records are
+// committed as they are done, so a failure later in the batch replays nothing twice.
+// It returns the records pushed (queued or duplicate).
 func (b *Broker) replay(ctx context.Context, batch *spool.Batch) (int, error) {
 	s := b.spooler
 	recs := batch.Records
@@ -278,7 +287,7 @@ func (b *Broker) replay(ctx context.Context, batch *spool.Batch) (int, error) {
 			s.sp.Commit(batch, len(recs))
 			return len(recs), nil
 		}
-		if transient(err) {
+		if !recordFault(err) {
 			return 0, err
 		}
 	}
@@ -298,7 +307,7 @@ func (b *Broker) replay(ctx context.Context, batch *spool.Batch) (int, error) {
 				return done, err
 			}
 			done++
-		case transient(err):
+		case !recordFault(err):
 			return done, err
 		default:
 			if err := s.sp.Quarantine(r, err.Error()); err != nil {
@@ -342,9 +351,23 @@ func (b *Broker) replayItems(ctx context.Context, items []queue.PushItem) ([]que
 	return results, nil
 }
 
-// transient reports whether a replay failure means "try again later" rather than
-// "this record is poison".
-func transient(err error) bool {
-	return errors.Is(err, queue.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, context.Canceled) || errors.Is(err, spool.ErrClosed) || store.IsTransient(err)
+// recordFault reports whether a replay failure is a fault of the records themselves:
+// what the broker would answer a client pushing them now, with the database up, as a
+// refusal of the request — a broken validation rule (a record an upstream Queen or an
+// older release wrote), a refusal the broker words itself (a queue with
+// encryptionEnabled and no key on this broker), or PostgreSQL refusing the data
+// (store.IsDataFault). Only those are quarantined. Everything else says nothing about
+// the record (the database unreachable, read-only or in recovery during a failover,
+// shutting down, timing out, a missing privilege or function) and is waited out: the
+// push was answered "buffered", a promise the spool keeps.
+func recordFault(err error) bool {
+	var (
+		ve *queue.ValidationError
+		ce *queue.ConflictError
+	)
+	if errors.Is(err, queue.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, spool.ErrClosed) {
+		return false
+	}
+	return errors.As(err, &ve) || errors.As(err, &ce) || store.IsDataFault(err)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/spool"
 	"github.com/queenmq/queen/internal/store"
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 // spoolBundle is a broker with a spool in its own directory, its background loops
@@ -29,6 +29,7 @@ type spoolBundle struct {
 	dbURL string
 	dir   string
 	sp    *spool.Spool
+	log   *testlog.Buffer // the broker's log
 }
 
 func setupSpool(t *testing.T, cfg broker.Config, prepare func(dir string)) *spoolBundle {
@@ -44,7 +45,8 @@ func setupSpool(t *testing.T, cfg broker.Config, prepare func(dir string)) *spoo
 	require.NoError(t, err)
 	cfg.Spool = sp
 	cfg.SpoolFlushInterval = 20 * time.Millisecond
-	b := broker.New(cfg, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	log := &testlog.Buffer{}
+	b := broker.New(cfg, st, slog.New(slog.NewTextHandler(log, nil)))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); b.Run(ctx) }()
@@ -54,7 +56,7 @@ func setupSpool(t *testing.T, cfg broker.Config, prepare func(dir string)) *spoo
 		require.NoError(t, sp.Close())
 		st.Close()
 	})
-	return &spoolBundle{testBundle: &testBundle{b: b}, dbURL: dbURL, dir: dir, sp: sp}
+	return &spoolBundle{testBundle: &testBundle{b: b}, dbURL: dbURL, dir: dir, sp: sp, log: log}
 }
 
 // waitDrained waits until the spool holds nothing.

@@ -60,8 +60,10 @@ func configFromFlags() checker.Config {
 	return withFlags(checker.DefaultConfig())
 }
 
-// withFlags overrides c with the sizes given on the command line.
+// withFlags overrides c with the sizes given on the command line. Every run of these
+// tests also requires that no request was answered with a 5xx other than 503.
 func withFlags(c checker.Config) checker.Config {
+	c.Only503 = true
 	setInt := func(dst *int, v, unset int) {
 		if v != unset {
 			*dst = v
@@ -131,6 +133,11 @@ func runChecker(t *testing.T, cfg checker.Config, cl checker.Cluster) *checker.R
 	}
 	if !rep.OK() || *flagHistory != "" {
 		writeHistory(t, rep.History)
+	}
+	if c, ok := cl.(*cluster); ok && !rep.OK() {
+		for _, line := range c.errorLines(20) {
+			t.Logf("checker: %s", line)
+		}
 	}
 	require.True(t, rep.OK(), rep.Summary())
 	return rep

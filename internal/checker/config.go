@@ -56,7 +56,29 @@ type Config struct {
 	// restarted broker serves traffic again before the producers are done.
 	Rolling   bool
 	KillEvery int
-	// Quiet ends the drain when no group received anything for that long;
+	// Faults are database faults injected while the run goes on (a primary killed, a
+	// switchover, a database cut off...), one at a time in order of At: a fault whose
+	// At has passed when the previous one's Do returns starts at once. Each is logged
+	// with the disruption pushes saw and the time until they were queued again
+	// ([Report.FaultLog]); the drain does not end before the last one's Do returned.
+	// Leave time for recovery inside Duration: only pushes measure it.
+	Faults []Fault
+	// AllowBuffered accepts a push item answered "buffered" (written to a broker's
+	// spool while the database was away) as pushed: it must then be delivered like a
+	// queued one. Without it such an answer is a violation.
+	AllowBuffered bool
+	// Only503 makes every answer with a 5xx status other than 503 a violation of kind
+	// "status" (503 says "retry later"; a 500 is a fault of the broker). Without it
+	// such answers are retried and only counted ([Report.ServerErrors]).
+	Only503 bool
+	// TransactionProbability is the chance that a consumer acking one message at a
+	// time completes it with POST /api/v1/transaction instead: the ack of the message
+	// under its lease and the push of a follow-up message to the queue Queue+"-tx",
+	// atomically (see [FollowUpID]). The follow-ups are read back after the drain and
+	// checked against the transactions' answers.
+	TransactionProbability float64
+	// Quiet ends the drain when no group received anything for that long while the
+	// pops were answered (a pop error or the end of a fault starts it over);
 	// DrainTimeout bounds the drain.
 	Quiet        time.Duration
 	DrainTimeout time.Duration
@@ -70,26 +92,27 @@ type Config struct {
 // the race detector on two cores.
 func DefaultConfig() Config {
 	return Config{
-		Queue:              "checker",
-		Producers:          4,
-		Messages:           1000,
-		Partitions:         8,
-		PushBatch:          4,
-		Duration:           5 * time.Second,
-		Groups:             2,
-		ConsumersPerGroup:  3,
-		MaxBatch:           5,
-		MaxPartitions:      3,
-		FailProbability:    0.05,
-		AbandonProbability: 0.02,
-		PoisonEvery:        100,
-		RetryLimit:         2,
-		RetryDelay:         100 * time.Millisecond,
-		LeaseTime:          time.Second,
-		PopWait:            time.Second,
-		Restarts:           2,
-		DrainTimeout:       90 * time.Second,
-		Seed:               1,
+		Queue:                  "checker",
+		Producers:              4,
+		Messages:               1000,
+		Partitions:             8,
+		PushBatch:              4,
+		Duration:               5 * time.Second,
+		Groups:                 2,
+		ConsumersPerGroup:      3,
+		MaxBatch:               5,
+		MaxPartitions:          3,
+		FailProbability:        0.05,
+		AbandonProbability:     0.02,
+		PoisonEvery:            100,
+		TransactionProbability: 0.05,
+		RetryLimit:             2,
+		RetryDelay:             100 * time.Millisecond,
+		LeaseTime:              time.Second,
+		PopWait:                time.Second,
+		Restarts:               2,
+		DrainTimeout:           90 * time.Second,
+		Seed:                   1,
 	}
 }
 
@@ -146,11 +169,20 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Restarts < 0 || c.KillEvery < 0 {
 		errs = append(errs, fmt.Errorf("need restarts >= 0 and killEvery >= 0"))
 	}
-	if c.RetryLimit < 0 || c.FailProbability < 0 || c.FailProbability >= 1 || c.AbandonProbability < 0 || c.AbandonProbability >= 1 {
-		errs = append(errs, fmt.Errorf("need retryLimit >= 0 and probabilities in [0, 1)"))
+	if c.RetryLimit < 0 || c.FailProbability < 0 || c.FailProbability >= 1 || c.AbandonProbability < 0 || c.AbandonProbability >= 1 ||
+		c.TransactionProbability < 0 || c.TransactionProbability > 1 {
+		errs = append(errs, fmt.Errorf("need retryLimit >= 0, fail and abandon probabilities in [0, 1), a transaction probability in [0, 1]"))
+	}
+	for i, f := range c.Faults {
+		if f.Do == nil || f.Name == "" || f.At < 0 {
+			errs = append(errs, fmt.Errorf("fault %d (%q): needs a name, a Do and At >= 0", i, f.Name))
+		}
 	}
 	return c, errors.Join(errs...)
 }
+
+// followUpQueue is the queue of the transactions' follow-up messages.
+func (c Config) followUpQueue() string { return c.Queue + "-tx" }
 
 // groupNames returns the consumer groups of c: g1..gN, then queue mode.
 func (c Config) groupNames() []string {

@@ -72,17 +72,21 @@ func (c *consumer) loop(ctx context.Context) {
 		sent := r.since()
 		resp, err := r.clients[b].Pop(ctx, o)
 		received := r.since()
+		if err != nil && ctx.Err() != nil {
+			return
+		}
+		q := newRequest(RoutePop, b, sent, received, err)
 		if err == nil && resp.Error != "" {
 			err = fmt.Errorf("pop answered error %q", resp.Error)
+			q.Message = resp.Error
 		}
+		r.request(q)
 		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
 			if !retryable(err) {
 				r.violation("pop", "group %s: pop %+v refused: %v", r.groups[c.group], o, err)
 			}
 			r.popErrors.Add(1)
+			r.lastPopError.Store(int64(received))
 			c.failed(b)
 			r.pause(ctx, 20*time.Millisecond)
 			continue
@@ -260,6 +264,7 @@ func (c *consumer) ackBatch(ctx context.Context, leaseID string, plans [][]plann
 	sent := c.r.since()
 	res, err := c.r.clients[b].AckBatch(ctx, api.AckBatchRequest{ConsumerGroup: c.groupParam(), Acknowledgments: items})
 	received := c.r.since()
+	c.r.request(newRequest(RouteAckBatch, b, sent, received, err))
 	if err == nil && len(res) != len(items) {
 		c.r.violation("ack", "ack batch of %d items answered %d results", len(items), len(res))
 		err = errBadAnswer
@@ -293,6 +298,7 @@ func (c *consumer) ackBatch(ctx context.Context, leaseID string, plans [][]plann
 // ackOneByOne acks the messages of one partition in order, one request each,
 // deciding as it goes: it stops at a refusal or a lost answer, goes on after a
 // dead-letter, and after a retry sometimes goes on (those acks must be refused).
+// Some completed messages are completed with a transaction instead (transact).
 func (c *consumer) ackOneByOne(ctx context.Context, leaseID string, run []int) {
 	goOn := c.rng.IntN(2) == 0
 	for j, di := range run {
@@ -300,6 +306,12 @@ func (c *consumer) ackOneByOne(ctx context.Context, leaseID string, run []int) {
 			return
 		}
 		x := planned{d: di, failed: c.fail(di)}
+		if !x.failed && c.transacts() {
+			if !c.transact(ctx, leaseID, run, j) {
+				return
+			}
+			continue
+		}
 		d := &c.deliveries[di]
 		it := c.ackItem(leaseID, x)
 		b := c.broker()
@@ -307,6 +319,7 @@ func (c *consumer) ackOneByOne(ctx context.Context, leaseID string, run []int) {
 		res, err := c.r.clients[b].Ack(ctx, api.AckRequest{TransactionID: it.TransactionID, PartitionID: it.PartitionID,
 			LeaseID: it.LeaseID, Status: it.Status, ConsumerGroup: c.groupParam(), Error: it.Error})
 		d.AckReceived = c.r.since()
+		c.r.request(newRequest(RouteAck, b, d.AckSent, d.AckReceived, err))
 		if err != nil {
 			d.Outcome = Unknown
 			c.noteAckError(b, err)
@@ -357,12 +370,19 @@ func (c *consumer) record(d *Delivery, res api.AckResult) {
 	default:
 		d.Outcome = Acked
 	}
-	if d.Outcome.resolving() {
-		r.mu.Lock()
-		if !r.resolved[c.group][d.Msg] {
-			r.resolved[c.group][d.Msg] = true
-			r.nResolved[c.group]++
-		}
-		r.mu.Unlock()
+	c.resolve(d)
+}
+
+// resolve counts d's message as done for the group when d's outcome resolved it.
+func (c *consumer) resolve(d *Delivery) {
+	if !d.Outcome.resolving() {
+		return
+	}
+	r := c.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.resolved[c.group][d.Msg] {
+		r.resolved[c.group][d.Msg] = true
+		r.nResolved[c.group]++
 	}
 }

@@ -136,6 +136,24 @@ func passThrough() []string {
 
 func (c *cluster) URLs() []string { return c.urls }
 
+// errorLines returns the first n lines at level ERROR that the brokers logged, for
+// a failed run's report.
+func (c *cluster) errorLines(n int) []string {
+	var out []string
+	bufs := []*testlog.Buffer{&c.in.logs}
+	for _, ch := range c.ch {
+		bufs = append(bufs, &ch.stderr)
+	}
+	for i, b := range bufs {
+		for line := range strings.Lines(b.String()) {
+			if strings.Contains(line, `"level":"ERROR"`) || strings.Contains(line, "level=ERROR") {
+				out = append(out, fmt.Sprintf("broker %d: %s", i, strings.TrimSpace(line)))
+			}
+		}
+	}
+	return out[:min(n, len(out))]
+}
+
 func (c *cluster) Restart(ctx context.Context, i int) error { return c.restart(ctx, i, false) }
 
 func (c *cluster) RestartGraceful(ctx context.Context, i int) error { return c.restart(ctx, i, true) }

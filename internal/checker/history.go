@@ -33,7 +33,7 @@ const (
 	Abandoned
 	// Rejected: the ack was refused with "Invalid or expired lease".
 	Rejected
-	// Unknown: the ack request got no answer (transport error, 5xx).
+	// Unknown: the ack (or transaction) request got no answer (transport error, 5xx).
 	Unknown
 	// Errored: the ack got an unexpected per-item error (also a violation).
 	Errored
@@ -73,6 +73,14 @@ type History struct {
 	DeadLetters []DeadLetter
 	// Violations found while recording (bad payloads, unexpected answers...).
 	Violations []Violation
+	// Requests are the pushes, pops, acks and transactions sent, in no particular order.
+	Requests []Request
+	// Only503: an answer with a 5xx status other than 503 is a violation.
+	Only503 bool
+	// Faults are the database faults injected, in order.
+	Faults []FaultEvent
+	// FollowUps are the messages of the transactions' follow-up queue at the end.
+	FollowUps []FollowUp
 }
 
 // Message is one message a producer meant to push.
@@ -81,11 +89,15 @@ type Message struct {
 	TxID          string
 	// Partition is the index of the partition it was pushed to.
 	Partition int
-	// Pushed is true once a push answered queued or duplicate for it; ID is the message
-	// id of that answer and PartitionID the partition id of a queued answer.
+	// Pushed is true once a push answered queued or duplicate for it (or buffered,
+	// when the run allows it); ID is the message id of that answer (else of its
+	// deliveries) and PartitionID the partition id of a queued answer (else of its
+	// deliveries).
 	Pushed      bool
 	ID          string
 	PartitionID string
+	// Buffered is true when a push of it was answered buffered (spooled by a broker).
+	Buffered bool
 	// CreatedAt is the createdAt of its deliveries ("" when never delivered).
 	CreatedAt string
 }
@@ -107,7 +119,12 @@ type Delivery struct {
 	// retry count the pop reported for it (its failed deliveries so far).
 	Pos, RetryCount int
 	// Failed is true when the consumer acked it failed (false: completed).
-	Failed  bool
+	Failed bool
+	// Tx is true when the consumer completed it with a transaction (the ack and the
+	// push of its follow-up) instead of an ack; Outcome is then the transaction's:
+	// Acked when it committed, Rejected or Released when it was refused for the
+	// lease, Errored when refused otherwise, Unknown without an answer.
+	Tx      bool
 	Outcome Outcome
 	// AckSent and AckReceived time the ack request (zero when none was sent).
 	AckSent, AckReceived time.Duration
@@ -142,6 +159,13 @@ type Report struct {
 	ExpiredLeases int // leases left to expire (abandoned, refused or unanswered acks)
 	DeadLettered  int // dead-letter rows
 	UnknownAcks   int // acks whose answer was lost
+	Buffered      int // messages whose push was answered buffered (spooled)
+	Unavailable   int // requests answered 503
+	ServerErrors  int // requests answered with another 5xx
+	Transactions  int // transactions answered success (committed)
+	TxRefused     int // transactions answered success false (rolled back)
+	TxUnknown     int // transactions whose answer was lost (transport error, 5xx)
+	FollowUps     int // messages read from the follow-up queue
 	Groups        int
 	Partitions    int
 	Brokers       int
@@ -151,6 +175,8 @@ type Report struct {
 	Elapsed       time.Duration
 	// RestartLog lists the restarts in the order they happened.
 	RestartLog []Restart
+	// FaultLog lists the database faults in the order they happened.
+	FaultLog []FaultReport
 
 	// ViolationCount counts every violation; Violations keeps the first few of each kind.
 	ViolationCount int
@@ -210,9 +236,11 @@ func (r *Report) Kinds() map[string]int { return r.kinds }
 // "checker: pushed=1200 delivered=4100 ... brokers=2 restarts=1 OK".
 func (r *Report) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "checker: pushed=%d delivered=%d redelivered=%d failedAcks=%d expiredLeases=%d dlq=%d unknownAcks=%d groups=%d partitions=%d brokers=%d restarts=%d elapsed=%s",
-		r.Pushed, r.Delivered, r.Redelivered, r.FailedAcks, r.ExpiredLeases, r.DeadLettered, r.UnknownAcks,
-		r.Groups, r.Partitions, r.Brokers, r.Restarts, r.Elapsed.Round(100*time.Millisecond))
+	fmt.Fprintf(&b, "checker: pushed=%d buffered=%d delivered=%d redelivered=%d failedAcks=%d expiredLeases=%d dlq=%d unknownAcks=%d "+
+		"tx=%d txRefused=%d txUnknown=%d followUps=%d 503s=%d other5xx=%d groups=%d partitions=%d brokers=%d restarts=%d faults=%d elapsed=%s",
+		r.Pushed, r.Buffered, r.Delivered, r.Redelivered, r.FailedAcks, r.ExpiredLeases, r.DeadLettered, r.UnknownAcks,
+		r.Transactions, r.TxRefused, r.TxUnknown, r.FollowUps, r.Unavailable, r.ServerErrors,
+		r.Groups, r.Partitions, r.Brokers, r.Restarts, len(r.FaultLog), r.Elapsed.Round(100*time.Millisecond))
 	if r.OK() {
 		b.WriteString(" OK")
 	} else {
@@ -257,8 +285,11 @@ func (h *History) WriteTo(w io.Writer) (int64, error) {
 			d := &h.Deliveries[di]
 			m := &h.Messages[d.Msg]
 			status := "completed"
-			if d.Failed {
+			switch {
+			case d.Failed:
 				status = "failed"
+			case d.Tx:
+				status = "completed-by-tx"
 			}
 			k, _ = fmt.Fprintf(bw, " | %s@%s r=%d %s %s", m.TxID, m.CreatedAt, d.RetryCount, status, d.Outcome)
 			n += int64(k)
@@ -273,6 +304,10 @@ func (h *History) WriteTo(w io.Writer) (int64, error) {
 		}
 		_ = bw.WriteByte('\n')
 		n++
+	}
+	for _, f := range h.Faults {
+		k, _ := fmt.Fprintf(bw, "fault %s %s..%s\n", f.Name, secs(f.Start), secs(f.End))
+		n += int64(k)
 	}
 	for _, row := range h.DeadLetters {
 		k, _ := fmt.Fprintf(bw, "dlq %s message=%s retry_count=%d\n", row.ConsumerGroup, row.MessageID, row.RetryCount)

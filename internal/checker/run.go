@@ -41,10 +41,19 @@ type run struct {
 	restartLog []Restart
 	// restartsDone is closed when the restarter returns.
 	restartsDone chan struct{}
+	// faultLog is written by the faulter only, and read once it is done; faultsDone
+	// is closed when it returns, faultsEnd is then the time offset (nanoseconds).
+	faultLog   []FaultEvent
+	faultsDone chan struct{}
+	faultsEnd  atomic.Int64
+
+	reqMu    sync.Mutex // guards requests
+	requests []Request
 
 	producersDone atomic.Bool
 	stop          atomic.Bool
 	lastDelivery  atomic.Int64 // time offset, nanoseconds
+	lastPopError  atomic.Int64 // time offset, nanoseconds
 	restarts      atomic.Int64
 	pushRetries   atomic.Int64
 	popErrors     atomic.Int64
@@ -69,7 +78,7 @@ func Run(ctx context.Context, cfg Config, cl Cluster) (*Report, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r := &run{cfg: cfg, cl: cl, groups: cfg.groupNames(), start: time.Now(), cancel: cancel,
-		restartsDone: make(chan struct{})}
+		restartsDone: make(chan struct{}), faultsDone: make(chan struct{})}
 	for _, u := range cl.URLs() {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConnsPerHost = 128
@@ -91,6 +100,11 @@ func Run(ctx context.Context, cfg Config, cl Cluster) (*Report, error) {
 	}}); err != nil {
 		return nil, fmt.Errorf("checker: configure %s: %w", cfg.Queue, err)
 	}
+	if cfg.TransactionProbability > 0 {
+		if _, err := r.clients[0].Configure(ctx, api.ConfigureRequest{Queue: cfg.followUpQueue()}); err != nil {
+			return nil, fmt.Errorf("checker: configure %s: %w", cfg.followUpQueue(), err)
+		}
+	}
 
 	var consumers sync.WaitGroup
 	var all []*consumer
@@ -104,6 +118,7 @@ func Run(ctx context.Context, cfg Config, cl Cluster) (*Report, error) {
 	}
 	var background sync.WaitGroup
 	background.Go(func() { r.restarter(ctx) })
+	background.Go(func() { r.faulter(ctx) })
 	var producers sync.WaitGroup
 	for p := range cfg.Producers {
 		producers.Go(func() { r.produce(ctx, p) })
@@ -123,7 +138,13 @@ func Run(ctx context.Context, cfg Config, cl Cluster) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checker: read the dead-letter queue: %w", err)
 	}
-	rep := Verify(r.history(all, rows))
+	h := r.history(all, rows)
+	if cfg.TransactionProbability > 0 {
+		if h.FollowUps, err = r.readFollowUps(ctx); err != nil {
+			return nil, fmt.Errorf("checker: read the follow-up queue %s: %w", cfg.followUpQueue(), err)
+		}
+	}
+	rep := Verify(h)
 	rep.Brokers = len(r.clients)
 	rep.Restarts = int(r.restarts.Load())
 	rep.PushRetries = int(r.pushRetries.Load())
@@ -247,17 +268,21 @@ func (r *run) produce(ctx context.Context, p int) {
 }
 
 // push sends items until a broker answers, moving to the next broker after a
-// transport error or a 5xx; the transaction ids make a retried push idempotent.
+// transport error or a 5xx; the transaction ids make a retried push idempotent. A
+// 5xx other than 503 is retried too, and judged by [Verify] from the recorded
+// request.
 func (r *run) push(ctx context.Context, b int, items []api.PushItem, idx []int) error {
 	for attempt := 0; ; attempt++ {
 		sent := r.since()
 		res, err := r.clients[b].Push(ctx, items...)
-		if err == nil {
-			r.recordPush(b, span{sent, r.since()}, items, idx, res, attempt)
-			return nil
-		}
-		if ctx.Err() != nil {
+		received := r.since()
+		if err != nil && ctx.Err() != nil {
 			return ctx.Err()
+		}
+		r.request(pushRequest(b, sent, received, len(items), res, err))
+		if err == nil {
+			r.recordPush(b, span{sent, received}, items, idx, res, attempt)
+			return nil
 		}
 		if !retryable(err) {
 			return fmt.Errorf("checker: push %s...: %w", items[0].TransactionID, err)
@@ -281,6 +306,14 @@ func (r *run) recordPush(b int, s span, items []api.PushItem, idx []int, res []a
 	for j, pr := range res {
 		m := &r.msgs[idx[j]]
 		switch {
+		case pr.Status == api.PushStatusBuffered && r.cfg.AllowBuffered:
+			// Spooled: no message id nor partition id yet; the delivery tells them.
+			if id := pr.ID(); id != "" && id != m.TxID {
+				r.violations = append(r.violations, Violation{"push", fmt.Sprintf("%s: buffered push result %d names %s", m.TxID, j, id)})
+			}
+			m.Buffered = true
+			r.markPushed(m)
+			continue
 		case pr.Status == api.PushStatusDuplicate && attempt == 0:
 			r.violations = append(r.violations, Violation{"push", fmt.Sprintf("%s: first push answered duplicate", m.TxID)})
 		case pr.Status != api.PushStatusQueued && pr.Status != api.PushStatusDuplicate:
@@ -302,100 +335,23 @@ func (r *run) recordPush(b int, s span, items []api.PushItem, idx []int, res []a
 			}
 			m.PartitionID = pr.PartitionID
 		}
-		if !m.Pushed {
-			m.Pushed = true
-			r.nPushed++
-		}
+		r.markPushed(m)
 	}
 }
 
-// restarter restarts the brokers in turn, one at a time, evenly spread over the
-// producers' time. A rolling restart leaves one more slot free at the end, so that
-// the broker restarted last serves pushes again before the producers are done.
-func (r *run) restarter(ctx context.Context) {
-	defer close(r.restartsDone)
-	slots := r.cfg.Restarts + 1
-	if r.cfg.Rolling {
-		slots++
-	}
-	for i := range r.cfg.Restarts {
-		at := time.Duration(int64(r.cfg.Duration) * int64(i+1) / int64(slots))
-		if !r.waitUntil(ctx, at) {
-			return
-		}
-		b, graceful := r.restartPlan(i)
-		how, restart := "abruptly", r.cl.Restart
-		if graceful {
-			how, restart = "gracefully", r.cl.RestartGraceful
-		}
-		stopping := r.since()
-		r.cfg.Logf("checker: restarting broker %d %s at %s", b, how, stopping.Round(time.Millisecond))
-		if err := restart(ctx, b); err != nil {
-			r.fail(fmt.Errorf("checker: restart broker %d %s: %w", b, how, err))
-			return
-		}
-		ready := r.since()
-		r.restartLog = append(r.restartLog, Restart{Broker: b, Graceful: graceful, Stopping: stopping, Ready: ready})
-		r.restarts.Add(1)
-		r.cfg.Logf("checker: broker %d back at %s", b, ready.Round(time.Millisecond))
+// markPushed counts m as pushed; r.mu is held.
+func (r *run) markPushed(m *Message) {
+	if !m.Pushed {
+		m.Pushed = true
+		r.nPushed++
 	}
 }
 
-// restartPlan names the broker of the i-th restart (from 0) and whether it is graceful.
-func (r *run) restartPlan(i int) (broker int, graceful bool) {
-	n := len(r.clients)
-	if !r.cfg.Rolling {
-		return (i + 1) % n, false
-	}
-	return i % n, r.cfg.KillEvery == 0 || (i+1)%r.cfg.KillEvery != 0
-}
-
-// restartTraffic returns the restart log with the traffic each restarted broker
-// served around each restart (see [Restart]).
-func (r *run) restartTraffic(all []*consumer) []Restart {
-	out := slices.Clone(r.restartLog)
-	for k := range out {
-		rs := &out[k]
-		from, to := time.Duration(0), never
-		for j := k - 1; j >= 0; j-- {
-			if out[j].Broker == rs.Broker {
-				from = out[j].Ready
-				break
-			}
-		}
-		for j := k + 1; j < len(out); j++ {
-			if out[j].Broker == rs.Broker {
-				to = out[j].Stopping
-				break
-			}
-		}
-		count := func(s span, before, after *int) {
-			if s.sent >= from && s.received <= rs.Stopping {
-				*before++
-			}
-			if s.sent >= rs.Ready && s.received <= to {
-				*after++
-			}
-		}
-		for _, s := range r.pushSpans[rs.Broker] {
-			count(s, &rs.PushesBefore, &rs.PushesAfter)
-		}
-		for _, c := range all {
-			for e, ep := range c.episodes {
-				// The episodes of one pop answer are adjacent and share its lease.
-				samePop := e > 0 && c.episodes[e-1].LeaseID == ep.LeaseID && c.episodes[e-1].Sent == ep.Sent
-				if ep.Broker == rs.Broker && !samePop {
-					count(span{ep.Sent, ep.Received}, &rs.PopsBefore, &rs.PopsAfter)
-				}
-			}
-		}
-	}
-	return out
-}
-
-// drain waits, once the producers are done, until every group has completed every
-// pushed message, or nothing was delivered for cfg.Quiet, or cfg.DrainTimeout; then
-// it stops the consumers.
+// drain waits, once the producers are done and the faults injected, until every
+// group has completed every pushed message, or nothing was delivered for cfg.Quiet
+// while pops were answered (counted from the end of the faults at the earliest: a
+// database still away is not quiet), or cfg.DrainTimeout; then it stops the
+// consumers.
 func (r *run) drain(ctx context.Context) string {
 	defer r.stop.Store(true)
 	deadline := r.since() + r.cfg.DrainTimeout
@@ -408,10 +364,20 @@ func (r *run) drain(ctx context.Context) string {
 		case <-tick.C:
 		}
 		now := r.since()
+		select {
+		case <-r.faultsDone:
+		default:
+			if now > deadline {
+				return "drain timeout (faults still running)"
+			}
+			continue
+		}
+		quietSince := max(time.Duration(r.lastDelivery.Load()), time.Duration(r.faultsEnd.Load()),
+			time.Duration(r.lastPopError.Load()))
 		switch {
 		case r.allResolved():
 			return "every group completed every message"
-		case now-time.Duration(r.lastDelivery.Load()) > r.cfg.Quiet:
+		case now-quietSince > r.cfg.Quiet:
 			return fmt.Sprintf("nothing delivered for %s", r.cfg.Quiet)
 		case now > deadline:
 			return "drain timeout"
@@ -460,7 +426,11 @@ func retryable(err error) bool {
 // history assembles what the run recorded.
 func (r *run) history(all []*consumer, rows []DeadLetter) *History {
 	h := &History{Groups: r.groups, Partitions: r.cfg.Partitions, LeaseTime: r.cfg.LeaseTime,
-		RetryLimit: r.cfg.RetryLimit, RetryDelay: r.cfg.RetryDelay, Messages: r.msgs, DeadLetters: rows}
+		RetryLimit: r.cfg.RetryLimit, RetryDelay: r.cfg.RetryDelay, Messages: r.msgs, DeadLetters: rows,
+		Faults: r.faultLog, Only503: r.cfg.Only503}
+	r.reqMu.Lock()
+	h.Requests = slices.Clone(r.requests)
+	r.reqMu.Unlock()
 	h.Violations = append(h.Violations, r.violations...)
 	for _, c := range all {
 		base := len(h.Episodes)

@@ -62,7 +62,12 @@ func Verify(h *History) *Report {
 		if h.Messages[i].Pushed {
 			v.rep.Pushed++
 		}
+		if h.Messages[i].Buffered {
+			v.rep.Buffered++
+		}
 	}
+	v.checkStatuses()
+	v.rep.FaultLog = faultReports(h)
 	v.index()
 	dlq := v.deadLetterIndex()
 	v.stats = make([]msgStat, len(h.Messages))
@@ -79,6 +84,7 @@ func Verify(h *History) *Report {
 		v.checkEpisodes(g)
 		v.checkDeadLetters(g, dlq[g])
 	}
+	v.checkFollowUps()
 	return v.rep
 }
 

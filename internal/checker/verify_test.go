@@ -45,6 +45,34 @@ func (b *builder) ack(e, pos int, o Outcome, at int, released bool) *builder {
 	return b
 }
 
+// tx records that the pos-th message of episode e was completed by a transaction
+// answered o at at ms.
+func (b *builder) tx(e, pos int, o Outcome, at int) *builder {
+	b.ack(e, pos, o, at, false)
+	for i := range b.h.Deliveries {
+		if d := &b.h.Deliveries[i]; d.Episode == e && d.Pos == pos {
+			d.Tx = true
+		}
+	}
+	return b
+}
+
+// followUp records that the follow-up of message m for group "g" was read.
+func (b *builder) followUp(m int) *builder {
+	tx := b.h.Messages[m].TxID
+	b.h.FollowUps = append(b.h.FollowUps, FollowUp{TransactionID: FollowUpID("g", tx), Partition: PartitionName(0), Group: "g", Source: tx})
+	return b
+}
+
+// withTx is good with m1 completed by a committed transaction, whose follow-up was
+// read.
+func withTx() *builder {
+	b := good()
+	b.tx(0, 1, Acked, 20)
+	b.h.Deliveries[1].LeaseReleased = true
+	return b.followUp(1)
+}
+
 // good is a clean history: m0, m1 acked in one lease; m2 failed once, then acked;
 // m3 dead-lettered after one retry.
 func good() *builder {
@@ -186,6 +214,40 @@ func TestVerifyCatchesEachViolation(t *testing.T) {
 			b.h.Messages[0].CreatedAt, b.h.Messages[1].CreatedAt = b.h.Messages[1].CreatedAt, b.h.Messages[0].CreatedAt
 			return b
 		}},
+		{"FollowUpTwice", "tx-twice", func() *builder {
+			return withTx().followUp(1)
+		}},
+		{"FollowUpOfARefusedTransaction", "tx-refused", func() *builder {
+			b := newBuilder(1)
+			b.tx(b.pop(0, 0), 0, Rejected, 1200)
+			b.ack(b.pop(1300, 0), 0, Acked, 1310, true)
+			return b.followUp(0)
+		}},
+		{"FollowUpMissing", "tx-missing", func() *builder {
+			b := withTx()
+			b.h.FollowUps = nil
+			return b
+		}},
+		{"FollowUpOfNoTransaction", "tx-unexpected", func() *builder {
+			return good().followUp(0)
+		}},
+		{"FollowUpPayloadWrong", "data", func() *builder {
+			b := withTx()
+			b.h.FollowUps[0].Source = "p0-s9"
+			return b
+		}},
+		{"Answered500", "status", func() *builder {
+			b := good()
+			b.h.Only503 = true
+			b.h.Requests = []Request{{Route: RoutePush, Sent: ms(1), Received: ms(2), Status: 500, Code: "internal", Message: "boom"}}
+			return b
+		}},
+		{"Answered504", "status", func() *builder {
+			b := good()
+			b.h.Only503 = true
+			b.h.Requests = []Request{{Route: RouteAck, Sent: ms(1), Received: ms(2), Status: 504, Code: "timeout"}}
+			return b
+		}},
 		{"RecordedViolation", "data", func() *builder {
 			b := good()
 			b.h.Violations = []Violation{{Kind: "data", Detail: "bad payload"}}
@@ -215,4 +277,116 @@ func TestVerifyAcceptsUnknownOutcomes(t *testing.T) {
 	rep := Verify(&b.h)
 	require.True(t, rep.OK(), "%v", rep.Violations)
 	require.Equal(t, 2, rep.UnknownAcks)
+}
+
+// TestVerifyAcceptsTransactionsAndOutages: a committed transaction with its
+// follow-up, a refused one without, an unanswered one either way, buffered pushes
+// and 503 answers are all within the guarantees.
+func TestVerifyAcceptsTransactionsAndOutages(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		build func() *builder
+	}{
+		{"UnknownTransactionCommitted", func() *builder {
+			b := newBuilder(2)
+			b.tx(b.pop(0, 0, 1), 0, Unknown, 10) // m0 done: never redelivered
+			b.tx(b.pop(1100, 1), 0, Rejected, 2200)
+			b.tx(b.pop(2300, 1), 0, Acked, 2310)
+			b.h.Deliveries[len(b.h.Deliveries)-1].LeaseReleased = true
+			return b.followUp(0).followUp(1)
+		}},
+		{"UnknownTransactionRolledBack", func() *builder {
+			b := newBuilder(2)
+			b.tx(b.pop(0, 0, 1), 0, Unknown, 10) // m0 comes back
+			b.tx(b.pop(1100, 0, 1), 0, Rejected, 2200)
+			e := b.pop(2300, 0, 1)
+			b.ack(e, 0, Acked, 2305, false).tx(e, 1, Acked, 2310)
+			b.h.Deliveries[len(b.h.Deliveries)-1].LeaseReleased = true
+			return b.followUp(1)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := tc.build()
+			b.h.Messages[1].Buffered = true
+			b.h.Requests = []Request{{Route: RoutePop, Status: 503, Code: "unavailable"}, {Route: RoutePush, Status: 0}}
+			rep := Verify(&b.h)
+			require.True(t, rep.OK(), "%v", rep.Violations)
+			require.Equal(t, 1, rep.Transactions)
+			require.Equal(t, 1, rep.TxRefused)
+			require.Equal(t, 1, rep.TxUnknown)
+			require.Equal(t, len(b.h.FollowUps), rep.FollowUps)
+			require.Equal(t, 1, rep.Buffered)
+			require.Equal(t, 1, rep.Unavailable)
+		})
+	}
+}
+
+// TestFaultReports measures, from hand-made requests, the disruption each fault
+// caused and the time until pushes were queued again.
+func TestFaultReports(t *testing.T) {
+	t.Parallel()
+	push := func(sent, received, status, items, queued, buffered int) Request {
+		return Request{Route: RoutePush, Sent: ms(sent), Received: ms(received), Status: status, Items: items, Queued: queued, Buffered: buffered}
+	}
+	h := &History{
+		Faults: []FaultEvent{{Name: "kill", Start: ms(1000), End: ms(1010)}, {Name: "switchover", Start: ms(5000), End: ms(6000)}},
+		Requests: []Request{
+			push(900, 950, 200, 2, 2, 0),   // before the first fault
+			push(990, 1020, 0, 2, 0, 0),    // transport error: the first disruption
+			push(1030, 1040, 200, 3, 2, 1), // one item buffered
+			push(1050, 1060, 503, 1, 0, 0),
+			push(1015, 1900, 200, 1, 1, 0), // sent before the first disruption: not a recovery
+			{Route: RoutePop, Sent: ms(1100), Received: ms(1200), Status: 503},
+			{Route: RouteAck, Sent: ms(1100), Received: ms(1200), Status: 0},
+			push(2000, 2500, 200, 2, 2, 0), // queued again
+			push(2100, 2400, 200, 1, 1, 0), // queued again, answered first
+			push(5100, 5200, 200, 4, 4, 0), // the switchover is seamless
+		},
+	}
+	got := faultReports(h)
+	require.Len(t, got, 2)
+	kill := got[0]
+	require.Equal(t, "kill", kill.Name)
+	require.True(t, kill.Disrupted)
+	require.Equal(t, ms(1020), kill.FirstDisruption)
+	require.True(t, kill.Recovered)
+	require.Equal(t, ms(1400), kill.Recovery)
+	require.Equal(t, 3, kill.PushesQueued)
+	require.Equal(t, 1, kill.PushesBuffered)
+	require.Equal(t, 1, kill.Pushes503)
+	require.Equal(t, 1, kill.PushErrors)
+	require.Equal(t, 1, kill.Other503)
+	require.Equal(t, 1, kill.OtherErrors)
+	require.Contains(t, kill.String(), "queued again after 1.400 s")
+
+	sw := got[1]
+	require.False(t, sw.Disrupted)
+	require.True(t, sw.Recovered)
+	require.Zero(t, sw.Recovery)
+	require.Equal(t, 1, sw.PushesQueued)
+	require.Contains(t, sw.String(), "no disruption")
+
+	h.Requests = h.Requests[:7] // never queued again
+	require.False(t, faultReports(h)[0].Recovered)
+	require.Contains(t, faultReports(h)[0].String(), "NOT queued again")
+}
+
+// TestVerifyCountsServerErrors: without Only503 a 500 is counted, not a violation;
+// a 503 never is one.
+func TestVerifyCountsServerErrors(t *testing.T) {
+	t.Parallel()
+	b := good()
+	b.h.Requests = []Request{{Route: RoutePop, Status: 500, Code: "internal"}, {Route: RoutePush, Status: 503, Code: "unavailable"}}
+	rep := Verify(&b.h)
+	require.True(t, rep.OK(), "%v", rep.Violations)
+	require.Equal(t, 1, rep.ServerErrors)
+	require.Equal(t, 1, rep.Unavailable)
+
+	b.h.Only503 = true
+	rep = Verify(&b.h)
+	require.Equal(t, 1, rep.Kinds()["status"], "%v", rep.Violations)
+	require.Contains(t, rep.Violations[0].Detail, "GET /api/v1/pop/queue/{queue}")
+	require.Contains(t, rep.Violations[0].Detail, "500 internal")
 }

@@ -60,11 +60,17 @@ type Config struct {
 	// PostgreSQL.
 	PGHost                  string        // PG_HOST
 	PGPort                  string        // PG_PORT, numeric
-	PGDB                    string        // PG_DB
+	PGDB                    string        // PG_DATABASE when set, else PG_DB: the database connected to.
+	PGDatabase              string        // PG_DATABASE: the 1.x name, "" when unset.
+	ApplySchema             bool          // QUEEN_APPLY_SCHEMA: false runs no DDL, only checks the schema.
 	PGUser                  string        // PG_USER
 	PGPassword              string        // PG_PASSWORD (secret)
 	PGUseSSL                bool          // PG_USE_SSL
 	PGSSLRejectUnauthorized bool          // PG_SSL_REJECT_UNAUTHORIZED
+	PGTargetSessionAttrs    string        // PG_TARGET_SESSION_ATTRS: read-write, primary or any.
+	PGSSLRootCert           string        // PG_SSL_ROOT_CERT: PEM text or a file path, as given.
+	PGSSLCert               string        // PG_SSL_CERT: PEM text or a file path, as given.
+	PGSSLKey                string        // PG_SSL_KEY (secret): PEM text or a file path, as given.
 	DBPoolSize              int           // DB_POOL_SIZE: maximum connections, opened lazily.
 	DBConnectionTimeout     time.Duration // DB_CONNECTION_TIMEOUT (ms)
 	DBStatementTimeout      time.Duration // DB_STATEMENT_TIMEOUT (ms), 0 = none
@@ -153,6 +159,9 @@ type Config struct {
 	warnings []string
 	unknown  []UnknownVariable
 	environ  []string // as given to Load, for a reload
+	pgTLS    pgTLSMaterial
+
+	pgDBLegacy string // PG_DB as given; PGDB is what wins of it and PG_DATABASE
 }
 
 // Load builds the configuration from environ, a list of KEY=value strings as returned
@@ -190,6 +199,7 @@ func Load(environ []string) (*Config, error) {
 		}
 		c.sources[s.name] = src
 	}
+	c.resolveDatabase()
 	c.checkForeign(env, credDir)
 	for _, p := range c.problems() {
 		if !p.involves(failed) {
@@ -199,6 +209,7 @@ func Load(environ []string) (*Config, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	c.warnings = append(c.warnings, c.pgTLSWarnings()...)
 	sort.Strings(c.warnings)
 	return c, nil
 }

@@ -63,7 +63,7 @@ func TestTableIsConsistent(t *testing.T) {
 		}
 		require.Equal(t, want, s.bind(c).get(), s.name)
 	}
-	require.ElementsMatch(t, []string{"PG_PASSWORD", "JWT_SECRET", "QUEEN_ENCRYPTION_KEY"}, secrets)
+	require.ElementsMatch(t, []string{"PG_PASSWORD", "PG_SSL_KEY", "JWT_SECRET", "QUEEN_ENCRYPTION_KEY"}, secrets)
 }
 
 func TestEveryFieldHasASetting(t *testing.T) {

@@ -1,16 +1,31 @@
 package config
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"strconv"
 	"strings"
 	"time"
 )
 
+// pgTLSMaterial is the PEM that PG_SSL_ROOT_CERT, PG_SSL_CERT and PG_SSL_KEY hold,
+// read (from the value or its file) and checked by Load.
+type pgTLSMaterial struct {
+	rootCert, cert, key []byte
+}
+
 // PGConnString returns a libpq keyword/value connection string for PostgreSQL, as pgx
-// parses it: host, port, dbname, user, password (each quoted when needed), sslmode
-// (PG_USE_SSL=false → disable; true → require, or prefer with
-// PG_SSL_REJECT_UNAUTHORIZED=false), connect_timeout in whole seconds rounded up and at
-// least 1, and application_name=queen.
+// parses it: host and port (PG_HOST and PG_PORT, each one value or a comma-separated
+// list: pgx tries the hosts in turn), dbname, user, password (each quoted when
+// needed), sslmode (PGSSLMode), target_session_attrs (PG_TARGET_SESSION_ATTRS: pgx
+// keeps a connection only to a server that passes it, on every new connection),
+// connect_timeout in whole seconds rounded up and at least 1, and
+// application_name=queen.
+//
+// The trust anchors and the client certificate (PG_SSL_ROOT_CERT, PG_SSL_CERT,
+// PG_SSL_KEY) are not in it: they may be PEM text, and pgx reads sslrootcert, sslcert
+// and sslkey as file paths. Give PGRootCAs and PGClientCert to the pool instead
+// (store.Options); without them sslmode=verify-full trusts the system's CAs.
 //
 // It deliberately leaves out libpq's keepalives, keepalives_idle, keepalives_interval,
 // keepalives_count and tcp_user_timeout: pgx does not know them and would send them to
@@ -20,13 +35,6 @@ import (
 // instead (net.Dialer.KeepAliveConfig and the TCP_USER_TIMEOUT socket option).
 // The password is in clear text: never log the result.
 func (c *Config) PGConnString() string {
-	sslmode := "disable"
-	if c.PGUseSSL {
-		sslmode = "require"
-		if !c.PGSSLRejectUnauthorized {
-			sslmode = "prefer"
-		}
-	}
 	connectTimeout := max(1, int64((c.DBConnectionTimeout+time.Second-1)/time.Second))
 	pairs := [][2]string{
 		{"host", c.PGHost},
@@ -34,7 +42,8 @@ func (c *Config) PGConnString() string {
 		{"dbname", c.PGDB},
 		{"user", c.PGUser},
 		{"password", c.PGPassword},
-		{"sslmode", sslmode},
+		{"sslmode", c.PGSSLMode()},
+		{"target_session_attrs", c.PGTargetSessionAttrs},
 		{"connect_timeout", strconv.FormatInt(connectTimeout, 10)},
 		{"application_name", "queen"},
 	}
@@ -48,6 +57,85 @@ func (c *Config) PGConnString() string {
 		b.WriteString(quoteConnValue(kv[1]))
 	}
 	return b.String()
+}
+
+// PGSSLMode is the libpq sslmode the settings ask for: disable without PG_USE_SSL;
+// with it, verify-full (the server's certificate must chain to a trusted CA and name
+// the host connected to), or require (encrypted, the server not verified) when
+// PG_SSL_REJECT_UNAUTHORIZED=false. Over a Unix socket pgx, like libpq, uses no TLS.
+func (c *Config) PGSSLMode() string {
+	switch {
+	case !c.PGUseSSL:
+		return "disable"
+	case !c.PGSSLRejectUnauthorized:
+		return "require"
+	}
+	return "verify-full"
+}
+
+// PGHosts returns the hosts of PG_HOST, in the order they are tried.
+func (c *Config) PGHosts() []string {
+	return strings.Split(c.PGHost, ",")
+}
+
+// PGServers describes where PostgreSQL is, for logs and status lines, without
+// credentials: "db1 port 5432", "db1, db2 port 5432" when one port serves every host,
+// "db1 port 5432, db2 port 5433" with one port per host.
+func (c *Config) PGServers() string {
+	hosts, ports := c.PGHosts(), strings.Split(c.PGPort, ",")
+	if len(ports) != len(hosts) || len(hosts) == 1 {
+		return strings.Join(hosts, ", ") + " port " + ports[0]
+	}
+	parts := make([]string, len(hosts))
+	for i, h := range hosts {
+		parts[i] = h + " port " + ports[i]
+	}
+	return strings.Join(parts, ", ")
+}
+
+// PGRootCAs returns the certificates of PG_SSL_ROOT_CERT as a pool, the trust anchors
+// for the server's certificate; nil when it is unset, meaning the system's CAs.
+func (c *Config) PGRootCAs() *x509.CertPool {
+	if len(c.pgTLS.rootCert) == 0 {
+		return nil
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(c.pgTLS.rootCert)
+	return pool
+}
+
+// PGClientCert returns the client certificate of PG_SSL_CERT and PG_SSL_KEY, presented
+// to a server that asks for one; nil when they are unset. Load has checked that they
+// make a key pair; on a Config changed by hand into one that does not, it is nil too.
+func (c *Config) PGClientCert() *tls.Certificate {
+	if len(c.pgTLS.cert) == 0 || len(c.pgTLS.key) == 0 {
+		return nil
+	}
+	cert, err := tls.X509KeyPair(c.pgTLS.cert, c.pgTLS.key)
+	if err != nil {
+		return nil
+	}
+	return &cert
+}
+
+// pgTLSWarnings lists the TLS settings that are set but change nothing: certificates
+// without PG_USE_SSL, and a CA under PG_SSL_REJECT_UNAUTHORIZED=false, which accepts
+// any server certificate.
+func (c *Config) pgTLSWarnings() []string {
+	var ws []string
+	if !c.PGUseSSL {
+		for _, name := range []string{"PG_SSL_ROOT_CERT", "PG_SSL_CERT", "PG_SSL_KEY"} {
+			if c.Source(name) != SourceDefault {
+				ws = append(ws, name+" is set but unused: PG_USE_SSL=false connects without TLS")
+			}
+		}
+		return ws
+	}
+	if !c.PGSSLRejectUnauthorized && c.PGSSLRootCert != "" {
+		ws = append(ws, "PG_SSL_ROOT_CERT is set but unused: PG_SSL_REJECT_UNAUTHORIZED=false "+
+			"accepts any server certificate without verifying it")
+	}
+	return ws
 }
 
 // quoteConnValue quotes a keyword/value connection-string value when libpq requires it

@@ -50,9 +50,9 @@ const envFileHeader = `# /etc/queen/queen.env: the environment of queen.service,
 #   "yes # note", which queen rejects;
 # - quotes are removed; $VARIABLES are not expanded.
 #
-# Secrets (PG_PASSWORD, JWT_SECRET, QUEEN_ENCRYPTION_KEY) are better kept out of this
-# file: as root-only files under /etc/queen/credentials/ passed with LoadCredential=
-# (see /usr/share/doc/queen/systemd.md).
+# Secrets (PG_PASSWORD, PG_SSL_KEY, JWT_SECRET, QUEEN_ENCRYPTION_KEY) are better kept
+# out of this file: as root-only files under /etc/queen/credentials/ passed with
+# LoadCredential= (see /usr/share/doc/queen/systemd.md).
 # Replicas read this file, then /etc/queen/queen@N.env for their own settings.
 # Reference: /usr/share/doc/queen/configuration.md
 `

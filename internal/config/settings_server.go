@@ -143,18 +143,49 @@ func postgresSettings() []setting {
 	return []setting{
 		{
 			name: "PG_HOST", def: "localhost", group: groupPostgres,
-			doc:  "PostgreSQL host name, IP address, or Unix-socket directory (e.g. `/run/postgresql`).",
-			bind: func(c *Config) value { return textValue{&c.PGHost} },
+			doc: "PostgreSQL host name, IP address, or Unix-socket directory (e.g. `/run/postgresql`); " +
+				"or a comma-separated list of them (`db1,db2`), as libpq takes it: each new connection " +
+				"tries the hosts in turn and keeps the first that `PG_TARGET_SESSION_ATTRS` accepts, " +
+				"so after a failover the broker reconnects to the new primary. Queen-only as a list.",
+			bind: func(c *Config) value { return hostListValue{&c.PGHost} },
 		},
 		{
 			name: "PG_PORT", def: "5432", group: groupPostgres,
-			doc:  "PostgreSQL port. Must be numeric (upstream passes any string through).",
-			bind: func(c *Config) value { return portText{&c.PGPort} },
+			doc: "PostgreSQL port, for every host of `PG_HOST`; or a comma-separated list with one port " +
+				"per host. Must be numeric (upstream passes any string through).",
+			bind: func(c *Config) value { return portListValue{&c.PGPort} },
+		},
+		{
+			name: "PG_TARGET_SESSION_ATTRS", def: "read-write", group: groupPostgres,
+			doc: "Which server a new connection may stay on, as libpq's `target_session_attrs`, checked " +
+				"on every new connection (to each host of a list, and behind a single address such as " +
+				"HAProxy or a virtual IP that follows the primary): `read-write` (the default) keeps one where " +
+				"`transaction_read_only` is off; `primary` one that is not in recovery; `any` the first " +
+				"that answers. `read-only`, `standby` and `prefer-standby` are refused: the broker " +
+				"writes. Queen-only.",
+			bind: func(c *Config) value { return targetSessionAttrsValue{&c.PGTargetSessionAttrs} },
 		},
 		{
 			name: "PG_DB", def: "postgres", group: groupPostgres,
-			doc:  "Database name. queen keeps everything in the `queen` schema of this database.",
-			bind: func(c *Config) value { return textValue{&c.PGDB} },
+			doc: "Database name. queen keeps everything in the `queen` schema of this database. " +
+				"The Queen 1.x brokers' name for it is `PG_DATABASE`, which wins when both are set.",
+			bind: func(c *Config) value { return textValue{&c.pgDBLegacy} },
+		},
+		{
+			name: "PG_DATABASE", def: "", defDoc: "unset: `PG_DB`", group: groupPostgres,
+			doc: "Database name, as the Queen 1.x brokers call it (`PG_DB` is the legacy name). " +
+				"When both are set, `PG_DATABASE` wins and the boot log warns, naming both values.",
+			bind: func(c *Config) value { return textValue{&c.PGDatabase} },
+		},
+		{
+			name: "QUEEN_APPLY_SCHEMA", def: "true", group: groupPostgres,
+			doc: "Apply the embedded schema at boot (the DDL `queen schema` prints). false: the broker " +
+				"runs no DDL at all, so its role needs only the grants of docs/postgresql.md, " +
+				"\"Least privilege\"; it checks at boot that the database holds the schema this " +
+				"release needs (or a newer one) and otherwise exits with status 78, and it builds no " +
+				"missing index (it logs the statements for the schema's owner instead). A DBA applies " +
+				"each release's `queen schema` output before the brokers are upgraded.",
+			bind: func(c *Config) value { return boolValue{&c.ApplySchema} },
 		},
 		{
 			name: "PG_USER", def: "postgres", group: groupPostgres,
@@ -169,14 +200,46 @@ func postgresSettings() []setting {
 		},
 		{
 			name: "PG_USE_SSL", def: "false", group: groupPostgres,
-			doc:  "Use TLS to PostgreSQL: false → `sslmode=disable`, true → `sslmode=require`.",
+			doc: "Use TLS to PostgreSQL: false → `sslmode=disable`; true → `sslmode=verify-full`: the " +
+				"server's certificate must chain to a trusted CA (`PG_SSL_ROOT_CERT`, else the system's " +
+				"CAs) and name the host connected to. Upstream's true is `sslmode=require`, which " +
+				"verifies nothing. Not used over a Unix socket.",
 			bind: func(c *Config) value { return boolValue{&c.PGUseSSL} },
 		},
 		{
 			name: "PG_SSL_REJECT_UNAUTHORIZED", def: "true", group: groupPostgres,
-			doc: "Only with `PG_USE_SSL=true`: false lowers the mode to `sslmode=prefer`. " +
-				"As upstream, neither mode verifies the server certificate.",
+			doc: "Only with `PG_USE_SSL=true`: false accepts a server whose certificate is not verified " +
+				"(`sslmode=require`: encrypted, but anyone on the network path can pose as the server), " +
+				"and the broker logs a warning at boot. Upstream's false is `sslmode=prefer`, which " +
+				"also falls back to plain text.",
 			bind: func(c *Config) value { return boolValue{&c.PGSSLRejectUnauthorized} },
+		},
+		{
+			name: "PG_SSL_ROOT_CERT", def: "", defDoc: "unset: the system's CAs", group: groupPostgres, credential: true,
+			doc: "The CA certificates that the server's certificate must chain to, as PEM text " +
+				"(`\\n` for line breaks in an env file) or the path of a PEM file; also read as the " +
+				"systemd credential `PG_SSL_ROOT_CERT`. Unset, the system's CAs are trusted, so a " +
+				"self-signed server is refused. Only with `PG_USE_SSL=true`.",
+			bind: func(c *Config) value {
+				return pemSourceValue{&c.PGSSLRootCert, &c.pgTLS.rootCert, checkCertificates}
+			},
+		},
+		{
+			name: "PG_SSL_CERT", def: "", defDoc: "unset: none", group: groupPostgres, credential: true,
+			doc: "Client certificate (PEM text or file path; also a systemd credential) presented to a " +
+				"server that asks for one (`pg_hba.conf` method `cert`, or `clientcert=verify-full`). " +
+				"Set together with `PG_SSL_KEY`. Only with `PG_USE_SSL=true`. Queen-only.",
+			bind: func(c *Config) value {
+				return pemSourceValue{&c.PGSSLCert, &c.pgTLS.cert, checkCertificates}
+			},
+		},
+		{
+			name: "PG_SSL_KEY", def: "", defDoc: "unset: none", group: groupPostgres, secret: true,
+			doc: "Private key of `PG_SSL_CERT`, unencrypted, as PEM text or file path. Best given as the " +
+				"systemd credential `PG_SSL_KEY`. Queen-only.",
+			bind: func(c *Config) value {
+				return pemSourceValue{&c.PGSSLKey, &c.pgTLS.key, checkPrivateKey}
+			},
 		},
 		{
 			name: "DB_POOL_SIZE", def: "150", group: groupPostgres,

@@ -23,7 +23,8 @@ func engineTypes() []string {
 	}
 }
 
-// unusedUpstream lists every variable upstream reads that queen does not implement.
+// unusedUpstream lists every variable upstream reads that queen does not implement:
+// upstream Queen 0.15's, and the Queen 1.x brokers' that are not settings here.
 func unusedUpstream() []unusedGroup {
 	var engine, others []string
 	for _, t := range engineTypes() {
@@ -72,13 +73,24 @@ func unusedUpstream() []unusedGroup {
 		{names: []string{"QUEEN_SYNC_SECRET"}, secret: true, reason: noSync},
 		{names: []string{"QUEEN_CACHE_PARTITION_MAX", "QUEEN_CACHE_PARTITION_TTL_MS"},
 			reason: "unused by upstream too"},
+		// The Queen 1.x brokers' own names.
+		{names: []string{"QUEEN_POP_AUTOPILOT_BATCH"},
+			reason: "a Queen 1.x name; queen has no pop autopilot: a pop without `batch` takes " +
+				"DEFAULT_BATCH_SIZE messages, whatever its `autopilot` parameter"},
+		{names: []string{"JWT_ROLE_WRITE_ONLY"},
+			reason: "a Queen 1.x name; queen has no write-only role: a token that pushes needs the " +
+				"read-write or admin role (JWT_ROLE_READ_WRITE, JWT_ROLE_ADMIN)"},
+		{names: []string{"QUEEN_KV_TRUSTED_PROXY"},
+			reason: "a Queen 1.x name; queen serves no key-value routes (`/api/v1/kv`), and " +
+				"QUEEN_TENANCY_HEADER names the tenant header itself"},
 	}
 }
 
 // clientVariables are read by Queen clients and tools, not by the broker. They are
 // often exported in the same shell, so they are ignored without a word.
 func clientVariables() []string {
-	return []string{"QUEEN_SERVER", "QUEEN_TOKEN", "QUEEN_CONTEXT", "QUEEN_CONFIG", "QUEEN_TEST_DATABASE_URL"}
+	return []string{"QUEEN_SERVER", "QUEEN_TOKEN", "QUEEN_CONTEXT", "QUEEN_CONFIG", "QUEEN_TEST_DATABASE_URL",
+		"QUEEN_SDK_POP_AUTOPILOT"} // the last: Queen 1.x SDKs
 }
 
 // checkForeign looks at every variable that is not a setting: an upstream variable we

@@ -1,8 +1,11 @@
 package config
 
 import (
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Validate checks the combinations of settings that no single value can check on its
@@ -34,7 +37,38 @@ func (c *Config) problems() []*Error {
 			"QUEEN_SHUTDOWN_TIMEOUT"))
 	}
 	add(c.jwtProblem())
+	add(c.pgPortsProblem())
+	add(c.pgClientCertProblem())
 	return ps
+}
+
+// pgPortsProblem checks that PG_PORT gives one port for every host or one per host.
+func (c *Config) pgPortsProblem() *Error {
+	hosts, ports := len(c.PGHosts()), len(strings.Split(c.PGPort, ","))
+	if ports == 1 || ports == hosts {
+		return nil
+	}
+	return c.combination("PG_PORT", fmt.Sprintf("has %d ports for the %d hosts of %s: give one port "+
+		"for every host, or one per host", ports, hosts, c.assignment("PG_HOST")), "PG_HOST")
+}
+
+// pgClientCertProblem checks that PG_SSL_CERT and PG_SSL_KEY come together and make a
+// key pair. The key's content never appears in the reason.
+func (c *Config) pgClientCertProblem() *Error {
+	cert, key := c.pgTLS.cert, c.pgTLS.key
+	switch {
+	case len(cert) == 0 && len(key) == 0:
+		return nil
+	case len(key) == 0:
+		return c.combination("PG_SSL_CERT", "needs PG_SSL_KEY, its private key", "PG_SSL_KEY")
+	case len(cert) == 0:
+		return c.combination("PG_SSL_KEY", "needs PG_SSL_CERT, the certificate of the key", "PG_SSL_CERT")
+	}
+	if _, err := tls.X509KeyPair(cert, key); err != nil {
+		return c.combination("PG_SSL_KEY", "is not the private key of PG_SSL_CERT, or cannot be used "+
+			"(an encrypted key is not supported): "+err.Error(), "PG_SSL_CERT")
+	}
+	return nil
 }
 
 // notAbove reports "NAME must not exceed OTHER" when bad is true.

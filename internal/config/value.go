@@ -213,21 +213,6 @@ func (v textValue) set(raw string) error { *v.p = raw; return nil }
 func (v textValue) get() string          { return *v.p }
 func (textValue) kind() string           { return "string" }
 
-// portText is a TCP port kept as a string (PG_PORT), normalised ("05432" → "5432").
-type portText struct{ p *string }
-
-func (v portText) set(raw string) error {
-	n, err := parseInt(raw, 1, 65535)
-	if err != nil {
-		return err
-	}
-	*v.p = strconv.FormatInt(n, 10)
-	return nil
-}
-
-func (v portText) get() string { return *v.p }
-func (portText) kind() string  { return "port number (1–65535)" }
-
 // enumValue is one word of a closed set, matched in any case and stored in its
 // canonical spelling; each alias pair maps an extra spelling onto a canonical one.
 type enumValue struct {

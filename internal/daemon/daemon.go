@@ -18,7 +18,6 @@ import (
 	"github.com/queenmq/queen/internal/encryption"
 	"github.com/queenmq/queen/internal/httpapi"
 	"github.com/queenmq/queen/internal/maintenance"
-	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/sdnotify"
 	"github.com/queenmq/queen/internal/spool"
 	"github.com/queenmq/queen/internal/store"
@@ -113,6 +112,7 @@ func (d *daemon) open(ctx context.Context, opts Options) (err error) {
 		return err
 	}
 	logAuthMode(ctx, logger, cfg, d.verifier, d.ln.Addr())
+	logPostgres(ctx, logger, cfg)
 
 	d.store, err = store.Open(store.Options{
 		ConnString:       cfg.PGConnString(),
@@ -125,6 +125,8 @@ func (d *daemon) open(ctx context.Context, opts Options) (err error) {
 			Idle: cfg.DBKeepalivesIdle, Interval: cfg.DBKeepalivesInterval, Count: cfg.DBKeepalivesCount,
 		},
 		TCPUserTimeout: cfg.DBTCPUserTimeout,
+		TLSRootCAs:     cfg.PGRootCAs(),
+		TLSClientCert:  cfg.PGClientCert(),
 	})
 	if err != nil {
 		return err
@@ -136,7 +138,7 @@ func (d *daemon) open(ctx context.Context, opts Options) (err error) {
 		}
 	}
 	logger.Info("encryption at rest", "key_configured", sealer != nil)
-	if d.spool, err = openSpool(cfg, logger); err != nil {
+	if d.spool, err = openSpool(ctx, cfg, logger); err != nil {
 		return err
 	}
 
@@ -254,7 +256,7 @@ func (d *daemon) run(ctx context.Context, readyFunc func(addr string)) error {
 // becomeReady waits for PostgreSQL and the schema, starts the components that need
 // them, opens the start gate and tells systemd. An error means the start is abandoned.
 func (d *daemon) becomeReady(ctx context.Context, workers *tier) error {
-	err := waitForDatabase(ctx, d.store, d.logger, func(attempt int, retryIn time.Duration, err error) {
+	err := waitForDatabase(ctx, d.store, d.cfg.ApplySchema, d.logger, func(attempt int, retryIn time.Duration, err error) {
 		reportWaiting(d.notifier, d.cfg, attempt, retryIn, err, d.logger)
 		d.pushGate.open() // PostgreSQL is down: pushes go to the spool meanwhile
 	})
@@ -274,42 +276,6 @@ func (d *daemon) becomeReady(ctx context.Context, workers *tier) error {
 	d.logger.Info("ready", "addr", d.ln.Addr().String())
 	notifyWarn(d.logger, "READY=1", d.notifier.Ready(fmt.Sprintf("ready: serving on %s, PostgreSQL at %s", d.ln.Addr(), pgTarget(d.cfg))))
 	return nil
-}
-
-// buildIndexes builds the indexes the schema creates concurrently, in the background,
-// until ctx is done.
-func (d *daemon) buildIndexes(ctx context.Context) error {
-	stop := d.store.StartIndexBuild(ctx, d.logger.With("component", "schema"))
-	<-ctx.Done()
-	stop()
-	return nil
-}
-
-// waitForDatabase applies the schema, retrying with a capped backoff while
-// PostgreSQL is unreachable, logging each attempt and reporting it to onWait.
-func waitForDatabase(ctx context.Context, st *store.Store, logger *slog.Logger, onWait func(attempt int, retryIn time.Duration, err error)) error {
-	delay := 500 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		err := st.ApplySchema(ctx)
-		if err == nil {
-			logger.Info("schema applied", "attempt", attempt)
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if !errors.Is(err, queue.ErrUnavailable) {
-			return fmt.Errorf("daemon: apply schema: %w", err)
-		}
-		logger.Warn("waiting for PostgreSQL", "attempt", attempt, "retry_in", delay.String(), "err", err)
-		onWait(attempt, delay, err)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(delay):
-		}
-		delay = min(delay*2, 5*time.Second)
-	}
 }
 
 func isLoopback(host string) bool {

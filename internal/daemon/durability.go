@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -20,7 +21,7 @@ import (
 // against a second process). Failing to open it stops the start-up, as upstream
 // does when it cannot create the directory: a broker that would answer "buffered"
 // without a place to keep it must not run.
-func openSpool(cfg *config.Config, logger *slog.Logger) (*spool.Spool, error) {
+func openSpool(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*spool.Spool, error) {
 	sp, err := spool.Open(spool.Options{
 		Dir:              cfg.FileBufferDir,
 		EventsPerSegment: cfg.FileBufferEventsPerFile,
@@ -29,6 +30,13 @@ func openSpool(cfg *config.Config, logger *slog.Logger) (*spool.Spool, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("daemon: spool (FILE_BUFFER_DIR=%s): %w", cfg.FileBufferDir, err)
+	}
+	// Earlier releases quarantined records that PostgreSQL refused for reasons of its
+	// own (read-only during a failover, a missing privilege): they were acknowledged to
+	// their producers, so they are replayed, not left behind.
+	if _, err := sp.Requeue(ctx, store.IsServerFaultReason); err != nil {
+		logger.Error("spool: could not requeue records quarantined for a database-side reason; they stay in dead/",
+			"dir", sp.Dir(), "err", err)
 	}
 	st := sp.Stats()
 	logger.Info("spool opened", "dir", sp.Dir(), "pending_records", st.PendingRecords,

@@ -151,7 +151,7 @@ func notifyWarn(logger *slog.Logger, what string, err error) {
 
 // pgTarget names the database for status lines, without credentials.
 func pgTarget(cfg *config.Config) string {
-	return fmt.Sprintf("%s port %s database %s", cfg.PGHost, cfg.PGPort, cfg.PGDB)
+	return fmt.Sprintf("%s database %s", cfg.PGServers(), cfg.PGDB)
 }
 
 // reportWaiting tells systemd, after a failed attempt to reach PostgreSQL, what the
@@ -161,6 +161,9 @@ func pgTarget(cfg *config.Config) string {
 // Clients meanwhile queue in the socket's backlog.
 func reportWaiting(n *sdnotify.Notifier, cfg *config.Config, attempt int, retryIn time.Duration, err error, logger *slog.Logger) {
 	msg := err.Error()
+	if hint := pgConnectHint(err); hint != "" {
+		msg = hint // pgx's text puts the cause last, past the cut
+	}
 	if len(msg) > 160 {
 		msg = msg[:160] + "…"
 	}

@@ -35,7 +35,8 @@ func pgEnv(dbURL string) ([]string, error) {
 		}
 	}
 	if u.Query().Get("sslmode") == "require" {
-		env = append(env, "PG_USE_SSL=true")
+		// Encrypted but not verified: PG_USE_SSL=true alone verifies the server.
+		env = append(env, "PG_USE_SSL=true", "PG_SSL_REJECT_UNAUTHORIZED=false")
 	}
 	return env, nil
 }

@@ -18,6 +18,7 @@ const (
 	msgNotFound         = "Not found"
 	msgMethodNotAllowed = "Method not allowed"
 	msgUnavailable      = "database unavailable"
+	msgOutcomeUnknown   = "the database connection was lost during the request (a database restart or failover); it may or may not have taken effect: retry"
 	msgTimeout          = "the database did not answer in time; the request may or may not have taken effect"
 	msgCanceled         = "the request was canceled by the broker before it completed; retry"
 	msgConflict         = "the request conflicts with stored state"
@@ -91,6 +92,9 @@ func notFound(msg string, cause error) error {
 //	*auth.Error, JWKS cannot be fetched     503 + Retry-After: 1   unavailable
 //	*queue.UnavailableError (e.g. push      503 + Retry-After: 1   unavailable (its message)
 //	maintenance without a spool)
+//	queue.ErrOutcomeUnknown (with           503 + Retry-After: 1   unavailable ("may or may not
+//	ErrUnavailable: connection lost after                          have taken effect")
+//	the statement was sent)
 //	queue.ErrUnavailable                    503 + Retry-After: 1   unavailable
 //	queue.ErrTimeout, deadline exceeded     504                    timeout
 //	context.Canceled (by the broker)        503 + Retry-After: 1   unavailable ("canceled by the broker")
@@ -163,6 +167,8 @@ func classify(err error) (int, api.ErrorBody) {
 		return http.StatusConflict, api.ErrorBody{Error: msgConflict, Code: api.ErrorCodeConflict}
 	case errors.As(err, &ue):
 		return http.StatusServiceUnavailable, api.ErrorBody{Error: ue.Message, Code: api.ErrorCodeUnavailable}
+	case errors.Is(err, queue.ErrOutcomeUnknown):
+		return http.StatusServiceUnavailable, api.ErrorBody{Error: msgOutcomeUnknown, Code: api.ErrorCodeUnavailable}
 	case errors.Is(err, queue.ErrUnavailable):
 		return http.StatusServiceUnavailable, api.ErrorBody{Error: msgUnavailable, Code: api.ErrorCodeUnavailable}
 	case errors.Is(err, queue.ErrTimeout), errors.Is(err, context.DeadlineExceeded):

@@ -56,6 +56,44 @@ func CutOff(t testing.TB, dbURL string) (restore func()) {
 	return restore
 }
 
+// ReadOnly makes the database of dbURL behave as a standby does to its clients during
+// a failover: its open connections are terminated, and every new one runs read-only
+// (default_transaction_read_only), so each writing statement fails with SQLSTATE 25006
+// while connections and reads succeed. The returned restore makes it writable again
+// (for new connections); it is also run when the test ends.
+func ReadOnly(t testing.TB, dbURL string) (restore func()) {
+	t.Helper()
+	admin, _ := setup(t, URL(t))
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	ctx, cancel := context.WithTimeout(t.Context(), setupTimeout)
+	defer cancel()
+	if _, err := admin.Exec(ctx, "ALTER DATABASE "+ident(name)+" SET default_transaction_read_only = on"); err != nil {
+		t.Fatalf("pgtest: make %s read-only: %v", name, err)
+	}
+	if _, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = $1 AND pid <> pg_backend_pid()`, name); err != nil {
+		t.Fatalf("pgtest: terminate the connections of %s: %v", name, err)
+	}
+	restored := false
+	restore = func() {
+		if restored {
+			return
+		}
+		restored = true
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), cleanupTimeout)
+		defer cancel()
+		if _, err := admin.Exec(ctx, "ALTER DATABASE "+ident(name)+" RESET default_transaction_read_only"); err != nil {
+			t.Errorf("pgtest: make %s writable: %v", name, err)
+		}
+	}
+	t.Cleanup(restore)
+	return restore
+}
+
 // Cluster is a private PostgreSQL server for one test: initdb into a temporary
 // directory, started on a free port of 127.0.0.1 (about 3 s). As root the server
 // runs as the user postgres, as initdb and postgres refuse root.

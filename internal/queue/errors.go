@@ -22,6 +22,11 @@ var (
 	// after a deadline the statement may still have committed, so it is never a reason
 	// to spool.
 	ErrTimeout = errors.New("database timeout")
+	// ErrOutcomeUnknown accompanies ErrUnavailable when the connection was lost after
+	// the statement was sent (the server crashed, or was switched over, under it): it
+	// may have committed. A push falls back to the spool all the same (replay
+	// deduplicates on the transaction id); other requests are answered 503 saying so.
+	ErrOutcomeUnknown = errors.New("connection lost during the statement")
 )
 
 // ValidationError reports one bad input field. Message is the client-facing text

@@ -27,7 +27,7 @@ func broker() Set {
 	if err != nil {
 		panic(err) // embedded at build time: cannot fail
 	}
-	return NewSet(sub, applyLockNamespace, "queen.schema_version", "schema")
+	return NewSet(sub, applyLockNamespace, "queen.schema_version", "schema").Leveled(Level)
 }
 
 // Files returns the embedded SQL files in apply order (lexical order of their names).
@@ -42,3 +42,11 @@ func Version() string { return broker().Version() }
 
 // Apply brings the database to the embedded schema (see [Set.Apply]).
 func Apply(ctx context.Context, conn *pgx.Conn) error { return broker().Apply(ctx, conn) }
+
+// Script is the DDL as a psql script that also records the version, as `queen schema`
+// prints it for a DBA to apply (see [Set.Script]).
+func Script() string { return broker().Script() }
+
+// Check reports, changing nothing, whether the database holds this schema or a newer
+// one; a *NotAppliedError when not (see [Set.Check]).
+func Check(ctx context.Context, conn *pgx.Conn) error { return broker().Check(ctx, conn) }

@@ -24,6 +24,7 @@ type Set struct {
 	lockNamespace int32
 	versionTable  string
 	name          string
+	level         int // 0: the version table has no level column
 }
 
 // NewSet returns the Set of the .sql files of fsys. lockNamespace is the first key of
@@ -33,6 +34,14 @@ type Set struct {
 // prefixes errors.
 func NewSet(fsys fs.FS, lockNamespace int32, versionTable, name string) Set {
 	return Set{files: fsys, lockNamespace: lockNamespace, versionTable: versionTable, name: name}
+}
+
+// Leveled returns s numbered level: Apply and Script record the level beside the
+// version (the version table has a level column), and Check accepts a database whose
+// highest recorded level is at least level, not only this exact version.
+func (s Set) Leveled(level int) Set {
+	s.level = level
+	return s
 }
 
 // Files returns the SQL files in apply order (lexical order of their names).
@@ -119,11 +128,22 @@ func (s Set) applyOnce(ctx context.Context, conn *pgx.Conn) error {
 			return fmt.Errorf("%s: apply %s: %w", s.name, name, err)
 		}
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO `+s.versionTable+` (version, applied_at) VALUES ($1, now())
-		ON CONFLICT (version) DO UPDATE SET applied_at = now()`, version); err != nil {
+	if _, err := tx.Exec(ctx, s.recordSQL()); err != nil {
 		return fmt.Errorf("%s: record version: %w", s.name, err)
 	}
 	return tx.Commit(ctx)
+}
+
+// recordSQL is the statement that records this version (and level) as applied. The
+// version is a hex hash and the level a number, so they are written as literals: the
+// same statement ends Script.
+func (s Set) recordSQL() string {
+	if s.level > 0 {
+		return fmt.Sprintf(`INSERT INTO %s (version, level, applied_at) VALUES ('%s', %d, now())
+    ON CONFLICT (version) DO UPDATE SET level = EXCLUDED.level, applied_at = now()`, s.versionTable, s.Version(), s.level)
+	}
+	return fmt.Sprintf(`INSERT INTO %s (version, applied_at) VALUES ('%s', now())
+    ON CONFLICT (version) DO UPDATE SET applied_at = now()`, s.versionTable, s.Version())
 }
 
 // isLockConflict reports a deadlock (40P01) or lock timeout (55P03).

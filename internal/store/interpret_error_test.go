@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -167,7 +170,7 @@ func TestInterpretError(t *testing.T) {
 			_, _ = c.Exec(t.Context(), `SELECT 1`) // learns that the backend is gone
 			_, err := c.Exec(t.Context(), `SELECT 1`)
 			return err
-		}, nil},
+		}, []error{queue.ErrOutcomeUnknown}}, // pgx says "conn closed", as for a connection that broke mid-statement
 		{"ClosedPool", classUnavailable, func(t *testing.T) error {
 			p, err := pgxpool.New(t.Context(), dbURL)
 			require.NoError(t, err)
@@ -175,6 +178,41 @@ func TestInterpretError(t *testing.T) {
 			_, err = p.Exec(t.Context(), `SELECT 1`)
 			return err
 		}, nil},
+		{"ReadOnlyServer", classUnavailable, func(t *testing.T) error {
+			// What a standby in recovery (or a primary being demoted) answers every
+			// write: the database is away, not the statement at fault.
+			c := conn(t)
+			_, err := c.Exec(t.Context(), `SET default_transaction_read_only = on`)
+			require.NoError(t, err)
+			_, err = c.Exec(t.Context(), `INSERT INTO locked VALUES (1)`)
+			return err
+		}, nil},
+		{"ReadOnlyServerRefusedAtConnect", classUnavailable, func(t *testing.T) error {
+			// target_session_attrs=read-write refuses a server that cannot take writes.
+			_, err := pgx.Connect(t.Context(), dbURL+"&target_session_attrs=read-write&options=-c%20default_transaction_read_only%3Don")
+			return err
+		}, nil},
+		{"ConnectionCutDuringStatement", classUnavailable, func(t *testing.T) error {
+			// The server's machine dies under a running statement: no answer, only a
+			// broken connection. The statement may have committed.
+			px := cuttableProxy(t, dbURL)
+			c, err := pgx.Connect(t.Context(), withHostPort(t, dbURL, px.port))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = c.Close(context.WithoutCancel(t.Context())) })
+			go func() {
+				for t.Context().Err() == nil {
+					var active bool
+					err := pool.QueryRow(t.Context(), `SELECT state = 'active' AND query = 'SELECT pg_sleep(10)'
+						FROM pg_stat_activity WHERE pid = $1`, c.PgConn().PID()).Scan(&active)
+					if err == nil && active {
+						px.cut()
+						return
+					}
+				}
+			}()
+			_, err = c.Exec(t.Context(), `SELECT pg_sleep(10)`)
+			return err
+		}, []error{queue.ErrOutcomeUnknown}},
 		{"UniqueViolation", classConflict, func(t *testing.T) error {
 			_, err := pool.Exec(t.Context(), `INSERT INTO uniq VALUES (1), (1)`)
 			return err
@@ -196,6 +234,9 @@ func TestInterpretError(t *testing.T) {
 			require.Equal(t, []errorClass{tc.want}, classesOf(got), "raw error: %v", raw)
 			for _, target := range tc.also {
 				require.ErrorIs(t, got, target)
+			}
+			if !slices.Contains(tc.also, queue.ErrOutcomeUnknown) {
+				require.NotErrorIs(t, got, queue.ErrOutcomeUnknown, "raw error: %v", raw)
 			}
 			if tc.want == classConflict {
 				var ce *queue.ConflictError
@@ -278,4 +319,99 @@ func silentPort(t *testing.T) int {
 		<-done
 	})
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// TestFaultOfTheRecordOrOfTheServer: the spool drainer quarantines a record only for
+// a data fault; a reason stored by an earlier release is replayed when its SQLSTATE
+// names anything else.
+func TestFaultOfTheRecordOrOfTheServer(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewDB(t)
+	_, err := pool.Exec(t.Context(), `CREATE TABLE t (x int NOT NULL CHECK (x > 0))`)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		sql  string
+		data bool
+	}{
+		{"BadJSON", `SELECT '{'::jsonb`, true},
+		{"OutOfRange", `SELECT 99999999999::int`, true},
+		{"NotNull", `INSERT INTO t VALUES (NULL)`, true},
+		{"Check", `INSERT INTO t VALUES (-1)`, true},
+		{"UndefinedFunction", `SELECT queen.no_such_function()`, false},
+		{"ReadOnly", `SET TRANSACTION READ ONLY; INSERT INTO t VALUES (1)`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tx, err := pool.Begin(t.Context())
+			require.NoError(t, err)
+			defer func() { _ = tx.Rollback(context.WithoutCancel(t.Context())) }()
+			_, err = tx.Exec(t.Context(), tc.sql)
+			require.Error(t, err)
+			require.Equal(t, tc.data, IsDataFault(interpretError(err)), "%v", err)
+			// The text a quarantine kept: replayed again unless it is a data fault.
+			require.Equal(t, !tc.data, IsServerFaultReason(interpretError(err).Error()), "%v", err)
+		})
+	}
+	for reason, want := range map[string]bool{
+		`queue "x" is full: maxSize reached`:                                       false,
+		"items[0].queue must be at most 255 characters":                            false,
+		"ERROR: cannot execute INSERT in a read-only transaction (SQLSTATE 25006)": true,
+		"ERROR: permission denied for table messages (SQLSTATE 42501)":             true,
+		`ERROR: invalid input syntax for type json (SQLSTATE 22P02)`:               false,
+	} {
+		require.Equal(t, want, IsServerFaultReason(reason), reason)
+	}
+}
+
+// proxy forwards TCP connections to a PostgreSQL server until cut closes them all.
+type proxy struct {
+	port int
+	cut  func()
+}
+
+// cuttableProxy starts a proxy to dbURL's server, closed with the test.
+func cuttableProxy(t *testing.T, dbURL string) proxy {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	cut := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		conns = nil
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			client, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			server, err := net.Dial("tcp", u.Host)
+			if err != nil {
+				_ = client.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, client, server)
+			mu.Unlock()
+			wg.Go(func() { _, _ = io.Copy(server, client); _ = server.Close() })
+			wg.Go(func() { _, _ = io.Copy(client, server); _ = client.Close() })
+		}
+	})
+	t.Cleanup(func() {
+		_ = ln.Close()
+		cut()
+		wg.Wait()
+	})
+	return proxy{port: ln.Addr().(*net.TCPAddr).Port, cut: cut}
 }

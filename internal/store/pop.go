@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/queenmq/queen/internal/queue"
@@ -13,10 +15,35 @@ const sqlPartitionClaim = `SELECT o_partition_id::text, o_partition, o_id::text,
        coalesce(o_trace_id::text, ''), o_payload, coalesce(o_producer_sub, ''), o_created_at, o_retry_count
 FROM queen.pop_q1($1, $2, $3, $4, $5, $6, $7, $8, $9)`
 
+// claimAttempts bounds how often PartitionClaim runs its statement when PostgreSQL
+// aborts it as a deadlock victim or for a serialization failure.
+const claimAttempts = 3
+
 // PartitionClaim runs one pop attempt: it claims partitions of req.Queue for
 // req.ConsumerGroup under leaseID and returns their next messages (none is not an
 // error). Long-polling is the caller's business.
+//
+// Two pops that each claim several partitions of one queue can lock the partitions'
+// ready rows in opposite orders; PostgreSQL then aborts one of them (deadlock_detected).
+// The aborted statement changed nothing and returned nothing, so it runs again, up to
+// claimAttempts times in all.
 func (s *Store) PartitionClaim(ctx context.Context, req queue.PopRequest, leaseID string) ([]queue.Message, error) {
+	for attempt := 1; ; attempt++ {
+		msgs, err := s.partitionClaimOnce(ctx, req, leaseID)
+		if err == nil || attempt == claimAttempts || !isLockConflict(err) || ctx.Err() != nil {
+			return msgs, err
+		}
+	}
+}
+
+// isLockConflict reports a statement aborted by deadlock_detected (40P01) or
+// serialization_failure (40001): it took no effect, and running it again may succeed.
+func isLockConflict(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+}
+
+func (s *Store) partitionClaimOnce(ctx context.Context, req queue.PopRequest, leaseID string) ([]queue.Message, error) {
 	var partition *string
 	if req.Partition != "" {
 		partition = &req.Partition

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -38,11 +41,19 @@ type Options struct {
 	// TCPUserTimeout is TCP_USER_TIMEOUT: unacknowledged data fails the connection
 	// after this long, so a dead database is noticed (0 = OS default).
 	TCPUserTimeout time.Duration
+	// TLSRootCAs, when set, are the CAs a server's certificate must chain to under
+	// sslmode verify-ca and verify-full, in place of the system's (or sslrootcert's);
+	// under require nothing is verified. TLSClientCert, when set, is presented to a
+	// server that asks for a client certificate. Both reach every host of a list (tls.go).
+	TLSRootCAs    *x509.CertPool
+	TLSClientCert *tls.Certificate
 }
 
 // Store runs queen's SQL on a pgx pool.
 type Store struct {
 	pool *pgxpool.Pool
+	// droppedAt is when dropConnections last reset the pool (Unix nanoseconds).
+	droppedAt atomic.Int64
 	// own holds the backend process ids of the pool's open connections, so the
 	// wake-up listener can tell this replica's own NOTIFYs (already delivered
 	// in-process) from other replicas'.
@@ -73,6 +84,7 @@ func Open(opts Options) (*Store, error) {
 		dialer.KeepAliveConfig.Enable = true
 	}
 	cfg.ConnConfig.DialFunc = dialer.DialContext
+	applyTLS(&cfg.ConnConfig.Config, opts)
 	params := cfg.ConnConfig.RuntimeParams
 	setMillis := func(name string, d time.Duration) {
 		if d > 0 {
@@ -87,6 +99,18 @@ func Open(opts Options) (*Store, error) {
 	}
 	params["timezone"] = "UTC"
 	s := &Store{}
+	// A statement refused because the server cannot take writes (a standby, or a
+	// primary being demoted) means that every connection to that server is useless:
+	// close this one at once and drop the others, so the next ones are made to the
+	// server that is writable now.
+	keepOnError := cfg.ConnConfig.OnPgError
+	cfg.ConnConfig.OnPgError = func(c *pgconn.PgConn, pgErr *pgconn.PgError) bool {
+		if serverAwaySQLState(pgErr.Code) {
+			s.dropConnections()
+			return false
+		}
+		return keepOnError == nil || keepOnError(c, pgErr)
+	}
 	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
 		s.own.Store(c.PgConn().PID(), struct{}{})
 		return nil
@@ -141,7 +165,9 @@ func (s *Store) Stats() PoolStats {
 // order (the first match wins):
 //
 //	pgx.ErrNoRows                                        queue.ErrNotFound
-//	connection-level failure (isUnavailable)             queue.ErrUnavailable
+//	connection-level failure (isUnavailable)             queue.ErrUnavailable (and
+//	                                                     queue.ErrOutcomeUnknown when
+//	                                                     the statement was sent)
 //	context.DeadlineExceeded, statement_timeout (57014), queue.ErrTimeout
 //	lock_timeout (55P03)
 //	context.Canceled                                     kept (errors.Is(err, context.Canceled))
@@ -162,6 +188,9 @@ func interpretError(err error) error {
 	case errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("%w: %w", queue.ErrNotFound, err)
 	case isUnavailable(err):
+		if sentUnanswered(err) {
+			return fmt.Errorf("%w: %w: %w", queue.ErrUnavailable, queue.ErrOutcomeUnknown, err)
+		}
 		return fmt.Errorf("%w: %w", queue.ErrUnavailable, err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%w: %w", queue.ErrTimeout, err)
@@ -215,16 +244,60 @@ func isUnavailable(err error) bool {
 	return errors.As(err, &netErr)
 }
 
-// unavailableSQLState reports the SQLSTATEs of a server that is going away or
-// refusing connections: admin_shutdown, crash_shutdown, cannot_connect_now,
+// sentUnanswered reports, of an error isUnavailable accepted, whether the statement
+// may have reached the server before the connection broke: anything but a failed
+// connection attempt, a closed pool or an answer from the server. pgx's SafeToRetry
+// cannot tell: a connection that broke while the statement ran is reported as
+// "conn closed", which it calls safe to retry.
+func sentUnanswered(err error) bool {
+	var (
+		connectErr *pgconn.ConnectError
+		pgErr      *pgconn.PgError
+	)
+	return !errors.As(err, &connectErr) && !errors.As(err, &pgErr) && !errors.Is(err, puddle.ErrClosedPool)
+}
+
+// unavailableSQLState reports the SQLSTATEs of a server that is going away, refusing
+// connections or unable to take writes: those of serverAwaySQLState,
 // too_many_connections, and class 08 (connection exception) except 08P01
 // (protocol_violation, a client bug that retrying cannot fix).
 func unavailableSQLState(code string) bool {
-	switch code {
-	case "57P01", "57P02", "57P03", "53300":
+	switch {
+	case serverAwaySQLState(code), code == "53300":
 		return true
-	case "08P01":
+	case code == "08P01":
 		return false
 	}
 	return strings.HasPrefix(code, "08")
+}
+
+// serverAwaySQLState reports the SQLSTATEs that say the server a connection reaches is
+// no writable primary any more, whatever the statement: read_only_sql_transaction
+// (25006: a standby in recovery, or a primary being demoted; queen never runs a
+// writing statement in a read-only transaction of its own), admin_shutdown,
+// crash_shutdown and cannot_connect_now (57P01-57P03: shutting down, restarting,
+// starting up or in recovery). During a failover these are the database being away,
+// never a fault of the request.
+func serverAwaySQLState(code string) bool {
+	switch code {
+	case "25006", "57P01", "57P02", "57P03":
+		return true
+	}
+	return false
+}
+
+// dropConnectionsEvery bounds how often dropConnections resets the pool: every
+// connection to a server that went away reports it, but one reset drops them all.
+const dropConnectionsEvery = time.Second
+
+// dropConnections closes the pool's idle connections now and its busy ones when they
+// are released, so that new connections are made, to whichever host is writable
+// (target_session_attrs). At most once per dropConnectionsEvery.
+func (s *Store) dropConnections() {
+	now := time.Now().UnixNano()
+	last := s.droppedAt.Load()
+	if now-last < int64(dropConnectionsEvery) || !s.droppedAt.CompareAndSwap(last, now) || s.pool == nil {
+		return
+	}
+	s.pool.Reset()
 }

@@ -92,6 +92,12 @@ BEGIN
                 THEN v_mid ELSE c.last_consumed_id END,
            last_consumed_at = now(),
            total_messages_consumed = c.total_messages_consumed + 1,
+           -- As an ack does: moving past the message (or releasing the lease) ends
+           -- the batch's retries, so the next failure starts counting from 0.
+           batch_retry_count = CASE WHEN c.last_consumed_created_at IS NULL
+                OR (v_mts, v_mid) > (c.last_consumed_created_at, c.last_consumed_id)
+                OR v_dlq OR c.acked_count + 1 >= greatest(c.batch_size, 1)
+                THEN 0 ELSE c.batch_retry_count END,
            acked_count = CASE WHEN v_dlq OR c.acked_count + 1 >= greatest(c.batch_size, 1) THEN 0 ELSE c.acked_count + 1 END,
            batch_size = CASE WHEN v_dlq OR c.acked_count + 1 >= greatest(c.batch_size, 1) THEN 0 ELSE c.batch_size END,
            lease_acquired_at = CASE WHEN v_dlq OR c.acked_count + 1 >= greatest(c.batch_size, 1) THEN NULL ELSE c.lease_acquired_at END,

@@ -1,0 +1,57 @@
+package broker_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/broker"
+	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// TestReadOnlyDatabaseIsAwayNotAFault is the failover case where the broker's
+// connections reach a server that cannot take writes (a standby still in recovery, a
+// primary being demoted): every write fails with SQLSTATE 25006. Pushes must be
+// answered buffered (never 500), the drainer must wait (never quarantine an
+// acknowledged record), and once the database is writable again every record is
+// stored, in order per partition, once.
+func TestReadOnlyDatabaseIsAwayNotAFault(t *testing.T) {
+	t.Parallel()
+	sb := setupSpool(t, broker.Config{}, nil)
+	first := sb.push(t, item("ro", "p1", "tx-0", `0`))
+	require.Equal(t, queue.StatusQueued, first[0].Status)
+
+	restore := pgtest.ReadOnly(t, sb.dbURL)
+	var want []string
+	for i := 1; i <= 12; i++ {
+		tx := fmt.Sprintf("tx-%d", i)
+		res := sb.push(t, item("ro", "p1", tx, fmt.Sprintf("%d", i)))
+		require.Equal(t, queue.StatusBuffered, res[0].Status, "push %d while the database is read-only", i)
+		want = append(want, tx)
+	}
+	// The drainer meets the read-only server and waits: wait for it to say so twice
+	// over (the log line, then a pending spool that has quarantined nothing).
+	require.Eventually(t, func() bool { return strings.Contains(sb.log.String(), "spool drain paused") },
+		20*time.Second, 10*time.Millisecond, "the drainer never met the read-only database:\n%s", sb.log.Tail(4000))
+	// A push that meets the read-only server itself (once the spool-first window of
+	// the first failure is over, to a partition with nothing spooled) is buffered too.
+	require.Eventually(t, sb.b.DatabaseReachable, 20*time.Second, 10*time.Millisecond)
+	res := sb.push(t, item("ro", "p2", "tx-13", `13`))
+	require.Equal(t, queue.StatusBuffered, res[0].Status, "a push answered SQLSTATE 25006")
+	require.False(t, sb.b.DatabaseReachable(), "the push found the database away")
+	st := sb.sp.Stats()
+	require.Zero(t, st.QuarantinedRecords, "records quarantined because the server was read-only")
+	require.EqualValues(t, 13, st.PendingRecords)
+	_, err := sb.b.Pop(t.Context(), queue.PopRequest{Queue: "ro", Batch: 1})
+	require.ErrorIs(t, err, queue.ErrUnavailable, "a pop on a read-only server is the database being away")
+
+	restore()
+	st = sb.waitDrained(t)
+	require.Zero(t, st.QuarantinedRecords)
+	require.Equal(t, map[string][]string{"p1": append([]string{"tx-0"}, want...), "p2": {"tx-13"}}, sb.popAll(t, "ro", "audit"),
+		"every buffered push stored once, in order")
+}

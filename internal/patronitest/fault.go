@@ -1,0 +1,155 @@
+package patronitest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Kill crashes the node's machine, as its clients and the other nodes see it:
+// SIGKILL of its Patroni and, at once, of its postmaster and every PostgreSQL
+// process (the page cache survives: fsync is off, see the package doc). Its
+// clients' connections break without a word from the server. Patroni elects another leader once the dead
+// leader's key expires (about 10 s); WaitLeader waits for it.
+func (c *Cluster) Kill(ctx context.Context, name string) error {
+	n, err := c.mustNode(name)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	p, up := n.patroni, n.up
+	n.patroni, n.up = nil, false
+	c.mu.Unlock()
+	if !up {
+		return fmt.Errorf("kill %s: the node is not running", name)
+	}
+	c.stopNode(n, p)
+	if ctx.Err() != nil {
+		return fmt.Errorf("kill %s: %w", name, ctx.Err())
+	}
+	return nil
+}
+
+// Start starts the Patroni of a killed node and waits until the node runs: as a
+// replica streaming from the leader (a former leader is rewound with pg_rewind
+// first), or as the leader if there is none.
+func (c *Cluster) Start(ctx context.Context, name string) error {
+	n, err := c.mustNode(name)
+	if err != nil {
+		return err
+	}
+	if err := c.startNode(n); err != nil {
+		return err
+	}
+	return c.waitNode(ctx, n)
+}
+
+// Switchover makes candidate the leader the planned way (patronictl switchover
+// --force): the leader stops, candidate is promoted and the former leader follows
+// it. It returns once candidate accepts writes; WaitHealthy waits for the former
+// leader to stream again. In synchronous mode the candidate must be the
+// synchronous standby.
+func (c *Cluster) Switchover(ctx context.Context, candidate string) error {
+	if _, err := c.mustNode(candidate); err != nil {
+		return err
+	}
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		return fmt.Errorf("switchover to %s: %w", candidate, err)
+	}
+	if leader == candidate {
+		return fmt.Errorf("switchover to %s: it is the leader already", candidate)
+	}
+	// patronictl exits 0 even when the switchover fails: the leader tells.
+	out, err := c.patronictl(ctx, "switchover", "--leader", leader, "--candidate", candidate, "--force")
+	if err != nil {
+		return err
+	}
+	err = poll(ctx, 100*time.Millisecond, func(ctx context.Context) error {
+		now, err := c.Leader(ctx)
+		if err != nil {
+			return err
+		}
+		if now != candidate {
+			return fmt.Errorf("the leader is %s", now)
+		}
+		_, err = c.primaryStatus(ctx, candidate)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("switchover from %s to %s (patronictl: %s): %w", leader, candidate, out, err)
+	}
+	return nil
+}
+
+// Restart restarts the node's PostgreSQL through Patroni (patronictl restart
+// --force), as an operator does to apply a setting, and waits until the node runs
+// again. Meant for a replica; a leader restarts in place and stays the leader.
+func (c *Cluster) Restart(ctx context.Context, name string) error {
+	n, err := c.mustNode(name)
+	if err != nil {
+		return err
+	}
+	before, err := c.postmasterStart(ctx, name)
+	if err != nil {
+		return fmt.Errorf("restart %s: %w", name, err)
+	}
+	// patronictl exits 0 even when the restart fails: the postmaster's start time tells.
+	out, err := c.patronictl(ctx, "restart", scope, name, "--force")
+	if err != nil {
+		return err
+	}
+	if err := c.waitNode(ctx, n); err != nil {
+		return err
+	}
+	after, err := c.postmasterStart(ctx, name)
+	if err != nil {
+		return fmt.Errorf("restart %s: %w", name, err)
+	}
+	if !after.After(before) {
+		return fmt.Errorf("restart %s: PostgreSQL still runs since %s (patronictl: %s)", name, before, out)
+	}
+	return nil
+}
+
+// postmasterStart is when the node's PostgreSQL started.
+func (c *Cluster) postmasterStart(ctx context.Context, name string) (time.Time, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.URL(name))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("connect to %s: %w", name, err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var t time.Time
+	if err := conn.QueryRow(ctx, "SELECT pg_postmaster_start_time()").Scan(&t); err != nil {
+		return time.Time{}, fmt.Errorf("read the start time of %s: %w", name, err)
+	}
+	return t, nil
+}
+
+// patronictl runs patronictl with the first node's configuration (any node's
+// reaches the same etcd) and returns its output, also appended to
+// logs/patronictl.log.
+func (c *Cluster) patronictl(ctx context.Context, args ...string) (string, error) {
+	args = append([]string{"-c", c.nodes[0].yml}, args...)
+	cmd := exec.CommandContext(ctx, "patronictl", args...)
+	cmd.Dir = c.dir
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + c.dir, "LC_ALL=C.UTF-8"}
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	if f, ferr := os.OpenFile(filepath.Join(c.dir, "logs", "patronictl.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); ferr == nil {
+		fmt.Fprintf(f, "%s $ patronictl %s\n%s\n", time.Now().Format(time.RFC3339Nano), strings.Join(args, " "), out)
+		f.Close()
+	}
+	if err != nil {
+		return "", fmt.Errorf("patronictl %s: %w: %s", strings.Join(args[2:], " "), err, errorOutput(out))
+	}
+	return errorOutput(out), nil
+}
