@@ -96,6 +96,12 @@ check-semantics: ## long concurrency checker (2 brokers, kill/restart); -args vi
 check-ha: ## long rolling-restart checker (3 brokers, graceful stops and kills); -args via CHECKER_ARGS
 	scripts/pgtest.sh run -- $(GO) test -race -count=1 -timeout 90m -run '^TestRollingRestart$$' -v ./internal/checker/ -args -checker.long $(CHECKER_ARGS)
 
+.PHONY: test-failover
+test-failover: ## PostgreSQL failover under load: the checker's long run on 2 brokers over a Patroni cluster (kill, rejoin, switchover, replica restart, twice), then brokers allowed onto a standby (root; installs patroni, etcd)
+	scripts/ensure-patroni.sh
+	$(GO) test -race -count=1 -timeout 60m -run '^TestPostgresFailover$$' -v ./internal/checker/ -args -checker.long $(CHECKER_ARGS)
+	$(GO) test -race -count=1 -timeout 30m -run '^TestPostgresFailover$$' -v ./internal/checker/ -args -checker.target-any $(CHECKER_ARGS)
+
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint with .golangci.yml (staticcheck, unused, errcheck, depguard, forbidigo, gofmt, goimports)
 	$(GOLANGCI_LINT) run ./...

@@ -2,11 +2,15 @@
 # queen-backup: one pg_dump of queen's schema, then rotation. Run by
 # queen-backup.service (see /usr/share/doc/queen/backup.md), as the user queen.
 #
-# Connection: queen's own variables from /etc/queen/queen.env (PG_HOST, PG_PORT,
-# PG_USER, PG_DB, PG_PASSWORD, PG_USE_SSL, PG_SSL_REJECT_UNAUTHORIZED), with queen's
-# defaults. The password comes from $CREDENTIALS_DIRECTORY/PG_PASSWORD if present,
-# else PG_PASSWORD, and reaches pg_dump through a pgpass file in the unit's private
-# runtime directory: never through the command line or the environment.
+# Connection: queen's own variables from /etc/queen/queen.env (PG_HOST and PG_PORT,
+# lists included, PG_TARGET_SESSION_ATTRS, PG_USER, PG_DATABASE or PG_DB, PG_PASSWORD,
+# PG_USE_SSL, PG_SSL_REJECT_UNAUTHORIZED, PG_SSL_ROOT_CERT, PG_SSL_CERT, PG_SSL_KEY),
+# with queen's defaults and meanings: TLS verifies the server (verify-full) unless
+# PG_SSL_REJECT_UNAUTHORIZED=false. The password comes from
+# $CREDENTIALS_DIRECTORY/PG_PASSWORD if present, else PG_PASSWORD, and reaches pg_dump
+# through a pgpass file in the unit's private runtime directory: never through the
+# command line or the environment. Certificates and the key given as PEM text (or as
+# credentials) are written to files there too.
 #
 # Output: $BACKUP_DIR (default /var/lib/queen/backups)/queen-YYYYmmddTHHMMSSZ.dump
 # (pg_dump --format=custom, restore with pg_restore). Only a dump that
@@ -25,18 +29,61 @@ truthy() {
 	esac
 }
 
+rundir=${RUNTIME_DIRECTORY:-}
+[ -n "$rundir" ] || rundir=$(mktemp -d)
+
+# setting NAME: the systemd credential NAME if the unit has one, else the variable.
+setting() {
+	if [ -n "${CREDENTIALS_DIRECTORY:-}" ] && [ -r "$CREDENTIALS_DIRECTORY/$1" ]; then
+		cat "$CREDENTIALS_DIRECTORY/$1"
+	else
+		eval "printf '%s' \"\${$1:-}\""
+	fi
+}
+
+# pemfile NAME: the file libpq reads for setting NAME. A path is used as it is; PEM text
+# (as queen accepts it, with "\n" for line breaks in an env file) goes to a private file.
+pemfile() {
+	v=$(setting "$1")
+	case $v in
+	'') ;;
+	*-----BEGIN*)
+		printf '%s\n' "$v" | sed 's/\\n/\n/g' >"$rundir/$1.pem"
+		chmod 600 "$rundir/$1.pem"
+		printf '%s' "$rundir/$1.pem"
+		;;
+	*) printf '%s' "$v" ;;
+	esac
+}
+
 PGHOST=${PG_HOST:-localhost}
 PGPORT=${PG_PORT:-5432}
+PGTARGETSESSIONATTRS=${PG_TARGET_SESSION_ATTRS:-read-write}
 PGUSER=${PG_USER:-postgres}
-PGDATABASE=${PG_DB:-postgres}
+PGDATABASE=${PG_DATABASE:-${PG_DB:-postgres}}
 PGSSLMODE=disable
 if truthy "${PG_USE_SSL:-false}"; then
-	PGSSLMODE=require
-	truthy "${PG_SSL_REJECT_UNAUTHORIZED:-true}" || PGSSLMODE=prefer
+	PGSSLMODE=verify-full
+	truthy "${PG_SSL_REJECT_UNAUTHORIZED:-true}" || PGSSLMODE=require
+	PGSSLROOTCERT=$(pemfile PG_SSL_ROOT_CERT)
+	# libpq's default is ~/.postgresql/root.crt; queen's is the system's CAs (Debian's
+	# bundle, or Red Hat's).
+	if [ -z "$PGSSLROOTCERT" ]; then
+		for f in /etc/ssl/certs/ca-certificates.crt /etc/pki/tls/certs/ca-bundle.crt; do
+			if [ -r "$f" ]; then
+				PGSSLROOTCERT=$f
+				break
+			fi
+		done
+	fi
+	PGSSLCERT=$(pemfile PG_SSL_CERT)
+	PGSSLKEY=$(pemfile PG_SSL_KEY)
+	export PGSSLROOTCERT
+	[ -z "$PGSSLCERT" ] || export PGSSLCERT PGSSLKEY
 fi
 PGCONNECT_TIMEOUT=10
 PGAPPNAME=queen-backup
-export PGHOST PGPORT PGUSER PGDATABASE PGSSLMODE PGCONNECT_TIMEOUT PGAPPNAME
+export PGHOST PGPORT PGTARGETSESSIONATTRS PGUSER PGDATABASE PGSSLMODE PGCONNECT_TIMEOUT PGAPPNAME
 unset PGPASSWORD
 
 # As queen: unset means the default "postgres", set but empty means no password.
@@ -46,8 +93,6 @@ if [ -n "${CREDENTIALS_DIRECTORY:-}" ] && [ -r "$CREDENTIALS_DIRECTORY/PG_PASSWO
 fi
 unset PG_PASSWORD
 if [ -n "$password" ]; then
-	rundir=${RUNTIME_DIRECTORY:-}
-	[ -n "$rundir" ] || rundir=$(mktemp -d)
 	PGPASSFILE=$rundir/pgpass
 	# pgpass fields escape \ and : with a backslash.
 	esc=$(printf '%s' "$password" | sed -e 's/\\/\\\\/g' -e 's/:/\\:/g')

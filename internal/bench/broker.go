@@ -62,6 +62,9 @@ func startBroker(ctx context.Context, binary string, environ []string, d *databa
 	env = append(env,
 		"PG_HOST="+c.Host, "PG_PORT="+strconv.Itoa(int(c.Port)), "PG_USER="+c.User, "PG_PASSWORD="+c.Password,
 		"PG_DB="+d.name, "PG_USE_SSL="+strconv.FormatBool(c.TLSConfig != nil),
+		// A bench DSN with sslmode=require (or prefer) encrypts without verifying; the
+		// broker verifies unless told the same.
+		"PG_SSL_REJECT_UNAUTHORIZED="+strconv.FormatBool(c.TLSConfig == nil || !c.TLSConfig.InsecureSkipVerify),
 		"HOST=127.0.0.1", "PORT="+strconv.Itoa(port), "LOG_LEVEL=warn",
 		"FILE_BUFFER_DIR="+filepath.Join(workDir, "spool"))
 	if pprofAddr != "" {

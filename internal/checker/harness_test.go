@@ -75,10 +75,15 @@ func runChild() int {
 // brokerEnv is the environment of a broker on dbURL.
 func brokerEnv(t *testing.T, dbURL string) []string {
 	t.Helper()
+	return brokerSettings(daemontest.PGEnv(t, dbURL))
+}
+
+// brokerSettings is the environment of a broker on the database pgEnv (PG_*) names.
+func brokerSettings(pgEnv []string) []string {
 	return append([]string{"HOST=127.0.0.1", "LOG_LEVEL=warn", "DB_POOL_SIZE=12", "QUEEN_SHUTDOWN_TIMEOUT=5s",
 		// Leases expire, acks release them and retry delays end without a wake-up:
 		// re-check parked pops often rather than with the default 100 ms..1 s back-off.
-		"POP_WAIT_INITIAL_INTERVAL_MS=25", "POP_WAIT_MAX_INTERVAL_MS=100"}, daemontest.PGEnv(t, dbURL)...)
+		"POP_WAIT_INITIAL_INTERVAL_MS=25", "POP_WAIT_MAX_INTERVAL_MS=100"}, pgEnv...)
 }
 
 // cluster is brokers on one database: broker 0 runs daemon.Run in this process,
@@ -105,8 +110,15 @@ func startCluster(t *testing.T, dbURL string) *cluster {
 // startClusterN starts n brokers on dbURL: one in process, n-1 in child processes.
 func startClusterN(t *testing.T, dbURL string, n int) *cluster {
 	t.Helper()
+	return startClusterEnv(t, brokerEnv(t, dbURL), n)
+}
+
+// startClusterEnv starts n brokers with the environment env: one in process, n-1 in
+// child processes.
+func startClusterEnv(t *testing.T, env []string, n int) *cluster {
+	t.Helper()
 	require.GreaterOrEqual(t, n, 1, "a cluster has at least one broker")
-	c := &cluster{t: t, env: brokerEnv(t, dbURL)}
+	c := &cluster{t: t, env: env}
 	// One spool directory per broker (kept across its restarts).
 	c.in.t, c.in.opts = t, daemontest.Options{Env: c.env, NoDatabase: true, SpoolDir: t.TempDir()}
 	require.NoError(t, c.in.start("127.0.0.1:0"))

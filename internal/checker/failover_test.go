@@ -1,0 +1,152 @@
+package checker_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/checker"
+	"github.com/queenmq/queen/internal/patronitest"
+)
+
+// flagTargetAny runs TestPostgresFailover's brokers with PG_TARGET_SESSION_ATTRS=any.
+var flagTargetAny = flag.Bool("checker.target-any", false, "failover: brokers may connect to a standby (PG_TARGET_SESSION_ATTRS=any)")
+
+// failoverRecovery is the longest a fault of the primary may keep pushes from being
+// queued: a Patroni failover (ttl 10 s) plus the brokers' reconnect.
+const failoverRecovery = 30 * time.Second
+
+// failoverConfig is TestPostgresFailover's run: four producers pushing batches of up
+// to ten over two brokers, two consumer groups and queue mode, a fifth of the
+// completions made by transactions, while the primary is killed, a switchover is
+// made and the replica restarts. With -checker.long (make test-failover) it is
+// minutes long and goes through every fault twice.
+func failoverConfig(long bool) (checker.Config, []string) {
+	c := checker.DefaultConfig()
+	c.Queue = "failover"
+	c.PushBatch = 10
+	c.Partitions = 8
+	c.ConsumersPerGroup = 2
+	c.Restarts = 0
+	c.AllowBuffered = true
+	c.TransactionProbability = 0.2
+	c.Messages = 4000
+	c.Duration = 45 * time.Second
+	plan := []string{"kill-primary", "switchover", "restart-replica"}
+	if long {
+		c.Messages = 40000
+		c.Duration = 4 * time.Minute
+		c.Producers = 8
+		c.ConsumersPerGroup = 3
+		plan = append(plan, plan...)
+	}
+	return c, plan
+}
+
+// TestPostgresFailover runs the concurrency checker against two brokers on a real
+// Patroni cluster (two PostgreSQL nodes on loopback, synchronous replication) given
+// both hosts in PG_HOST, through a crash of the primary (SIGKILL of its Patroni and
+// postmaster), the old primary rejoining as a standby, a planned switchover and a
+// restart of the replica. It requires what an operator is promised: every push
+// answered 2xx (queued or buffered) delivered, to every group, exactly as leases
+// allow and in order per partition; transactions' follow-ups exactly once; no 5xx
+// answer other than 503; and pushes queued again within failoverRecovery of each
+// fault. The times are logged (docs/high-availability.md shows them). With
+// -checker.target-any the brokers may connect to a standby, as a client that does not
+// ask for the writable server does: every write there fails with SQLSTATE 25006, and
+// the same guarantees must hold, except the time to recover.
+func TestPostgresFailover(t *testing.T) {
+	t.Parallel()
+	pc := patronitest.Start(t, patronitest.Options{Nodes: 2})
+
+	cfg, plan := failoverConfig(*flagLong)
+	cfg = withFlags(cfg)
+	step := cfg.Duration / time.Duration(len(plan)+1)
+	for i, name := range plan {
+		cfg.Faults = append(cfg.Faults, checker.Fault{At: step/2 + time.Duration(i)*step, Name: name, Do: failoverFault(t, pc, name)})
+	}
+	env := brokerSettings(pc.Env())
+	if *flagTargetAny {
+		// As a client that lists every host without asking for the writable one: during
+		// the switch its connections can land on the standby still in recovery, where
+		// every write fails with SQLSTATE 25006, which must read as the database away.
+		env = append(env, "PG_TARGET_SESSION_ATTRS=any")
+	}
+	rep := runChecker(t, cfg, startClusterEnv(t, env, 2))
+
+	require.Equal(t, cfg.Messages, rep.Pushed, "every message was pushed")
+	require.Positive(t, rep.Buffered, "pushes were spooled while there was no primary")
+	for _, m := range rep.History.Messages {
+		if m.Buffered {
+			require.NotEmpty(t, m.ID, "%s was answered buffered and never delivered", m.TxID)
+		}
+	}
+	require.Zero(t, rep.ServerErrors, "answers with a 5xx other than 503")
+	require.Positive(t, rep.Transactions, "transactions committed")
+	require.GreaterOrEqual(t, rep.FollowUps, rep.Transactions, "a follow-up per committed transaction")
+	require.LessOrEqual(t, rep.FollowUps, rep.Transactions+rep.TxUnknown, "no follow-up of a refused transaction")
+
+	require.Len(t, rep.FaultLog, len(plan))
+	for _, f := range rep.FaultLog {
+		t.Logf("checker: %s", f)
+	}
+	for _, f := range rep.FaultLog {
+		if f.Name == "kill-primary" {
+			require.True(t, f.Disrupted, "a dead primary went unnoticed: %s", f)
+		}
+		if *flagTargetAny {
+			// Connections may stay on the old primary once it rejoins as a standby: nothing
+			// is lost, but pushes are buffered until a switchover makes it the primary again.
+			continue
+		}
+		require.True(t, f.Recovered, "pushes were never queued again: %s", f)
+		require.LessOrEqual(t, f.Recovery, failoverRecovery, "%s", f)
+	}
+}
+
+// failoverFault returns the Do of the named fault on pc. Each returns once the cluster
+// is healthy again (a leader, and its synchronous standby streaming), so that the
+// next fault meets a cluster that can survive it.
+func failoverFault(t *testing.T, pc *patronitest.Cluster, name string) func(context.Context) error {
+	t.Helper()
+	return func(ctx context.Context) error {
+		leader, err := pc.Leader(ctx)
+		if err != nil {
+			return err
+		}
+		other := pc.Nodes()[0]
+		if i := slices.Index(pc.Nodes(), leader); i == 0 {
+			other = pc.Nodes()[1]
+		}
+		switch name {
+		case "kill-primary":
+			if err := pc.Kill(ctx, leader); err != nil {
+				return err
+			}
+			next, took, err := pc.WaitLeader(ctx, leader)
+			if err != nil {
+				return err
+			}
+			t.Logf("failover: %s killed, %s leads after %s", leader, next, took.Round(time.Millisecond))
+			if err := pc.Start(ctx, leader); err != nil {
+				return err
+			}
+		case "switchover":
+			if err := pc.Switchover(ctx, other); err != nil {
+				return err
+			}
+		case "restart-replica":
+			if err := pc.Restart(ctx, other); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("unknown fault %q", name)
+		}
+		return pc.WaitHealthy(ctx)
+	}
+}
