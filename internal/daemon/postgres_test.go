@@ -3,13 +3,11 @@ package daemon_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/daemontest"
@@ -25,20 +23,9 @@ import (
 func TestPostgresTLS(t *testing.T) {
 	t.Parallel()
 
-	ca := pgtest.NewCA(t)
-	serverCert, serverKey := ca.Issue(t, "localhost", "127.0.0.1")
-	srv := pgtest.StartTLSCluster(t, pgtest.TLSOptions{
-		CertPEM: serverCert, KeyPEM: serverKey, ClientCAPEM: ca.CertPEM,
-		HBA:             []string{"hostssl all queen_cert 127.0.0.0/8 cert", "host all all 127.0.0.0/8 trust"},
-		ListenAddresses: []string{"127.0.0.1", "127.0.0.2"},
-	})
-	admin, err := pgx.Connect(t.Context(), srv.SocketDSN())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = admin.Close(context.WithoutCancel(t.Context())) })
-	_, err = admin.Exec(t.Context(), "CREATE ROLE queen_cert LOGIN")
-	require.NoError(t, err)
+	srv, ca, admin := pgtest.StartTLSTestServer(t)
 	for _, db := range []string{"verified", "unverified"} {
-		_, err = admin.Exec(t.Context(), "CREATE DATABASE "+db)
+		_, err := admin.Exec(t.Context(), "CREATE DATABASE "+db)
 		require.NoError(t, err)
 	}
 	env := func(vars ...string) []string {

@@ -25,35 +25,7 @@ import (
 // returned restore lets connections in again; it is also run when the test ends.
 func CutOff(t testing.TB, dbURL string) (restore func()) {
 	t.Helper()
-	admin, _ := setup(t, URL(t))
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
-	name := strings.TrimPrefix(u.Path, "/")
-	ctx, cancel := context.WithTimeout(t.Context(), setupTimeout)
-	defer cancel()
-	if _, err := admin.Exec(ctx, "ALTER DATABASE "+ident(name)+" WITH ALLOW_CONNECTIONS false"); err != nil {
-		t.Fatalf("pgtest: cut off %s: %v", name, err)
-	}
-	if _, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-		WHERE datname = $1 AND pid <> pg_backend_pid()`, name); err != nil {
-		t.Fatalf("pgtest: terminate the connections of %s: %v", name, err)
-	}
-	restored := false
-	restore = func() {
-		if restored {
-			return
-		}
-		restored = true
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), cleanupTimeout)
-		defer cancel()
-		if _, err := admin.Exec(ctx, "ALTER DATABASE "+ident(name)+" WITH ALLOW_CONNECTIONS true"); err != nil {
-			t.Errorf("pgtest: restore %s: %v", name, err)
-		}
-	}
-	t.Cleanup(restore)
-	return restore
+	return alterDatabase(t, dbURL, "cut off", "WITH ALLOW_CONNECTIONS false", "WITH ALLOW_CONNECTIONS true")
 }
 
 // ReadOnly makes the database of dbURL behave as a standby does to its clients during
@@ -63,6 +35,15 @@ func CutOff(t testing.TB, dbURL string) (restore func()) {
 // (for new connections); it is also run when the test ends.
 func ReadOnly(t testing.TB, dbURL string) (restore func()) {
 	t.Helper()
+	return alterDatabase(t, dbURL, "make read-only", "SET default_transaction_read_only = on",
+		"RESET default_transaction_read_only")
+}
+
+// alterDatabase runs ALTER DATABASE ... change on the database of dbURL, terminates
+// its sessions, and returns a restore that runs ALTER DATABASE ... undo once (also
+// when the test ends).
+func alterDatabase(t testing.TB, dbURL, what, change, undo string) (restore func()) {
+	t.Helper()
 	admin, _ := setup(t, URL(t))
 	u, err := url.Parse(dbURL)
 	if err != nil {
@@ -71,8 +52,8 @@ func ReadOnly(t testing.TB, dbURL string) (restore func()) {
 	name := strings.TrimPrefix(u.Path, "/")
 	ctx, cancel := context.WithTimeout(t.Context(), setupTimeout)
 	defer cancel()
-	if _, err := admin.Exec(ctx, "ALTER DATABASE "+ident(name)+" SET default_transaction_read_only = on"); err != nil {
-		t.Fatalf("pgtest: make %s read-only: %v", name, err)
+	if _, err := admin.Exec(ctx, "ALTER DATABASE "+ident(name)+" "+change); err != nil {
+		t.Fatalf("pgtest: %s %s: %v", what, name, err)
 	}
 	if _, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 		WHERE datname = $1 AND pid <> pg_backend_pid()`, name); err != nil {
@@ -86,8 +67,8 @@ func ReadOnly(t testing.TB, dbURL string) (restore func()) {
 		restored = true
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), cleanupTimeout)
 		defer cancel()
-		if _, err := admin.Exec(ctx, "ALTER DATABASE "+ident(name)+" RESET default_transaction_read_only"); err != nil {
-			t.Errorf("pgtest: make %s writable: %v", name, err)
+		if _, err := admin.Exec(ctx, "ALTER DATABASE "+ident(name)+" "+undo); err != nil {
+			t.Errorf("pgtest: undo %s %s: %v", what, name, err)
 		}
 	}
 	t.Cleanup(restore)

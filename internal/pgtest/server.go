@@ -1,12 +1,15 @@
 package pgtest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // TLSOptions says how StartTLSCluster sets up TLS and client authentication.
@@ -106,4 +109,34 @@ func (c *Cluster) writeFile(name string, data []byte, mode os.FileMode) string {
 		}
 	}
 	return p
+}
+
+// CertRole is the role StartTLSTestServer's server admits only with a client
+// certificate (pg_hba.conf method cert) whose common name it is.
+const CertRole = "queen_cert"
+
+// StartTLSTestServer is the TLS server the broker's TLS tests share: a CA made for the
+// test, a server certificate it signs for localhost and 127.0.0.1, the server also
+// listening on 127.0.0.2 (a name the certificate does not have), role CertRole
+// admitted by client certificate over TLS only, every other role trusted from
+// loopback. It returns the server, its CA and a superuser connection over its Unix
+// socket, closed with the test.
+func StartTLSTestServer(t testing.TB) (*Cluster, *CA, *pgx.Conn) {
+	t.Helper()
+	ca := NewCA(t)
+	cert, key := ca.Issue(t, "localhost", "127.0.0.1")
+	srv := StartTLSCluster(t, TLSOptions{
+		CertPEM: cert, KeyPEM: key, ClientCAPEM: ca.CertPEM,
+		HBA:             []string{"hostssl all " + CertRole + " 127.0.0.0/8 cert", "host all all 127.0.0.0/8 trust"},
+		ListenAddresses: []string{"127.0.0.1", "127.0.0.2"},
+	})
+	admin, err := pgx.Connect(t.Context(), srv.SocketDSN())
+	if err != nil {
+		t.Fatalf("pgtest: connect to the TLS server: %v", err)
+	}
+	t.Cleanup(func() { _ = admin.Close(context.WithoutCancel(t.Context())) })
+	if _, err := admin.Exec(t.Context(), "CREATE ROLE "+CertRole+" LOGIN"); err != nil {
+		t.Fatalf("pgtest: create role %s: %v", CertRole, err)
+	}
+	return srv, ca, admin
 }

@@ -42,18 +42,7 @@ func pingWith(t *testing.T, environ ...string) error {
 func TestTLS(t *testing.T) {
 	t.Parallel()
 
-	ca := pgtest.NewCA(t)
-	serverCert, serverKey := ca.Issue(t, "localhost", "127.0.0.1")
-	srv := pgtest.StartTLSCluster(t, pgtest.TLSOptions{
-		CertPEM: serverCert, KeyPEM: serverKey, ClientCAPEM: ca.CertPEM,
-		HBA:             []string{"hostssl all queen_cert 127.0.0.0/8 cert", "host all all 127.0.0.0/8 trust"},
-		ListenAddresses: []string{"127.0.0.1", "127.0.0.2"},
-	})
-	admin, err := pgx.Connect(t.Context(), srv.SocketDSN())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = admin.Close(context.WithoutCancel(t.Context())) })
-	_, err = admin.Exec(t.Context(), "CREATE ROLE queen_cert LOGIN")
-	require.NoError(t, err)
+	srv, ca, admin := pgtest.StartTLSTestServer(t)
 
 	dir := t.TempDir()
 	caFile := filepath.Join(dir, "ca.pem")
