@@ -5,9 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/checker"
@@ -39,10 +41,13 @@ func failoverConfig(long bool) (checker.Config, []string) {
 	c.Duration = 45 * time.Second
 	plan := []string{"kill-primary", "switchover", "restart-replica"}
 	if long {
-		c.Messages = 40000
+		// About 80 pushes a second, each delivered to three groups: what two brokers under
+		// the race detector and a synchronous pair share with the checker on two cores.
+		c.Messages = 20000
 		c.Duration = 4 * time.Minute
-		c.Producers = 8
+		c.Producers = 6
 		c.ConsumersPerGroup = 3
+		c.DrainTimeout = 3 * time.Minute
 		plan = append(plan, plan...)
 	}
 	return c, plan
@@ -67,8 +72,10 @@ func TestPostgresFailover(t *testing.T) {
 	cfg, plan := failoverConfig(*flagLong)
 	cfg = withFlags(cfg)
 	step := cfg.Duration / time.Duration(len(plan)+1)
+	var healthy atomic.Int64 // when the last fault's cluster was healthy again (Unix nanoseconds)
 	for i, name := range plan {
-		cfg.Faults = append(cfg.Faults, checker.Fault{At: step/2 + time.Duration(i)*step, Name: name, Do: failoverFault(t, pc, name)})
+		cfg.Faults = append(cfg.Faults, checker.Fault{At: step/2 + time.Duration(i)*step, Name: name,
+			Do: failoverFault(t, pc, name, &healthy)})
 	}
 	env := brokerSettings(pc.Env())
 	if *flagTargetAny {
@@ -107,14 +114,38 @@ func TestPostgresFailover(t *testing.T) {
 		require.True(t, f.Recovered, "pushes were never queued again: %s", f)
 		require.LessOrEqual(t, f.Recovery, failoverRecovery, "%s", f)
 	}
+	requireBrokersOnThePrimary(t, pc, time.Unix(0, healthy.Load()))
+}
+
+// requireBrokersOnThePrimary waits until, on the primary of pc, both brokers' wake-up
+// listeners are connected (LISTEN) and a leader-gated background job has run after
+// since: the brokers followed the primary with everything, not only their pools.
+func requireBrokersOnThePrimary(t *testing.T, pc *patronitest.Cluster, since time.Time) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), pc.DSN())
+	require.NoError(t, err)
+	defer func() { _ = conn.Close(context.WithoutCancel(t.Context())) }()
+	var listeners, jobs int
+	require.Eventually(t, func() bool {
+		err := conn.QueryRow(t.Context(), `SELECT
+			(SELECT count(*) FROM pg_stat_activity WHERE application_name = 'queen' AND query = 'LISTEN queen_wake'),
+			(SELECT count(*) FROM queen.maintenance_jobs WHERE last_run_at > $1)`, since).Scan(&listeners, &jobs)
+		return err == nil && listeners >= 2 && jobs > 0
+	}, failoverRecovery, 100*time.Millisecond,
+		"on the primary: %d wake-up listeners (want 2), %d jobs run since %s", listeners, jobs, since)
 }
 
 // failoverFault returns the Do of the named fault on pc. Each returns once the cluster
 // is healthy again (a leader, and its synchronous standby streaming), so that the
 // next fault meets a cluster that can survive it.
-func failoverFault(t *testing.T, pc *patronitest.Cluster, name string) func(context.Context) error {
+func failoverFault(t *testing.T, pc *patronitest.Cluster, name string, healthy *atomic.Int64) func(context.Context) error {
 	t.Helper()
-	return func(ctx context.Context) error {
+	return func(ctx context.Context) (err error) {
+		defer func() {
+			if err == nil {
+				healthy.Store(time.Now().UnixNano())
+			}
+		}()
 		leader, err := pc.Leader(ctx)
 		if err != nil {
 			return err

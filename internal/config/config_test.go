@@ -137,6 +137,8 @@ func TestLoadIntegers(t *testing.T) {
 		{"TenancyHeaderDigitFirst", "QUEEN_TENANCY_HEADER=1-Tenant", `a header name starts with a letter`},
 		{"TenancyHeaderReserved", "QUEEN_TENANCY_HEADER=authorization", `Authorization is a header the broker or a proxy already uses`},
 		{"TenancyHeaderForwarded", "QUEEN_TENANCY_HEADER=X-Forwarded-Tenant", `X-Forwarded-Tenant is a header proxies set`},
+		{"TenancyHeader1xBoolean", "QUEEN_TENANCY_HEADER=true", `"true" is a boolean, but this setting names a header`},
+		{"TenancyHeader1xBooleanOff", "QUEEN_TENANCY_HEADER=OFF", `"OFF" is a boolean, but this setting names a header`},
 		{"FlushIntervalTooShort", "QUEEN_ANALYTICS_FLUSH_INTERVAL=500ms",
 			`config: QUEEN_ANALYTICS_FLUSH_INTERVAL="500ms": must be from 1s to 1m0s`},
 		{"FlushIntervalTooLong", "QUEEN_ANALYTICS_FLUSH_INTERVAL=2m", `must be from 1s to 1m0s`},

@@ -60,7 +60,8 @@ func serverSettings() []setting {
 				"tenant: its queue names are stored as `<tenant>:<name>` and answered without the prefix, and " +
 				"cluster-wide routes refuse it. With `JWT_ENABLED` the token's `queen_tenant` claim decides " +
 				"the tenant; without it the header is trusted as is, so only the proxy may reach the broker. " +
-				"Queen-only.",
+				"A boolean (`true`, `1`, `off`...), as the Queen 1.x brokers read this variable, is refused " +
+				"at boot (exit 78): here it names a header.",
 			bind: func(c *Config) value { return headerNameValue{&c.TenancyHeader} },
 		},
 		{

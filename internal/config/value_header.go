@@ -23,6 +23,13 @@ var reservedHeaders = []string{
 type headerNameValue struct{ p *string }
 
 func (v headerNameValue) set(raw string) error {
+	if _, isBool := parseBool(raw); isBool && raw != "" {
+		// The Queen 1.x brokers read QUEEN_TENANCY_HEADER as a boolean; here it names a
+		// header, and a header called "true" (or "false", which would turn tenancy on)
+		// is never what such an env file means.
+		return fmt.Errorf("%q is a boolean, but this setting names a header (e.g. X-Queen-Tenant); "+
+			"the Queen 1.x boolean form is not supported (docs/multi-tenant.md)", raw)
+	}
 	if raw != "" {
 		if err := checkHeaderName(raw); err != nil {
 			return err
