@@ -32,6 +32,28 @@ const (
 	ErrorCodeInternal ErrorCode = "internal"
 )
 
+// Error codes only queen-proxy answers, in front of the broker. They share the
+// vocabulary above so a client reads one table whichever of the two answered.
+const (
+	// ErrorCodeNonCanonicalPath is a path the proxy refuses to route because it is
+	// not in canonical form (400).
+	ErrorCodeNonCanonicalPath ErrorCode = "non_canonical_path"
+	// ErrorCodeCredentialsInQuery is a credential sent in the query string (400).
+	ErrorCodeCredentialsInQuery ErrorCode = "credentials_in_query"
+	// ErrorCodeForbiddenHeader is a request header only the proxy may set (400).
+	ErrorCodeForbiddenHeader ErrorCode = "forbidden_header"
+	// ErrorCodeTenantSuspended is a request of a suspended tenant (403).
+	ErrorCodeTenantSuspended ErrorCode = "tenant_suspended"
+	// ErrorCodeRateLimited is a request over one of the tenant's admission limits
+	// (429, with [ErrorBody.Limit] and [ErrorBody.RetryAfterMs]).
+	ErrorCodeRateLimited ErrorCode = "rate_limited"
+	// ErrorCodeQuotaExceeded is a push or configure over the tenant's storage quota
+	// (429, with [ErrorBody.Limit] and [ErrorBody.RetryAfterMs]).
+	ErrorCodeQuotaExceeded ErrorCode = "quota_exceeded"
+	// ErrorCodeBadGateway is a broker connection that failed (502).
+	ErrorCodeBadGateway ErrorCode = "bad_gateway"
+)
+
 // ErrorBody is the JSON body of every error response. It is flat because upstream
 // compatibility requires "error" to be the message string ({"error":"queue is required"},
 // read as body.error by the js and py clients); the code, the offending field and the
@@ -46,6 +68,12 @@ type ErrorBody struct {
 	Code ErrorCode `json:"code,omitempty"`
 	// Field names the offending request field of a validation error.
 	Field string `json:"field,omitempty"`
+	// Limit names the limit a queen-proxy 429 is about: requests, messages,
+	// concurrency, bytes or queues. The broker never sets it.
+	Limit string `json:"limit,omitempty"`
+	// RetryAfterMs is a queen-proxy 429's Retry-After in milliseconds. The broker
+	// never sets it.
+	RetryAfterMs int64 `json:"retryAfterMs,omitempty"`
 	// RequestID correlates the answer with the server log.
 	RequestID string `json:"request_id,omitempty"`
 }

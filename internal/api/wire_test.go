@@ -204,6 +204,13 @@ func TestMarshalMatchesSpec(t *testing.T) {
 			v:    api.ErrorBody{Success: api.Bool(false), Error: "boom"},
 			want: `{"success":false,"error":"boom"}`,
 		},
+		{
+			// queen-proxy's 429: the 429 fields sit between field and request_id.
+			name: "ErrorBodyProxyRateLimited",
+			v: api.ErrorBody{Error: "slow down", Code: api.ErrorCodeRateLimited, Limit: "requests",
+				RetryAfterMs: 250, RequestID: "r1"},
+			want: `{"error":"slow down","code":"rate_limited","limit":"requests","retryAfterMs":250,"request_id":"r1"}`,
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/testwait"
 )
 
 // jwksVerifier builds an auto verifier on srv with a settable clock. It does not start
@@ -78,15 +81,22 @@ func TestJWKSTimerRefresh(t *testing.T) {
 		c.JWKSMinRefetchInterval = time.Hour
 	})
 	runVerifier(t, v)
-	require.Eventually(t, func() bool { return srv.fetches.Load() >= 1 }, 5*time.Second, 5*time.Millisecond)
+	// The timer fires every 20 ms; the 30 s deadlines only turn a dead timer into a
+	// failure.
+	testwait.For(t, 30*time.Second, 5*time.Millisecond, func() error {
+		if srv.fetches.Load() < 1 {
+			return errors.New("no fetch yet")
+		}
+		return nil
+	})
 	_, err := v.Verify(t.Context(), sign(t, jwt.SigningMethodEdDSA, edKeyA(), "ed-1", claims("admin")))
 	require.NoError(t, err)
 
 	srv.setKeys(t, jwkOf(t, "ed-2", edKeyB()))
-	require.Eventually(t, func() bool {
+	testwait.For(t, 30*time.Second, 10*time.Millisecond, func() error {
 		_, err := v.Verify(t.Context(), sign(t, jwt.SigningMethodEdDSA, edKeyB(), "ed-2", claims("admin")))
-		return err == nil
-	}, 5*time.Second, 10*time.Millisecond)
+		return err
+	})
 	_, err = v.Verify(t.Context(), sign(t, jwt.SigningMethodEdDSA, edKeyA(), "ed-1", claims("admin")))
 	requireRefused(t, err, ErrUnauthenticated, MsgUnknownKeyID)
 }
@@ -117,20 +127,37 @@ func TestJWKSFailures(t *testing.T) {
 
 	t.Run("SlowServerTimesOut", func(t *testing.T) {
 		t.Parallel()
-		release := make(chan struct{})
+		// The server never answers: only the fetch's own timeout can end the Verify,
+		// and the server sees the fetch given up. The 30 s ceiling is 300 times the
+		// timeout and only turns a hang into a failure.
+		release, gaveUp := make(chan struct{}), make(chan struct{}, 1)
 		slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-r.Context().Done():
+				gaveUp <- struct{}{}
 			case <-release:
 			}
 		}))
 		t.Cleanup(slow.Close)
 		t.Cleanup(func() { close(release) }) // runs first: unblocks the handler, then Close
 		v := newTestVerifier(t, Config{Algorithm: "RS256", JWKSURL: slow.URL, JWKSTimeout: 100 * time.Millisecond})
-		start := time.Now()
-		_, err := v.Verify(t.Context(), sign(t, jwt.SigningMethodRS256, rsaKeyA(), "rsa-1", claims("admin")))
-		requireRefused(t, err, ErrKeysUnavailable, MsgKeysUnavailable)
-		require.Less(t, time.Since(start), 2*time.Second)
+		token := sign(t, jwt.SigningMethodRS256, rsaKeyA(), "rsa-1", claims("admin"))
+		verified := make(chan error, 1)
+		go func() {
+			_, err := v.Verify(context.Background(), token)
+			verified <- err
+		}()
+		select {
+		case err := <-verified:
+			requireRefused(t, err, ErrKeysUnavailable, MsgKeysUnavailable)
+		case <-time.After(30 * time.Second):
+			t.Fatal("Verify did not return: the JWKS fetch has no timeout")
+		}
+		select {
+		case <-gaveUp:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the JWKS server never saw the fetch given up")
+		}
 	})
 }
 

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/queenmq/queen/internal/config"
+	"github.com/queenmq/queen/internal/editdistance"
 )
 
 // runFunc runs a leaf command with its positional arguments.
@@ -142,7 +142,7 @@ func suggest(cmd *command, name string) string {
 	best, bestD := "", 3
 	for _, s := range cmd.subs {
 		for _, n := range append([]string{s.name}, s.aliases...) {
-			if d := config.EditDistance(name, n); d < bestD || (strings.HasPrefix(n, name) && best == "") {
+			if d := editdistance.Between(name, n); d < bestD || (strings.HasPrefix(n, name) && best == "") {
 				best, bestD = n, min(d, bestD)
 			}
 		}

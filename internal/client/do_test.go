@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -176,13 +177,24 @@ func TestRetries(t *testing.T) {
 	})
 	t.Run("CancelDuringBackoffReturnsPromptly", func(t *testing.T) {
 		t.Parallel()
-		b := answer(t, http.StatusInternalServerError, `{"error":"x"}`, client.WithRetries(5), client.WithBackoff(time.Hour))
-		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-		defer cancel()
-		start := time.Now()
-		_, err := b.client.ListQueues(ctx)
-		require.ErrorIs(t, err, context.DeadlineExceeded)
-		require.Less(t, time.Since(start), 5*time.Second)
-		require.Len(t, b.requests(), 1)
+		// In a synctest bubble the clock only moves when every goroutine waits, so the
+		// call's duration is exact: the 50 ms deadline, not the hour of backoff.
+		synctest.Test(t, func(t *testing.T) {
+			var calls atomic.Int32
+			hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				calls.Add(1)
+				return &http.Response{StatusCode: http.StatusInternalServerError, Request: r,
+					Header: http.Header{"Content-Type": {"application/json"}},
+					Body:   io.NopCloser(strings.NewReader(`{"error":"x"}`))}, nil
+			})}
+			c := client.New("http://queen.invalid", client.WithHTTPClient(hc), client.WithRetries(5), client.WithBackoff(time.Hour))
+			ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			_, err := c.ListQueues(ctx)
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			require.Equal(t, 50*time.Millisecond, time.Since(start), "the call ends at the deadline, within the backoff")
+			require.EqualValues(t, 1, calls.Load())
+		})
 	})
 }

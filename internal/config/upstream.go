@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/queenmq/queen/internal/editdistance"
 )
 
 // unusedGroup is a family of upstream variables that queen accepts for compatibility
@@ -210,7 +212,7 @@ func linkShapedHint(name string) string {
 func closest(name string, known map[string]bool, unused map[string]unusedGroup) string {
 	best, bestDist := "", 4
 	consider := func(cand string) {
-		d := EditDistance(name, cand)
+		d := editdistance.Between(name, cand)
 		if d < bestDist || (d == bestDist && cand < best) {
 			best, bestDist = cand, d
 		}
@@ -222,27 +224,4 @@ func closest(name string, known map[string]bool, unused map[string]unusedGroup) 
 		consider(n)
 	}
 	return best
-}
-
-// EditDistance is the Levenshtein distance between a and b (insertions, deletions and
-// substitutions of bytes; setting and command names are ASCII), for "did you mean"
-// hints: queen's settings, queen-proxy's and queenctl's commands use it.
-func EditDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -209,21 +209,3 @@ func TestUnusedUpstreamCoversEveryEngineVariable(t *testing.T) {
 		require.False(t, names[s.name], "%s is both a setting and unused", s.name)
 	}
 }
-
-func TestLevenshtein(t *testing.T) {
-	t.Parallel()
-
-	for _, tc := range []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0}, {"abc", "", 3}, {"", "abc", 3}, {"kitten", "sitting", 3},
-		{"QUEEN_LOG_FROMAT", "QUEEN_LOG_FORMAT", 2}, {"PORT", "PORT", 0},
-	} {
-		t.Run(tc.a+"To"+tc.b, func(t *testing.T) {
-			t.Parallel()
-			require.Equal(t, tc.want, EditDistance(tc.a, tc.b))
-			require.Equal(t, tc.want, EditDistance(tc.b, tc.a))
-		})
-	}
-}

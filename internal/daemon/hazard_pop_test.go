@@ -40,24 +40,30 @@ func TestHazardNewOnlyActsAsAll(t *testing.T) {
 // upstream claims a partition whose messages are not due yet, gets nothing from it
 // and, with partitions=1, ends the pop there: due messages of partitions later in
 // scan order starve. Here partition A (scanned first: older head) holds only an
-// undue message and B a due one; a wildcard pop must return B's.
+// undue message and B a due one; a wildcard pop must return B's. The delay is an
+// hour and b-due is made due by moving its creation two hours back, as waiting is no
+// option: a-undue and b-undue stay undue for an hour, which no machine's slowness
+// eats.
 func TestHazardDelayedPartitionStarvation(t *testing.T) {
 	t.Parallel()
 
 	tb := startBroker(t)
 	const q = "delayed"
-	const delay = 5 // seconds
+	const delay = 3600 // seconds
 	configure(t, tb, q, api.QueueOptions{DelayedProcessing: api.Int(delay)})
 	push(t, tb, q, "B", `"b-due"`)
-	// Wait until b-due is due, as seen by a probe group of its own.
-	popEventually(t, tb, client.PopOptions{Queue: q, Partition: "B", ConsumerGroup: "probe"}, 30*time.Second, "b-due becomes due")
+	sqlExec(t, tb, `
+		UPDATE queen.messages SET created_at = created_at - interval '2 hours'
+		 WHERE partition_id IN (SELECT p.id FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
+		                         WHERE q.name = $1 AND p.name = 'B')`, q)
+	probe, err := tb.client.Pop(ctxT(t), client.PopOptions{Queue: q, Partition: "B", ConsumerGroup: "probe"})
+	require.NoError(t, err)
+	require.Equal(t, []string{`"b-due"`}, payloads(t, probe.Messages), "b-due is due, as seen by a probe group of its own")
 
-	start := time.Now()
 	push(t, tb, q, "A", `"a-undue"`)
 	push(t, tb, q, "B", `"b-undue"`)
 	got, err := tb.client.Pop(ctxT(t), client.PopOptions{Queue: q, Batch: 10, Partitions: 1})
 	require.NoError(t, err)
-	require.Less(t, time.Since(start), time.Duration(delay)*time.Second, "the pop ran while a-undue and b-undue were not due")
 	require.Equal(t, []string{`"b-due"`}, payloads(t, got.Messages), "the due message of B, not an empty answer because of A")
 	require.Equal(t, 1, got.PartitionsClaimed)
 }
@@ -126,8 +132,9 @@ func TestHazardBatchZeroOrNegative(t *testing.T) {
 // TestHazardLongPollTimeoutCapped stands in for upstream's "long-poll forgotten after
 // 120 s", which would take minutes: the broker enforces every
 // pop's own deadline and caps timeout at QUEEN_MAX_POP_TIMEOUT_MS. With a 500 ms cap,
-// a pop asking for 60 s is answered empty long before a 20 s timer, and not before
-// the cap.
+// a pop asking for 10 minutes is answered empty, and not before the cap. The test
+// waits 2 minutes for the answer: 240 times the cap, so no slowness of the machine
+// fails a capped pop, and a fifth of the uncapped wait, so an uncapped pop fails.
 func TestHazardLongPollTimeoutCapped(t *testing.T) {
 	t.Parallel()
 
@@ -135,11 +142,11 @@ func TestHazardLongPollTimeoutCapped(t *testing.T) {
 	const q = "capped"
 	configure(t, tb, q, api.QueueOptions{})
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
-	answer := tb.rawAsync(ctx, http.MethodGet, "/api/v1/pop/queue/"+q+"?wait=true&timeout=60000")
-	timer := time.NewTimer(20 * time.Second)
+	answer := tb.rawAsync(ctx, http.MethodGet, "/api/v1/pop/queue/"+q+"?wait=true&timeout=600000")
+	timer := time.NewTimer(2 * time.Minute)
 	defer timer.Stop()
 	select {
 	case a := <-answer:
@@ -147,6 +154,6 @@ func TestHazardLongPollTimeoutCapped(t *testing.T) {
 		require.Equal(t, http.StatusNoContent, a.status, "%s", a.body)
 		require.GreaterOrEqual(t, time.Since(start), 500*time.Millisecond, "the pop waited for the capped timeout")
 	case <-timer.C:
-		require.FailNow(t, "the 60 s long-poll was not capped", "no answer within 20 s with QUEEN_MAX_POP_TIMEOUT_MS=500")
+		require.FailNow(t, "the 10 min long-poll was not capped", "no answer within 2 min with QUEEN_MAX_POP_TIMEOUT_MS=500")
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -14,6 +12,7 @@ import (
 	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/auth"
 	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/tenantid"
 )
 
 // tenantRule is what a tenant request may do on a route (the rows of tenantScope).
@@ -33,13 +32,6 @@ const (
 
 // TenantSeparator joins a tenant id and a relative queue name into the stored name.
 const TenantSeparator = queue.TenantSeparator
-
-// tenantIDPattern is the syntax of a tenant id: 2-32 lowercase letters, digits and
-// '-', starting with a letter and not ending with '-'.
-var tenantIDPattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}[a-z0-9]$`)
-
-// reservedTenants are ids no tenant may have.
-var reservedTenants = []string{"queen", "system", "admin", "internal", "proxy"}
 
 type tenantKey struct{}
 
@@ -127,10 +119,9 @@ func tenantForbidden(msg string) error {
 	return &httpError{status: http.StatusForbidden, code: api.ErrorCodeForbidden, msg: msg}
 }
 
-// isTenantID reports whether id is a well-formed, unreserved tenant id.
-func isTenantID(id string) bool {
-	return tenantIDPattern.MatchString(id) && !slices.Contains(reservedTenants, id)
-}
+// isTenantID reports whether id is a well-formed, unreserved tenant id: the grammar
+// queen-proxy creates tenants with.
+func isTenantID(id string) bool { return tenantid.Valid(id) }
 
 // scopeName is the stored name of the relative queue or group name given in field of
 // a request: name itself for a global request, tenant:name for a tenant one. A

@@ -30,11 +30,6 @@ func (s Scope) Prefix() string {
 	return s.Tenant + TenantSeparator
 }
 
-// Owns reports whether the stored queue or group name belongs to the scope.
-func (s Scope) Owns(stored string) bool {
-	return s.Tenant == "" || strings.HasPrefix(stored, s.Prefix())
-}
-
 // Relative is the name the scope's requests see for a stored name: the stored name in
 // the global scope, the name without the tenant prefix in a tenant scope.
 func (s Scope) Relative(stored string) string {

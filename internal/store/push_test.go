@@ -3,12 +3,14 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/testwait"
 )
 
 // A partition deleted (by the cleanup job, or an operator) after a push resolved it
@@ -42,21 +44,20 @@ func TestPushRecreatesAPartitionDeletedBeforeItsLock(t *testing.T) {
 	}()
 
 	// Wait until the push is blocked on the append lock (it resolved the partition).
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var waiting bool
-		require.NoError(t, admin.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks
-			WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))`).Scan(&waiting))
-		if waiting {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "push never waited for the partition lock")
+	testwait.For(t, 10*time.Second, 5*time.Millisecond, func() error {
 		select {
 		case o := <-done:
 			t.Fatalf("push finished without waiting: %+v %v", o.res, o.err)
-		case <-time.After(5 * time.Millisecond):
+		default:
 		}
-	}
+		var waiting bool
+		require.NoError(t, admin.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks
+			WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))`).Scan(&waiting))
+		if !waiting {
+			return errors.New("push never waited for the partition lock")
+		}
+		return nil
+	})
 	_, err = holder.Exec(ctx, `DELETE FROM queen.partitions WHERE id = $1::uuid`, oldPID)
 	require.NoError(t, err)
 	require.NoError(t, holder.Commit(ctx))

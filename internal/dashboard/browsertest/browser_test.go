@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -64,8 +65,15 @@ func chromiumPath() string {
 	return ""
 }
 
+// underCI reports whether CI is set to true in the environment (as CI services do):
+// there a browser test that cannot run is a failure, not a skip nobody reads.
+func underCI() bool {
+	ci, err := strconv.ParseBool(os.Getenv("CI"))
+	return err == nil && ci
+}
+
 // browser is the shared browser's root context; it skips the test under -short or
-// without a Chromium binary.
+// without a Chromium binary, but fails it without one under CI=true.
 func browser(t *testing.T) context.Context {
 	t.Helper()
 	if testing.Short() {
@@ -77,8 +85,12 @@ func browser(t *testing.T) context.Context {
 			"the screenshots asked for cannot be taken")
 	}
 	if bin == "" {
-		t.Skip("no Chromium binary (chromium, chromium-browser or google-chrome on PATH, or -dashboard.chromium): " +
-			"install Debian's chromium, as scripts/ensure-chromium.sh does for make test")
+		const why = "no Chromium binary (chromium, chromium-browser or google-chrome on PATH, or -dashboard.chromium): " +
+			"install Debian's chromium, as scripts/ensure-chromium.sh does for make test"
+		if underCI() {
+			t.Fatal(why + "; under CI=true a missing browser fails the test instead of skipping it")
+		}
+		t.Skip(why)
 	}
 	shared.once.Do(func() {
 		opts := append(chromedp.DefaultExecAllocatorOptions[:],

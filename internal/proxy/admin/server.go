@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/proxy/gateway"
 	"github.com/queenmq/queen/internal/proxy/manage"
 	"github.com/queenmq/queen/internal/proxy/store"
@@ -49,7 +50,7 @@ func New(o Options) *Server {
 	s := &Server{opts: o, manage: manage.New(o.Store, o.Now, o.PasswordCost), digest: sha256.Sum256([]byte(o.Token))}
 	r := chi.NewRouter()
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
-		writeErr(w, http.StatusNotFound, "not_found", "Not found")
+		writeErr(w, http.StatusNotFound, api.ErrorBody{Code: api.ErrorCodeNotFound, Error: "Not found"})
 	})
 	r.Get("/health", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
 	r.Get("/health/ready", func(w http.ResponseWriter, r *http.Request) {
@@ -104,7 +105,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		if who == "" {
 			w.Header().Set("WWW-Authenticate", "Bearer")
-			writeErr(w, http.StatusUnauthorized, "unauthenticated", "Authentication required")
+			writeErr(w, http.StatusUnauthorized, api.ErrorBody{Code: api.ErrorCodeUnauthenticated, Error: "Authentication required"})
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), actorKey{}, who)))
@@ -124,39 +125,47 @@ func (s *Server) handle(h handlerFunc) http.HandlerFunc {
 		var he *httpError
 		switch {
 		case errors.As(err, &he):
-			writeErr(w, he.status, he.code, he.msg)
+			writeErr(w, he.status, api.ErrorBody{Code: he.code, Error: he.msg})
 		case errors.As(err, &ve):
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": ve.Error(), "code": "invalid_argument", "field": ve.Field})
+			writeErr(w, http.StatusBadRequest, api.ErrorBody{Code: api.ErrorCodeInvalidArgument, Error: ve.Error(), Field: ve.Field})
 		case errors.Is(err, tenant.ErrNotFound):
-			writeErr(w, http.StatusNotFound, "not_found", "not found")
+			writeErr(w, http.StatusNotFound, api.ErrorBody{Code: api.ErrorCodeNotFound, Error: "not found"})
 		case errors.Is(err, tenant.ErrAlreadyExists):
-			writeErr(w, http.StatusConflict, "already_exists", "already exists (ids are never reused)")
+			writeErr(w, http.StatusConflict, api.ErrorBody{Code: api.ErrorCodeAlreadyExists, Error: "already exists (ids are never reused)"})
 		case errors.Is(err, tenant.ErrConflict):
-			writeErr(w, http.StatusConflict, "conflict", err.Error())
+			writeErr(w, http.StatusConflict, api.ErrorBody{Code: api.ErrorCodeConflict, Error: err.Error()})
 		case errors.Is(err, tenant.ErrUnavailable):
 			w.Header().Set("Retry-After", "1")
-			writeErr(w, http.StatusServiceUnavailable, "unavailable", "proxy database unavailable")
+			writeErr(w, http.StatusServiceUnavailable, api.ErrorBody{Code: api.ErrorCodeUnavailable, Error: "proxy database unavailable"})
 		default:
 			s.opts.Logger.Error("admin request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-			writeErr(w, http.StatusInternalServerError, "internal", "internal server error")
+			writeErr(w, http.StatusInternalServerError, api.ErrorBody{Code: api.ErrorCodeInternal, Error: "internal server error"})
 		}
 	}
 }
 
 // httpError is an answer chosen by the handler.
 type httpError struct {
-	status    int
-	code, msg string
+	status int
+	code   api.ErrorCode
+	msg    string
 }
 
 func (e *httpError) Error() string { return e.msg }
 
 func badRequest(msg string) error {
-	return &httpError{status: http.StatusBadRequest, code: "invalid_argument", msg: msg}
+	return &httpError{status: http.StatusBadRequest, code: api.ErrorCodeInvalidArgument, msg: msg}
 }
 
-func writeErr(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg, "code": code})
+// writeErr writes b's message, code and field. The admin API has always written its
+// error keys in sorted order ({"code":…,"error":…,"field":…}), not in the order of
+// the broker's body, so it renders them through a map to keep those bytes.
+func writeErr(w http.ResponseWriter, status int, b api.ErrorBody) {
+	m := map[string]string{"error": b.Error, "code": string(b.Code)}
+	if b.Field != "" {
+		m["field"] = b.Field
+	}
+	writeJSON(w, status, m)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	queenconfig "github.com/queenmq/queen/internal/config"
+	"github.com/queenmq/queen/internal/editdistance"
 )
 
 // setting is one variable: its default, whether it is secret, and how it is stored.
@@ -164,7 +164,7 @@ func durationSetter(lo, hi time.Duration, field func(*Config) *time.Duration) fu
 func suggest(name string) string {
 	best, bestD := "", 4
 	for _, s := range settings {
-		if d := queenconfig.EditDistance(name, s.name); d < bestD {
+		if d := editdistance.Between(name, s.name); d < bestD {
 			best, bestD = s.name, d
 		}
 	}

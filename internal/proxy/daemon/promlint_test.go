@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/proxy/proxytest"
+	"github.com/queenmq/queen/internal/testwait"
 )
 
 // TestPrometheusMetricsPassPromlint scrapes the proxy's /metrics/prometheus (admin
@@ -50,20 +52,19 @@ func TestPrometheusMetricsPassPromlint(t *testing.T) {
 		`queen_proxy_build_info{`,
 	}
 	var body string
-	var missing []string
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		body, missing = scrapeProxyMetrics(t, p), nil
+	testwait.For(t, 20*time.Second, 50*time.Millisecond, func() error {
+		body = scrapeProxyMetrics(t, p)
+		var missing []string
 		for _, series := range want {
 			if !strings.Contains(body, series) {
 				missing = append(missing, series)
 			}
 		}
-		if len(missing) == 0 || time.Now().After(deadline) {
-			break
+		if len(missing) > 0 {
+			return fmt.Errorf("families without these series: %q in:\n%s", missing, body)
 		}
-		<-time.After(50 * time.Millisecond)
-	}
-	require.Empty(t, missing, "families without these series within 20s:\n%s", body)
+		return nil
+	})
 
 	problems, err := promlint.New(strings.NewReader(body)).Lint()
 	require.NoError(t, err)

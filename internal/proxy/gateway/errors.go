@@ -5,30 +5,33 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/queenmq/queen/internal/api"
 )
 
-// Error codes of the gateway's own answers. They are stable; messages may change.
+// Error codes of the gateway's own answers: short names for the broker's vocabulary
+// (package api), which owns them. They are stable; messages may change.
 const (
-	codeInvalidArgument    = "invalid_argument"
-	codeNonCanonical       = "non_canonical_path"
-	codeCredentialsInQuery = "credentials_in_query"
-	codeForbiddenHeader    = "forbidden_header"
-	codeUnauthenticated    = "unauthenticated"
-	codeForbidden          = "forbidden"
-	codeTenantSuspended    = "tenant_suspended"
-	codeNotFound           = "not_found"
-	codePayloadTooLarge    = "payload_too_large"
-	codeRateLimited        = "rate_limited"
-	codeQuotaExceeded      = "quota_exceeded"
-	codeUnavailable        = "unavailable"
-	codeBadGateway         = "bad_gateway"
-	codeGatewayTimeout     = "timeout"
+	codeInvalidArgument    = api.ErrorCodeInvalidArgument
+	codeNonCanonical       = api.ErrorCodeNonCanonicalPath
+	codeCredentialsInQuery = api.ErrorCodeCredentialsInQuery
+	codeForbiddenHeader    = api.ErrorCodeForbiddenHeader
+	codeUnauthenticated    = api.ErrorCodeUnauthenticated
+	codeForbidden          = api.ErrorCodeForbidden
+	codeTenantSuspended    = api.ErrorCodeTenantSuspended
+	codeNotFound           = api.ErrorCodeNotFound
+	codePayloadTooLarge    = api.ErrorCodePayloadTooLarge
+	codeRateLimited        = api.ErrorCodeRateLimited
+	codeQuotaExceeded      = api.ErrorCodeQuotaExceeded
+	codeUnavailable        = api.ErrorCodeUnavailable
+	codeBadGateway         = api.ErrorCodeBadGateway
+	codeGatewayTimeout     = api.ErrorCodeTimeout
 )
 
 // apiError is an answer the gateway gives itself, never a broker's.
 type apiError struct {
 	status     int
-	code       string
+	code       api.ErrorCode
 	msg        string
 	limit      string        // 429: requests, messages, concurrency, bytes, queues
 	retryAfter time.Duration // 429 and 503: Retry-After
@@ -40,21 +43,12 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.msg }
 
-func errorf(status int, code, msg string) *apiError {
+func errorf(status int, code api.ErrorCode, msg string) *apiError {
 	return &apiError{status: status, code: code, msg: msg}
 }
 
-// errorBody is the flat error shape of the broker, plus the 429 fields.
-type errorBody struct {
-	Error        string `json:"error"`
-	Code         string `json:"code"`
-	Field        string `json:"field,omitempty"`
-	Limit        string `json:"limit,omitempty"`
-	RetryAfterMs int64  `json:"retryAfterMs,omitempty"`
-	RequestID    string `json:"request_id,omitempty"`
-}
-
-// writeError writes e with the request's id.
+// writeError writes e with the request's id, in the broker's flat error shape
+// ([api.ErrorBody]) with the 429 fields (limit, retryAfterMs).
 func writeError(w http.ResponseWriter, requestID string, e *apiError) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
@@ -65,7 +59,7 @@ func writeError(w http.ResponseWriter, requestID string, e *apiError) {
 		h.Set("WWW-Authenticate", "Bearer")
 	}
 	w.WriteHeader(e.status)
-	body := errorBody{Error: e.msg, Code: e.code, Field: e.field, Limit: e.limit, RequestID: requestID}
+	body := api.ErrorBody{Error: e.msg, Code: e.code, Field: e.field, Limit: e.limit, RequestID: requestID}
 	if e.status == http.StatusTooManyRequests {
 		body.RetryAfterMs = max(1, e.retryAfter.Milliseconds())
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/proxy/session"
 	"github.com/queenmq/queen/internal/proxy/store"
 	"github.com/queenmq/queen/internal/proxy/tenant"
@@ -150,7 +151,7 @@ func readLogin(r *http.Request) (loginRequest, bool, error) {
 
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	req, form, err := readLogin(r)
-	fail := func(status int, code, field, msg string, retry time.Duration) {
+	fail := func(status int, code api.ErrorCode, field, msg string, retry time.Duration) {
 		if form && status != http.StatusForbidden {
 			if retry > 0 {
 				w.Header().Set("Retry-After", strconv.FormatInt(int64(max(1, (retry+time.Second-1)/time.Second)), 10))

@@ -7,19 +7,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/proxy/tenant"
 )
 
-// usageSnapshot is the answer of GET /internal/api/tenancy/usage.
-type usageSnapshot struct {
-	ComputedAt time.Time `json:"computedAt"`
-	Tenants    []struct {
-		Tenant     string   `json:"tenant"`
-		Queues     []string `json:"queues"`
-		Partitions int64    `json:"partitions"`
-		Messages   int64    `json:"messages"`
-		Bytes      int64    `json:"bytes"`
-	} `json:"tenants"`
+// computedAt is when the broker computed a usage snapshot; zero before its first run
+// (computedAt null).
+func computedAt(u *api.TenancyUsage) (time.Time, error) {
+	if u.ComputedAt == nil {
+		return time.Time{}, nil
+	}
+	return time.Parse(time.RFC3339, *u.ComputedAt)
 }
 
 // stored is what a tenant stores: the snapshot's numbers plus what this replica
@@ -155,9 +153,10 @@ func (qs *quotas) usage(tenantID string) (messages, bytes, queues int64, at time
 	return messages, bytes, int64(len(names)), qs.snapshotAt
 }
 
-// apply replaces the snapshot, drops the epochs that ended before it was computed
-// (it counts what they admitted), and starts a new epoch.
-func (qs *quotas) apply(s *usageSnapshot) {
+// apply replaces the snapshot, drops the epochs that ended before it was computed at
+// computed (it counts what they admitted; zero: unknown, counted as of the fetch,
+// so every epoch goes), and starts a new epoch.
+func (qs *quotas) apply(s *api.TenancyUsage, computed time.Time) {
 	snap := map[string]*stored{}
 	for _, t := range s.Tenants {
 		st := &stored{messages: t.Messages, bytes: t.Bytes, queues: map[string]bool{}}
@@ -176,7 +175,7 @@ func (qs *quotas) apply(s *usageSnapshot) {
 			end = qs.epochs[i+1].start
 		}
 		// A snapshot without its time counts what was stored at its fetch.
-		if !s.ComputedAt.IsZero() && !end.Before(s.ComputedAt.Add(-snapshotSkew)) {
+		if !computed.IsZero() && !end.Before(computed.Add(-snapshotSkew)) {
 			keep = append(keep, e)
 		}
 	}
@@ -202,21 +201,26 @@ func (s *Server) RunSnapshots(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		var snap usageSnapshot
-		if err := s.pool.Get(ctx, "/internal/api/tenancy/usage", &snap); err != nil {
+		var snap api.TenancyUsage
+		var computed time.Time
+		err := s.pool.Get(ctx, "/internal/api/tenancy/usage", &snap)
+		if err == nil {
+			computed, err = computedAt(&snap)
+		}
+		if err != nil {
 			if !warned && ctx.Err() == nil {
 				s.logger.Warn("usage snapshot unavailable; quotas use the last one", "err", err)
 				warned = true
 			}
 		} else {
 			warned = false
-			s.quotas.apply(&snap)
+			s.quotas.apply(&snap, computed)
 			for _, t := range snap.Tenants {
 				s.meter.SetStored(t.Tenant, t.Messages, t.Bytes, int64(len(t.Queues)))
 				s.metrics.storedMessages.WithLabelValues(t.Tenant).Set(float64(t.Messages))
 				s.metrics.storedBytes.WithLabelValues(t.Tenant).Set(float64(t.Bytes))
 			}
-			s.logger.Debug("usage snapshot", "tenants", len(snap.Tenants), slog.Time("computed_at", snap.ComputedAt))
+			s.logger.Debug("usage snapshot", "tenants", len(snap.Tenants), slog.Time("computed_at", computed))
 		}
 		select {
 		case <-ctx.Done():

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/queenmq/queen/internal/api"
 )
 
 // upState is a broker's health as the proxy sees it.
@@ -170,16 +172,9 @@ func (p *Pool) setState(u *Upstream, s upState) {
 	p.upGauge.WithLabelValues(u.URL.String()).Set(v)
 }
 
-// tenancyInfo is the answer of GET /internal/api/tenancy.
-type tenancyInfo struct {
-	Enabled   bool   `json:"enabled"`
-	Header    string `json:"header"`
-	Separator string `json:"separator"`
-}
-
 // checkTenancy reports whether the broker scopes by this proxy's tenancy header.
 func (p *Pool) checkTenancy(ctx context.Context, u *Upstream) bool {
-	var info tenancyInfo
+	var info api.Tenancy
 	if err := p.probe(ctx, u, "/internal/api/tenancy", &info, checkTimeout); err != nil {
 		return false
 	}

@@ -66,12 +66,6 @@ func insertKey(ctx context.Context, tx pgx.Tx, nk NewKey, rotatedFrom string) (*
 		k.ID, k.Tenant, k.Name, string(k.Scope), queues, nk.Hash, k.ExpiresAt, rotatedFrom))
 }
 
-// KeyGet returns a key's record.
-func (s *Store) KeyGet(ctx context.Context, id string) (*tenant.Key, error) {
-	k, err := scanKey(s.pool.QueryRow(ctx, `SELECT `+keyColumns+` FROM queen_proxy.api_keys WHERE id = $1`, id))
-	return k, interpretError(err)
-}
-
 // KeyList returns a tenant's keys, newest first.
 func (s *Store) KeyList(ctx context.Context, tenantID string) ([]*tenant.Key, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+keyColumns+` FROM queen_proxy.api_keys WHERE tenant_id = $1

@@ -54,9 +54,6 @@ func ParseKey(key string) (id string, ok bool) {
 	return id, true
 }
 
-// ValidKeyID reports whether id has the form of a key id.
-func ValidKeyID(id string) bool { return len(id) == keyIDLen && only(id, idAlphabet) }
-
 // HashKey is what the database stores of a key: SHA-256 of the whole text. A
 // 256-bit secret defeats offline guessing, so a slow hash would only cost CPU.
 func HashKey(key string) []byte {

@@ -2,9 +2,10 @@ package tenant
 
 import (
 	"encoding/json"
-	"regexp"
-	"slices"
+	"errors"
 	"time"
+
+	"github.com/queenmq/queen/internal/tenantid"
 )
 
 // Status is a tenant's lifecycle state.
@@ -17,19 +18,15 @@ const (
 	StatusDeleted   Status = "deleted"
 )
 
-var idPattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}[a-z0-9]$`)
-
-// reservedIDs may not name a tenant: they name the proxy's own principals.
-var reservedIDs = []string{"queen", "system", "admin", "internal", "proxy"}
-
-// ValidateID checks a tenant id: 2–32 characters of lowercase letters, digits and
-// dashes, starting with a letter and not ending with a dash, and not reserved.
+// ValidateID checks a tenant id against the grammar the broker scopes by (package
+// tenantid): 2–32 characters of lowercase letters, digits and dashes, starting with
+// a letter and not ending with a dash, and not reserved.
 func ValidateID(id string) error {
-	if !idPattern.MatchString(id) {
-		return invalid("id", "must be 2-32 characters of [a-z0-9-], start with a letter and not end with '-'")
-	}
-	if slices.Contains(reservedIDs, id) {
+	switch err := tenantid.Check(id); {
+	case errors.Is(err, tenantid.ErrReserved):
 		return invalid("id", "is reserved")
+	case err != nil:
+		return invalid("id", "must be "+tenantid.Grammar)
 	}
 	return nil
 }

@@ -16,9 +16,6 @@ type User struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
-// IsOperator reports a user without a tenant.
-func (u *User) IsOperator() bool { return u.Tenant == nil }
-
 // TenantID is the user's tenant, "" for an operator.
 func (u *User) TenantID() string {
 	if u.Tenant == nil {
@@ -45,17 +42,6 @@ func RoleScope(role string) (Scope, error) {
 		return ScopeRead, nil
 	}
 	return "", invalid("role", "must be admin, read-write or read-only")
-}
-
-// ScopeRole is the user role of a scope, the inverse of RoleScope.
-func ScopeRole(s Scope) string {
-	switch s {
-	case ScopeAdmin:
-		return RoleAdmin
-	case ScopeWrite:
-		return RoleReadWrite
-	}
-	return RoleReadOnly
 }
 
 var usernamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
