@@ -102,7 +102,10 @@ func realMain(args, environ []string, stdin io.Reader, stdout, stderr io.Writer)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := daemon.Run(ctx, cfg, daemon.Options{Stdout: stdout}); err != nil {
+	hups := make(chan os.Signal, 1) // SIGHUP would kill the process; the proxy logs it instead
+	signal.Notify(hups, syscall.SIGHUP)
+	defer signal.Stop(hups)
+	if err := daemon.Run(ctx, cfg, daemon.Options{Stdout: stdout, Reload: hups}); err != nil {
 		fmt.Fprintln(stderr, "queen-proxy:", err)
 		if config.IsConfigError(err) {
 			return exitConfig

@@ -38,4 +38,9 @@
 // Timestamps are strings, not time.Time, because their precision is part of the contract:
 // three fractional digits almost everywhere ([FormatMillis]) but six on pop messages
 // ([FormatMicros]).
+//
+// The Proxy* types are the bodies of queen-proxy's admin API (/admin/v1), which the
+// proxy answers and queenctl proxy sends and reads. That API has its own contract:
+// camelCase keys, and timestamps as time.Time, which encoding/json writes in RFC 3339
+// with as many fractional digits as needed, as the admin API always has.
 package api

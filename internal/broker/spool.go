@@ -203,7 +203,9 @@ func (b *Broker) runDrain(ctx context.Context) {
 		case <-tick.C:
 		case <-s.kick:
 		}
-		if push, _ := b.Maintenance(); push || time.Now().Before(pausedUntil) {
+		// maintenanceFlags, not the bare cache: at start-up the drainer can tick before
+		// the first refresh, and must not replay a spool that push maintenance holds.
+		if push, _ := b.maintenanceFlags(ctx); push || time.Now().Before(pausedUntil) {
 			continue
 		}
 		n, err := b.drain(ctx)
@@ -247,7 +249,7 @@ func (b *Broker) drain(ctx context.Context) (int, error) {
 	s := b.spooler
 	total := 0
 	for ctx.Err() == nil {
-		if push, _ := b.Maintenance(); push {
+		if push, _ := b.maintenanceFlags(ctx); push {
 			return total, nil
 		}
 		batch, err := s.sp.Peek(min(s.maxBatch, b.cfg.MaxPushItems))

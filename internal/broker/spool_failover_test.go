@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,6 +12,9 @@ import (
 	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/spool"
+	"github.com/queenmq/queen/internal/store"
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 // TestReadOnlyDatabaseIsAwayNotAFault is the failover case where the broker's
@@ -54,4 +58,31 @@ func TestReadOnlyDatabaseIsAwayNotAFault(t *testing.T) {
 	require.Zero(t, st.QuarantinedRecords)
 	require.Equal(t, map[string][]string{"p1": append([]string{"tx-0"}, want...), "p2": {"tx-13"}}, sb.popAll(t, "ro", "audit"),
 		"every buffered push stored once, in order")
+}
+
+// TestRestartUnderPushMaintenanceKeepsTheSpool: a broker started while push
+// maintenance is on must not replay its spool, even in the moment before its first
+// refresh of the flags (its drainer ticks every millisecond here, far sooner).
+func TestRestartUnderPushMaintenanceKeepsTheSpool(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewDBURL(t)
+	st, err := store.Open(store.Options{ConnString: dbURL, MaxConns: 4, ConnectTimeout: 2 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	require.NoError(t, st.MaintenanceSet(t.Context(), store.MaintenanceKeyPush, true))
+	sp, err := spool.Open(spool.Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, sp.Close()) })
+	require.NoError(t, sp.Append(t.Context(), []queue.PushItem{item("held", "p", "tx-1", `1`), item("held", "p", "tx-2", `2`)}))
+
+	b := broker.New(broker.Config{Spool: sp, SpoolFlushInterval: time.Millisecond}, st, testlog.Logger(t))
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); b.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	require.Eventually(t, func() bool { push, _ := b.Maintenance(); return push }, 10*time.Second, time.Millisecond)
+	require.Never(t, func() bool { return sp.Stats().Drained > 0 }, 300*time.Millisecond, time.Millisecond,
+		"the spool was replayed while push maintenance is on")
+	require.EqualValues(t, 2, sp.Stats().PendingRecords)
 }

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/client"
 )
 
@@ -100,8 +100,7 @@ func proxyCommand() *command {
 					fs.Var(limits, "limits", "`JSON` object of limits (requestsPerSecond, messagesPerSecond, maxConcurrent, ...)")
 					fs.Var(quotas, "quotas", "`JSON` object of quotas (maxMessages, maxBytes, maxQueues)")
 					return func(args []string) (string, any, error) {
-						return "/admin/v1/tenants", map[string]any{"id": args[0], "name": *name,
-							"limits": rawOrNil(limits), "quotas": rawOrNil(quotas)}, nil
+						return "/admin/v1/tenants", api.ProxyTenantCreate{ID: args[0], Name: *name, Limits: limits.v, Quotas: quotas.v}, nil
 					}
 				}),
 				proxyLeaf("update", "ID", "change a tenant's name, limits or quotas (JSON null resets them)", http.MethodPatch, tenantTable,
@@ -111,17 +110,11 @@ func proxyCommand() *command {
 						fs.Var(limits, "limits", "`JSON` object merged over the limits")
 						fs.Var(quotas, "quotas", "`JSON` object merged over the quotas")
 						return func(args []string) (string, any, error) {
-							body := map[string]any{}
+							body := api.ProxyTenantChange{Limits: limits.v, Quotas: quotas.v}
 							if *name != "" {
-								body["name"] = *name
+								body.Name = name
 							}
-							if limits.v != nil {
-								body["limits"] = limits.v
-							}
-							if quotas.v != nil {
-								body["quotas"] = quotas.v
-							}
-							if len(body) == 0 {
+							if body.Name == nil && body.Limits == nil && body.Quotas == nil {
 								return "", nil, usagef("give --name, --limits or --quotas")
 							}
 							return "/admin/v1/tenants/" + url.PathEscape(args[0]), body, nil
@@ -130,8 +123,8 @@ func proxyCommand() *command {
 				proxyLeaf("suspend", "ID", "suspend a tenant (its requests get 403)", http.MethodPatch, tenantTable, statusBody("suspended")),
 				proxyLeaf("resume", "ID", "resume a suspended tenant", http.MethodPatch, tenantTable, statusBody("active")),
 				proxyLeaf("delete", "ID", "delete a tenant (a tombstone: its id is never reused) and revoke its keys",
-					http.MethodDelete, plainTable, idPath("/admin/v1/tenants/")),
-				proxyLeaf("purge", "ID", "delete a suspended or deleted tenant's queues at the brokers", http.MethodPost, plainTable,
+					http.MethodDelete, tenantDeletedTable, idPath("/admin/v1/tenants/")),
+				proxyLeaf("purge", "ID", "delete a suspended or deleted tenant's queues at the brokers", http.MethodPost, purgedTable,
 					idPath("/admin/v1/tenants/", "/purge")),
 			}},
 			{name: "key", aliases: []string{"keys"}, summary: "API keys", subs: []*command{
@@ -143,12 +136,16 @@ func proxyCommand() *command {
 						queues := fs.String("queues", "", "allowlist: queue names or prefixes ending in *, comma-separated")
 						expires := fs.String("expires", "", "expiry `TIME` (RFC 3339)")
 						return func(args []string) (string, any, error) {
-							body := map[string]any{"name": *name, "scope": *scope}
+							body := api.ProxyKeyCreate{Name: *name, Scope: *scope}
 							if *queues != "" {
-								body["queues"] = strings.Split(*queues, ",")
+								body.Queues = strings.Split(*queues, ",")
 							}
 							if *expires != "" {
-								body["expiresAt"] = *expires
+								at, err := time.Parse(time.RFC3339, *expires)
+								if err != nil {
+									return "", nil, usagef("--expires %q is not an RFC 3339 time", *expires)
+								}
+								body.ExpiresAt = &at
 							}
 							return "/admin/v1/tenants/" + url.PathEscape(args[0]) + "/keys", body, nil
 						}
@@ -157,9 +154,10 @@ func proxyCommand() *command {
 					func(fs *flag.FlagSet) func([]string) (string, any, error) {
 						grace := fs.Duration("grace", 0, "how long the old key keeps working (default 24h, at most 168h)")
 						return func(args []string) (string, any, error) {
-							body := map[string]any{}
+							body := api.ProxyKeyRotate{}
 							if *grace > 0 {
-								body["graceSeconds"] = int64(grace.Seconds())
+								s := int64(grace.Seconds())
+								body.GraceSeconds = &s
 							}
 							return "/admin/v1/keys/" + url.PathEscape(args[0]) + "/rotate", body, nil
 						}
@@ -180,7 +178,7 @@ func proxyCommand() *command {
 				}),
 				proxyLeaf("create", "NAME", "create a user; the password is read from stdin", http.MethodPost, userTable, nil),
 				proxyLeaf("passwd", "NAME", "set a user's password (read from stdin); its sessions end", http.MethodPost, userTable, nil),
-				proxyLeaf("delete", "NAME", "delete a user and its sessions", http.MethodDelete, plainTable, idPath("/admin/v1/users/")),
+				proxyLeaf("delete", "NAME", "delete a user and its sessions", http.MethodDelete, userDeletedTable, idPath("/admin/v1/users/")),
 			}},
 			proxyLeaf("usage", "", "metered usage: one tenant's series, or every tenant's totals", http.MethodGet, usageTable,
 				func(fs *flag.FlagSet) func([]string) (string, any, error) {
@@ -227,7 +225,7 @@ func proxyLeaf(name, args, summary, method string, render func(t *tw, raw json.R
 				if err != nil {
 					return err
 				}
-				if pw, ok := body.(passwordBody); ok {
+				if pw, ok := body.(*passwordBody); ok {
 					if body, err = pw.read(a); err != nil {
 						return err
 					}
@@ -241,16 +239,20 @@ func proxyLeaf(name, args, summary, method string, render func(t *tw, raw json.R
 		}}
 }
 
-// passwordBody is a user body whose password is still to be read from stdin.
-type passwordBody map[string]any
+// passwordBody is a user body whose password is still to be read from stdin: a new
+// user, or (user nil) a password change.
+type passwordBody struct{ user *api.ProxyUserCreate }
 
-func (b passwordBody) read(a *app) (map[string]any, error) {
+func (b *passwordBody) read(a *app) (any, error) {
 	pw, err := readSecretLine(a, "Password: ")
 	if err != nil {
 		return nil, err
 	}
-	b["password"] = pw
-	return b, nil
+	if b.user == nil {
+		return api.ProxyPassword{Password: pw}, nil
+	}
+	b.user.Password = pw
+	return b.user, nil
 }
 
 // userBody builds user create and passwd, whose password comes from stdin.
@@ -263,13 +265,13 @@ func userBody(fs *flag.FlagSet, verb string) func([]string) (string, any, error)
 	}
 	return func(args []string) (string, any, error) {
 		if verb == "passwd" {
-			return "/admin/v1/users/" + url.PathEscape(args[0]) + "/password", passwordBody{}, nil
+			return "/admin/v1/users/" + url.PathEscape(args[0]) + "/password", &passwordBody{}, nil
 		}
-		b := passwordBody{"username": args[0], "role": role}
+		u := &api.ProxyUserCreate{Username: args[0], Role: role}
 		if t != "" {
-			b["tenant"] = t
+			u.Tenant = &t
 		}
-		return "/admin/v1/users", b, nil
+		return "/admin/v1/users", &passwordBody{user: u}, nil
 	}
 }
 
@@ -284,16 +286,9 @@ func idPath(prefix string, suffix ...string) func(fs *flag.FlagSet) func([]strin
 func statusBody(status string) func(fs *flag.FlagSet) func([]string) (string, any, error) {
 	return func(*flag.FlagSet) func([]string) (string, any, error) {
 		return func(args []string) (string, any, error) {
-			return "/admin/v1/tenants/" + url.PathEscape(args[0]), map[string]string{"status": status}, nil
+			return "/admin/v1/tenants/" + url.PathEscape(args[0]), api.ProxyTenantChange{Status: &status}, nil
 		}
 	}
-}
-
-func rawOrNil(j *jsonFlag) any {
-	if j.v == nil {
-		return nil
-	}
-	return j.v
 }
 
 func withQuery(path string, q url.Values) string {
@@ -305,22 +300,7 @@ func withQuery(path string, q url.Values) string {
 
 // The renderers of admin API answers.
 
-type proxyTenant struct {
-	ID     string `json:"id"`
-	Name   string `json:"name"`
-	Status string `json:"status"`
-	Limits struct {
-		RequestsPerSecond float64 `json:"requestsPerSecond"`
-		MessagesPerSecond float64 `json:"messagesPerSecond"`
-		MaxConcurrent     int     `json:"maxConcurrent"`
-	} `json:"limits"`
-	Quotas struct {
-		MaxMessages int64 `json:"maxMessages"`
-		MaxQueues   int64 `json:"maxQueues"`
-	} `json:"quotas"`
-}
-
-func (pt proxyTenant) row() []string {
+func tenantRow(pt api.ProxyTenant) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	return []string{pt.ID, pt.Name, pt.Status, f(pt.Limits.RequestsPerSecond), f(pt.Limits.MessagesPerSecond),
 		strconv.Itoa(pt.Limits.MaxConcurrent), strconv.FormatInt(pt.Quotas.MaxMessages, 10), strconv.FormatInt(pt.Quotas.MaxQueues, 10)}
@@ -329,41 +309,40 @@ func (pt proxyTenant) row() []string {
 var tenantHeader = []string{"ID", "NAME", "STATUS", "REQ/S", "MSG/S", "CONCURRENT", "MAX MESSAGES", "MAX QUEUES"}
 
 func tenantsTable(t *tw, raw json.RawMessage) {
-	var v struct {
-		Tenants []proxyTenant `json:"tenants"`
-	}
+	var v api.ProxyTenantList
 	_ = json.Unmarshal(raw, &v)
 	rows := make([][]string, len(v.Tenants))
 	for i, pt := range v.Tenants {
-		rows[i] = pt.row()
+		rows[i] = tenantRow(pt)
 	}
 	t.table(tenantHeader, rows, "No tenants.")
 }
 
 func tenantTable(t *tw, raw json.RawMessage) {
-	var pt proxyTenant
+	var pt api.ProxyTenant
 	_ = json.Unmarshal(raw, &pt)
-	t.table(tenantHeader, [][]string{pt.row()}, "")
+	t.table(tenantHeader, [][]string{tenantRow(pt)}, "")
 }
 
-type proxyKey struct {
-	ID        string   `json:"id"`
-	Tenant    string   `json:"tenant"`
-	Name      string   `json:"name"`
-	Scope     string   `json:"scope"`
-	Queues    []string `json:"queues"`
-	ExpiresAt *string  `json:"expiresAt"`
-	RevokedAt *string  `json:"revokedAt"`
-	Key       string   `json:"key"`
+func tenantDeletedTable(t *tw, raw json.RawMessage) {
+	var v api.ProxyTenantDeleted
+	_ = json.Unmarshal(raw, &v)
+	t.kv([][2]string{{"deleted:", strconv.FormatBool(v.Deleted)}, {"keysRevoked:", strconv.Itoa(v.KeysRevoked)}})
 }
 
-func (k proxyKey) row() []string {
+func purgedTable(t *tw, raw json.RawMessage) {
+	var v api.ProxyPurged
+	_ = json.Unmarshal(raw, &v)
+	t.kv([][2]string{{"queuesDeleted:", strconv.Itoa(v.QueuesDeleted)}})
+}
+
+func keyRow(k api.ProxyKey) []string {
 	state := "active"
 	switch {
 	case k.RevokedAt != nil:
 		state = "revoked"
 	case k.ExpiresAt != nil:
-		state = "expires " + *k.ExpiresAt
+		state = "expires " + k.ExpiresAt.Format(time.RFC3339Nano)
 	}
 	return []string{k.ID, k.Tenant, orDash(k.Name), k.Scope, strings.Join(k.Queues, ","), state}
 }
@@ -371,33 +350,27 @@ func (k proxyKey) row() []string {
 var keyHeader = []string{"ID", "TENANT", "NAME", "SCOPE", "QUEUES", "STATE"}
 
 func keysTable(t *tw, raw json.RawMessage) {
-	var v struct {
-		Keys []proxyKey `json:"keys"`
-	}
+	var v api.ProxyKeyList
 	_ = json.Unmarshal(raw, &v)
 	rows := make([][]string, len(v.Keys))
 	for i, k := range v.Keys {
-		rows[i] = k.row()
+		rows[i] = keyRow(k)
 	}
 	t.table(keyHeader, rows, "No keys.")
 }
 
 func keyTable(t *tw, raw json.RawMessage) {
-	var k proxyKey
+	var k api.ProxyNewKey
 	_ = json.Unmarshal(raw, &k)
-	t.table(keyHeader, [][]string{k.row()}, "")
+	t.table(keyHeader, [][]string{keyRow(k.ProxyKey)}, "")
 	if k.Key != "" {
 		t.line("\nKey (shown once, store it now):\n%s", k.Key)
 	}
 }
 
-type proxyUser struct {
-	Username string  `json:"username"`
-	Role     string  `json:"role"`
-	Tenant   *string `json:"tenant"`
-}
+var userHeader = []string{"USERNAME", "ROLE", "TENANT"}
 
-func (u proxyUser) row() []string {
+func userRow(u api.ProxyUser) []string {
 	t := "(operator)"
 	if u.Tenant != nil {
 		t = *u.Tenant
@@ -406,74 +379,49 @@ func (u proxyUser) row() []string {
 }
 
 func usersTable(t *tw, raw json.RawMessage) {
-	var v struct {
-		Users []proxyUser `json:"users"`
-	}
+	var v api.ProxyUserList
 	_ = json.Unmarshal(raw, &v)
 	rows := make([][]string, len(v.Users))
 	for i, u := range v.Users {
-		rows[i] = u.row()
+		rows[i] = userRow(u)
 	}
-	t.table([]string{"USERNAME", "ROLE", "TENANT"}, rows, "No users.")
+	t.table(userHeader, rows, "No users.")
 }
 
 func userTable(t *tw, raw json.RawMessage) {
-	var u proxyUser
+	var u api.ProxyUser
 	_ = json.Unmarshal(raw, &u)
-	t.table([]string{"USERNAME", "ROLE", "TENANT"}, [][]string{u.row()}, "")
+	t.table(userHeader, [][]string{userRow(u)}, "")
 }
 
-// plainTable shows a small object's fields as key: value lines.
-func plainTable(t *tw, raw json.RawMessage) {
-	var v map[string]any
+func userDeletedTable(t *tw, raw json.RawMessage) {
+	var v api.ProxyUserDeleted
 	_ = json.Unmarshal(raw, &v)
-	pairs := make([][2]string, 0, len(v))
-	for _, k := range slices.Sorted(maps.Keys(v)) {
-		pairs = append(pairs, [2]string{k + ":", fmt.Sprint(v[k])})
-	}
-	t.kv(pairs)
+	t.kv([][2]string{{"deleted:", strconv.FormatBool(v.Deleted)}})
 }
 
-type proxyUsage struct {
-	Requests      int64 `json:"requests"`
-	MessagesIn    int64 `json:"messagesIn"`
-	MessagesOut   int64 `json:"messagesOut"`
-	Acks          int64 `json:"acks"`
-	BytesIn       int64 `json:"bytesIn"`
-	BytesOut      int64 `json:"bytesOut"`
-	RejectedRate  int64 `json:"rejectedRate"`
-	RejectedQuota int64 `json:"rejectedQuota"`
-}
-
-func (u proxyUsage) row(tenant, start string) []string {
+func usageRow(u api.ProxyUsage, tenant, start string) []string {
 	n := func(v int64) string { return strconv.FormatInt(v, 10) }
 	return []string{tenant, start, n(u.Requests), n(u.MessagesIn), n(u.MessagesOut), n(u.Acks), n(u.BytesIn), n(u.BytesOut),
 		n(u.RejectedRate + u.RejectedQuota)}
 }
 
+// usageTable shows either answer: one tenant's series (api.ProxyUsageReport) or
+// every tenant's totals (api.ProxyUsageTotals).
 func usageTable(t *tw, raw json.RawMessage) {
-	var v struct {
-		Tenant string `json:"tenant"`
-		Series []struct {
-			Start string `json:"start"`
-			proxyUsage
-		} `json:"series"`
-		Totals  proxyUsage `json:"totals"`
-		Tenants []struct {
-			Tenant string     `json:"tenant"`
-			Totals proxyUsage `json:"totals"`
-		} `json:"tenants"`
-	}
-	_ = json.Unmarshal(raw, &v)
+	var one api.ProxyUsageReport
+	var all api.ProxyUsageTotals
+	_ = json.Unmarshal(raw, &one)
+	_ = json.Unmarshal(raw, &all)
 	var rows [][]string
-	if v.Tenant != "" {
-		for _, p := range v.Series {
-			rows = append(rows, p.row(v.Tenant, p.Start))
+	if one.Tenant != "" {
+		for _, p := range one.Series {
+			rows = append(rows, usageRow(p.ProxyUsage, one.Tenant, p.Start.Format(time.RFC3339Nano)))
 		}
-		rows = append(rows, v.Totals.row(v.Tenant, "total"))
+		rows = append(rows, usageRow(one.Totals, one.Tenant, "total"))
 	}
-	for _, x := range v.Tenants {
-		rows = append(rows, x.Totals.row(x.Tenant, "total"))
+	for _, x := range all.Tenants {
+		rows = append(rows, usageRow(x.Totals, x.Tenant, "total"))
 	}
 	t.table([]string{"TENANT", "START", "REQUESTS", "MESSAGES IN", "MESSAGES OUT", "ACKS", "BYTES IN", "BYTES OUT", "REJECTED"},
 		rows, "No usage in that span.")

@@ -180,8 +180,8 @@ func Load(environ []string) (*Config, error) {
 	for _, s := range table() {
 		v := s.bind(c)
 		if r, ok := v.(resetter); ok {
-			r.reset()
-		} else if err := v.set(s.def); err != nil {
+			r.Reset()
+		} else if err := v.Set(s.def); err != nil {
 			panic(fmt.Sprintf("config: default of %s: %v", s.name, err)) // the table is wrong
 		}
 		c.sources[s.name] = SourceDefault
@@ -193,7 +193,7 @@ func Load(environ []string) (*Config, error) {
 		if src == SourceDefault {
 			continue
 		}
-		if err := v.set(raw); err != nil {
+		if err := v.Set(raw); err != nil {
 			errs, failed[s.name] = append(errs, s.problem(raw, err.Error())), true
 			continue
 		}

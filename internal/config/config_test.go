@@ -476,6 +476,6 @@ func TestGOMEMLIMITPrintsBack(t *testing.T) {
 		"off": "off", "24MiB": "24MiB", "25165824": "24MiB", "1048577": "1048577B", "2048MiB": "2GiB", "3000KiB": "3000KiB",
 	} {
 		c := mustLoad(t, "GOMEMLIMIT="+raw)
-		require.Equal(t, want, memLimitValue{&c.MemoryLimit}.get(), raw)
+		require.Equal(t, want, memLimitValue{&c.MemoryLimit}.Get(), raw)
 	}
 }

@@ -61,7 +61,7 @@ func TestTableIsConsistent(t *testing.T) {
 		if s.name == "POP_WAIT_BACKOFF_MULTIPLIER" {
 			want = "2" // written 2.0 as upstream documents it
 		}
-		require.Equal(t, want, s.bind(c).get(), s.name)
+		require.Equal(t, want, s.bind(c).Get(), s.name)
 	}
 	require.ElementsMatch(t, []string{"PG_PASSWORD", "PG_SSL_KEY", "JWT_SECRET", "QUEEN_ENCRYPTION_KEY"}, secrets)
 }

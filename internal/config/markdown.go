@@ -58,7 +58,7 @@ func defaultDoc(s setting) string {
 
 // kindDoc is the Type column of one row.
 func kindDoc(s setting) string {
-	k := s.bind(&Config{}).kind()
+	k := s.bind(&Config{}).Kind()
 	if s.secret {
 		k += ", **secret**"
 	}

@@ -23,7 +23,7 @@ func References() []Reference {
 		if s.defDoc != "" {
 			def = s.defDoc
 		}
-		kind := s.bind(&Config{}).kind()
+		kind := s.bind(&Config{}).Kind()
 		if s.secret {
 			kind += ", secret"
 		}

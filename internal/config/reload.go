@@ -100,7 +100,7 @@ func (r *Reloader) Reload() (*Reloaded, error) {
 	}
 	out := &Reloaded{Config: next, Files: files, Missing: missing}
 	for _, s := range table() {
-		if s.bind(r.running).get() == s.bind(next).get() {
+		if s.bind(r.running).Get() == s.bind(next).Get() {
 			continue
 		}
 		ch := Change{Name: s.name, File: r.atStart[s.name].file}

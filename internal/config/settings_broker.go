@@ -3,11 +3,13 @@ package config
 import (
 	"math"
 	"time"
+
+	"github.com/queenmq/queen/internal/envvalue"
 )
 
 // popSettings: defaults and pacing of pops and long-polls.
 func popSettings() []setting {
-	ms := func(p *time.Duration, min int64) value { return unitValue{p, time.Millisecond, min} }
+	ms := func(p *time.Duration, min int64) value { return envvalue.Unit{P: p, Unit: time.Millisecond, Min: min} }
 	return []setting{
 		{
 			name: "DEFAULT_TIMEOUT", def: "30000", group: groupPop,
@@ -18,7 +20,7 @@ func popSettings() []setting {
 		{
 			name: "DEFAULT_BATCH_SIZE", def: "1", group: groupPop,
 			doc:  "Batch size of a pop that gives no `batch`. Must not exceed `QUEEN_MAX_POP_BATCH`.",
-			bind: func(c *Config) value { return intValue[int]{&c.DefaultBatchSize, 1, noMax} },
+			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.DefaultBatchSize, Min: 1, Max: envvalue.NoMax} },
 		},
 		{
 			name: "DEFAULT_SUBSCRIPTION_MODE", def: "", defDoc: "empty: all", group: groupPop,
@@ -26,7 +28,7 @@ func popSettings() []setting {
 				"at the oldest message; `new`: at messages pushed from now on. `new-only` is accepted as an " +
 				"alias of `new` (upstream documents it so but treats it as `all`).",
 			bind: func(c *Config) value {
-				return enumValue{&c.DefaultSubscriptionMode, []string{"", "all", "new"}, [][2]string{{"new-only", "new"}}}
+				return envvalue.Enum{P: &c.DefaultSubscriptionMode, Options: []string{"", "all", "new"}, Aliases: [][2]string{{"new-only", "new"}}}
 			},
 		},
 		{
@@ -37,14 +39,16 @@ func popSettings() []setting {
 		},
 		{
 			name: "POP_WAIT_BACKOFF_THRESHOLD", def: "3", group: groupPop,
-			doc:  "Number of empty re-checks that use the initial interval before backing off.",
-			bind: func(c *Config) value { return intValue[int]{&c.PopWaitBackoffThreshold, 0, noMax} },
+			doc: "Number of empty re-checks that use the initial interval before backing off.",
+			bind: func(c *Config) value {
+				return envvalue.Int[int]{P: &c.PopWaitBackoffThreshold, Min: 0, Max: envvalue.NoMax}
+			},
 		},
 		{
 			name: "POP_WAIT_BACKOFF_MULTIPLIER", def: "2.0", group: groupPop,
 			doc: "After the threshold the interval is initial × k × multiplier (k = empty re-checks so far), " +
 				"capped by `POP_WAIT_MAX_INTERVAL_MS`: linear in k, as upstream.",
-			bind: func(c *Config) value { return floatValue{&c.PopWaitBackoffMultiplier, 1} },
+			bind: func(c *Config) value { return envvalue.Float{P: &c.PopWaitBackoffMultiplier, Min: 1} },
 		},
 		{
 			name: "POP_WAIT_MAX_INTERVAL_MS", def: "1000", group: groupPop,
@@ -66,22 +70,22 @@ func limitSettings() []setting {
 		{
 			name: "QUEEN_MAX_BODY_BYTES", def: "16777216", defDoc: "16777216 (16 MiB)", group: groupLimits,
 			doc:  "Largest request body in bytes; larger bodies get 413 `payload_too_large`.",
-			bind: func(c *Config) value { return intValue[int64]{&c.MaxBodyBytes, 1, math.MaxInt64} },
+			bind: func(c *Config) value { return envvalue.Int[int64]{P: &c.MaxBodyBytes, Min: 1, Max: math.MaxInt64} },
 		},
 		{
 			name: "QUEEN_MAX_PUSH_ITEMS", def: "10000", group: groupLimits,
 			doc:  "Most messages in one push request.",
-			bind: func(c *Config) value { return intValue[int]{&c.MaxPushItems, 1, noMax} },
+			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.MaxPushItems, Min: 1, Max: envvalue.NoMax} },
 		},
 		{
 			name: "QUEEN_MAX_POP_BATCH", def: "10000", group: groupLimits,
 			doc:  "Largest `batch` a pop may ask for.",
-			bind: func(c *Config) value { return intValue[int]{&c.MaxPopBatch, 1, noMax} },
+			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.MaxPopBatch, Min: 1, Max: envvalue.NoMax} },
 		},
 		{
 			name: "QUEEN_MAX_ACK_ITEMS", def: "10000", group: groupLimits,
 			doc:  "Most acknowledgements in one batch-ack request.",
-			bind: func(c *Config) value { return intValue[int]{&c.MaxAckItems, 1, noMax} },
+			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.MaxAckItems, Min: 1, Max: envvalue.NoMax} },
 		},
 	}
 }
@@ -94,19 +98,19 @@ func loggingSettings() []setting {
 			doc: "Lowest level logged. `trace` is more verbose than `debug`. Any case is accepted; " +
 				"upstream silently uses `info` for unknown words, queen refuses them.",
 			bind: func(c *Config) value {
-				return enumValue{&c.LogLevel, []string{"trace", "debug", "info", "warn", "error"}, nil}
+				return envvalue.Enum{P: &c.LogLevel, Options: []string{"trace", "debug", "info", "warn", "error"}}
 			},
 		},
 		{
 			name: "QUEEN_LOG_FORMAT", def: "json", group: groupLogging,
 			doc:  "`json` (one object per line, for journald and collectors) or `text` (`key=value`). Queen-only.",
-			bind: func(c *Config) value { return enumValue{&c.LogFormat, []string{"json", "text"}, nil} },
+			bind: func(c *Config) value { return envvalue.Enum{P: &c.LogFormat, Options: []string{"json", "text"}} },
 		},
 		{
 			name: "QUEEN_STATS_LOG_INTERVAL", def: "1m0s", group: groupLogging,
 			doc: "Period of the Info line `rates and sizes` (push, pop and ack rates, parked long-polls, " +
 				"pool use, deepest queues); `0` turns it off. Queen-only; a Go duration.",
-			bind: func(c *Config) value { return durationValue{&c.StatsLogInterval, 0} },
+			bind: func(c *Config) value { return envvalue.Duration{P: &c.StatsLogInterval, Min: 0} },
 		},
 	}
 }
@@ -118,28 +122,32 @@ func fileBufferSettings() []setting {
 			name: "FILE_BUFFER_DIR", def: "/var/lib/queen/buffers", group: groupFileBuffer,
 			doc: "Spool directory, created at startup if missing. Empty means the default. One directory " +
 				"per process: replicas must not share one.",
-			bind: func(c *Config) value { return textValue{&c.FileBufferDir} },
+			bind: func(c *Config) value { return envvalue.Text{P: &c.FileBufferDir} },
 		},
 		{
 			name: "FILE_BUFFER_FLUSH_MS", def: "100", group: groupFileBuffer,
-			doc:  "Period of the spool drain loop, in milliseconds (upstream crashes on 0).",
-			bind: func(c *Config) value { return unitValue{&c.FileBufferFlushInterval, time.Millisecond, 1} },
+			doc: "Period of the spool drain loop, in milliseconds (upstream crashes on 0).",
+			bind: func(c *Config) value {
+				return envvalue.Unit{P: &c.FileBufferFlushInterval, Unit: time.Millisecond, Min: 1}
+			},
 		},
 		{
 			name: "FILE_BUFFER_MAX_BATCH", def: "100", group: groupFileBuffer,
 			doc:  "Spooled messages replayed per insert.",
-			bind: func(c *Config) value { return intValue[int]{&c.FileBufferMaxBatch, 1, noMax} },
+			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.FileBufferMaxBatch, Min: 1, Max: envvalue.NoMax} },
 		},
 		{
 			name: "FILE_BUFFER_EVENTS_PER_FILE", def: "10000", group: groupFileBuffer,
-			doc:  "Spooled messages per file before the spool starts a new file.",
-			bind: func(c *Config) value { return intValue[int]{&c.FileBufferEventsPerFile, 1, noMax} },
+			doc: "Spooled messages per file before the spool starts a new file.",
+			bind: func(c *Config) value {
+				return envvalue.Int[int]{P: &c.FileBufferEventsPerFile, Min: 1, Max: envvalue.NoMax}
+			},
 		},
 		{
 			name: "QUEEN_SPOOL_MAX_BYTES", def: "0", group: groupFileBuffer,
 			doc: "queen only: most bytes the spool files may hold; a push that would exceed it is refused " +
 				"with 503, as on a full disk. 0 means limited by the disk only.",
-			bind: func(c *Config) value { return intValue[int64]{&c.SpoolMaxBytes, 0, math.MaxInt64} },
+			bind: func(c *Config) value { return envvalue.Int[int64]{P: &c.SpoolMaxBytes, Min: 0, Max: math.MaxInt64} },
 		},
 	}
 }
@@ -162,12 +170,12 @@ func pushSettings() []setting {
 				"(`QUEEN_CONCURRENCY_MODE`); queen's limit is this number, per broker. Raise it to " +
 				"`DB_POOL_SIZE` to run every push in its own statement. 0 counts as 1, as upstream. " +
 				"See docs/benchmarks.md.",
-			bind: func(c *Config) value { return intValue[int]{&c.PushMaxConcurrent, 0, noMax} },
+			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.PushMaxConcurrent, Min: 0, Max: envvalue.NoMax} },
 		},
 		{
 			name: "QUEEN_PUSH_MAX_BATCH_SIZE", def: "500", group: groupPush,
 			doc:  "Most pushes (requests) combined into one statement. 0 counts as 1 (no combining), as upstream.",
-			bind: func(c *Config) value { return intValue[int]{&c.PushMaxBatchSize, 0, noMax} },
+			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.PushMaxBatchSize, Min: 0, Max: envvalue.NoMax} },
 		},
 		{
 			name: "QUEEN_PUSH_PREFERRED_BATCH_SIZE", def: "1", group: groupPush,
@@ -175,14 +183,14 @@ func pushSettings() []setting {
 				"oldest has waited `QUEEN_PUSH_MAX_HOLD_MS`. At 1 a push never waits while a statement is " +
 				"free; larger values trade that much latency for fuller statements even at low load. " +
 				"Upstream's default is 50 (so each push may wait 5 ms); 0 counts as 1.",
-			bind: func(c *Config) value { return intValue[int]{&c.PushPreferredBatch, 0, noMax} },
+			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.PushPreferredBatch, Min: 0, Max: envvalue.NoMax} },
 		},
 		{
 			name: "QUEEN_PUSH_MAX_HOLD_MS", def: "5", group: groupPush,
 			doc: "How long, in milliseconds, pushes fewer than `QUEEN_PUSH_PREFERRED_BATCH_SIZE` wait for " +
 				"more before a free statement takes them. Upstream falls back to " +
 				"`SIDECAR_MICRO_BATCH_WAIT_MS` for it; queen reads only this name.",
-			bind: func(c *Config) value { return unitValue{&c.PushMaxHold, time.Millisecond, 0} },
+			bind: func(c *Config) value { return envvalue.Unit{P: &c.PushMaxHold, Unit: time.Millisecond, Min: 0} },
 		},
 	}
 }

@@ -1,13 +1,17 @@
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/queenmq/queen/internal/envvalue"
+)
 
 // maintenanceSettings: the leader-gated background jobs. Every
 // replica runs the loops; one wins each cycle through an advisory lock.
 func maintenanceSettings() []setting {
-	ms := func(p *time.Duration) value { return unitValue{p, time.Millisecond, 1} }
-	sec := func(p *time.Duration) value { return unitValue{p, time.Second, 1} }
-	count := func(p *int) value { return intValue[int]{p, 1, noMax} }
+	ms := func(p *time.Duration) value { return envvalue.Unit{P: p, Unit: time.Millisecond, Min: 1} }
+	sec := func(p *time.Duration) value { return envvalue.Unit{P: p, Unit: time.Second, Min: 1} }
+	count := func(p *int) value { return envvalue.Int[int]{P: p, Min: 1, Max: envvalue.NoMax} }
 	return []setting{
 		{
 			name: "RETENTION_INTERVAL", def: "300000", group: groupMaintenance,
@@ -35,7 +39,7 @@ func maintenanceSettings() []setting {
 			doc: "queen only: dead-letter entries older than this many days are deleted, and until then " +
 				"completed retention keeps the messages they refer to (so the DLQ stays readable). " +
 				"0 keeps entries as long as their messages (upstream).",
-			bind: func(c *Config) value { return intValue[int]{&c.DLQRetentionDays, 0, noMax} },
+			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.DLQRetentionDays, Min: 0, Max: envvalue.NoMax} },
 		},
 		{
 			name: "EVICTION_INTERVAL", def: "60000", group: groupMaintenance,
@@ -87,7 +91,7 @@ func maintenanceSettings() []setting {
 				"partitions kept plans that scan tables it looks up by key (docs/postgresql.md). Each check is " +
 				"one read of `pg_stat_user_tables`; a table doubles only so often, so `ANALYZE` runs rarely. " +
 				"0 turns the job off (autovacuum alone keeps the statistics). Queen-only; a Go duration, 0 or at least 1s.",
-			bind: func(c *Config) value { return limitValue{p: &c.AnalyzeInterval, min: time.Second, zero: "off"} },
+			bind: func(c *Config) value { return envvalue.Limit{P: &c.AnalyzeInterval, Min: time.Second, Zero: "off"} },
 		},
 		{
 			name: "QUEEN_ANALYTICS_FLUSH_INTERVAL", def: "1m0s", group: groupMaintenance,
@@ -99,7 +103,9 @@ func maintenanceSettings() []setting {
 				"the cost of one more write to the analytics tables per interval and broker. " +
 				"`POST /api/v1/stats/refresh` writes the open minute once, on demand. Queen-only; a Go " +
 				"duration from 1s to 1m.",
-			bind: func(c *Config) value { return rangeValue{&c.AnalyticsFlushInterval, time.Second, time.Minute} },
+			bind: func(c *Config) value {
+				return envvalue.Range{P: &c.AnalyticsFlushInterval, Min: time.Second, Max: time.Minute}
+			},
 		},
 		{
 			name: "QUEEN_ANALYTICS_BUCKET", def: "1m0s", group: groupMaintenance,

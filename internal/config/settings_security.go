@@ -1,6 +1,10 @@
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/queenmq/queen/internal/envvalue"
+)
 
 // jwtSettings: bearer-token authentication (see docs/security.md).
 func jwtSettings() []setting {
@@ -9,7 +13,7 @@ func jwtSettings() []setting {
 			name: "JWT_ENABLED", def: "false", group: groupJWT,
 			doc: "Require a valid bearer token on every route except `JWT_SKIP_PATHS`. With it on, an " +
 				"incomplete JWT configuration stops startup.",
-			bind: func(c *Config) value { return boolValue{&c.JWTEnabled} },
+			bind: func(c *Config) value { return envvalue.Bool{P: &c.JWTEnabled} },
 		},
 		{
 			name: "JWT_ALGORITHM", def: "HS256", group: groupJWT,
@@ -17,18 +21,18 @@ func jwtSettings() []setting {
 				"cannot verify HS256 tokens); `RS256` and `EdDSA` need `JWT_JWKS_URL` or `JWT_PUBLIC_KEY`; " +
 				"`auto` takes the algorithm from each token's header and needs at least one of the three.",
 			bind: func(c *Config) value {
-				return enumValue{&c.JWTAlgorithm, []string{"HS256", "RS256", "EdDSA", "auto"}, nil}
+				return envvalue.Enum{P: &c.JWTAlgorithm, Options: []string{"HS256", "RS256", "EdDSA", "auto"}}
 			},
 		},
 		{
 			name: "JWT_SECRET", def: "", group: groupJWT, secret: true,
 			doc:  "HS256 key, used as the raw bytes of the string. Best given as the systemd credential `JWT_SECRET`.",
-			bind: func(c *Config) value { return textValue{&c.JWTSecret} },
+			bind: func(c *Config) value { return envvalue.Text{P: &c.JWTSecret} },
 		},
 		{
 			name: "JWT_JWKS_URL", def: "", group: groupJWT,
 			doc:  "JWKS endpoint (http or https) with the RS256 or Ed25519 verification keys.",
-			bind: func(c *Config) value { return urlValue{&c.JWTJWKSURL} },
+			bind: func(c *Config) value { return envvalue.URL{P: &c.JWTJWKSURL} },
 		},
 		{
 			name: "JWT_PUBLIC_KEY", def: "", group: groupJWT, credential: true,
@@ -36,63 +40,63 @@ func jwtSettings() []setting {
 				"token and the JWKS is not consulted. Since env files hold one line per " +
 				"variable, `\\n` sequences are read as newlines when the value has no real newline. " +
 				"May also be given as the systemd credential `JWT_PUBLIC_KEY` (the PEM file as is).",
-			bind: func(c *Config) value { return pemValue{&c.JWTPublicKey} },
+			bind: func(c *Config) value { return envvalue.PEM{P: &c.JWTPublicKey} },
 		},
 		{
 			name: "JWT_ISSUER", def: "", group: groupJWT,
 			doc:  "If set, the token's `iss` must equal it.",
-			bind: func(c *Config) value { return textValue{&c.JWTIssuer} },
+			bind: func(c *Config) value { return envvalue.Text{P: &c.JWTIssuer} },
 		},
 		{
 			name: "JWT_AUDIENCE", def: "", group: groupJWT,
 			doc:  "If set, the token's `aud` must contain it.",
-			bind: func(c *Config) value { return textValue{&c.JWTAudience} },
+			bind: func(c *Config) value { return envvalue.Text{P: &c.JWTAudience} },
 		},
 		{
 			name: "JWT_CLOCK_SKEW", def: "30", group: groupJWT,
 			doc:  "Tolerance for `exp`, `nbf` and `iat`, in seconds.",
-			bind: func(c *Config) value { return unitValue{&c.JWTClockSkew, time.Second, 0} },
+			bind: func(c *Config) value { return envvalue.Unit{P: &c.JWTClockSkew, Unit: time.Second, Min: 0} },
 		},
 		{
 			name: "JWT_SKIP_PATHS", def: "/health,/metrics/prometheus,/metrics,/", group: groupJWT, emptyOK: true,
 			doc: "Paths served without a token, comma-separated. An entry matches exactly, and entries " +
 				"ending in `/` (other than `/` itself) also match as a prefix. Set but empty: no path is skipped.",
-			bind: func(c *Config) value { return listValue{&c.JWTSkipPaths, nil} },
+			bind: func(c *Config) value { return envvalue.List{P: &c.JWTSkipPaths} },
 		},
 		{
 			name: "JWT_JWKS_REFRESH_INTERVAL", def: "3600", group: groupJWT,
 			doc:  "How often the JWKS is fetched again, in seconds.",
-			bind: func(c *Config) value { return unitValue{&c.JWTJWKSRefreshInterval, time.Second, 1} },
+			bind: func(c *Config) value { return envvalue.Unit{P: &c.JWTJWKSRefreshInterval, Unit: time.Second, Min: 1} },
 		},
 		{
 			name: "JWT_JWKS_TIMEOUT_MS", def: "5000", group: groupJWT,
 			doc:  "Timeout of one JWKS fetch, in milliseconds.",
-			bind: func(c *Config) value { return unitValue{&c.JWTJWKSTimeout, time.Millisecond, 1} },
+			bind: func(c *Config) value { return envvalue.Unit{P: &c.JWTJWKSTimeout, Unit: time.Millisecond, Min: 1} },
 		},
 		{
 			name: "JWT_ROLES_CLAIM", def: "role", group: groupJWT,
 			doc:  "Claim holding a single role.",
-			bind: func(c *Config) value { return textValue{&c.JWTRolesClaim} },
+			bind: func(c *Config) value { return envvalue.Text{P: &c.JWTRolesClaim} },
 		},
 		{
 			name: "JWT_ROLES_ARRAY_CLAIM", def: "roles", group: groupJWT,
 			doc:  "Claim holding an array of roles.",
-			bind: func(c *Config) value { return textValue{&c.JWTRolesArrayClaim} },
+			bind: func(c *Config) value { return envvalue.Text{P: &c.JWTRolesArrayClaim} },
 		},
 		{
 			name: "JWT_ROLE_ADMIN", def: "admin", group: groupJWT,
 			doc:  "Role name that grants every route.",
-			bind: func(c *Config) value { return textValue{&c.JWTRoleAdmin} },
+			bind: func(c *Config) value { return envvalue.Text{P: &c.JWTRoleAdmin} },
 		},
 		{
 			name: "JWT_ROLE_READ_WRITE", def: "read-write", group: groupJWT,
 			doc:  "Role name that grants reading and writing messages.",
-			bind: func(c *Config) value { return textValue{&c.JWTRoleReadWrite} },
+			bind: func(c *Config) value { return envvalue.Text{P: &c.JWTRoleReadWrite} },
 		},
 		{
 			name: "JWT_ROLE_READ_ONLY", def: "read-only", group: groupJWT,
 			doc:  "Role name that grants read-only routes.",
-			bind: func(c *Config) value { return textValue{&c.JWTRoleReadOnly} },
+			bind: func(c *Config) value { return envvalue.Text{P: &c.JWTRoleReadOnly} },
 		},
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"time"
+
+	"github.com/queenmq/queen/internal/envvalue"
 )
 
 // serverSettings: the HTTP listener, process identity and the dashboard.
@@ -12,25 +14,25 @@ func serverSettings() []setting {
 		{
 			name: "HOST", def: "0.0.0.0", group: groupServer,
 			doc:  "HTTP bind address. Ignored when systemd passes a listening socket (`queen.socket`).",
-			bind: func(c *Config) value { return textValue{&c.Host} },
+			bind: func(c *Config) value { return envvalue.Text{P: &c.Host} },
 		},
 		{
 			name: "PORT", def: "6632", group: groupServer,
 			doc:  "HTTP port. Ignored when systemd passes a listening socket.",
-			bind: func(c *Config) value { return intValue[int]{&c.Port, 1, 65535} },
+			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.Port, Min: 1, Max: 65535} },
 		},
 		{
 			name: "QUEEN_INSTANCE", def: "", group: groupServer,
 			doc: "Name of this replica, set by the `queen@.service` template (`%i`); " +
 				"added to log lines so replicas on one host can be told apart. Queen-only.",
-			bind: func(c *Config) value { return textValue{&c.Instance} },
+			bind: func(c *Config) value { return envvalue.Text{P: &c.Instance} },
 		},
 		{
 			name: "QUEEN_SHUTDOWN_TIMEOUT", def: "20s", group: groupServer,
 			doc: "How long a graceful stop (SIGTERM, SIGINT) may take to answer parked long-polls, " +
 				"finish in-flight requests and flush the spool. Keep it below systemd's " +
 				"`TimeoutStopSec` (30 s in the shipped unit). Queen-only; a Go duration.",
-			bind: func(c *Config) value { return durationValue{&c.ShutdownTimeout, time.Millisecond} },
+			bind: func(c *Config) value { return envvalue.Duration{P: &c.ShutdownTimeout, Min: time.Millisecond} },
 		},
 		{
 			name: "QUEEN_SHUTDOWN_DELAY", def: "0s", group: groupServer,
@@ -39,7 +41,7 @@ func serverSettings() []setting {
 				"Kubernetes needs to stop sending new requests. The stop takes up to this plus " +
 				"`QUEEN_SHUTDOWN_TIMEOUT`; it must be less than `QUEEN_SHUTDOWN_TIMEOUT`. " +
 				"0 closes the listener at once. Queen-only; a Go duration.",
-			bind: func(c *Config) value { return durationValue{&c.ShutdownDelay, 0} },
+			bind: func(c *Config) value { return envvalue.Duration{P: &c.ShutdownDelay, Min: 0} },
 		},
 		{
 			name: "QUEEN_READ_TIMEOUT", def: "1m0s", group: groupServer,
@@ -50,7 +52,7 @@ func serverSettings() []setting {
 				"answer: long-polls (`wait=true`) and streamed answers run as long as they need once the " +
 				"request is read. Raise it for clients that send bodies near `QUEEN_MAX_BODY_BYTES` over " +
 				"slow links. 0 means no limit. Queen-only; a Go duration.",
-			bind: func(c *Config) value { return limitValue{p: &c.ReadTimeout, min: time.Second} },
+			bind: func(c *Config) value { return envvalue.Limit{P: &c.ReadTimeout, Min: time.Second} },
 		},
 		{
 			name: "QUEEN_TENANCY_HEADER", def: "", defDoc: "unset: tenancy off", group: groupServer,
@@ -70,7 +72,7 @@ func serverSettings() []setting {
 				"`GET /internal/api/tenancy/usage` serves (queues, partitions, stored messages and payload " +
 				"bytes per tenant); each run scans the stored messages of the tenants' queues. Runs only while " +
 				"`QUEEN_TENANCY_HEADER` is set. Queen-only; a Go duration, at least 1s.",
-			bind: func(c *Config) value { return durationValue{&c.TenancyUsageInterval, time.Second} },
+			bind: func(c *Config) value { return envvalue.Duration{P: &c.TenancyUsageInterval, Min: time.Second} },
 		},
 		{
 			name: "WEBAPP_ROOT", def: "", defDoc: "unset: embedded dashboard", group: groupServer, emptyOK: true,
@@ -83,14 +85,14 @@ func serverSettings() []setting {
 			doc: "Browser origins allowed to call the API, e.g. `https://ops.example.com,http://localhost:5173`. " +
 				"Empty (the default) turns CORS off: no `Access-Control-*` headers at all. " +
 				"`*` allows any origin and must be written explicitly. Queen-only.",
-			bind: func(c *Config) value { return listValue{&c.CORSAllowedOrigins, checkOrigin} },
+			bind: func(c *Config) value { return envvalue.List{P: &c.CORSAllowedOrigins, Check: checkOrigin} },
 		},
 		{
 			name: "QUEEN_PPROF_ADDR", def: "", defDoc: "unset: profiling off", group: groupServer,
 			doc: "`host:port` of a separate listener serving Go's profiling endpoints (`/debug/pprof/`), " +
 				"e.g. `127.0.0.1:6060`; empty (the default) serves none. They have no authentication, " +
 				"so bind them to loopback. See docs/observability.md, \"Profiling\". Queen-only.",
-			bind: func(c *Config) value { return hostPortValue{&c.PprofAddr} },
+			bind: func(c *Config) value { return envvalue.HostPort{P: &c.PprofAddr} },
 		},
 		{
 			name: "GOGC", def: "200", group: groupServer,
@@ -123,7 +125,7 @@ func serverSettings() []setting {
 				"systemd does not tell a service which files it read, so the shipped units name theirs here. " +
 				"A reload applies a changed `LOG_LEVEL` at once and logs every other changed setting as " +
 				"needing a restart; see docs/systemd.md, \"Reloading\". Queen-only.",
-			bind: func(c *Config) value { return listValue{&c.EnvFiles, checkAbsolutePath} },
+			bind: func(c *Config) value { return envvalue.List{P: &c.EnvFiles, Check: checkAbsolutePath} },
 		},
 	}
 }
@@ -139,8 +141,8 @@ func checkAbsolutePath(p string) error {
 
 // postgresSettings: the connection and its timeouts.
 func postgresSettings() []setting {
-	ms := func(p *time.Duration, min int64) value { return unitValue{p, time.Millisecond, min} }
-	sec := func(p *time.Duration) value { return unitValue{p, time.Second, 0} }
+	ms := func(p *time.Duration, min int64) value { return envvalue.Unit{P: p, Unit: time.Millisecond, Min: min} }
+	sec := func(p *time.Duration) value { return envvalue.Unit{P: p, Unit: time.Second, Min: 0} }
 	return []setting{
 		{
 			name: "PG_HOST", def: "localhost", group: groupPostgres,
@@ -170,13 +172,13 @@ func postgresSettings() []setting {
 			name: "PG_DB", def: "postgres", group: groupPostgres,
 			doc: "Database name. queen keeps everything in the `queen` schema of this database. " +
 				"The Queen 1.x brokers' name for it is `PG_DATABASE`, which wins when both are set.",
-			bind: func(c *Config) value { return textValue{&c.pgDBLegacy} },
+			bind: func(c *Config) value { return envvalue.Text{P: &c.pgDBLegacy} },
 		},
 		{
 			name: "PG_DATABASE", def: "", defDoc: "unset: `PG_DB`", group: groupPostgres,
 			doc: "Database name, as the Queen 1.x brokers call it (`PG_DB` is the legacy name). " +
 				"When both are set, `PG_DATABASE` wins and the boot log warns, naming both values.",
-			bind: func(c *Config) value { return textValue{&c.PGDatabase} },
+			bind: func(c *Config) value { return envvalue.Text{P: &c.PGDatabase} },
 		},
 		{
 			name: "QUEEN_APPLY_SCHEMA", def: "true", group: groupPostgres,
@@ -186,18 +188,18 @@ func postgresSettings() []setting {
 				"release needs (or a newer one) and otherwise exits with status 78, and it builds no " +
 				"missing index (it logs the statements for the schema's owner instead). A DBA applies " +
 				"each release's `queen schema` output before the brokers are upgraded.",
-			bind: func(c *Config) value { return boolValue{&c.ApplySchema} },
+			bind: func(c *Config) value { return envvalue.Bool{P: &c.ApplySchema} },
 		},
 		{
 			name: "PG_USER", def: "postgres", group: groupPostgres,
 			doc:  "Database role.",
-			bind: func(c *Config) value { return textValue{&c.PGUser} },
+			bind: func(c *Config) value { return envvalue.Text{P: &c.PGUser} },
 		},
 		{
 			name: "PG_PASSWORD", def: "postgres", group: groupPostgres, secret: true, emptyOK: true,
 			doc: "Password of `PG_USER`. Set but empty means no password (peer or trust authentication, " +
 				"or a `.pgpass` file), as upstream. Best given as the systemd credential `PG_PASSWORD`.",
-			bind: func(c *Config) value { return textValue{&c.PGPassword} },
+			bind: func(c *Config) value { return envvalue.Text{P: &c.PGPassword} },
 		},
 		{
 			name: "PG_USE_SSL", def: "false", group: groupPostgres,
@@ -205,7 +207,7 @@ func postgresSettings() []setting {
 				"server's certificate must chain to a trusted CA (`PG_SSL_ROOT_CERT`, else the system's " +
 				"CAs) and name the host connected to. Upstream's true is `sslmode=require`, which " +
 				"verifies nothing. Not used over a Unix socket.",
-			bind: func(c *Config) value { return boolValue{&c.PGUseSSL} },
+			bind: func(c *Config) value { return envvalue.Bool{P: &c.PGUseSSL} },
 		},
 		{
 			name: "PG_SSL_REJECT_UNAUTHORIZED", def: "true", group: groupPostgres,
@@ -213,7 +215,7 @@ func postgresSettings() []setting {
 				"(`sslmode=require`: encrypted, but anyone on the network path can pose as the server), " +
 				"and the broker logs a warning at boot. Upstream's false is `sslmode=prefer`, which " +
 				"also falls back to plain text.",
-			bind: func(c *Config) value { return boolValue{&c.PGSSLRejectUnauthorized} },
+			bind: func(c *Config) value { return envvalue.Bool{P: &c.PGSSLRejectUnauthorized} },
 		},
 		{
 			name: "PG_SSL_ROOT_CERT", def: "", defDoc: "unset: the system's CAs", group: groupPostgres, credential: true,
@@ -247,7 +249,7 @@ func postgresSettings() []setting {
 			doc: "Maximum number of PostgreSQL connections this process opens. Unlike upstream, which opens " +
 				"floor(0.95 × value) connections at startup plus `SIDECAR_POOL_SIZE` more, queen has one pool " +
 				"and opens connections lazily, up to this many. Size `max_connections` for the sum over replicas.",
-			bind: func(c *Config) value { return intValue[int]{&c.DBPoolSize, 1, noMax} },
+			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.DBPoolSize, Min: 1, Max: envvalue.NoMax} },
 		},
 		{
 			name: "DB_CONNECTION_TIMEOUT", def: "2000", group: groupPostgres,
@@ -290,7 +292,7 @@ func postgresSettings() []setting {
 		{
 			name: "DB_KEEPALIVES_COUNT", def: "3", group: groupPostgres,
 			doc:  "Unanswered keepalive probes before the connection is dropped; 0 means the OS default.",
-			bind: func(c *Config) value { return intValue[int]{&c.DBKeepalivesCount, 0, noMax} },
+			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.DBKeepalivesCount, Min: 0, Max: envvalue.NoMax} },
 		},
 	}
 }

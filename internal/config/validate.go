@@ -123,7 +123,7 @@ func (c *Config) assignment(name string) string {
 // display is a setting's current value in its variable's own units, redacted when it
 // is a non-empty secret.
 func (c *Config) display(s setting) string {
-	v := s.bind(c).get()
+	v := s.bind(c).Get()
 	if s.secret && v != "" {
 		return redacted
 	}

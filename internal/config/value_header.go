@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/queenmq/queen/internal/envvalue"
 )
 
 // maxHeaderNameLength bounds a configured header name.
@@ -22,8 +24,8 @@ var reservedHeaders = []string{
 // X-Forwarded-* header; empty is allowed and means unset.
 type headerNameValue struct{ p *string }
 
-func (v headerNameValue) set(raw string) error {
-	if _, isBool := parseBool(raw); isBool && raw != "" {
+func (v headerNameValue) Set(raw string) error {
+	if _, isBool := envvalue.ParseBool(raw); isBool && raw != "" {
 		// The Queen 1.x brokers read QUEEN_TENANCY_HEADER as a boolean; here it names a
 		// header, and a header called "true" (or "false", which would turn tenancy on)
 		// is never what such an env file means.
@@ -39,8 +41,8 @@ func (v headerNameValue) set(raw string) error {
 	return nil
 }
 
-func (v headerNameValue) get() string { return *v.p }
-func (headerNameValue) kind() string  { return "header name" }
+func (v headerNameValue) Get() string { return *v.p }
+func (headerNameValue) Kind() string  { return "header name" }
 
 func checkHeaderName(name string) error {
 	if len(name) > maxHeaderNameLength {

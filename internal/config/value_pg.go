@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/queenmq/queen/internal/envvalue"
 )
 
 // hostListValue is PG_HOST: one host or a comma-separated list of them, as libpq takes
@@ -16,7 +18,7 @@ import (
 // dropped; an empty entry is an error rather than libpq's "the default host".
 type hostListValue struct{ p *string }
 
-func (v hostListValue) set(raw string) error {
+func (v hostListValue) Set(raw string) error {
 	hosts := splitPGList(raw)
 	for i, h := range hosts {
 		if h == "" {
@@ -27,17 +29,17 @@ func (v hostListValue) set(raw string) error {
 	return nil
 }
 
-func (v hostListValue) get() string { return *v.p }
-func (hostListValue) kind() string  { return "host, or comma-separated hosts" }
+func (v hostListValue) Get() string { return *v.p }
+func (hostListValue) Kind() string  { return "host, or comma-separated hosts" }
 
 // portListValue is PG_PORT: one port for every host, or a comma-separated list with
 // one port per host (Validate checks the count). Each is normalised ("05432" → "5432").
 type portListValue struct{ p *string }
 
-func (v portListValue) set(raw string) error {
+func (v portListValue) Set(raw string) error {
 	ports := splitPGList(raw)
 	for i, s := range ports {
-		n, err := parseInt(s, 1, 65535)
+		n, err := envvalue.ParseInt(s, 1, 65535)
 		if err != nil {
 			if len(ports) == 1 {
 				return err
@@ -50,8 +52,8 @@ func (v portListValue) set(raw string) error {
 	return nil
 }
 
-func (v portListValue) get() string { return *v.p }
-func (portListValue) kind() string  { return "port number (1–65535), or one per host" }
+func (v portListValue) Get() string { return *v.p }
+func (portListValue) Kind() string  { return "port number (1–65535), or one per host" }
 
 // splitPGList splits a libpq host or port list at commas and trims each entry.
 func splitPGList(raw string) []string {
@@ -67,7 +69,7 @@ func splitPGList(raw string) []string {
 // request of the broker writes.
 type targetSessionAttrsValue struct{ p *string }
 
-func (v targetSessionAttrsValue) set(raw string) error {
+func (v targetSessionAttrsValue) Set(raw string) error {
 	switch w := strings.ToLower(raw); w {
 	case "read-write", "primary", "any":
 		*v.p = w
@@ -79,8 +81,8 @@ func (v targetSessionAttrsValue) set(raw string) error {
 	return errors.New("must be one of read-write, primary, any")
 }
 
-func (v targetSessionAttrsValue) get() string { return *v.p }
-func (targetSessionAttrsValue) kind() string  { return "one of read-write, primary, any" }
+func (v targetSessionAttrsValue) Get() string { return *v.p }
+func (targetSessionAttrsValue) Kind() string  { return "one of read-write, primary, any" }
 
 // pemSourceValue is PEM given inline or as the path of a file that holds it
 // (PG_SSL_ROOT_CERT, PG_SSL_CERT, PG_SSL_KEY). A value that contains "-----BEGIN" is
@@ -94,7 +96,7 @@ type pemSourceValue struct {
 	check func(pem []byte) error
 }
 
-func (v pemSourceValue) set(raw string) error {
+func (v pemSourceValue) Set(raw string) error {
 	var data []byte
 	switch {
 	case raw == "":
@@ -124,8 +126,8 @@ func (v pemSourceValue) set(raw string) error {
 	return nil
 }
 
-func (v pemSourceValue) get() string { return *v.raw }
-func (pemSourceValue) kind() string  { return "PEM text or file path" }
+func (v pemSourceValue) Get() string { return *v.raw }
+func (pemSourceValue) Kind() string  { return "PEM text or file path" }
 
 // checkCertificates accepts PEM that holds at least one X.509 certificate, every
 // CERTIFICATE block of it well-formed.

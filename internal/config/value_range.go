@@ -2,37 +2,15 @@ package config
 
 import (
 	"errors"
-	"fmt"
 	"time"
 )
-
-// rangeValue is a Go duration from min to max inclusive.
-type rangeValue struct {
-	p        *time.Duration
-	min, max time.Duration
-}
-
-func (v rangeValue) set(raw string) error {
-	d, err := time.ParseDuration(raw)
-	if err != nil {
-		return errors.New("not a duration (use Go syntax such as 20s or 1m30s)")
-	}
-	if d < v.min || d > v.max {
-		return fmt.Errorf("must be from %s to %s", v.min, v.max)
-	}
-	*v.p = d
-	return nil
-}
-
-func (v rangeValue) get() string  { return v.p.String() }
-func (v rangeValue) kind() string { return "duration from " + v.min.String() + " to " + v.max.String() }
 
 // minuteDivisorValue is a Go duration of whole seconds that divides a minute evenly
 // (1s, 2s, 3s, 4s, 5s, 6s, 10s, 12s, 15s, 20s, 30s or 1m), so that buckets of it tile
 // every minute.
 type minuteDivisorValue struct{ p *time.Duration }
 
-func (v minuteDivisorValue) set(raw string) error {
+func (v minuteDivisorValue) Set(raw string) error {
 	d, err := time.ParseDuration(raw)
 	if err != nil {
 		return errors.New("not a duration (use Go syntax such as 5s or 1m)")
@@ -44,5 +22,5 @@ func (v minuteDivisorValue) set(raw string) error {
 	return nil
 }
 
-func (v minuteDivisorValue) get() string { return v.p.String() }
-func (minuteDivisorValue) kind() string  { return "duration that divides a minute (1s to 1m)" }
+func (v minuteDivisorValue) Get() string { return v.p.String() }
+func (minuteDivisorValue) Kind() string  { return "duration that divides a minute (1s to 1m)" }

@@ -7,10 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"sync/atomic"
 	"time"
 
+	"github.com/queenmq/queen/internal/appliance"
 	"github.com/queenmq/queen/internal/auth"
 	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/buildinfo"
@@ -62,8 +64,9 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		logger.Warn("running as root; the packaged service runs as the unprivileged user queen")
 	}
 	d := &daemon{cfg: cfg, logger: logger, reload: reload, gate: newStartGate(), pushGate: newPushGate()}
-	if err := d.open(ctx, opts); err != nil {
-		d.closeOpened()
+	var undo appliance.Undo
+	if err := d.open(ctx, opts, &undo); err != nil {
+		undo.Unwind()
 		return err
 	}
 	return d.run(ctx, opts.ReadyFunc)
@@ -85,7 +88,7 @@ type daemon struct {
 	broker   *broker.Broker
 	tel      *telemetry.Telemetry
 	maint    *maintenance.Runner
-	http     *apiServer
+	http     *appliance.Server
 	gate     *startGate
 	pushGate *pushGate
 	// ready is what /health/ready reports before it pings the database: true from the
@@ -94,22 +97,26 @@ type daemon struct {
 }
 
 // open builds every part of the broker and starts none: everything that can refuse
-// to start does so here, before anything runs. On an error the caller closes what was
-// opened (closeOpened).
-func (d *daemon) open(ctx context.Context, opts Options) (err error) {
+// to start does so here, before anything runs. Each part that holds a resource pushes
+// its close on undo where it is opened; on an error the caller unwinds it.
+func (d *daemon) open(ctx context.Context, opts Options, undo *appliance.Undo) (err error) {
 	cfg, logger := d.cfg, d.logger
 	if d.verifier, err = newVerifier(cfg, logger); err != nil {
 		return err
 	}
-	d.notifier = newNotifier(opts, logger)
+	d.notifier = appliance.NewNotifier(opts.Notifier, logger)
 	d.ln, d.source = opts.Listener, "given by the caller"
 	if d.ln == nil {
 		if d.ln, d.source, err = listen(cfg); err != nil {
 			return err
 		}
 	}
+	undo.Push(func() { _ = d.ln.Close() })
 	if d.pprof, err = newPprofServer(ctx, cfg.PprofAddr, logger.With("component", "pprof")); err != nil {
 		return err
+	}
+	if d.pprof != nil {
+		undo.Push(d.pprof.closeListener)
 	}
 	logAuthMode(ctx, logger, cfg, d.verifier, d.ln.Addr())
 	logPostgres(ctx, logger, cfg)
@@ -131,6 +138,7 @@ func (d *daemon) open(ctx context.Context, opts Options) (err error) {
 	if err != nil {
 		return err
 	}
+	undo.Push(d.store.Close)
 	var sealer *encryption.Sealer
 	if len(cfg.EncryptionKey) > 0 {
 		if sealer, err = encryption.New(cfg.EncryptionKey); err != nil {
@@ -141,6 +149,7 @@ func (d *daemon) open(ctx context.Context, opts Options) (err error) {
 	if d.spool, err = openSpool(ctx, cfg, logger); err != nil {
 		return err
 	}
+	undo.Push(func() { closeSpool(d.spool, logger) })
 
 	d.broker = broker.New(broker.Config{
 		DefaultTimeout:   cfg.DefaultTimeout,
@@ -194,52 +203,43 @@ func (d *daemon) open(ctx context.Context, opts Options) (err error) {
 			return nil
 		},
 	}, d.broker, logger) // httpapi adds component=httpapi itself
-	d.http = newAPIServer(d.ln, d.pushGate.wrap(d.gate, d.gate.Wrap(api.Handler()), api.Handler()), cfg, logger)
+	h := d.pushGate.wrap(d.gate, d.gate.Wrap(api.Handler()), api.Handler())
+	d.http = appliance.NewServer(d.ln,
+		appliance.NewHTTPServer(h, cfg.ReadTimeout, logger.With("component", "httpapi"), slog.LevelWarn), logger)
 	return nil
-}
-
-// closeOpened closes what open opened before it failed.
-func (d *daemon) closeOpened() {
-	if d.spool != nil {
-		closeSpool(d.spool, d.logger)
-	}
-	if d.store != nil {
-		d.store.Close()
-	}
-	if d.pprof != nil {
-		d.pprof.closeListener()
-	}
-	if d.ln != nil {
-		_ = d.ln.Close()
-	}
 }
 
 // run starts the components, serves until ctx is done or a component fails, and
 // stops in stages (lifecycle.go).
 func (d *daemon) run(ctx context.Context, readyFunc func(addr string)) error {
-	lc := newLifecycle(ctx)
+	lc := appliance.NewLifecycle(ctx)
 	t := newTiers(lc)
 	if d.pprof != nil {
-		t.process.start(d.pprof.Run)
+		t.process.Start(d.pprof.Run)
 	}
 	if d.verifier.UsesJWKS() {
-		t.process.start(d.verifier.Run)
+		t.process.Start(d.verifier.Run)
 	}
 	if d.reload != nil {
-		t.reload.start(d.reload.Run)
+		t.reload.Start(d.reload.Run)
 	}
-	t.serve.start(d.http.serve)
+	t.serve.Start(d.http.Serve)
 	d.logger.Info("listening", "addr", d.ln.Addr().String(), "source", d.source)
-	probe := livenessProbe(d.http.ln, d.http.srv.Handler, d.broker, d.notifier.WatchdogInterval()/3)
-	t.watchdog.start(newWatchdog(d.notifier, probe, d.logger.With("component", "watchdog")).Run)
-	notifyWarn(d.logger, "STATUS", d.notifier.Status("connecting to PostgreSQL at "+pgTarget(d.cfg)))
+	probe := appliance.Probe{
+		Accepts: []*appliance.AcceptWatch{d.http.Listener()}, MaxStall: d.notifier.WatchdogInterval() / 3,
+		Handlers: []http.Handler{d.http.HTTP().Handler}, Path: "/health/live",
+		// the broker's registry of parked long-polls can be locked
+		Checks: []func(context.Context) error{func(context.Context) error { _ = d.broker.ParkedPolls(); return nil }},
+	}
+	t.watchdog.Start(appliance.NewWatchdog(d.notifier, probe.Run, d.logger.With("component", "watchdog")).Run)
+	appliance.NotifyWarn(d.logger, "STATUS", d.notifier.Status("connecting to PostgreSQL at "+pgTarget(d.cfg)))
 
-	if err := d.becomeReady(lc.stopping, t.workers); err != nil {
+	if err := d.becomeReady(lc.Stopping(), t.workers); err != nil {
 		if errors.Is(err, context.Canceled) {
-			logStopCause(d.logger, lc.stopping)
+			appliance.LogStopCause(d.logger, lc.Stopping())
 		}
 		d.shutdown(t, false)
-		if werr := lc.wait(); errors.Is(err, context.Canceled) {
+		if werr := lc.Wait(); errors.Is(err, context.Canceled) {
 			return werr // nil after a signal, else the component that failed
 		}
 		return err
@@ -247,15 +247,15 @@ func (d *daemon) run(ctx context.Context, readyFunc func(addr string)) error {
 	if readyFunc != nil {
 		readyFunc(d.ln.Addr().String())
 	}
-	<-lc.stopping.Done()
-	logStopCause(d.logger, lc.stopping)
+	<-lc.Stopping().Done()
+	appliance.LogStopCause(d.logger, lc.Stopping())
 	d.shutdown(t, true)
-	return lc.wait()
+	return lc.Wait()
 }
 
 // becomeReady waits for PostgreSQL and the schema, starts the components that need
 // them, opens the start gate and tells systemd. An error means the start is abandoned.
-func (d *daemon) becomeReady(ctx context.Context, workers *tier) error {
+func (d *daemon) becomeReady(ctx context.Context, workers *appliance.Tier) error {
 	err := waitForDatabase(ctx, d.store, d.cfg.ApplySchema, d.logger, func(attempt int, retryIn time.Duration, err error) {
 		reportWaiting(d.notifier, d.cfg, attempt, retryIn, err, d.logger)
 		d.pushGate.open() // PostgreSQL is down: pushes go to the spool meanwhile
@@ -263,18 +263,18 @@ func (d *daemon) becomeReady(ctx context.Context, workers *tier) error {
 	if err != nil {
 		return err
 	}
-	workers.start(infallible(d.tel.Run)) // the backlog gauges
-	workers.start(infallible(func(ctx context.Context) { d.tel.RunRateLog(ctx, d.cfg.StatsLogInterval) }))
+	workers.Start(appliance.Infallible(d.tel.Run)) // the backlog gauges
+	workers.Start(appliance.Infallible(func(ctx context.Context) { d.tel.RunRateLog(ctx, d.cfg.StatsLogInterval) }))
 	d.broker.SetDatabaseReady(true)
-	workers.start(infallible(d.maint.Run))
-	workers.start(infallible(d.broker.Run)) // wake-ups, the spool drainer
-	workers.start(d.broker.Analytics().Run) // samples and flushes the activity counters
+	workers.Start(appliance.Infallible(d.maint.Run))
+	workers.Start(appliance.Infallible(d.broker.Run)) // wake-ups, the spool drainer
+	workers.Start(d.broker.Analytics().Run)           // samples and flushes the activity counters
 	d.ready.Store(true)
-	workers.start(d.newHeartbeat(ctx).Run) // this replica's row in queen.replicas
-	workers.start(d.buildIndexes)
+	workers.Start(d.newHeartbeat(ctx).Run) // this replica's row in queen.replicas
+	workers.Start(d.buildIndexes)
 	d.gate.Open()
 	d.logger.Info("ready", "addr", d.ln.Addr().String())
-	notifyWarn(d.logger, "READY=1", d.notifier.Ready(fmt.Sprintf("ready: serving on %s, PostgreSQL at %s", d.ln.Addr(), pgTarget(d.cfg))))
+	appliance.NotifyWarn(d.logger, "READY=1", d.notifier.Ready(fmt.Sprintf("ready: serving on %s, PostgreSQL at %s", d.ln.Addr(), pgTarget(d.cfg))))
 	return nil
 }
 

@@ -4,22 +4,16 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/queenmq/queen/internal/appliance"
 	"github.com/queenmq/queen/internal/config"
 )
 
-// newLogger builds the one logger of the process: JSON lines for journald by
-// default, text when QUEEN_LOG_FORMAT=text; with syslog priority prefixes when out is
-// the journal (journal.go). Its level is the returned LevelVar, so that a reload
-// (SIGHUP, reload.go) can change it while the broker runs.
+// newLogger builds the one logger of the process (appliance.NewLogger): JSON lines
+// for journald by default, text when QUEEN_LOG_FORMAT=text; with syslog priority
+// prefixes when out is the journal. Its level is the returned LevelVar, so that a
+// reload (SIGHUP, reload.go) can change it while the broker runs.
 func newLogger(cfg *config.Config, out io.Writer) (*slog.Logger, *slog.LevelVar) {
-	out = logOutput(out)
-	level := new(slog.LevelVar)
-	level.Set(cfg.SlogLevel())
-	opts := &slog.HandlerOptions{Level: level}
-	if cfg.LogFormat == "text" {
-		return slog.New(slog.NewTextHandler(out, opts)), level
-	}
-	return slog.New(slog.NewJSONHandler(out, opts)), level
+	return appliance.NewLogger(out, cfg.LogFormat, cfg.SlogLevel())
 }
 
 // logUnknownVariables warns, once each, about the QUEEN_* variables the configuration

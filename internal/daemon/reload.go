@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/queenmq/queen/internal/appliance"
 	"github.com/queenmq/queen/internal/config"
 )
 
@@ -51,19 +52,7 @@ func newReloader(cfg *config.Config, level *slog.LevelVar, logger *slog.Logger, 
 }
 
 // Run serves reload requests until ctx is done or the signal channel is closed.
-func (r *reloader) Run(ctx context.Context) error {
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case sig, ok := <-r.sigs:
-			if !ok {
-				return nil
-			}
-			r.reload(ctx, sig)
-		}
-	}
-}
+func (r *reloader) Run(ctx context.Context) error { return appliance.RunSignals(ctx, r.sigs, r.reload) }
 
 // reload handles one request and logs what it did: what took effect, what needs a
 // restart, or why nothing was reloaded.

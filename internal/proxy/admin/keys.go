@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/proxy/manage"
 )
 
@@ -14,27 +15,25 @@ func (s *Server) keyList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"keys": keys})
+	writeJSON(w, http.StatusOK, api.ProxyKeyList{Keys: wireList(keys, keyWire)})
 	return nil
 }
 
 func (s *Server) keyCreate(w http.ResponseWriter, r *http.Request) error {
-	var req manage.KeySpec
+	var req api.ProxyKeyCreate
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	k, err := s.manage.CreateKey(r.Context(), chi.URLParam(r, "id"), req, actor(r))
+	k, err := s.manage.CreateKey(r.Context(), chi.URLParam(r, "id"), manage.KeySpec(req), actor(r))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, k)
+	writeJSON(w, http.StatusCreated, newKeyWire(k))
 	return nil
 }
 
 func (s *Server) keyRotate(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		GraceSeconds *int64 `json:"graceSeconds"`
-	}
+	var req api.ProxyKeyRotate
 	if err := decodeOptional(r, &req); err != nil {
 		return err
 	}
@@ -47,7 +46,7 @@ func (s *Server) keyRotate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, k)
+	writeJSON(w, http.StatusCreated, newKeyWire(k))
 	return nil
 }
 
@@ -56,6 +55,6 @@ func (s *Server) keyRevoke(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, k)
+	writeJSON(w, http.StatusOK, keyWire(k))
 	return nil
 }

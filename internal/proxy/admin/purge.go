@@ -24,6 +24,6 @@ func (s *Server) tenantPurge(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"queuesDeleted": n})
+	writeJSON(w, http.StatusOK, api.ProxyPurged{QueuesDeleted: n})
 	return nil
 }

@@ -6,19 +6,14 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/queenmq/queen/internal/proxy/gateway"
+	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/proxy/manage"
 	"github.com/queenmq/queen/internal/proxy/tenant"
 )
 
-// tenantView is T of the admin API: the tenant plus its storage as quotas see it.
-type tenantView struct {
-	*tenant.Tenant
-	Usage *gateway.Stored `json:"usage,omitempty"`
-}
-
-func (s *Server) view(t *tenant.Tenant) tenantView {
-	return tenantView{Tenant: t, Usage: s.opts.Gateway.Stored(t.ID)}
+// view is the admin API's tenant: the record plus its storage as quotas see it.
+func (s *Server) view(t *tenant.Tenant) api.ProxyTenant {
+	return tenantWire(t, s.opts.Gateway.Stored(t.ID))
 }
 
 func (s *Server) tenantList(w http.ResponseWriter, r *http.Request) error {
@@ -39,20 +34,20 @@ func (s *Server) tenantList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]tenantView, 0, len(ts))
+	out := make([]api.ProxyTenant, 0, len(ts))
 	for _, t := range ts {
 		out = append(out, s.view(t))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tenants": out, "total": total})
+	writeJSON(w, http.StatusOK, api.ProxyTenantList{Tenants: out, Total: total})
 	return nil
 }
 
 func (s *Server) tenantCreate(w http.ResponseWriter, r *http.Request) error {
-	var req manage.TenantSpec
+	var req api.ProxyTenantCreate
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	created, err := s.manage.CreateTenant(r.Context(), req, actor(r))
+	created, err := s.manage.CreateTenant(r.Context(), manage.TenantSpec(req), actor(r))
 	if err != nil {
 		return err
 	}
@@ -70,11 +65,11 @@ func (s *Server) tenantGet(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) tenantPatch(w http.ResponseWriter, r *http.Request) error {
-	var req manage.TenantChange
+	var req api.ProxyTenantChange
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	t, err := s.manage.UpdateTenant(r.Context(), chi.URLParam(r, "id"), req, actor(r))
+	t, err := s.manage.UpdateTenant(r.Context(), chi.URLParam(r, "id"), manage.TenantChange(req), actor(r))
 	if err != nil {
 		return err
 	}
@@ -87,6 +82,6 @@ func (s *Server) tenantDelete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": true, "keysRevoked": n})
+	writeJSON(w, http.StatusOK, api.ProxyTenantDeleted{Deleted: true, KeysRevoked: n})
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/proxy/manage"
 )
 
@@ -23,7 +24,7 @@ func (s *Server) tenantUsage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, rep)
+	writeJSON(w, http.StatusOK, reportWire(rep))
 	return nil
 }
 
@@ -36,16 +37,16 @@ func (s *Server) allUsage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, tot)
+	writeJSON(w, http.StatusOK, totalsWire(tot))
 	return nil
 }
 
 func (s *Server) upstreams(w http.ResponseWriter, _ *http.Request) error {
-	out := []map[string]string{}
+	out := []api.ProxyUpstream{}
 	for _, u := range s.opts.Gateway.Pool().Upstreams() {
-		out = append(out, map[string]string{"url": u.URL.String(), "state": u.State()})
+		out = append(out, api.ProxyUpstream{State: u.State(), URL: u.URL.String()})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"upstreams": out})
+	writeJSON(w, http.StatusOK, api.ProxyUpstreams{Upstreams: out})
 	return nil
 }
 
@@ -54,6 +55,6 @@ func (s *Server) replicas(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"replicas": rs})
+	writeJSON(w, http.StatusOK, api.ProxyReplicas{Replicas: wireList(rs, replicaWire)})
 	return nil
 }

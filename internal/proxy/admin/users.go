@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/proxy/manage"
 )
 
@@ -13,20 +14,20 @@ func (s *Server) userList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"users": us})
+	writeJSON(w, http.StatusOK, api.ProxyUserList{Users: wireList(us, userWire)})
 	return nil
 }
 
 func (s *Server) userCreate(w http.ResponseWriter, r *http.Request) error {
-	var req manage.UserSpec
+	var req api.ProxyUserCreate
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	u, err := s.manage.CreateUser(r.Context(), req, actor(r))
+	u, err := s.manage.CreateUser(r.Context(), manage.UserSpec(req), actor(r))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, u)
+	writeJSON(w, http.StatusCreated, userWire(u))
 	return nil
 }
 
@@ -35,7 +36,7 @@ func (s *Server) userGet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, u)
+	writeJSON(w, http.StatusOK, userWire(u))
 	return nil
 }
 
@@ -43,14 +44,12 @@ func (s *Server) userDelete(w http.ResponseWriter, r *http.Request) error {
 	if err := s.manage.DeleteUser(r.Context(), chi.URLParam(r, "name"), actor(r)); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": true})
+	writeJSON(w, http.StatusOK, api.ProxyUserDeleted{Deleted: true})
 	return nil
 }
 
 func (s *Server) userPassword(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Password string `json:"password"`
-	}
+	var req api.ProxyPassword
 	if err := decode(r, &req); err != nil {
 		return err
 	}
@@ -58,6 +57,6 @@ func (s *Server) userPassword(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, u)
+	writeJSON(w, http.StatusOK, userWire(u))
 	return nil
 }

@@ -66,6 +66,8 @@ type Config struct {
 	UsageFlushInterval    time.Duration
 	QuotaFailClosed       bool
 	ShutdownTimeout       time.Duration
+	// ShutdownDelay is how long a stop keeps serving, not ready, before it drains.
+	ShutdownDelay time.Duration
 
 	LogLevel  slog.Level
 	LogFormat string
@@ -178,6 +180,9 @@ func (c *Config) validate() []error {
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < 32 {
 		add("QUEEN_PROXY_ADMIN_TOKEN", "must be at least 32 characters")
+	}
+	if c.ShutdownDelay > 0 && c.ShutdownDelay >= c.ShutdownTimeout {
+		add("QUEEN_PROXY_SHUTDOWN_DELAY", "must be less than QUEEN_PROXY_SHUTDOWN_TIMEOUT")
 	}
 	return errs
 }

@@ -38,6 +38,7 @@ func TestLoadRefusesBadSettings(t *testing.T) {
 		{"BadDuration", append(base, "QUEEN_PROXY_AUTH_CACHE_TTL=5"), "QUEEN_PROXY_AUTH_CACHE_TTL"},
 		{"JWTWithoutKey", append(base, "QUEEN_PROXY_BROKER_AUTH=jwt"), "QUEEN_PROXY_BROKER_JWT_KEY"},
 		{"HalfTLS", append(base, "QUEEN_PROXY_TLS_CERT_FILE=/x.pem"), "QUEEN_PROXY_TLS_CERT_FILE"},
+		{"ShutdownDelayNotBelowTimeout", append(base, "QUEEN_PROXY_SHUTDOWN_DELAY=20s"), "QUEEN_PROXY_SHUTDOWN_DELAY"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

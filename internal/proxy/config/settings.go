@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queenmq/queen/internal/editdistance"
+	"github.com/queenmq/queen/internal/envvalue"
 )
 
 // setting is one variable: its default, whether it is secret, and how it is stored.
@@ -25,11 +26,9 @@ type setting struct {
 // settings is the table that drives Load and Print.
 var settings = []setting{
 	{name: "HOST", def: "0.0.0.0", doc: "public listener address", set: func(c *Config, v string) error { c.Host = v; return nil }},
-	{name: "PORT", def: "6640", doc: "public listener port", set: func(c *Config, v string) error {
-		n, err := parseInt(v, 0, 65535)
-		c.Port = int(n)
-		return err
-	}},
+	{name: "PORT", def: "6640", doc: "public listener port", set: bind(func(c *Config) envvalue.Value {
+		return envvalue.Int[int]{P: &c.Port, Min: 0, Max: 65535}
+	})},
 	{name: "QUEEN_PROXY_ADMIN_LISTEN", def: "127.0.0.1:6641", doc: "admin API and metrics listener", set: func(c *Config, v string) error {
 		if _, err := netip.ParseAddrPort(v); err != nil && !strings.HasPrefix(v, "localhost:") {
 			return fmt.Errorf("%q is not host:port", v)
@@ -50,27 +49,19 @@ var settings = []setting{
 	}},
 	{name: "PG_HOST", def: "localhost", set: func(c *Config, v string) error { c.PGHost = v; return nil }},
 	{name: "PG_PORT", def: "5432", set: func(c *Config, v string) error {
-		_, err := parseInt(v, 1, 65535)
+		_, err := envvalue.ParseInt(v, 1, 65535)
 		c.PGPort = v
-		return err
+		return reword(v, err)
 	}},
 	{name: "PG_USER", def: "postgres", set: func(c *Config, v string) error { c.PGUser = v; return nil }},
 	{name: "PG_PASSWORD", def: "postgres", secret: true, set: func(c *Config, v string) error { c.PGPassword = v; return nil }},
 	{name: "PG_DB", def: "postgres", set: func(c *Config, v string) error { c.PGDB = v; return nil }},
 	{name: "PG_USE_SSL", def: "false", set: boolSetter(func(c *Config) *bool { return &c.PGUseSSL })},
-	{name: "DB_POOL_SIZE", def: "10", set: func(c *Config, v string) error {
-		n, err := parseInt(v, 2, 1000)
-		c.DBPoolSize = int(n)
-		return err
-	}},
-	{name: "DB_CONNECTION_TIMEOUT", def: "2000", doc: "milliseconds", set: func(c *Config, v string) (err error) {
-		c.DBConnectionTimeout, err = parseMillis(v)
-		return err
-	}},
-	{name: "DB_STATEMENT_TIMEOUT", def: "30000", doc: "milliseconds", set: func(c *Config, v string) (err error) {
-		c.DBStatementTimeout, err = parseMillis(v)
-		return err
-	}},
+	{name: "DB_POOL_SIZE", def: "10", set: bind(func(c *Config) envvalue.Value {
+		return envvalue.Int[int]{P: &c.DBPoolSize, Min: 2, Max: 1000}
+	})},
+	{name: "DB_CONNECTION_TIMEOUT", def: "2000", doc: "milliseconds", set: millis(func(c *Config) *time.Duration { return &c.DBConnectionTimeout })},
+	{name: "DB_STATEMENT_TIMEOUT", def: "30000", doc: "milliseconds", set: millis(func(c *Config) *time.Duration { return &c.DBStatementTimeout })},
 	{name: "QUEEN_PROXY_BROKER_AUTH", def: "none", doc: "none or jwt", set: func(c *Config, v string) error {
 		if v != "none" && v != "jwt" {
 			return fmt.Errorf("%q is not none or jwt", v)
@@ -111,19 +102,10 @@ var settings = []setting{
 		}
 		return nil
 	}},
-	{name: "QUEEN_PROXY_CORS_ALLOWED_ORIGINS", set: func(c *Config, v string) error {
-		c.CORSAllowedOrigins = nil
-		for part := range strings.SplitSeq(v, ",") {
-			if part = strings.TrimSpace(part); part != "" {
-				c.CORSAllowedOrigins = append(c.CORSAllowedOrigins, part)
-			}
-		}
-		return nil
-	}},
-	{name: "QUEEN_PROXY_MAX_BODY_BYTES", def: "16777216", set: func(c *Config, v string) (err error) {
-		c.MaxBodyBytes, err = parseInt(v, 1024, 1<<30)
-		return err
-	}},
+	{name: "QUEEN_PROXY_CORS_ALLOWED_ORIGINS", set: bind(func(c *Config) envvalue.Value { return envvalue.List{P: &c.CORSAllowedOrigins} })},
+	{name: "QUEEN_PROXY_MAX_BODY_BYTES", def: "16777216", set: bind(func(c *Config) envvalue.Value {
+		return envvalue.Int[int64]{P: &c.MaxBodyBytes, Min: 1024, Max: 1 << 30}
+	})},
 	{name: "QUEEN_PROXY_MAX_POP_TIMEOUT", def: "120s", set: durationSetter(time.Second, time.Hour, func(c *Config) *time.Duration { return &c.MaxPopTimeout })},
 	{name: "QUEEN_PROXY_UPSTREAM_TIMEOUT", def: "60s", set: durationSetter(time.Second, time.Hour, func(c *Config) *time.Duration { return &c.UpstreamTimeout })},
 	{name: "QUEEN_PROXY_UPSTREAM_CHECK_INTERVAL", def: "2s", set: durationSetter(100*time.Millisecond, time.Minute, func(c *Config) *time.Duration { return &c.UpstreamCheckInterval })},
@@ -133,6 +115,8 @@ var settings = []setting{
 	{name: "QUEEN_PROXY_USAGE_FLUSH_INTERVAL", def: "10s", set: durationSetter(100*time.Millisecond, time.Minute, func(c *Config) *time.Duration { return &c.UsageFlushInterval })},
 	{name: "QUEEN_PROXY_QUOTA_FAIL_CLOSED", def: "false", set: boolSetter(func(c *Config) *bool { return &c.QuotaFailClosed })},
 	{name: "QUEEN_PROXY_SHUTDOWN_TIMEOUT", def: "20s", set: durationSetter(0, 10*time.Minute, func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
+	{name: "QUEEN_PROXY_SHUTDOWN_DELAY", def: "0s", doc: "on SIGTERM, how long to keep serving with /health/ready at 503 before draining; less than QUEEN_PROXY_SHUTDOWN_TIMEOUT",
+		set: durationSetter(0, 10*time.Minute, func(c *Config) *time.Duration { return &c.ShutdownDelay })},
 	{name: "LOG_LEVEL", def: "info", doc: "debug, info, warn or error", set: func(c *Config, v string) error {
 		return c.LogLevel.UnmarshalText([]byte(v))
 	}},
@@ -146,18 +130,22 @@ var settings = []setting{
 	{name: "QUEEN_PROXY_INSTANCE", doc: "name of this replica (default: the host name)", set: func(c *Config, v string) error { c.Instance = v; return nil }},
 }
 
+// boolSetter binds a boolean in systemd's vocabulary.
 func boolSetter(field func(*Config) *bool) func(*Config, string) error {
-	return func(c *Config, v string) (err error) {
-		*field(c), err = parseBool(v)
-		return err
-	}
+	return bind(func(c *Config) envvalue.Value { return envvalue.Bool{P: field(c)} })
 }
 
+// durationSetter binds a Go duration from lo to hi.
 func durationSetter(lo, hi time.Duration, field func(*Config) *time.Duration) func(*Config, string) error {
-	return func(c *Config, v string) (err error) {
-		*field(c), err = parseDuration(v, lo, hi)
-		return err
-	}
+	return bind(func(c *Config) envvalue.Value { return envvalue.Range{P: field(c), Min: lo, Max: hi} })
+}
+
+// millis binds a number of milliseconds from 1 to an hour, the broker's unit for the
+// DB_* timeouts.
+func millis(field func(*Config) *time.Duration) func(*Config, string) error {
+	return bind(func(c *Config) envvalue.Value {
+		return envvalue.Unit{P: field(c), Unit: time.Millisecond, Min: 1, Max: 3_600_000}
+	})
 }
 
 // suggest names the closest known variable, for a typo.

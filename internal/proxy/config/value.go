@@ -1,50 +1,35 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
-	"time"
+
+	"github.com/queenmq/queen/internal/envvalue"
 )
 
-// parseBool accepts systemd's booleans in any case and nothing else.
-func parseBool(s string) (bool, error) {
-	switch strings.ToLower(s) {
-	case "true", "1", "yes", "on":
-		return true, nil
-	case "false", "0", "no", "off":
-		return false, nil
-	}
-	return false, fmt.Errorf("%q is not a boolean (use true/false, 1/0, yes/no or on/off)", s)
+// bind sets a field through the shared parser of internal/envvalue, its errors in the
+// proxy's words, which quote the value.
+func bind(field func(c *Config) envvalue.Value) func(*Config, string) error {
+	return func(c *Config, v string) error { return reword(v, field(c).Set(v)) }
 }
 
-func parseInt(s string, lo, hi int64) (int64, error) {
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not an integer", s)
+// reword puts an error of the shared parser for raw in the proxy's words.
+func reword(raw string, err error) error {
+	var syntax *envvalue.SyntaxError
+	var bounds *envvalue.RangeError
+	switch {
+	case errors.As(err, &bounds):
+		return fmt.Errorf("%s is outside %s..%s", bounds.Got, bounds.Min, bounds.Max)
+	case !errors.As(err, &syntax):
+		return err
+	case syntax.Kind == "boolean":
+		return fmt.Errorf("%q is not a boolean (use true/false, 1/0, yes/no or on/off)", raw)
+	case syntax.Kind == "duration":
+		return fmt.Errorf("%q is not a duration (e.g. 500ms, 2s, 1m)", raw)
 	}
-	if n < lo || n > hi {
-		return 0, fmt.Errorf("%d is outside %d..%d", n, lo, hi)
-	}
-	return n, nil
-}
-
-func parseDuration(s string, lo, hi time.Duration) (time.Duration, error) {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration (e.g. 500ms, 2s, 1m)", s)
-	}
-	if d < lo || d > hi {
-		return 0, fmt.Errorf("%s is outside %s..%s", d, lo, hi)
-	}
-	return d, nil
-}
-
-// parseMillis reads a number of milliseconds, the broker's unit for DB_* timeouts.
-func parseMillis(s string) (time.Duration, error) {
-	n, err := parseInt(s, 1, 3_600_000)
-	return time.Duration(n) * time.Millisecond, err
+	return fmt.Errorf("%q is not an integer", raw)
 }
 
 // parseUpstreams reads a comma list of 1–16 http(s) URLs without query or fragment.

@@ -11,12 +11,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"golang.org/x/sync/errgroup"
 
+	"github.com/queenmq/queen/internal/appliance"
 	"github.com/queenmq/queen/internal/buildinfo"
 	"github.com/queenmq/queen/internal/proxy/admin"
 	"github.com/queenmq/queen/internal/proxy/authcache"
@@ -40,6 +41,8 @@ type Options struct {
 	ReadyFunc func()
 	// Notifier reports to systemd; nil is this process's own.
 	Notifier *sdnotify.Notifier
+	// Reload delivers SIGHUP, which the proxy logs (hangup.go); nil means none.
+	Reload <-chan os.Signal
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// PasswordCost is the bcrypt cost of passwords set through the admin API; 0 is
@@ -47,8 +50,8 @@ type Options struct {
 	PasswordCost int
 }
 
-// Run serves until ctx is cancelled, then stops in stages and returns nil. It
-// returns an error when it cannot start or a component fails.
+// Run serves until ctx is cancelled, then stops in stages (stop.go) and returns nil.
+// It returns an error when it cannot start or a component fails.
 func Run(ctx context.Context, cfg *config.Config, o Options) error {
 	if o.Stdout == nil {
 		o.Stdout = os.Stdout
@@ -56,31 +59,38 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	logger := newLogger(cfg, o.Stdout)
+	logger, _ := appliance.NewLogger(o.Stdout, cfg.LogFormat, cfg.LogLevel)
 	logger.Info("queen-proxy starting", "version", buildinfo.Version, "commit", buildinfo.Commit)
 	logger.LogAttrs(ctx, slog.LevelInfo, "effective configuration", cfg.LogAttrs()...)
 	if cfg.AdminToken == "" {
 		logger.Warn("QUEEN_PROXY_ADMIN_TOKEN is unset: the admin API takes operator sessions with role admin only")
 	}
-	if o.Notifier == nil {
-		o.Notifier, _ = sdnotify.New()
+	o.Notifier = appliance.NewNotifier(o.Notifier, logger)
+	var undo appliance.Undo
+	p, err := open(ctx, cfg, o, logger, &undo)
+	if err != nil || p == nil {
+		undo.Unwind()
+		return err // nil: stopped while waiting for the database
 	}
+	return p.run(ctx, o)
+}
+
+// open opens the store, waits for the database and builds every part; it starts
+// none. Each part that holds a resource pushes its close on undo where it is opened.
+// A nil proxy without an error means ctx ended while waiting for the database.
+func open(ctx context.Context, cfg *config.Config, o Options, logger *slog.Logger, undo *appliance.Undo) (*proxy, error) {
 	st, err := store.Open(store.Options{ConnString: cfg.PGConnString(), MaxConns: cfg.DBPoolSize, StatementTimeout: cfg.DBStatementTimeout})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer st.Close()
+	undo.Push(st.Close)
 	if err := waitForDatabase(ctx, st, logger, o.Notifier); err != nil {
-		return err
+		return nil, err
 	}
 	if ctx.Err() != nil {
-		return nil
+		return nil, nil
 	}
-	d, err := build(cfg, o, st, logger)
-	if err != nil {
-		return err
-	}
-	return d.run(ctx, o)
+	return build(cfg, o, st, logger, undo)
 }
 
 // waitForDatabase retries until the proxy database answers and the schema is
@@ -96,7 +106,7 @@ func waitForDatabase(ctx context.Context, st *store.Store, logger *slog.Logger, 
 			return fmt.Errorf("apply the proxy schema: %w", err)
 		}
 		logger.Warn("proxy database unreachable; retrying", "err", err, "retry_in", backoff.String())
-		_ = n.ExtendTimeout(30*time.Second, "waiting for the proxy database")
+		appliance.NotifyWarn(logger, "EXTEND_TIMEOUT_USEC", n.ExtendTimeout(30*time.Second, "waiting for the proxy database"))
 		timer := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
@@ -112,6 +122,7 @@ func waitForDatabase(ctx context.Context, st *store.Store, logger *slog.Logger, 
 type proxy struct {
 	cfg       *config.Config
 	logger    *slog.Logger
+	notifier  *sdnotify.Notifier
 	store     *store.Store
 	keys      *authcache.Cache
 	limiter   *limiter.Limiter
@@ -119,12 +130,11 @@ type proxy struct {
 	gateway   *gateway.Server
 	admin     *admin.Server
 	replicaID string
-	public    *http.Server
-	adminSrv  *http.Server
-	ln, admLn net.Listener
+	// public serves the gateway, adminSrv the admin API.
+	public, adminSrv *appliance.Server
 }
 
-func build(cfg *config.Config, o Options, st *store.Store, logger *slog.Logger) (*proxy, error) {
+func build(cfg *config.Config, o Options, st *store.Store, logger *slog.Logger, undo *appliance.Undo) (*proxy, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	bi := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "queen_proxy_build_info", Help: "Build information."},
@@ -132,7 +142,7 @@ func build(cfg *config.Config, o Options, st *store.Store, logger *slog.Logger) 
 	reg.MustRegister(bi)
 	bi.WithLabelValues(buildinfo.Version, buildinfo.Commit, goVersion()).Set(1)
 
-	p := &proxy{cfg: cfg, logger: logger, store: st, replicaID: newReplicaID()}
+	p := &proxy{cfg: cfg, logger: logger, notifier: o.Notifier, store: st, replicaID: newReplicaID()}
 	p.keys = authcache.New(st, cfg.AuthCacheTTL, o.Now)
 	p.limiter = limiter.New(o.Now)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_proxy_replicas_live",
@@ -169,133 +179,51 @@ func build(cfg *config.Config, o Options, st *store.Store, logger *slog.Logger) 
 	if o.Listener, o.AdminListener, err = systemdListeners(o.Listener, o.AdminListener, logger); err != nil {
 		return nil, err
 	}
-	if p.ln, err = listen(o.Listener, fmt.Sprintf("%s:%d", cfg.Host, cfg.Port)); err != nil {
+	ln, err := listen(o.Listener, fmt.Sprintf("%s:%d", cfg.Host, cfg.Port), undo)
+	if err != nil {
 		return nil, err
 	}
-	if p.admLn, err = listen(o.AdminListener, cfg.AdminListen); err != nil {
-		_ = p.ln.Close()
+	admLn, err := listen(o.AdminListener, cfg.AdminListen, undo)
+	if err != nil {
 		return nil, err
 	}
-	p.public = newHTTPServer(p.gateway.Handler(), logger)
+	public := newHTTPServer(p.gateway.Handler(), logger)
 	if cfg.TLS() {
-		if p.public.TLSConfig, err = tlsConfig(cfg.TLSCertFile, cfg.TLSKeyFile, logger); err != nil {
-			_ = p.ln.Close()
-			_ = p.admLn.Close()
+		if public.TLSConfig, err = tlsConfig(cfg.TLSCertFile, cfg.TLSKeyFile, logger); err != nil {
 			return nil, err
 		}
 	}
-	p.adminSrv = newHTTPServer(p.admin.Handler(), logger)
+	p.public = appliance.NewServer(ln, public, logger)
+	p.adminSrv = appliance.NewServer(admLn, newHTTPServer(p.admin.Handler(), logger), logger)
 	return p, nil
 }
 
-func listen(given net.Listener, addr string) (net.Listener, error) {
-	if given != nil {
-		return given, nil
+// listen returns given, or else a listener bound to addr; either way its close is
+// pushed on undo.
+func listen(given net.Listener, addr string, undo *appliance.Undo) (net.Listener, error) {
+	ln := given
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return nil, fmt.Errorf("listen on %s: %w", addr, err)
+		}
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", addr, err)
-	}
+	undo.Push(func() { _ = ln.Close() })
 	return ln, nil
 }
 
+// newHTTPServer is the appliance's server with the proxy's read timeout; net/http's
+// own messages (bad TLS handshakes) are logged at Debug.
 func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
-	}
+	return appliance.NewHTTPServer(h, 60*time.Second, logger, slog.LevelDebug)
 }
+
+func goVersion() string { return runtime.Version() }
 
 func newReplicaID() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// run serves and stops in stages.
-func (p *proxy) run(ctx context.Context, o Options) error {
-	g, failed := errgroup.WithContext(ctx)
-	workers, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopWorkers()
-	bg, _ := errgroup.WithContext(workers)
-	instance := p.cfg.Instance
-	if instance == "" {
-		instance, _ = os.Hostname()
-	}
-	bg.Go(func() error { p.gateway.Pool().Run(workers); return nil })
-	bg.Go(func() error { p.gateway.RunSnapshots(workers); return nil })
-	bg.Go(func() error {
-		(&limiter.Syncer{Limiter: p.limiter, Store: p.store, ReplicaID: p.replicaID, Instance: instance,
-			Interval: p.cfg.LimiterSyncInterval, Logger: p.logger.With("component", "limiter")}).Run(workers)
-		return nil
-	})
-	bg.Go(func() error {
-		(&meter.Runner{Meter: p.meter, Store: p.store, ReplicaID: p.replicaID, Interval: p.cfg.UsageFlushInterval,
-			Logger: p.logger.With("component", "meter")}).Run(workers)
-		return nil
-	})
-	bg.Go(func() error { p.listenAuth(workers); return nil })
-	bg.Go(func() error { p.touchKeys(workers); return nil })
-	bg.Go(func() error {
-		runWatchdog(workers, o.Notifier, []http.Handler{p.public.Handler, p.adminSrv.Handler}, p.logger.With("component", "watchdog"))
-		return nil
-	})
-
-	served := make(chan struct{}, 2)
-	for _, s := range []struct {
-		srv *http.Server
-		ln  net.Listener
-	}{{p.public, p.ln}, {p.adminSrv, p.admLn}} {
-		g.Go(func() error {
-			defer func() { served <- struct{}{} }()
-			var err error
-			if s.srv.TLSConfig != nil {
-				err = s.srv.ServeTLS(s.ln, "", "")
-			} else {
-				err = s.srv.Serve(s.ln)
-			}
-			if !errors.Is(err, http.ErrServerClosed) {
-				return fmt.Errorf("serve %s: %w", s.ln.Addr(), err)
-			}
-			return nil
-		})
-	}
-	p.logger.Info("serving", "addr", p.ln.Addr().String(), "admin", p.admLn.Addr().String(), "replica", p.replicaID)
-	_ = o.Notifier.Ready("serving on " + p.ln.Addr().String())
-	if o.ReadyFunc != nil {
-		o.ReadyFunc()
-	}
-	<-failed.Done()
-	p.logger.Info("shutting down", "reason", context.Cause(failed).Error())
-	p.stop(o.Notifier)
-	err := g.Wait()
-	stopWorkers()
-	_ = bg.Wait()
-	p.gateway.Close()
-	p.logger.Info("stopped")
-	if ctx.Err() != nil && err == nil {
-		return nil
-	}
-	return err
-}
-
-// stop is the staged stop of the servers: not ready, then drain within the timeout,
-// then close what is left (parked pops are cancelled).
-func (p *proxy) stop(n *sdnotify.Notifier) {
-	p.gateway.Drain()
-	_ = n.Stopping("draining")
-	grace := p.cfg.ShutdownTimeout
-	sctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	for _, srv := range []*http.Server{p.public, p.adminSrv} {
-		if err := srv.Shutdown(sctx); err != nil {
-			p.logger.Warn("requests still running at the end of the shutdown timeout; cancelling them", "err", err)
-			_ = srv.Close()
-		}
-	}
 }
 
 // listenAuth applies auth-change notifications to the key cache.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queenmq/queen/internal/appliance"
 	"github.com/queenmq/queen/internal/sdnotify"
 )
 
@@ -126,8 +127,9 @@ func TestWatchdogKeepAlives(t *testing.T) {
 	run := func(handlers ...http.Handler) func() {
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{})
+		probe := appliance.Probe{Handlers: handlers, Path: "/health"}
 		go func() {
-			runWatchdog(ctx, n, handlers, slog.New(slog.DiscardHandler))
+			_ = appliance.NewWatchdog(n, probe.Run, slog.New(slog.DiscardHandler)).Run(ctx)
 			close(done)
 		}()
 		return func() { cancel(); <-done }

@@ -1,4 +1,4 @@
-package daemon
+package appliance
 
 import (
 	"bufio"
@@ -14,22 +14,18 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/queenmq/queen/internal/config"
 )
 
 // The HTTP server runs in a synctest bubble on an in-memory listener (memListener,
-// systemd_internal_test.go): QUEEN_READ_TIMEOUT is a real net/http deadline on the
+// watchdog_test.go): the read timeout is a real net/http deadline on the
 // connection, but it expires on the bubble's fake clock, so a body dribbled over
 // seconds and an answer held for minutes take no real time.
 
-// servedHTTP runs newHTTPServer with QUEEN_READ_TIMEOUT=readTimeout and h on an
-// in-memory listener until the bubble's test ends, and returns the listener.
-func servedHTTP(t *testing.T, readTimeout string, h http.Handler) *memListener {
+// servedHTTP runs NewHTTPServer with readTimeout and h on an in-memory listener until
+// the bubble's test ends, and returns the listener.
+func servedHTTP(t *testing.T, readTimeout time.Duration, h http.Handler) *memListener {
 	t.Helper()
-	cfg, err := config.Load([]string{"QUEEN_READ_TIMEOUT=" + readTimeout})
-	require.NoError(t, err)
-	srv := newHTTPServer(h, cfg, slog.New(slog.DiscardHandler))
+	srv := NewHTTPServer(h, readTimeout, slog.New(slog.DiscardHandler), slog.LevelWarn)
 	ln := newMemListener()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -59,7 +55,7 @@ func dribble(c net.Conn, body string, interval time.Duration) <-chan int {
 }
 
 // TestReadTimeoutClosesASlowBody: a client that sends its headers and then its body
-// slower than QUEEN_READ_TIMEOUT allows has the body read fail at the deadline, counted
+// slower than the read timeout allows has the body read fail at the deadline, counted
 // from the start of the request, and its connection closed.
 func TestReadTimeoutClosesASlowBody(t *testing.T) {
 	t.Parallel()
@@ -69,7 +65,7 @@ func TestReadTimeoutClosesASlowBody(t *testing.T) {
 			at  time.Time
 		}
 		failed := make(chan failure, 1)
-		ln := servedHTTP(t, "2s", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ln := servedHTTP(t, 2*time.Second, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, err := io.ReadAll(r.Body)
 			failed <- failure{err, time.Now()}
 			if err != nil {
@@ -92,14 +88,14 @@ func TestReadTimeoutClosesASlowBody(t *testing.T) {
 		require.True(t, strings.HasPrefix(string(answer), "HTTP/1.1 400 "), "answer: %q", answer)
 		f := <-failed
 		require.ErrorIs(t, f.err, os.ErrDeadlineExceeded)
-		require.Equal(t, 2*time.Second, f.at.Sub(start), "the deadline is QUEEN_READ_TIMEOUT after the request began")
+		require.Equal(t, 2*time.Second, f.at.Sub(start), "the deadline is the read timeout after the request began")
 		require.Equal(t, 4, <-written, "bytes at 0, 0.6, 1.2 and 1.8 s; the write at 2.4 s finds the connection closed")
 	})
 }
 
 // TestReadTimeoutSparesTheAnswer: the deadline covers reading the request only. A
 // long-poll without a body, a request whose handler takes long after reading its body,
-// and a streamed answer all run far past QUEEN_READ_TIMEOUT, with their request context
+// and a streamed answer all run far past the read timeout, with their request context
 // alive; a slow body that arrives within the deadline is read whole.
 func TestReadTimeoutSparesTheAnswer(t *testing.T) {
 	t.Parallel()
@@ -118,7 +114,7 @@ func TestReadTimeoutSparesTheAnswer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				ln := servedHTTP(t, "2s", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				ln := servedHTTP(t, 2*time.Second, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					body, err := io.ReadAll(r.Body)
 					if err != nil {
 						http.Error(w, err.Error(), http.StatusBadRequest)
@@ -163,17 +159,24 @@ func TestReadTimeoutSparesTheAnswer(t *testing.T) {
 	}
 }
 
-// TestHTTPServerTimeouts: the API server reads QUEEN_READ_TIMEOUT (default 1m, 0s for
-// none) and has no write timeout.
+// TestHTTPServerTimeouts: the server reads the daemon's read timeout (0 for none) and
+// has no write timeout; the stop closes the listener it serves.
 func TestHTTPServerTimeouts(t *testing.T) {
 	t.Parallel()
-	cfg, err := config.Load([]string{"QUEEN_READ_TIMEOUT=0s"})
-	require.NoError(t, err)
-	require.Zero(t, newHTTPServer(http.NotFoundHandler(), cfg, slog.New(slog.DiscardHandler)).ReadTimeout)
-	cfg, err = config.Load(nil)
-	require.NoError(t, err)
-	srv := newAPIServer(newMemListener(), http.NotFoundHandler(), cfg, slog.New(slog.DiscardHandler)).srv
-	require.Equal(t, time.Minute, srv.ReadTimeout, "the default")
-	require.Equal(t, readHeaderTimeout, srv.ReadHeaderTimeout)
+	require.Zero(t, NewHTTPServer(http.NotFoundHandler(), 0, slog.New(slog.DiscardHandler), slog.LevelWarn).ReadTimeout)
+	ln := newMemListener()
+	s := NewServer(ln, NewHTTPServer(http.NotFoundHandler(), time.Minute, slog.New(slog.DiscardHandler), slog.LevelWarn),
+		slog.New(slog.DiscardHandler))
+	srv := s.HTTP()
+	require.Equal(t, time.Minute, srv.ReadTimeout)
+	require.Equal(t, ReadHeaderTimeout, srv.ReadHeaderTimeout)
 	require.Zero(t, srv.WriteTimeout, "a write timeout would cut long-polls")
+
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(t.Context()) }()
+	s.StopAccepting(time.Minute, "TEST_SHUTDOWN_TIMEOUT")
+	s.Drain()
+	require.NoError(t, <-served, "a shutdown is the normal end of serving")
+	_, err := ln.dial()
+	require.ErrorIs(t, err, net.ErrClosed, "the listener is closed")
 }

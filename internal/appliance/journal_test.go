@@ -1,4 +1,4 @@
-package daemon
+package appliance
 
 import (
 	"bytes"
@@ -53,5 +53,5 @@ func TestSyslogPriorityDefaultsToInfo(t *testing.T) {
 func TestLogOutputLeavesOtherWritersAlone(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	require.Equal(t, &buf, logOutput(&buf))
+	require.Equal(t, &buf, LogOutput(&buf))
 }

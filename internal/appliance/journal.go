@@ -1,12 +1,28 @@
-package daemon
+package appliance
 
 import (
 	"bytes"
 	"io"
+	"log/slog"
 	"os"
 
 	"github.com/coreos/go-systemd/v22/journal"
 )
+
+// NewLogger builds the one logger of a process: JSON lines for journald, or text when
+// format is "text"; with syslog priority prefixes when out is the journal
+// (LogOutput). Its level is the returned LevelVar, so that a reload (SIGHUP) can
+// change it while the daemon runs.
+func NewLogger(out io.Writer, format string, level slog.Level) (*slog.Logger, *slog.LevelVar) {
+	out = LogOutput(out)
+	lv := new(slog.LevelVar)
+	lv.Set(level)
+	opts := &slog.HandlerOptions{Level: lv}
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(out, opts)), lv
+	}
+	return slog.New(slog.NewJSONHandler(out, opts)), lv
+}
 
 // journalWriter prefixes every log line with its syslog priority ("<3>" error, "<4>"
 // warning, "<6>" info, "<7>" debug). journald reads the prefix and strips it
@@ -48,10 +64,10 @@ func syslogPriority(line []byte) string {
 	return "<6>"
 }
 
-// logOutput is where the logger writes: out itself, or, when out is the process's
+// LogOutput is where a logger writes: out itself, or, when out is the process's
 // stdout and that is connected to the journal (systemd's JOURNAL_STREAM), out with
 // syslog priority prefixes.
-func logOutput(out io.Writer) io.Writer {
+func LogOutput(out io.Writer) io.Writer {
 	if out != io.Writer(os.Stdout) {
 		return out
 	}

@@ -1,4 +1,4 @@
-package daemon
+package appliance
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 func TestLifecycleFailureStartsTheStop(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		lc := newLifecycle(t.Context())
-		first, second := lc.newTier(lc.base), lc.newTier(lc.base)
+		lc := NewLifecycle(t.Context())
+		first, second := lc.NewTier(), lc.NewTier()
 		var mu sync.Mutex
 		var stopped []string
 		component := func(name string) func(context.Context) error {
@@ -29,43 +29,43 @@ func TestLifecycleFailureStartsTheStop(t *testing.T) {
 				return nil
 			}
 		}
-		first.start(component("first"))
-		second.start(component("second"))
+		first.Start(component("first"))
+		second.Start(component("second"))
 		boom := errors.New("boom")
-		second.start(func(context.Context) error { return boom })
+		second.Start(func(context.Context) error { return boom })
 
-		<-lc.stopping.Done()
-		require.ErrorIs(t, context.Cause(lc.stopping), boom)
+		<-lc.Stopping().Done()
+		require.ErrorIs(t, context.Cause(lc.Stopping()), boom)
 		synctest.Wait()
 		require.Empty(t, stopped, "a failure stops nothing by itself")
-		second.stop()
-		first.stop()
+		second.Stop()
+		first.Stop()
 		require.Equal(t, []string{"second", "first"}, stopped)
-		require.ErrorIs(t, lc.wait(), boom)
+		require.ErrorIs(t, lc.Wait(), boom)
 	})
 }
 
 // TestLifecycleStopsOnTheCallersCancel: cancelling the caller's context (a signal)
-// cancels stopping with the caller's cause and only the tiers made from stopping; wait
+// cancels stopping with the caller's cause and only the early tiers; wait
 // then returns nil.
 func TestLifecycleStopsOnTheCallersCancel(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(t.Context())
-		lc := newLifecycle(ctx)
-		early, late := lc.newTier(lc.stopping), lc.newTier(lc.base)
+		lc := NewLifecycle(ctx)
+		early, late := lc.NewEarlyTier(), lc.NewTier()
 		earlyDone := make(chan struct{})
-		early.start(func(ctx context.Context) error { <-ctx.Done(); close(earlyDone); return nil })
-		late.start(func(ctx context.Context) error { <-ctx.Done(); return nil })
+		early.Start(func(ctx context.Context) error { <-ctx.Done(); close(earlyDone); return nil })
+		late.Start(func(ctx context.Context) error { <-ctx.Done(); return nil })
 
 		signal := errors.New("received terminated")
 		cancel(signal)
 		<-earlyDone
-		require.ErrorIs(t, context.Cause(lc.stopping), signal)
+		require.ErrorIs(t, context.Cause(lc.Stopping()), signal)
 		synctest.Wait()
-		require.NoError(t, late.ctx.Err(), "a tier made from base runs until its stage stops it")
-		early.stop()
-		late.stop()
-		require.NoError(t, lc.wait())
+		require.NoError(t, late.ctx.Err(), "a tier made by NewTier runs until its stage stops it")
+		early.Stop()
+		late.Stop()
+		require.NoError(t, lc.Wait())
 	})
 }

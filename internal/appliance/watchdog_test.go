@@ -1,4 +1,4 @@
-package daemon
+package appliance
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/sdnotify"
 	"github.com/queenmq/queen/internal/testlog"
 )
@@ -45,10 +43,10 @@ func TestWatchdogPingsOnlyWhileTheProbePasses(t *testing.T) {
 		var mode atomic.Int32 // 0 pass, 1 hang, 2 fail
 		release := make(chan struct{})
 		var logs testlog.Buffer
-		w := &watchdog{
-			interval:      interval,
-			keepaliveFunc: func() error { pings.Add(1); return nil },
-			probeFunc: func(ctx context.Context) error {
+		w := &Watchdog{
+			Interval:      interval,
+			KeepaliveFunc: func() error { pings.Add(1); return nil },
+			ProbeFunc: func(ctx context.Context) error {
 				switch mode.Load() {
 				case 1:
 					<-release // ignores ctx, like a goroutine stuck on a mutex
@@ -58,7 +56,7 @@ func TestWatchdogPingsOnlyWhileTheProbePasses(t *testing.T) {
 				}
 				return nil
 			},
-			logger: slog.New(slog.NewTextHandler(&logs, nil)),
+			Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{})
@@ -104,17 +102,17 @@ func TestWatchdogWithholdsASlowProbe(t *testing.T) {
 		var pings atomic.Int64
 		var delay atomic.Int64
 		end := make(chan struct{})
-		w := &watchdog{
-			interval:      300 * time.Millisecond,
-			keepaliveFunc: func() error { pings.Add(1); return nil },
-			probeFunc: func(context.Context) error { // slow code that ignores its deadline
+		w := &Watchdog{
+			Interval:      300 * time.Millisecond,
+			KeepaliveFunc: func() error { pings.Add(1); return nil },
+			ProbeFunc: func(context.Context) error { // slow code that ignores its deadline
 				select {
 				case <-time.After(time.Duration(delay.Load())):
 				case <-end: // the round running when the test ends
 				}
 				return nil
 			},
-			logger: slog.New(slog.DiscardHandler),
+			Logger: slog.New(slog.DiscardHandler),
 		}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{})
@@ -146,7 +144,7 @@ func TestWatchdogOffWithoutWatchdogSec(t *testing.T) {
 	require.NoError(t, err)
 	synctest.Test(t, func(t *testing.T) {
 		probed := false
-		w := newWatchdog(n, func(context.Context) error { probed = true; return nil }, slog.New(slog.DiscardHandler))
+		w := NewWatchdog(n, func(context.Context) error { probed = true; return nil }, slog.New(slog.DiscardHandler))
 		returned := make(chan error, 1)
 		go func() { returned <- w.Run(t.Context()) }()
 		synctest.Wait()
@@ -208,14 +206,13 @@ func (memAddr) String() string  { return "mem" }
 
 // TestLivenessProbe: the probe passes while the accept loop waits in Accept and the
 // handler chain answers /health/live; it fails when the loop stays out of Accept for
-// longer than the limit or the handler fails; a closed listener (draining) is not a
+// longer than the limit, the handler fails or a check of the daemon fails; a closed listener (draining) is not a
 // stalled loop.
 func TestLivenessProbe(t *testing.T) {
 	t.Parallel()
-	b := broker.New(broker.Config{}, nil, slog.New(slog.DiscardHandler))
 	synctest.Test(t, func(t *testing.T) {
 		ln := newMemListener()
-		aw := newAcceptWatch(ln)
+		aw := NewAcceptWatch(ln)
 		var status atomic.Int32
 		status.Store(http.StatusOK)
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -226,7 +223,14 @@ func TestLivenessProbe(t *testing.T) {
 			w.WriteHeader(int(status.Load()))
 		})
 		const maxStall = 50 * time.Millisecond
-		probe := livenessProbe(aw, h, b, maxStall)
+		var checkErr atomic.Pointer[error]
+		probe := Probe{Accepts: []*AcceptWatch{aw}, MaxStall: maxStall, Handlers: []http.Handler{h}, Path: "/health/live",
+			Checks: []func(context.Context) error{func(context.Context) error {
+				if err := checkErr.Load(); err != nil {
+					return *err
+				}
+				return nil
+			}}}.Run
 		ctx := t.Context()
 
 		advance(2 * maxStall) // nobody has called Accept yet
@@ -266,6 +270,10 @@ func TestLivenessProbe(t *testing.T) {
 		status.Store(http.StatusInternalServerError)
 		require.ErrorContains(t, probe(ctx), "/health/live answered 500")
 		status.Store(http.StatusOK)
+		wedged := errors.New("wedged")
+		checkErr.Store(&wedged)
+		require.ErrorIs(t, probe(ctx), wedged, "the daemon's own checks count")
+		checkErr.Store(nil)
 
 		require.NoError(t, aw.Close())
 		<-loopDone
@@ -274,7 +282,7 @@ func TestLivenessProbe(t *testing.T) {
 	})
 }
 
-// TestMultiListener serves two sockets through one listener, as a queen.socket with
+// TestMultiListener serves two sockets through one listener, as a socket unit with
 // two ListenStream= lines hands them over, and closes both.
 func TestMultiListener(t *testing.T) {
 	t.Parallel()
@@ -282,7 +290,7 @@ func TestMultiListener(t *testing.T) {
 	require.NoError(t, err)
 	b, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	ml := newMultiListener([]net.Listener{a, b})
+	ml := NewMultiListener([]net.Listener{a, b})
 	require.Equal(t, a.Addr(), ml.Addr())
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("ok"))
@@ -304,58 +312,4 @@ func TestMultiListener(t *testing.T) {
 		_, err := l.Accept()
 		require.ErrorIs(t, err, net.ErrClosed, "%s must be closed", l.Addr())
 	}
-}
-
-// TestStartGate: /health passes a closed gate; other requests wait for Open, or get
-// 503 unavailable when the start-up is abandoned or after startHold.
-func TestStartGate(t *testing.T) {
-	t.Parallel()
-	synctest.Test(t, func(t *testing.T) {
-		serve := func(h http.Handler, path string) (<-chan int, *probeWriter) {
-			done := make(chan int, 1)
-			w := &probeWriter{header: make(http.Header)}
-			go func() {
-				h.ServeHTTP(w, &http.Request{Method: http.MethodGet, URL: &url.URL{Path: path}})
-				done <- w.status
-			}()
-			return done, w
-		}
-		requireHeld := func(done <-chan int, msg string) {
-			t.Helper()
-			synctest.Wait() // the request has gone as far as it can
-			select {
-			case s := <-done:
-				t.Fatalf("%s: served (%d) while the gate is closed", msg, s)
-			default:
-			}
-		}
-
-		g := newStartGate()
-		h := g.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.WriteHeader(http.StatusNoContent)
-		}))
-		live, _ := serve(h, "/health/live")
-		require.Equal(t, http.StatusNoContent, <-live, "health routes are never held")
-		first, _ := serve(h, "/api/v1/push")
-		requireHeld(first, "before Open")
-		g.Open()
-		require.Equal(t, http.StatusNoContent, <-first)
-		g.Abort() // an open gate stays open
-		after, _ := serve(h, "/api/v1/push")
-		require.Equal(t, http.StatusNoContent, <-after)
-
-		g2 := newStartGate()
-		aborted, _ := serve(g2.Wrap(http.NotFoundHandler()), "/api/v1/pop/queue/q")
-		requireHeld(aborted, "before Abort")
-		g2.Abort()
-		require.Equal(t, http.StatusServiceUnavailable, <-aborted)
-
-		g3 := newStartGate()
-		late, w := serve(g3.Wrap(http.NotFoundHandler()), "/api/v1/pop/queue/q")
-		advance(startHold - time.Millisecond)
-		requireHeld(late, "just before startHold")
-		advance(time.Millisecond)
-		require.Equal(t, http.StatusServiceUnavailable, <-late, "held no longer than startHold")
-		require.Equal(t, "5", w.header.Get("Retry-After"))
-	})
 }

@@ -1,0 +1,156 @@
+package envvalue
+
+import (
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+)
+
+// Enum is one word of a closed set, matched in any case and stored in its canonical
+// spelling; each alias pair maps an extra spelling onto a canonical one.
+type Enum struct {
+	P       *string
+	Options []string
+	Aliases [][2]string
+}
+
+// Set stores the option or alias target raw names, in its canonical spelling.
+func (v Enum) Set(raw string) error {
+	for _, o := range v.Options {
+		if strings.EqualFold(raw, o) {
+			*v.P = o
+			return nil
+		}
+	}
+	for _, a := range v.Aliases {
+		if strings.EqualFold(raw, a[0]) {
+			*v.P = a[1]
+			return nil
+		}
+	}
+	return errors.New("must be one of " + v.words())
+}
+
+// Get returns the field.
+func (v Enum) Get() string { return *v.P }
+
+// Kind lists the words accepted.
+func (v Enum) Kind() string { return "one of " + v.words() }
+
+func (v Enum) words() string {
+	var ws []string
+	for _, o := range v.Options {
+		if o != "" {
+			ws = append(ws, o)
+		}
+	}
+	for _, a := range v.Aliases {
+		ws = append(ws, a[0])
+	}
+	return strings.Join(ws, ", ")
+}
+
+// List is a comma-separated list; entries are trimmed and empty entries dropped (an
+// empty list is nil). Check, when set, validates each entry.
+type List struct {
+	P     *[]string
+	Check func(string) error
+}
+
+// Set splits raw at commas and checks each entry.
+func (v List) Set(raw string) error {
+	var out []string
+	for _, e := range strings.Split(raw, ",") {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		if v.Check != nil {
+			if err := v.Check(e); err != nil {
+				return err
+			}
+		}
+		out = append(out, e)
+	}
+	*v.P = out
+	return nil
+}
+
+// Get joins the entries with commas.
+func (v List) Get() string { return strings.Join(*v.P, ",") }
+
+// Kind is "comma-separated list".
+func (List) Kind() string { return "comma-separated list" }
+
+// HostPort is a listen address, host:port with a numeric port (1–65535) and any host
+// (empty: every interface), or empty.
+type HostPort struct{ P *string }
+
+// Set checks raw's form and port.
+func (v HostPort) Set(raw string) error {
+	if raw != "" {
+		_, port, err := net.SplitHostPort(raw)
+		if err != nil {
+			return errors.New("not a host:port address (e.g. 127.0.0.1:6060)")
+		}
+		if _, err := ParseInt(port, 1, 65535); err != nil {
+			return fmt.Errorf("port %q: %w", port, err)
+		}
+	}
+	*v.P = raw
+	return nil
+}
+
+// Get returns the field.
+func (v HostPort) Get() string { return *v.P }
+
+// Kind is "host:port".
+func (HostPort) Kind() string { return "host:port" }
+
+// URL is an http or https URL, or empty.
+type URL struct{ P *string }
+
+// Set checks raw's scheme and host.
+func (v URL) Set(raw string) error {
+	if raw != "" {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return errors.New("not an http or https URL")
+		}
+	}
+	*v.P = raw
+	return nil
+}
+
+// Get returns the field.
+func (v URL) Get() string { return *v.P }
+
+// Kind is "URL".
+func (URL) Kind() string { return "URL" }
+
+// PEM is a PEM block, or empty. Env files cannot hold newlines, so a value with
+// literal `\n` sequences and no real newline has them turned into newlines.
+type PEM struct{ P *string }
+
+// Set checks that raw (its `\n` sequences expanded) starts a PEM block.
+func (v PEM) Set(raw string) error {
+	if raw != "" {
+		if !strings.Contains(raw, "\n") {
+			raw = strings.ReplaceAll(raw, `\n`, "\n")
+		}
+		if b, _ := pem.Decode([]byte(raw)); b == nil {
+			return errors.New("not a PEM block (-----BEGIN ...)")
+		}
+	}
+	*v.P = raw
+	return nil
+}
+
+// Get returns the field.
+func (v PEM) Get() string { return *v.P }
+
+// Kind is "PEM".
+func (PEM) Kind() string { return "PEM" }

@@ -1,0 +1,68 @@
+package admin
+
+import (
+	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/proxy/gateway"
+	"github.com/queenmq/queen/internal/proxy/manage"
+	"github.com/queenmq/queen/internal/proxy/store"
+	"github.com/queenmq/queen/internal/proxy/tenant"
+)
+
+// The conversions from the proxy's records to the admin API's bodies (package api).
+// Where a record and its body have the same fields, a Go conversion does it, so a
+// field added to one and not to the other stops the build instead of vanishing from
+// the wire.
+
+// tenantWire is a tenant and its storage as its quotas see it.
+func tenantWire(t *tenant.Tenant, stored *gateway.Stored) api.ProxyTenant {
+	out := api.ProxyTenant{ID: t.ID, Name: t.Name, Status: string(t.Status), CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
+		Limits: api.ProxyLimits(t.Limits), Quotas: api.ProxyQuotas(t.Quotas)}
+	if stored != nil {
+		u := api.ProxyStored(*stored)
+		out.Usage = &u
+	}
+	return out
+}
+
+func keyWire(k *tenant.Key) api.ProxyKey {
+	return api.ProxyKey{ID: k.ID, Tenant: k.Tenant, Name: k.Name, Scope: string(k.Scope), Queues: k.Queues,
+		CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt, LastUsedAt: k.LastUsedAt}
+}
+
+func newKeyWire(k *manage.NewKey) api.ProxyNewKey {
+	return api.ProxyNewKey{ProxyKey: keyWire(k.Key), Key: k.Secret}
+}
+
+func userWire(u *tenant.User) api.ProxyUser {
+	return api.ProxyUser{Username: u.Username, Role: u.Role, Tenant: u.Tenant, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
+}
+
+func reportWire(r *manage.Report) api.ProxyUsageReport {
+	return api.ProxyUsageReport{Tenant: r.Tenant, Granularity: string(r.Granularity), From: r.From, To: r.To,
+		Series: wireList(r.Series, func(p manage.SeriesPoint) api.ProxyUsagePoint {
+			return api.ProxyUsagePoint{Start: p.Start, ProxyUsage: api.ProxyUsage(p.Usage)}
+		}),
+		Totals: api.ProxyUsage(r.Totals)}
+}
+
+func totalsWire(t *manage.Totals) api.ProxyUsageTotals {
+	return api.ProxyUsageTotals{Granularity: string(t.Granularity), From: t.From, To: t.To,
+		Tenants: wireList(t.Tenants, func(x manage.TenantTotal) api.ProxyTenantTotal {
+			return api.ProxyTenantTotal{Tenant: x.Tenant, Totals: api.ProxyUsage(x.Totals)}
+		})}
+}
+
+func replicaWire(r store.Replica) api.ProxyReplica { return api.ProxyReplica(r) }
+
+// wireList converts each element of in with f; a nil list stays nil (JSON null), an
+// empty one empty ([]), as the answers have always had them.
+func wireList[T, W any](in []T, f func(T) W) []W {
+	if in == nil {
+		return nil
+	}
+	out := make([]W, len(in))
+	for i, v := range in {
+		out[i] = f(v)
+	}
+	return out
+}
