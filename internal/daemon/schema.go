@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/queenmq/queen/internal/appliance"
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/schema"
 	"github.com/queenmq/queen/internal/store"
@@ -19,33 +20,23 @@ import (
 // (exit 78): restarting cannot fix it, a DBA must apply the schema.
 func waitForDatabase(ctx context.Context, st *store.Store, apply bool, logger *slog.Logger,
 	onWait func(attempt int, retryIn time.Duration, err error)) error {
-	delay := 500 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		err := prepareSchema(ctx, st, apply)
-		if err == nil {
-			if apply {
-				logger.Info("schema applied", "attempt", attempt)
-			} else {
-				logger.Info("schema checked; QUEEN_APPLY_SCHEMA=0, so the broker runs no DDL",
-					"attempt", attempt, "schema_level", schema.Level, "schema_version", schema.Version())
-			}
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if !errors.Is(err, queue.ErrUnavailable) {
-			return err
-		}
-		logger.Warn("waiting for PostgreSQL", waitingArgs(attempt, delay, err)...)
-		onWait(attempt, delay, err)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(delay):
-		}
-		delay = min(delay*2, 5*time.Second)
+	attempt, err := appliance.WaitForDatabase(ctx, appliance.Backoff{First: 500 * time.Millisecond, Max: 5 * time.Second},
+		func(ctx context.Context) error { return prepareSchema(ctx, st, apply) },
+		func(err error) bool { return errors.Is(err, queue.ErrUnavailable) },
+		func(attempt int, retryIn time.Duration, err error) {
+			logger.Warn("waiting for PostgreSQL", waitingArgs(attempt, retryIn, err)...)
+			onWait(attempt, retryIn, err)
+		})
+	switch {
+	case err != nil:
+		return err
+	case apply:
+		logger.Info("schema applied", "attempt", attempt)
+	default:
+		logger.Info("schema checked; QUEEN_APPLY_SCHEMA=0, so the broker runs no DDL",
+			"attempt", attempt, "schema_level", schema.Level, "schema_version", schema.Version())
 	}
+	return nil
 }
 
 // prepareSchema makes sure the database holds the schema: it applies it, or with apply

@@ -94,28 +94,22 @@ func open(ctx context.Context, cfg *config.Config, o Options, logger *slog.Logge
 }
 
 // waitForDatabase retries until the proxy database answers and the schema is
-// applied, or ctx is done.
+// applied, or ctx is done (nil).
 func waitForDatabase(ctx context.Context, st *store.Store, logger *slog.Logger, n *sdnotify.Notifier) error {
-	backoff := 200 * time.Millisecond
-	for {
-		err := st.ApplySchema(ctx)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, tenant.ErrUnavailable) {
-			return fmt.Errorf("apply the proxy schema: %w", err)
-		}
-		logger.Warn("proxy database unreachable; retrying", "err", err, "retry_in", backoff.String())
-		appliance.NotifyWarn(logger, "EXTEND_TIMEOUT_USEC", n.ExtendTimeout(30*time.Second, "waiting for the proxy database"))
-		timer := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return nil
-		case <-timer.C:
-		}
-		backoff = min(2*backoff, 5*time.Second)
+	_, err := appliance.WaitForDatabase(ctx, appliance.Backoff{First: 200 * time.Millisecond, Max: 5 * time.Second},
+		st.ApplySchema,
+		func(err error) bool { return errors.Is(err, tenant.ErrUnavailable) },
+		func(_ int, retryIn time.Duration, err error) {
+			logger.Warn("proxy database unreachable; retrying", "err", err, "retry_in", retryIn.String())
+			appliance.NotifyWarn(logger, "EXTEND_TIMEOUT_USEC", n.ExtendTimeout(30*time.Second, "waiting for the proxy database"))
+		})
+	switch {
+	case ctx.Err() != nil:
+		return nil
+	case err != nil:
+		return fmt.Errorf("apply the proxy schema: %w", err)
 	}
+	return nil
 }
 
 // proxy is one run's parts.
