@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/testclock"
 )
 
 // The HTTP server runs in a synctest bubble on an in-memory listener (memListener,
@@ -47,7 +49,7 @@ func dribble(c net.Conn, body string, interval time.Duration) <-chan int {
 				break
 			}
 			n++
-			advance(interval)
+			testclock.AdvanceBubble(interval)
 		}
 		written <- n
 	}()

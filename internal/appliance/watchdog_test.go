@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/sdnotify"
+	"github.com/queenmq/queen/internal/testclock"
 	"github.com/queenmq/queen/internal/testlog"
 )
 
@@ -26,11 +27,6 @@ import (
 // and without real waiting. The watchdog's keep-alives are counted by its
 // keepaliveFunc, and the accept loop runs on an in-memory listener, since reads from
 // real sockets are not blocking in the bubble's sense.
-
-// advance moves the fake clock of the synctest bubble it runs in forward by d.
-func advance(d time.Duration) {
-	time.Sleep(d) //nolint:forbidigo // inside a synctest bubble: fake time, no real wait
-}
 
 // TestWatchdogPingsOnlyWhileTheProbePasses: keep-alives flow while the probe passes,
 // stop while it hangs (a deadlock) or fails, and resume when it passes again; the log
@@ -65,12 +61,12 @@ func TestWatchdogPingsOnlyWhileTheProbePasses(t *testing.T) {
 			require.NoError(t, w.Run(ctx))
 		}()
 
-		advance(350 * time.Millisecond) // halfway between rounds, so no round is at this instant
+		testclock.AdvanceBubble(350 * time.Millisecond) // halfway between rounds, so no round is at this instant
 		synctest.Wait()
 		require.EqualValues(t, 3, pings.Load(), "one keep-alive per passing round")
 
 		mode.Store(1)
-		advance(700 * time.Millisecond) // rounds from 400 ms: the first hangs, the next see it hang
+		testclock.AdvanceBubble(700 * time.Millisecond) // rounds from 400 ms: the first hangs, the next see it hang
 		synctest.Wait()
 		require.EqualValues(t, 3, pings.Load(), "a hung probe must stop the keep-alives")
 		require.Equal(t, 1, strings.Count(logs.String(), "liveness probe failed"), "logged once, when the keep-alives stop")
@@ -78,13 +74,13 @@ func TestWatchdogPingsOnlyWhileTheProbePasses(t *testing.T) {
 
 		mode.Store(2)
 		close(release) // the hung round ends, too late to count
-		advance(500 * time.Millisecond)
+		testclock.AdvanceBubble(500 * time.Millisecond)
 		synctest.Wait()
 		require.EqualValues(t, 3, pings.Load(), "a failing probe must stop the keep-alives")
 		require.Equal(t, 1, strings.Count(logs.String(), "liveness probe failed"))
 
 		mode.Store(0)
-		advance(300 * time.Millisecond)
+		testclock.AdvanceBubble(300 * time.Millisecond)
 		synctest.Wait()
 		require.EqualValues(t, 6, pings.Load(), "keep-alives resume with the first passing round")
 		require.Equal(t, 1, strings.Count(logs.String(), "keep-alives resumed"))
@@ -121,13 +117,13 @@ func TestWatchdogWithholdsASlowProbe(t *testing.T) {
 		// Rounds start at 100, 300, 500, 700 and 900 ms (a tick during a round is
 		// skipped), each ending 150 ms later.
 		delay.Store(int64(150 * time.Millisecond))
-		advance(1020 * time.Millisecond)
+		testclock.AdvanceBubble(1020 * time.Millisecond)
 		synctest.Wait()
 		require.Zero(t, pings.Load(), "every round took 150 ms of its 100")
 
 		// Rounds at 1100 and 1200 ms end within 90 ms; the one at 1300 ms is running.
 		delay.Store(int64(90 * time.Millisecond))
-		advance(300 * time.Millisecond)
+		testclock.AdvanceBubble(300 * time.Millisecond)
 		synctest.Wait()
 		require.EqualValues(t, 2, pings.Load(), "rounds within the limit send keep-alives again")
 		cancel()
@@ -233,7 +229,7 @@ func TestLivenessProbe(t *testing.T) {
 			}}}.Run
 		ctx := t.Context()
 
-		advance(2 * maxStall) // nobody has called Accept yet
+		testclock.AdvanceBubble(2 * maxStall) // nobody has called Accept yet
 		require.ErrorContains(t, probe(ctx), "HTTP accept loop has not called Accept for 100ms")
 
 		// An accept loop that handles a connection before it calls Accept again;
@@ -252,16 +248,16 @@ func TestLivenessProbe(t *testing.T) {
 			}
 		}()
 		synctest.Wait() // the loop waits in Accept
-		advance(2 * maxStall)
+		testclock.AdvanceBubble(2 * maxStall)
 		require.NoError(t, probe(ctx), "an idle loop blocked in Accept is healthy")
 
 		c, err := ln.dial()
 		require.NoError(t, err)
 		c.Close()
 		synctest.Wait() // the loop is out of Accept, waiting on unstall
-		advance(maxStall)
+		testclock.AdvanceBubble(maxStall)
 		require.NoError(t, probe(ctx), "out of Accept for no longer than the limit")
-		advance(time.Millisecond)
+		testclock.AdvanceBubble(time.Millisecond)
 		require.ErrorContains(t, probe(ctx), "HTTP accept loop has not called Accept for 51ms")
 		unstall <- struct{}{}
 		synctest.Wait()
@@ -277,7 +273,7 @@ func TestLivenessProbe(t *testing.T) {
 
 		require.NoError(t, aw.Close())
 		<-loopDone
-		advance(2 * maxStall)
+		testclock.AdvanceBubble(2 * maxStall)
 		require.NoError(t, probe(ctx), "a closed listener is draining, not stalled")
 	})
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/testclock"
 )
 
 func TestPercentile(t *testing.T) {
@@ -57,17 +59,17 @@ func TestLatencyLog(t *testing.T) {
 			clock := sendClock{base: time.Now()}
 			l := newLatencyLog(clock, 2)
 			sent := clock.stamp()
-			advance(10 * time.Millisecond) // a delivery before the window
+			testclock.AdvanceBubble(10 * time.Millisecond) // a delivery before the window
 			l.record(0, sent)
-			advance(time.Millisecond)
+			testclock.AdvanceBubble(time.Millisecond)
 			start := time.Now()
-			advance(5 * time.Millisecond)
+			testclock.AdvanceBubble(5 * time.Millisecond)
 			l.record(1, sent) // 16 ms after its push, inside
 			sent2 := clock.stamp()
-			advance(3 * time.Millisecond)
+			testclock.AdvanceBubble(3 * time.Millisecond)
 			l.record(0, sent2) // 3 ms, inside
 			end := time.Now()
-			advance(time.Millisecond)
+			testclock.AdvanceBubble(time.Millisecond)
 			l.record(1, sent2) // after the window
 			require.ElementsMatch(t, []time.Duration{16 * time.Millisecond, 3 * time.Millisecond}, l.within(start, end.Sub(start)))
 		})
@@ -89,7 +91,7 @@ func TestTimedPayload(t *testing.T) {
 			clock := sendClock{base: time.Now()}
 			appendPayload := clock.timedPayload(100)
 			first := appendPayload(nil)
-			advance(3 * time.Hour)
+			testclock.AdvanceBubble(3 * time.Hour)
 			second := appendPayload(nil)
 			require.Len(t, first, 100)
 			require.Len(t, second, 100, "every stamp has 19 digits")
@@ -148,9 +150,4 @@ func TestPacer(t *testing.T) {
 			require.Equal(t, 100*time.Millisecond, time.Since(start))
 		})
 	})
-}
-
-// advance moves the fake clock of the synctest bubble it runs in forward by d.
-func advance(d time.Duration) {
-	time.Sleep(d) //nolint:forbidigo // inside a synctest bubble: fake time, no real wait
 }

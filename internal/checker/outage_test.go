@@ -47,16 +47,7 @@ func TestDatabaseOutage(t *testing.T) {
 	cfg.Faults = []checker.Fault{{At: cfg.Duration / 4, Name: "cut-off", Do: cutOff(t, dbURL, outageDown)}}
 	rep := runChecker(t, cfg, startCluster(t, dbURL))
 
-	require.Equal(t, cfg.Messages, rep.Pushed, "every message was pushed")
-	require.Positive(t, rep.Buffered, "pushes were spooled while the database was away")
-	for _, m := range rep.History.Messages {
-		if m.Buffered {
-			require.NotEmpty(t, m.ID, "%s was answered buffered and never delivered", m.TxID)
-		}
-	}
-	require.Positive(t, rep.Transactions, "transactions committed")
-	require.GreaterOrEqual(t, rep.FollowUps, rep.Transactions, "a follow-up per committed transaction")
-	require.LessOrEqual(t, rep.FollowUps, rep.Transactions+rep.TxUnknown, "no follow-up of a refused transaction")
+	requireOutageSurvived(t, cfg, rep)
 
 	require.Len(t, rep.FaultLog, 1)
 	f := rep.FaultLog[0]
@@ -117,4 +108,22 @@ func cutOff(t *testing.T, dbURL string, down time.Duration) func(context.Context
 		defer cancel()
 		return allow(rctx, true)
 	}
+}
+
+// requireOutageSurvived requires of a run through database faults what the report
+// does not judge alone: every message pushed, some pushes spooled (answered buffered)
+// and each of those delivered, transactions committed, and a follow-up for every
+// committed transaction and none for a refused one.
+func requireOutageSurvived(t *testing.T, cfg checker.Config, rep *checker.Report) {
+	t.Helper()
+	require.Equal(t, cfg.Messages, rep.Pushed, "every message was pushed")
+	require.Positive(t, rep.Buffered, "pushes were spooled while the database was away")
+	for _, m := range rep.History.Messages {
+		if m.Buffered {
+			require.NotEmpty(t, m.ID, "%s was answered buffered and never delivered", m.TxID)
+		}
+	}
+	require.Positive(t, rep.Transactions, "transactions committed")
+	require.GreaterOrEqual(t, rep.FollowUps, rep.Transactions, "a follow-up per committed transaction")
+	require.LessOrEqual(t, rep.FollowUps, rep.Transactions+rep.TxUnknown, "no follow-up of a refused transaction")
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"net/url"
 	"os"
 	"os/exec"
@@ -27,6 +28,7 @@ import (
 	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/schema"
 	"github.com/queenmq/queen/internal/testlog"
+	"github.com/queenmq/queen/internal/testwait"
 )
 
 // TestLeastPrivilegeBroker follows docs/postgresql.md, "Least privilege", on a fresh
@@ -97,8 +99,7 @@ func TestLeastPrivilegeBroker(t *testing.T) {
 	sort.Strings(jobs)
 	var succeeded []string
 	var activity, replicas int
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	_ = testwait.Until(30*time.Second, 100*time.Millisecond, func() error {
 		rows, err := admin.Query(ctxT(t), `SELECT name FROM queen.maintenance_jobs
 			WHERE last_finished_at IS NOT NULL AND last_error IS NULL ORDER BY name`)
 		require.NoError(t, err)
@@ -107,10 +108,10 @@ func TestLeastPrivilegeBroker(t *testing.T) {
 		require.NoError(t, admin.QueryRow(ctxT(t), `SELECT (SELECT count(*) FROM queen.system_activity),
 			(SELECT count(*) FROM queen.replicas)`).Scan(&activity, &replicas))
 		if len(succeeded) == len(jobs) && activity > 0 && replicas > 0 {
-			break
+			return nil
 		}
-		waitABit(t)
-	}
+		return errors.New("not yet") // the assertions below say what is missing
+	})
 	require.Equal(t, jobs, succeeded, "every maintenance job ran a cycle without error")
 	require.Positive(t, activity, "the activity counters were flushed")
 	require.Positive(t, replicas, "the heartbeat row was written")
@@ -252,13 +253,4 @@ func docGrants(t *testing.T) string {
 		require.Contains(t, block, name, "the test substitutes it")
 	}
 	return block
-}
-
-// waitABit paces a polling loop without time.Sleep.
-func waitABit(t *testing.T) {
-	t.Helper()
-	select {
-	case <-time.After(100 * time.Millisecond):
-	case <-t.Context().Done():
-	}
 }

@@ -9,12 +9,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-)
 
-// advance moves the fake clock of the synctest bubble it runs in forward by d.
-func advance(d time.Duration) {
-	time.Sleep(d) //nolint:forbidigo // inside a synctest bubble: fake time, no real wait
-}
+	"github.com/queenmq/queen/internal/testclock"
+)
 
 // TestStartGate: /health passes a closed gate; other requests wait for Open, or get
 // 503 unavailable when the start-up is abandoned or after startHold.
@@ -62,9 +59,9 @@ func TestStartGate(t *testing.T) {
 
 		g3 := newStartGate()
 		late, w := serve(g3.Wrap(http.NotFoundHandler()), "/api/v1/pop/queue/q")
-		advance(startHold - time.Millisecond)
+		testclock.AdvanceBubble(startHold - time.Millisecond)
 		requireHeld(late, "just before startHold")
-		advance(time.Millisecond)
+		testclock.AdvanceBubble(time.Millisecond)
 		require.Equal(t, http.StatusServiceUnavailable, <-late, "held no longer than startHold")
 		require.Equal(t, "5", w.Header().Get("Retry-After"))
 	})

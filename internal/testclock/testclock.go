@@ -1,6 +1,7 @@
-// Package testclock is a settable clock for tests of code that takes its time from a
-// func() time.Time (a NowFunc): the test moves the time instead of waiting for it. It
-// is test-only: never import it from non-test code.
+// Package testclock moves time for tests instead of waiting for it: a settable clock
+// for code that takes its time from a func() time.Time (a NowFunc), and AdvanceBubble
+// for code run in a testing/synctest bubble. It is test-only: never import it from
+// non-test code.
 package testclock
 
 import (
@@ -36,4 +37,10 @@ func (c *Clock) Set(t time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = t
+}
+
+// AdvanceBubble moves the fake clock of the testing/synctest bubble it runs in
+// forward by d, at once: inside a bubble time.Sleep waits for nothing real.
+func AdvanceBubble(d time.Duration) {
+	time.Sleep(d) //nolint:forbidigo // inside a synctest bubble: fake time, no real wait
 }
