@@ -19,6 +19,7 @@ LDFLAGS := -X $(PKG)/internal/buildinfo.Version=$(VERSION) \
 
 # The whole suite runs against one throwaway cluster (scripts/pgtest.sh).
 TEST_FLAGS ?= -race -count=1 -timeout 12m
+REPEAT     ?= 5
 # Long-lived dev cluster for pg-start/pg-stop: a symlink to its state directory.
 PGTEST_LINK := .pgtest
 
@@ -45,6 +46,14 @@ test: lint build ## lint, build, every Go test and one pass of every benchmark (
 	scripts/pgtest.sh run -- bash -c '$(GO) test $(TEST_FLAGS) -bench . -benchtime 1x ./... && bin/queen-bench -quick'
 	scripts/systemd-test.sh
 	scripts/container-test.sh
+
+.PHONY: test-repeat
+test-repeat: build ## the whole Go suite REPEAT times in a row (default 5) on one throwaway PostgreSQL, as make test runs it; stops at the first red run, prints each run's wall time
+	scripts/pgtest.sh run -- bash -c 'log=$$(mktemp); for i in $$(seq $(REPEAT)); do \
+		start=$$(date +%s); \
+		if ! $(GO) test $(TEST_FLAGS) ./... >"$$log" 2>&1; then \
+			grep -E "^(--- FAIL|FAIL|panic:)" "$$log"; echo "run $$i of $(REPEAT): red (full output: $$log)"; exit 1; fi; \
+		echo "run $$i of $(REPEAT): green in $$(( $$(date +%s) - start )) s"; done; rm -f "$$log"'
 
 .PHONY: test-systemd
 test-systemd: ## units, packages (lintian, rpmlint), deb/rpm lifecycle in a disposable systemd (root; skips what the machine cannot do)
@@ -99,7 +108,7 @@ check-ha: ## long rolling-restart checker (3 brokers, graceful stops and kills);
 .PHONY: test-failover
 test-failover: ## PostgreSQL failover under load: the checker's long run on 2 brokers over a Patroni cluster (kill, rejoin, switchover, replica restart, twice), then brokers allowed onto a standby (root; installs patroni, etcd)
 	scripts/ensure-patroni.sh
-	$(GO) test -race -count=1 -timeout 60m -run '^TestPostgresFailover$$' -v ./internal/checker/ -args -checker.long $(CHECKER_ARGS)
+	$(GO) test -race -count=1 -timeout 60m -run '^TestPostgresFailover(Timers)?$$' -v ./internal/checker/ -args -checker.long $(CHECKER_ARGS)
 	$(GO) test -race -count=1 -timeout 30m -run '^TestPostgresFailover$$' -v ./internal/checker/ -args -checker.target-any $(CHECKER_ARGS)
 
 .PHONY: lint

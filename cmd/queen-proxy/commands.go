@@ -211,7 +211,7 @@ func printNewKey(e *cmdEnv, k *manage.NewKey) error {
 func keyCreate(e *cmdEnv) func(io.Reader) error {
 	var spec manage.KeySpec
 	e.fs.StringVar(&spec.Name, "name", "", "a name for the key")
-	e.fs.StringVar(&spec.Scope, "scope", "", "read, write or admin")
+	e.fs.StringVar(&spec.Scope, "scope", "", "push, read, write or admin")
 	e.fs.Func("queues", "allowlist: queue names or prefixes ending in *, comma-separated", func(s string) error {
 		spec.Queues = strings.Split(s, ",")
 		return nil

@@ -61,7 +61,7 @@ const manageUsage = `usage: queen-proxy COMMAND ... [-o json]   (on the proxy da
   tenant update ID [--name N] [--limits JSON] [--quotas JSON]   (JSON null resets to the defaults)
   tenant suspend|resume|delete ID
   tenant purge ID                  delete a suspended or deleted tenant's queues at the brokers
-  key create TENANT --scope read|write|admin [--name N] [--queues a,b*] [--expires RFC3339]
+  key create TENANT --scope push|read|write|admin [--name N] [--queues a,b*] [--expires RFC3339]
   key list TENANT
   key rotate KEY_ID [--grace 24h]
   key revoke KEY_ID
@@ -224,7 +224,7 @@ func (e *cmdEnv) purge(ctx context.Context, id string) (int, error) {
 	// whatever any of them deleted.
 	deleted := 0
 	var lastErr error
-	for _, u := range e.cfg.Upstreams {
+	for _, u := range e.cfg.Backends {
 		n, err := gateway.Purge(ctx, gateway.PurgeTarget{Client: &http.Client{}, Base: u, Header: e.cfg.TenancyHeader,
 			Minter: minter, AdminRole: e.cfg.BrokerRoleAdmin}, id)
 		deleted += n

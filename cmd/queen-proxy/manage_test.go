@@ -72,6 +72,16 @@ func TestManageCommands(t *testing.T) {
 	code, out, _ = b.run(t, "", "key", "create", "acme", "--scope", "read")
 	require.Equal(t, exitOK, code)
 	require.Contains(t, out, "shown once")
+	var producer struct{ ID, Scope string }
+	b.ok(t, &producer, "", "key", "create", "acme", "--scope", "push", "--name", "producer")
+	require.Equal(t, "push", producer.Scope)
+	code, out, _ = b.run(t, "", "key", "list", "acme")
+	require.Equal(t, exitOK, code)
+	require.Regexp(t, `(?m)^`+producer.ID+`\s+acme\s+producer\s+push\s`, out, "the table shows the push scope")
+	code, _, errOut = b.run(t, "", "key", "create", "acme", "--scope", "produce")
+	require.Equal(t, exitFailure, code)
+	require.Contains(t, errOut, "push", "the refusal names the push scope")
+	b.ok(t, nil, "", "key", "revoke", producer.ID)
 	var rotated struct{ ID, Key string }
 	b.ok(t, &rotated, "", "key", "rotate", k.ID, "--grace", "1h")
 	require.NotEqual(t, k.ID, rotated.ID)
@@ -80,7 +90,7 @@ func TestManageCommands(t *testing.T) {
 	require.NotNil(t, revoked.RevokedAt)
 	var keys struct{ Keys []struct{ ID string } }
 	b.ok(t, &keys, "", "key", "list", "acme")
-	require.Len(t, keys.Keys, 3)
+	require.Len(t, keys.Keys, 4)
 
 	var u struct {
 		Username, Role string

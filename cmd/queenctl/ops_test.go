@@ -140,7 +140,7 @@ func TestUsage(t *testing.T) {
 		stderr []string
 	}{
 		{name: "Help", args: []string{"--help"}, stdout: "Exit status:\n  0    success\n"},
-		{name: "HelpCommand", args: []string{"help", "queue", "configure"}, stdout: "REPLACES the queue's whole option set"},
+		{name: "HelpCommand", args: []string{"help", "queue", "configure"}, stdout: "Only the options given change"},
 		{name: "SubcommandHelp", args: []string{"dlq", "retry", "-h"}, stdout: "      --all "},
 		{name: "NoArguments", args: nil, code: cli.ExitUsage, stderr: []string{"Usage:\n  queenctl COMMAND [flags]"}},
 		{name: "GroupWithoutCommand", args: []string{"cg"}, code: cli.ExitUsage, stderr: []string{"queenctl cg COMMAND"}},

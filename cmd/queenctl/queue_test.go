@@ -33,8 +33,14 @@ func TestQueue(t *testing.T) {
 		require.True(t, r.Configured)
 		require.Equal(t, "orders", r.Queue)
 		require.Equal(t, 60, r.Options.LeaseTime)
-		require.Equal(t, 3, r.Options.RetryLimit, "configure replaces the option set: retryLimit is back to its default")
-		require.Empty(t, r.Namespace, "namespace not given: reset too")
+		require.Equal(t, 2, r.Options.RetryLimit, "configure merges: retryLimit keeps its stored value")
+		require.Equal(t, 7, r.Options.Priority, "… and so does priority")
+		require.Equal(t, "billing", r.Namespace, "… and the namespace")
+
+		decode(t, ok(t, b.run(t, "queue", "configure", "orders", "--lease-time", "60", "--replace", "-o", "json")), &r)
+		require.Equal(t, 60, r.Options.LeaseTime)
+		require.Equal(t, 3, r.Options.RetryLimit, "--replace: retryLimit is back to its default")
+		require.Empty(t, r.Namespace, "--replace: the namespace not given is reset too")
 	})
 
 	t.Run("ListTableAndJSON", func(t *testing.T) {
@@ -104,7 +110,12 @@ func TestQueue(t *testing.T) {
 		ok(t, b.run(t, "queue", "configure", "adopted.q", "--ttl", "10m"))
 		rows = fields(ok(t, b.run(t, "queue", "get", "adopted.q")))
 		require.Contains(t, rows, []string{"ttl", "600s", "(enforced)"})
-		require.Contains(t, rows, []string{"retryDelay", "0ms"}, "configure replaced it with queen's default, 0 (off)")
+		require.Contains(t, rows, []string{"retryDelay", "1000ms", "(stored", "by", "upstream,", "not", "enforced)"},
+			"a merge that does not name retryDelay leaves it as the upstream broker stored it")
+
+		ok(t, b.run(t, "queue", "configure", "adopted.q", "--ttl", "10m", "--replace"))
+		rows = fields(ok(t, b.run(t, "queue", "get", "adopted.q")))
+		require.Contains(t, rows, []string{"retryDelay", "0ms"}, "--replace resets it to queen's default, 0 (off)")
 
 		var d api.QueueDetail
 		decode(t, ok(t, b.run(t, "queue", "get", "adopted.q", "-o", "json")), &d)

@@ -17,5 +17,8 @@
 // tenant's queues only, in SQL, answer relative names, and leave the per-broker parts
 // (workers, process gauges, replicas) empty or zero in the same wire shape.
 //
-// It imports api, queue and store; the SQL stays in store.
+// [Service.Flushes] counts the flushes that succeeded, once their rows are written:
+// tests wait on it (progress.Signal.WaitFor) rather than poll the reports.
+//
+// It imports api, progress, queue and store; the SQL stays in store.
 package analytics

@@ -106,8 +106,14 @@ func (s *Service) Flush(ctx context.Context) (api.FlushedStats, error) {
 }
 
 // flush writes the buckets before now's (and, with all, now's counters). On failure
-// the buckets go back to memory for the next attempt.
-func (s *Service) flush(ctx context.Context, now time.Time, all bool) (api.FlushedStats, error) {
+// the buckets go back to memory for the next attempt; on success (nothing to write
+// included) it advances s.flushes.
+func (s *Service) flush(ctx context.Context, now time.Time, all bool) (fs api.FlushedStats, err error) {
+	defer func() {
+		if err == nil {
+			s.flushes.Advance()
+		}
+	}()
 	rc := s.rec
 	f, taken, err := rc.take(rc.keyOf(now), all)
 	if err == nil && f.IsEmpty() {

@@ -78,14 +78,11 @@ type queueBucket struct {
 	parkedMax int64
 }
 
-// newRecorder returns a recorder of buckets of width, which must divide a minute
-// (0 = a minute).
+// newRecorder returns a recorder of buckets of width, which must be positive and
+// divide a minute.
 func newRecorder(hostname, workerID string, pid int, now time.Time, width time.Duration) *recorder {
-	if width <= 0 {
-		width = time.Minute
-	}
-	if time.Minute%width != 0 {
-		panic("analytics: the bucket width must divide a minute") // programmer error: config validates it
+	if width <= 0 || time.Minute%width != 0 {
+		panic("analytics: Config.Bucket must be positive and divide a minute") // programmer error: config validates it
 	}
 	return &recorder{
 		hostname: hostname, workerID: workerID, pid: pid, started: now,

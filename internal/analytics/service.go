@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queenmq/queen/internal/progress"
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/store"
 )
@@ -28,8 +29,8 @@ type Config struct {
 	// activity within seconds.
 	FlushInterval time.Duration
 	// Bucket is the width of the recorder's buckets and the finest bucket of the
-	// series views (windows up to an hour); 0 means a minute. It must divide a
-	// minute (QUEEN_ANALYTICS_BUCKET validates it).
+	// series views (windows up to an hour). It must be positive and divide a minute
+	// (QUEEN_ANALYTICS_BUCKET validates it); New panics otherwise.
 	Bucket time.Duration
 }
 
@@ -43,6 +44,8 @@ type Service struct {
 	rec        *recorder
 	// flushEvery is Config.FlushInterval, at most the bucket width.
 	flushEvery time.Duration
+	// flushes counts the successful flushes, for Flushes.
+	flushes progress.Signal
 
 	// sampleMu serialises gauge sampling (Run and Flush) and guards the previous CPU
 	// reading. Lock order: sampleMu, then whatever ParkedFunc locks, then the
@@ -67,6 +70,13 @@ func New(cfg Config, st *store.Store, logger *slog.Logger) *Service {
 		flushEvery: flushEvery,
 	}
 }
+
+// Flushes counts the flushes that succeeded, by Run's loop or by [Service.Flush],
+// including those that found nothing to write; a failed one does not count. Each is
+// advanced once the rows are in the tables, so a test waits on it for "the activity
+// was written" and then reads the reports, instead of polling them. Only the service
+// advances it.
+func (s *Service) Flushes() *progress.Signal { return &s.flushes }
 
 // parked returns the parked long-polls (0 and nil without a ParkedFunc).
 func (s *Service) parked() (int, map[string]int) {

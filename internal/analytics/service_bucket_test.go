@@ -41,8 +41,9 @@ func TestShortBuckets(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
 		go func() { done <- svc.Run(ctx) }()
-		require.Eventually(t, func() bool { return opsSum(t, svc, "short-q").PushMessages == 1 },
-			10*time.Second, 20*time.Millisecond, "written once its second closed, not at the minute's end")
+		// Run's first flush comes on the first tick, past the second of the push.
+		waitFlushes(t, svc, 1, "written once its second closed, not at the minute's end")
+		require.EqualValues(t, 1, opsSum(t, svc, "short-q").PushMessages)
 		cancel()
 		require.NoError(t, <-done)
 		require.EqualValues(t, 1, opsSum(t, svc, "short-q").PushMessages, "the final flush adds nothing twice")
@@ -97,7 +98,7 @@ func TestShortBuckets(t *testing.T) {
 // are absent from the series (a gap), not zero-filled; pointCount counts the others.
 func TestWorkerMetricsLeavesOutBucketsWithoutABroker(t *testing.T) {
 	t.Parallel()
-	svc := newService(t, analytics.Config{})
+	svc := newService(t, analytics.Config{Bucket: time.Minute})
 	now := time.Now().UTC()
 	early, late := now.Add(-40*time.Minute).Truncate(time.Minute), now.Add(-10*time.Minute).Truncate(time.Minute)
 	svc.RecordPush(early, []queue.PushResult{{Queue: "gap-q", Status: queue.StatusQueued}})

@@ -27,7 +27,7 @@ func setup(t *testing.T) *testBundle {
 	st, err := store.Open(store.Options{ConnString: pgtest.NewDBURL(t), MaxConns: 4})
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
-	svc := analytics.New(analytics.Config{Hostname: "h", WorkerID: "w1", PID: 7,
+	svc := analytics.New(analytics.Config{Hostname: "h", WorkerID: "w1", PID: 7, Bucket: time.Minute,
 		ParkedFunc: func() (int, map[string]int) { return 1, map[string]int{"parked": 1} }}, st, testlog.Logger(t))
 	return &testBundle{st: st, svc: svc}
 }

@@ -67,8 +67,8 @@ type AckResult struct {
 	TransactionID string `json:"transactionId"`
 	// Success reports whether the ack took effect.
 	Success bool `json:"success"`
-	// Error is null on success, else e.g. "Message not found" or
-	// "Invalid or expired lease".
+	// Error is null on success, else e.g. "Invalid or expired lease" or
+	// "unresolvable: ..." (the message resolves nowhere).
 	Error *string `json:"error"`
 	// QueueName is the message's queue; null when the message was not found.
 	QueueName *string `json:"queueName"`
@@ -78,4 +78,7 @@ type AckResult struct {
 	LeaseReleased *bool `json:"leaseReleased"`
 	// DLQ reports whether the message went to the dead-letter queue.
 	DLQ bool `json:"dlq"`
+	// Noop reports a completed ack at or below the committed cursor: success, and
+	// nothing changed. Always rendered (false on every other item).
+	Noop bool `json:"noop"`
 }

@@ -1,13 +1,16 @@
 package api
 
-// ConfigureRequest is the body of POST /api/v1/configure. The call is a full upsert:
-// every option the request does not carry is reset to its default on an existing queue.
+// ConfigureRequest is the body of POST /api/v1/configure. By default the call merges:
+// an option the request does not carry keeps its stored value; with Mode
+// [ConfigureModeReplace] every option it does not carry is reset to its default.
 type ConfigureRequest struct {
 	// Queue is the queue name; required.
 	Queue string `json:"queue"`
-	// Namespace groups queues for namespace pops; absent or null is stored as "".
+	// Mode is ConfigureModeMerge (also when empty) or ConfigureModeReplace.
+	Mode string `json:"mode,omitempty"`
+	// Namespace groups queues for namespace pops; absent keeps the stored one.
 	Namespace *string `json:"namespace,omitempty"`
-	// Task is the second grouping level; absent or null is stored as "".
+	// Task is the second grouping level; absent keeps the stored one.
 	Task *string `json:"task,omitempty"`
 	// Options holds the queue options; nil sends none, so every option takes its default.
 	Options *QueueOptions `json:"options,omitempty"`
@@ -49,11 +52,32 @@ type QueueOptions struct {
 	DLQAfterMaxRetries *bool `json:"dlqAfterMaxRetries,omitempty"`
 	// MaxWaitTimeSeconds makes eviction delete pending messages older than this (default 0).
 	MaxWaitTimeSeconds *int `json:"maxWaitTimeSeconds,omitempty"`
+	// MinPopWaitTime is in milliseconds, clamped to 0 … 60000 (default 0; stored only).
+	MinPopWaitTime *int `json:"minPopWaitTime,omitempty"`
+	// DedupWindowSeconds is stored only (default 3600).
+	DedupWindowSeconds *int `json:"dedupWindowSeconds,omitempty"`
+	// RetentionSinkHold is stored only (default "").
+	RetentionSinkHold *string `json:"retentionSinkHold,omitempty"`
+	// RetentionSinkHoldMaxSeconds is stored only (default 604800, 60 … 31536000).
+	RetentionSinkHoldMaxSeconds *int `json:"retentionSinkHoldMaxSeconds,omitempty"`
 }
+
+// Configure modes (the mode field of a configure request).
+const (
+	// ConfigureModeMerge keeps every option the request does not name (the default).
+	ConfigureModeMerge = "merge"
+	// ConfigureModeReplace resets every option the request does not name.
+	ConfigureModeReplace = "replace"
+)
 
 // QueueOptionsEcho is the complete option set of a queue, every field present. It is the
 // options echo of [ConfigureResponse]; the field order matches upstream's.
 type QueueOptionsEcho struct {
+	// Namespace and Task are set in the queue detail's options only (so its options
+	// object can be posted back to configure as is); the configure echo omits them.
+	Namespace *string `json:"namespace,omitempty"`
+	// Task: see Namespace.
+	Task *string `json:"task,omitempty"`
 	// Priority orders queues in namespace pops, higher first.
 	Priority int `json:"priority"`
 	// LeaseTime is the lease duration in seconds.
@@ -86,6 +110,15 @@ type QueueOptionsEcho struct {
 	EncryptionEnabled bool `json:"encryptionEnabled"`
 	// MaxWaitTimeSeconds makes eviction delete pending messages older than this.
 	MaxWaitTimeSeconds int `json:"maxWaitTimeSeconds"`
+	// MinPopWaitTime is in milliseconds (0 … 60000); stored and echoed, not applied.
+	MinPopWaitTime int `json:"minPopWaitTime"`
+	// DedupWindowSeconds is stored and echoed; queen deduplicates a partition's
+	// transaction ids without a window.
+	DedupWindowSeconds int `json:"dedupWindowSeconds"`
+	// RetentionSinkHold is stored and echoed, not applied.
+	RetentionSinkHold string `json:"retentionSinkHold"`
+	// RetentionSinkHoldMaxSeconds is stored and echoed, not applied.
+	RetentionSinkHoldMaxSeconds int `json:"retentionSinkHoldMaxSeconds"`
 }
 
 // ConfigureResponse is the 200 answer of POST /api/v1/configure. Clients require
@@ -115,3 +148,16 @@ func Bool(v bool) *bool { return &v }
 
 // String returns a pointer to v, for the optional and nullable fields of wire types.
 func String(v string) *string { return &v }
+
+// InvalidOptionBody is the 400 answer of POST /api/v1/configure for an option value
+// out of its documented set (retentionSinkHold, retentionSinkHoldMaxSeconds).
+type InvalidOptionBody struct {
+	// Error is the human-readable message.
+	Error string `json:"error"`
+	// Code is ErrorCodeInvalidArgument.
+	Code ErrorCode `json:"code"`
+	// Field is "options.<name>".
+	Field string `json:"field"`
+	// Invalid is the option's name.
+	Invalid string `json:"invalid"`
+}

@@ -290,4 +290,7 @@ type DLQMessage struct {
 	CreatedAt string `json:"createdAt"`
 	// FailedAt is the dead-lettering time, three fractional digits.
 	FailedAt string `json:"failedAt"`
+	// DLQID is the dead-letter entry's own id, for POST /api/v1/dlq/{id}/replay
+	// (additive; ID stays the message's id, as upstream 0.x sends it).
+	DLQID string `json:"dlqId"`
 }

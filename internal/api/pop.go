@@ -68,6 +68,20 @@ type PopResponse struct {
 	// Messages are ordered by (createdAt, id) within a partition, partitions in claim
 	// order. Renders [] when empty.
 	Messages []Message `json:"messages"`
+	// Autopilot is present when the broker's autopilot controller chose the pop's
+	// batch and/or partitions (a pop with autopilot=true that left them out).
+	Autopilot *PopAutopilot `json:"autopilot,omitempty"`
+}
+
+// PopAutopilot is the knobs the autopilot controller used for a pop.
+type PopAutopilot struct {
+	// Partitions is the claim width W (1…64).
+	Partitions int `json:"partitions"`
+	// Batch is the batch size used.
+	Batch int `json:"batch"`
+	// WaitMs is the advised sleep, in milliseconds, before the next poll when that
+	// poll is empty and does not wait; 0 advises none.
+	WaitMs int `json:"waitMs"`
 }
 
 // MarshalJSON renders a nil Messages as [] (clients iterate it).

@@ -94,7 +94,7 @@ type ProxyKey struct {
 	ID     string `json:"id"`
 	Tenant string `json:"tenant"`
 	Name   string `json:"name"`
-	// Scope is read, write or admin.
+	// Scope is push, read, write or admin.
 	Scope string `json:"scope"`
 	// Queues is the allowlist: names, or prefixes ending in '*'.
 	Queues     []string   `json:"queues"`
@@ -119,7 +119,7 @@ type ProxyKeyList struct {
 // ProxyKeyCreate is the body of POST /admin/v1/tenants/{id}/keys.
 type ProxyKeyCreate struct {
 	Name string `json:"name"`
-	// Scope is read, write or admin.
+	// Scope is push, read, write or admin.
 	Scope string `json:"scope"`
 	// Queues is the allowlist; none admits every queue.
 	Queues    []string   `json:"queues,omitempty"`

@@ -13,7 +13,8 @@ import (
 func TestResourceAndConfigureShapes(t *testing.T) {
 	t.Parallel()
 
-	echo := api.QueueOptionsEcho{Priority: 5, LeaseTime: 300, RetryLimit: 3, RetryDelay: 1000, TTL: 3600, RetentionSeconds: 3600}
+	echo := api.QueueOptionsEcho{Priority: 5, LeaseTime: 300, RetryLimit: 3, RetryDelay: 1000, TTL: 3600, RetentionSeconds: 3600,
+		DedupWindowSeconds: 3600, RetentionSinkHoldMaxSeconds: 604800}
 
 	tests := []struct {
 		name string
@@ -38,6 +39,11 @@ func TestResourceAndConfigureShapes(t *testing.T) {
 			want: `{"queue":"q"}`,
 		},
 		{
+			name: "ConfigureRequestReplace",
+			v:    api.ConfigureRequest{Queue: "q", Mode: api.ConfigureModeReplace},
+			want: `{"queue":"q","mode":"replace"}`,
+		},
+		{
 			name: "ConfigureResponse",
 			v: api.ConfigureResponse{Configured: true, QueueID: "<uuid>", PartitionID: "<uuid of Default>",
 				Queue: "orders", Namespace: "billing", Task: "invoice", Options: echo},
@@ -46,7 +52,8 @@ func TestResourceAndConfigureShapes(t *testing.T) {
 			 "options":{"priority":5,"leaseTime":300,"retryLimit":3,"retryDelay":1000,"maxSize":0,
 			  "ttl":3600,"deadLetterQueue":false,"dlqAfterMaxRetries":false,"delayedProcessing":0,
 			  "windowBuffer":0,"retentionSeconds":3600,"completedRetentionSeconds":0,
-			  "retentionEnabled":false,"encryptionEnabled":false,"maxWaitTimeSeconds":0}}`,
+			  "retentionEnabled":false,"encryptionEnabled":false,"maxWaitTimeSeconds":0,
+			  "minPopWaitTime":0,"dedupWindowSeconds":3600,"retentionSinkHold":"","retentionSinkHoldMaxSeconds":604800}}`,
 		},
 		{
 			name: "QueueList",
@@ -81,7 +88,8 @@ func TestResourceAndConfigureShapes(t *testing.T) {
 			 "options":{"priority":5,"leaseTime":300,"retryLimit":3,"retryDelay":1000,"maxSize":0,
 			  "ttl":3600,"deadLetterQueue":false,"dlqAfterMaxRetries":false,"delayedProcessing":0,
 			  "windowBuffer":0,"retentionSeconds":3600,"completedRetentionSeconds":0,
-			  "retentionEnabled":false,"encryptionEnabled":false,"maxWaitTimeSeconds":0},
+			  "retentionEnabled":false,"encryptionEnabled":false,"maxWaitTimeSeconds":0,
+			  "minPopWaitTime":0,"dedupWindowSeconds":3600,"retentionSinkHold":"","retentionSinkHoldMaxSeconds":604800},
 			 "enforcedOptions":{"ttl":false,"retryDelay":true}}`,
 		},
 		{
@@ -131,7 +139,7 @@ func TestDecodeReencode(t *testing.T) {
 			  {"index":2,"status":"buffered","queue":"orders","partition":"Default","transactionId":"t"}]`},
 		{"AckResults", func() any { return &[]api.AckResult{} },
 			`[{"index":0,"transactionId":"t-1","success":true,"error":null,"queueName":"orders",
-			  "partitionName":"Default","leaseReleased":true,"dlq":false}]`},
+			  "partitionName":"Default","leaseReleased":true,"dlq":false,"noop":false}]`},
 		{"Transaction", func() any { return &api.TransactionResponse{} },
 			`{"transactionId":"x","success":true,"results":[
 			  {"index":0,"type":"ack","success":true,"transactionId":"t-1","error":null,"dlq":true},

@@ -79,8 +79,11 @@ type TransactionResponse struct {
 	TransactionID string `json:"transactionId"`
 	// Success reports whether everything committed.
 	Success bool `json:"success"`
-	// Error explains a failure, e.g. "ACK operation failed: Message not found".
+	// Error explains a failure, e.g. "ACK operation failed: Invalid or expired lease".
 	Error string `json:"error,omitempty"`
+	// Reason is the stable id of a failure's cause (e.g. "ack_rejected"); absent on
+	// success.
+	Reason string `json:"reason,omitempty"`
 	// Results has one entry per ack and one per pushed item (flattened), in order.
 	// Renders [] when empty.
 	Results []TxResult `json:"results"`

@@ -94,13 +94,13 @@ func TestMarshalMatchesSpec(t *testing.T) {
 			name: "AckResultRendersNullError",
 			v:    []api.AckResult{ack},
 			want: `[{"index":0,"transactionId":"t-1","success":true,"error":null,"queueName":"orders",
-			  "partitionName":"Default","leaseReleased":false,"dlq":false}]`,
+			  "partitionName":"Default","leaseReleased":false,"dlq":false,"noop":false}]`,
 		},
 		{
-			name: "AckResultNotFoundRendersNulls",
-			v:    api.AckResult{TransactionID: "t-1", Error: api.String("Message not found")},
-			want: `{"index":0,"transactionId":"t-1","success":false,"error":"Message not found","queueName":null,
-			  "partitionName":null,"leaseReleased":null,"dlq":false}`,
+			name: "AckResultUnresolvableRendersNulls",
+			v:    api.AckResult{TransactionID: "t-1", Error: api.String("unresolvable: ...")},
+			want: `{"index":0,"transactionId":"t-1","success":false,"error":"unresolvable: ...","queueName":null,
+			  "partitionName":null,"leaseReleased":null,"dlq":false,"noop":false}`,
 		},
 		{
 			name: "AckRequestOmitsUnset",

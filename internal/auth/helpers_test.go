@@ -36,7 +36,17 @@ var (
 	rsaKeyB = sync.OnceValue(func() *rsa.PrivateKey { return mustRSA(2048) })
 	edKeyA  = sync.OnceValue(func() ed25519.PrivateKey { return mustEd25519() })
 	edKeyB  = sync.OnceValue(func() ed25519.PrivateKey { return mustEd25519() })
+	ecKeyA  = sync.OnceValue(func() *ecdsa.PrivateKey { return mustP256() })
+	ecKeyB  = sync.OnceValue(func() *ecdsa.PrivateKey { return mustP256() })
 )
+
+func mustP256() *ecdsa.PrivateKey {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
 
 func mustRSA(bits int) *rsa.PrivateKey {
 	k, err := rsa.GenerateKey(rand.Reader, bits)
@@ -153,6 +163,10 @@ func jwkOf(t *testing.T, kid string, priv any) map[string]any {
 			"n": enc(k.N.Bytes()), "e": enc(big.NewInt(int64(k.E)).Bytes())}
 	case ed25519.PrivateKey:
 		return map[string]any{"kty": "OKP", "crv": "Ed25519", "kid": kid, "x": enc(k.Public().(ed25519.PublicKey))}
+	case *ecdsa.PrivateKey:
+		pt, err := k.PublicKey.Bytes() // 0x04 || X || Y
+		require.NoError(t, err)
+		return map[string]any{"kty": "EC", "crv": "P-256", "kid": kid, "x": enc(pt[1:33]), "y": enc(pt[33:])}
 	}
 	t.Fatalf("jwkOf: %T", priv)
 	return nil

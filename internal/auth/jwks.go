@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,7 +53,7 @@ func (c *jwksCache) lookup(kid, alg string) (keys []jwksKey, known bool) {
 			continue
 		}
 		known = true
-		if k.alg == alg {
+		if slices.Contains(k.algs, alg) {
 			keys = append(keys, k)
 		}
 	}

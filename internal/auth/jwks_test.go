@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -188,7 +189,13 @@ func TestParseJWKS(t *testing.T) {
 		{"RSAKeyClaimingPS256", with(rsa, "alg", "PS256"), "does not fit"},
 		{"EdKeyClaimingRS256", with(ed, "alg", "RS256"), "does not fit"},
 		{"SymmetricKey", map[string]any{"kty": "oct", "kid": "hs", "k": "c2VjcmV0"}, `key type "oct"`},
-		{"ECKey", map[string]any{"kty": "EC", "crv": "P-256", "kid": "ec", "x": "AA", "y": "AA"}, `key type "EC"`},
+		{"ECKey", jwkOf(t, "ec", ecKeyA()), ""},
+		{"ECKeyClaimingES256", with(jwkOf(t, "ec", ecKeyA()), "alg", "ES256"), ""},
+		{"ECPointTooShort", map[string]any{"kty": "EC", "crv": "P-256", "kid": "ec", "x": "AA", "y": "AA"}, "bad EC point"},
+		{"ECPointOffTheCurve", with(jwkOf(t, "ec", ecKeyA()), "y", base64.RawURLEncoding.EncodeToString(make([]byte, 32))), "bad EC point"},
+		{"ECP384", with(jwkOf(t, "ec", ecKeyA()), "crv", "P-384"), `EC curve "P-384" is not P-256`},
+		{"ECKeyClaimingRS256", with(jwkOf(t, "ec", ecKeyA()), "alg", "RS256"), "does not fit"},
+		{"RSAKeyClaimingRS512", with(rsa, "alg", "RS512"), ""},
 		{"X25519", with(ed, "crv", "X25519"), "is not Ed25519"},
 		{"ShortEd25519", with(ed, "x", "AAAA"), "wrong size"},
 		{"ShortRSA", jwkOf(t, "short", mustRSA(1024)), "shorter than 2048"},

@@ -7,15 +7,17 @@ import (
 )
 
 // Level is an access level: what a route requires, and what a token's roles grant.
-// Levels are ordered; a principal satisfies every level up to its own.
+// Levels are a set, not a ladder: see [Level.Allows] for which granted level passes
+// which route level.
 type Level int
 
-// The access levels, lowest first (docs/security.md lists the routes of each). As a
-// principal's level, None is a valid token that carries none of the configured role
-// values: it is refused on every protected route.
+// The access levels (docs/security.md lists the routes of each). As a principal's
+// level, None is a valid token that carries none of the configured role values: it is
+// refused on every protected route. ReadOnly and WriteOnly do not include each other.
 const (
 	None Level = iota
 	ReadOnly
+	WriteOnly
 	ReadWrite
 	Admin
 )
@@ -31,12 +33,32 @@ func (l Level) String() string {
 		return "public"
 	case ReadOnly:
 		return "read-only"
+	case WriteOnly:
+		return "write-only"
 	case ReadWrite:
 		return "read-write"
 	case Admin:
 		return "admin"
 	}
 	return "invalid"
+}
+
+// Allows reports whether a principal granted l may use a route of level route:
+// every principal passes Public routes; Admin passes every route; ReadWrite every
+// route but Admin ones; ReadOnly only ReadOnly routes; WriteOnly only WriteOnly routes
+// (producers that may push and nothing else); None nothing else.
+func (l Level) Allows(route Level) bool {
+	switch {
+	case route <= Public:
+		return true
+	case l == Admin:
+		return true
+	case l == ReadWrite:
+		return route != Admin
+	case l == ReadOnly, l == WriteOnly:
+		return route == l
+	}
+	return false
 }
 
 // Principal is the verified identity behind a request.
@@ -49,8 +71,12 @@ type Principal struct {
 	// Roles are the string role values the token carries (single claim first, then the
 	// array claim), whether or not they map to a level.
 	Roles []string
-	// Level is the highest level the roles grant.
+	// Level is the highest level the roles grant, ranked Admin, ReadWrite, ReadOnly,
+	// WriteOnly (what whoami reports).
 	Level Level
+	// Grants are all the levels the roles grant; a token with both the read-only and
+	// the write-only role passes the routes of each.
+	Grants []Level
 	// ExpiresAt is the token's exp claim; zero for a token without one.
 	ExpiresAt time.Time
 	// Tenant is the queen_tenant claim, "" when absent or not a string. HasTenant
@@ -65,17 +91,22 @@ const TenantClaim = "queen_tenant"
 
 // Require returns nil when p may use a route of level l: an *Error matching
 // ErrUnauthenticated when there is no principal and l is not Public, one matching
-// ErrForbidden when p's level is below l.
+// ErrForbidden when neither p's Level nor any of its Grants allows l.
 func (p *Principal) Require(l Level) error {
 	switch {
 	case l <= Public:
 		return nil
 	case p == nil:
 		return unauthenticated(MsgAuthRequired)
-	case p.Level < l:
-		return forbidden()
+	case p.Level.Allows(l):
+		return nil
 	}
-	return nil
+	for _, g := range p.Grants {
+		if g.Allows(l) {
+			return nil
+		}
+	}
+	return forbidden()
 }
 
 // RoleNames configures where roles are read from and which values grant which level
@@ -87,11 +118,13 @@ type RoleNames struct {
 	Admin      string
 	ReadWrite  string
 	ReadOnly   string
+	WriteOnly  string // the Queen 1.x write-only role: push (and timers) only
 }
 
 // DefaultRoleNames returns upstream's defaults.
 func DefaultRoleNames() RoleNames {
-	return RoleNames{Claim: "role", ArrayClaim: "roles", Admin: "admin", ReadWrite: "read-write", ReadOnly: "read-only"}
+	return RoleNames{Claim: "role", ArrayClaim: "roles", Admin: "admin", ReadWrite: "read-write",
+		ReadOnly: "read-only", WriteOnly: "write-only"}
 }
 
 // roles extracts the role values of claims: the single claim when it is a string, and
@@ -111,18 +144,20 @@ func (n RoleNames) roles(claims map[string]any) []string {
 	return out
 }
 
-// level returns the highest level roles grant.
-func (n RoleNames) level(roles []string) Level {
+// grants returns the levels roles grant, ranked Admin, ReadWrite, ReadOnly, WriteOnly;
+// nil for none.
+func (n RoleNames) grants(roles []string) []Level {
 	has := func(want string) bool { return want != "" && slices.Contains(roles, want) }
-	switch {
-	case has(n.Admin):
-		return Admin
-	case has(n.ReadWrite):
-		return ReadWrite
-	case has(n.ReadOnly):
-		return ReadOnly
+	var out []Level
+	for _, g := range []struct {
+		name  string
+		level Level
+	}{{n.Admin, Admin}, {n.ReadWrite, ReadWrite}, {n.ReadOnly, ReadOnly}, {n.WriteOnly, WriteOnly}} {
+		if has(g.name) {
+			out = append(out, g.level)
+		}
 	}
-	return None
+	return out
 }
 
 type ctxKey struct{}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -26,14 +27,15 @@ const maxTokenBytes = 16 << 10
 
 // Config is the verifier's configuration; the fields mirror the JWT_* settings.
 type Config struct {
-	// Algorithm is HS256, RS256, EdDSA or auto.
+	// Algorithm is one of Algorithms(): HS256, HS384, HS512, RS256 (which also accepts
+	// RS384 and RS512), RS384, RS512, ES256, EdDSA or auto.
 	Algorithm string
-	// Secret is the HS256 key, used as the raw bytes of the string.
+	// Secret is the HS256/HS384/HS512 key, used as the raw bytes of the string.
 	Secret string
-	// PublicKeyPEM is an RSA or Ed25519 public key; when set it verifies every
+	// PublicKeyPEM is an RSA, ECDSA P-256 or Ed25519 public key; when set it verifies every
 	// asymmetric token and the JWKS is not used.
 	PublicKeyPEM string
-	// JWKSURL is an http(s) JWKS document with RSA and/or Ed25519 keys.
+	// JWKSURL is an http(s) JWKS document with RSA, EC P-256 and/or Ed25519 keys.
 	JWKSURL string
 	// Issuer, when set, must equal the token's iss.
 	Issuer string
@@ -106,49 +108,45 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 		}
 	}
 	hasSecret := cfg.Secret != ""
-	switch cfg.Algorithm {
-	case AlgHS256:
-		if !hasSecret {
-			return nil, errors.New("JWT_ALGORITHM=HS256 needs JWT_SECRET")
+	v.accepted = acceptedBy(cfg.Algorithm)
+	switch {
+	case v.accepted == nil:
+		return nil, fmt.Errorf("JWT_ALGORITHM=%q: must be %s", cfg.Algorithm, algorithmList())
+	case cfg.Algorithm == AlgAuto:
+		v.accepted = v.configuredAlgorithms(hasSecret, jwksUsable)
+		if len(v.accepted) == 0 {
+			return nil, errors.New("JWT_ALGORITHM=auto needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL")
 		}
-		v.accepted = []string{AlgHS256}
+	case isHMAC(cfg.Algorithm):
+		if !hasSecret {
+			return nil, fmt.Errorf("JWT_ALGORITHM=%s needs JWT_SECRET", cfg.Algorithm)
+		}
 		if v.publicKey != nil || cfg.JWKSURL != "" {
-			v.warnings = append(v.warnings, "JWT_PUBLIC_KEY and JWT_JWKS_URL are ignored with JWT_ALGORITHM=HS256")
+			v.warnings = append(v.warnings, "JWT_PUBLIC_KEY and JWT_JWKS_URL are ignored with JWT_ALGORITHM="+cfg.Algorithm)
 			v.publicKey, jwksUsable = nil, false
 		}
-	case AlgRS256, AlgEdDSA:
-		switch {
-		case v.publicKey != nil && keyAlgorithm(v.publicKey) != cfg.Algorithm:
-			return nil, fmt.Errorf("JWT_PUBLIC_KEY is an %s key, which cannot verify JWT_ALGORITHM=%s tokens",
-				describeKey(v.publicKey), cfg.Algorithm)
-		case v.publicKey == nil && !jwksUsable:
+	default: // asymmetric
+		if v.publicKey != nil {
+			fits := slices.DeleteFunc(slices.Clone(v.accepted), func(a string) bool {
+				return !slices.Contains(keyAlgorithms(v.publicKey), a)
+			})
+			if len(fits) == 0 {
+				return nil, fmt.Errorf("JWT_PUBLIC_KEY is an %s key, which cannot verify JWT_ALGORITHM=%s tokens",
+					describeKey(v.publicKey), cfg.Algorithm)
+			}
+			v.accepted = fits
+		} else if !jwksUsable {
 			return nil, fmt.Errorf("JWT_ALGORITHM=%s needs JWT_PUBLIC_KEY or JWT_JWKS_URL", cfg.Algorithm)
 		}
-		v.accepted = []string{cfg.Algorithm}
 		if hasSecret {
 			v.warnings = append(v.warnings, "JWT_SECRET is ignored with JWT_ALGORITHM="+cfg.Algorithm)
 			v.secret = nil
 		}
-	case "auto":
-		if hasSecret {
-			v.accepted = append(v.accepted, AlgHS256)
-		}
-		switch {
-		case v.publicKey != nil:
-			v.accepted = append(v.accepted, keyAlgorithm(v.publicKey))
-		case jwksUsable:
-			v.accepted = append(v.accepted, AlgRS256, AlgEdDSA)
-		}
-		if len(v.accepted) == 0 {
-			return nil, errors.New("JWT_ALGORITHM=auto needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL")
-		}
-	default:
-		return nil, fmt.Errorf("JWT_ALGORITHM=%q: must be HS256, RS256, EdDSA or auto", cfg.Algorithm)
 	}
-	if v.publicKey != nil && cfg.JWKSURL != "" && cfg.Algorithm != AlgHS256 {
+	if v.publicKey != nil && cfg.JWKSURL != "" && !isHMAC(cfg.Algorithm) {
 		v.warnings = append(v.warnings, "JWT_JWKS_URL is ignored because JWT_PUBLIC_KEY is set")
 	}
-	if hasSecret && slices.Contains(v.accepted, AlgHS256) && len(cfg.Secret) < 32 {
+	if hasSecret && slices.ContainsFunc(v.accepted, isHMAC) && len(cfg.Secret) < 32 {
 		v.warnings = append(v.warnings, "JWT_SECRET is shorter than 32 bytes; use a long random secret")
 	}
 	now := cfg.NowFunc
@@ -165,6 +163,30 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 		jwt.WithTimeFunc(now),
 	)
 	return v, nil
+}
+
+// configuredAlgorithms is what JWT_ALGORITHM=auto accepts: the HMAC algorithms with a
+// secret, and the algorithms of JWT_PUBLIC_KEY, or else of every key type a JWKS may
+// hold.
+func (v *Verifier) configuredAlgorithms(hasSecret, jwksUsable bool) []string {
+	var out []string
+	if hasSecret {
+		out = append(out, hmacAlgorithms...)
+	}
+	switch {
+	case v.publicKey != nil:
+		out = append(out, keyAlgorithms(v.publicKey)...)
+	case jwksUsable:
+		out = append(out, rsaAlgorithms...)
+		out = append(out, AlgES256, AlgEdDSA)
+	}
+	return out
+}
+
+// algorithmList renders Algorithms() for an error: "HS256, …, EdDSA or auto".
+func algorithmList() string {
+	all := Algorithms()
+	return strings.Join(all[:len(all)-1], ", ") + " or " + all[len(all)-1]
 }
 
 func newJWKSCache(cfg Config, now func() time.Time) *jwksCache {
@@ -224,7 +246,7 @@ func (v *Verifier) LogAttrs() []slog.Attr {
 		slog.Any("accepted_algorithms", v.accepted),
 	}
 	var keys []string
-	if slices.Contains(v.accepted, AlgHS256) {
+	if slices.ContainsFunc(v.accepted, isHMAC) {
 		keys = append(keys, "JWT_SECRET")
 	}
 	if v.publicKey != nil {
@@ -277,7 +299,9 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Principal, error)
 		p.Tenant, _ = raw.(string)
 		p.HasTenant = true
 	}
-	p.Level = v.roles.level(p.Roles)
+	if p.Grants = v.roles.grants(p.Roles); len(p.Grants) > 0 {
+		p.Level = p.Grants[0]
+	}
 	if exp, err := claims.GetExpirationTime(); err == nil && exp != nil {
 		p.ExpiresAt = exp.Time
 	}
@@ -294,12 +318,12 @@ func (v *Verifier) key(ctx context.Context, t *jwt.Token) (any, error) {
 	if _, ok := t.Header["crit"]; ok {
 		return nil, unauthenticated(MsgMalformed) // no critical extension is understood
 	}
-	switch alg {
-	case AlgHS256:
+	switch {
+	case isHMAC(alg):
 		return v.secret, nil
-	case AlgRS256, AlgEdDSA:
+	case alg != "":
 		if v.publicKey != nil {
-			return v.publicKey, nil // its algorithm is the only asymmetric one accepted
+			return v.publicKey, nil // its algorithms are the only asymmetric ones accepted
 		}
 		kid := ""
 		if raw, ok := t.Header["kid"]; ok {

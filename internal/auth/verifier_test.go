@@ -15,6 +15,7 @@ func TestNewVerifier(t *testing.T) {
 	t.Parallel()
 	rsaPEM := publicPEM(t, rsaKeyA().Public())
 	edPEM := publicPEM(t, edKeyA().Public())
+	ecPEM := publicPEM(t, ecKeyA().Public())
 	for _, tc := range []struct {
 		name     string
 		cfg      Config
@@ -26,21 +27,29 @@ func TestNewVerifier(t *testing.T) {
 		{"HS256WithoutSecret", Config{Algorithm: "HS256", JWKSURL: "https://idp/jwks"}, "needs JWT_SECRET", nil, ""},
 		{"HS256IgnoresKeys", Config{Algorithm: "HS256", Secret: testSecret, PublicKeyPEM: rsaPEM}, "", []string{"HS256"}, "ignored with JWT_ALGORITHM=HS256"},
 		{"HS256WeakSecret", Config{Algorithm: "HS256", Secret: "short"}, "", []string{"HS256"}, "shorter than 32 bytes"},
-		{"RS256PublicKey", Config{Algorithm: "RS256", PublicKeyPEM: rsaPEM}, "", []string{"RS256"}, ""},
-		{"RS256JWKS", Config{Algorithm: "RS256", JWKSURL: "https://idp/jwks"}, "", []string{"RS256"}, ""},
+		{"RS256PublicKey", Config{Algorithm: "RS256", PublicKeyPEM: rsaPEM}, "", []string{"RS256", "RS384", "RS512"}, ""},
+		{"RS256JWKS", Config{Algorithm: "RS256", JWKSURL: "https://idp/jwks"}, "", []string{"RS256", "RS384", "RS512"}, ""},
+		{"RS384PublicKey", Config{Algorithm: "RS384", PublicKeyPEM: rsaPEM}, "", []string{"RS384"}, ""},
+		{"RS512JWKS", Config{Algorithm: "RS512", JWKSURL: "https://idp/jwks"}, "", []string{"RS512"}, ""},
+		{"HS384", Config{Algorithm: "HS384", Secret: testSecret}, "", []string{"HS384"}, ""},
+		{"HS512WithoutSecret", Config{Algorithm: "HS512", PublicKeyPEM: rsaPEM}, "JWT_ALGORITHM=HS512 needs JWT_SECRET", nil, ""},
+		{"ES256PublicKey", Config{Algorithm: "ES256", PublicKeyPEM: ecPEM}, "", []string{"ES256"}, ""},
+		{"ES256WithRSAKey", Config{Algorithm: "ES256", PublicKeyPEM: rsaPEM}, "is an RSA 2048 key", nil, ""},
+		{"RS256WithECKey", Config{Algorithm: "RS256", PublicKeyPEM: ecPEM}, "is an ECDSA P-256 key", nil, ""},
+		{"AutoECOnly", Config{Algorithm: "auto", PublicKeyPEM: ecPEM}, "", []string{"ES256"}, ""},
 		{"RS256WithoutKey", Config{Algorithm: "RS256", Secret: testSecret}, "needs JWT_PUBLIC_KEY or JWT_JWKS_URL", nil, ""},
 		{"RS256WithEd25519Key", Config{Algorithm: "RS256", PublicKeyPEM: edPEM}, "is an Ed25519 key", nil, ""},
 		{"EdDSAWithRSAKey", Config{Algorithm: "EdDSA", PublicKeyPEM: rsaPEM}, "is an RSA 2048 key", nil, ""},
 		{"EdDSAPublicKey", Config{Algorithm: "EdDSA", PublicKeyPEM: edPEM}, "", []string{"EdDSA"}, ""},
-		{"RS256IgnoresSecret", Config{Algorithm: "RS256", PublicKeyPEM: rsaPEM, Secret: testSecret}, "", []string{"RS256"}, "JWT_SECRET is ignored"},
-		{"PublicKeyOverridesJWKS", Config{Algorithm: "RS256", PublicKeyPEM: rsaPEM, JWKSURL: "https://idp/jwks"}, "", []string{"RS256"}, "JWT_JWKS_URL is ignored"},
-		{"AutoSecretOnly", Config{Algorithm: "auto", Secret: testSecret}, "", []string{"HS256"}, ""},
-		{"AutoSecretAndRSA", Config{Algorithm: "auto", Secret: testSecret, PublicKeyPEM: rsaPEM}, "", []string{"HS256", "RS256"}, ""},
+		{"RS256IgnoresSecret", Config{Algorithm: "RS256", PublicKeyPEM: rsaPEM, Secret: testSecret}, "", []string{"RS256", "RS384", "RS512"}, "JWT_SECRET is ignored"},
+		{"PublicKeyOverridesJWKS", Config{Algorithm: "RS256", PublicKeyPEM: rsaPEM, JWKSURL: "https://idp/jwks"}, "", []string{"RS256", "RS384", "RS512"}, "JWT_JWKS_URL is ignored"},
+		{"AutoSecretOnly", Config{Algorithm: "auto", Secret: testSecret}, "", []string{"HS256", "HS384", "HS512"}, ""},
+		{"AutoSecretAndRSA", Config{Algorithm: "auto", Secret: testSecret, PublicKeyPEM: rsaPEM}, "", []string{"HS256", "HS384", "HS512", "RS256", "RS384", "RS512"}, ""},
 		{"AutoEd25519Only", Config{Algorithm: "auto", PublicKeyPEM: edPEM}, "", []string{"EdDSA"}, ""},
-		{"AutoJWKSOnly", Config{Algorithm: "auto", JWKSURL: "http://127.0.0.1:1/jwks"}, "", []string{"RS256", "EdDSA"}, ""},
+		{"AutoJWKSOnly", Config{Algorithm: "auto", JWKSURL: "http://127.0.0.1:1/jwks"}, "", []string{"RS256", "RS384", "RS512", "ES256", "EdDSA"}, ""},
 		{"AutoNothing", Config{Algorithm: "auto"}, "needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL", nil, ""},
-		{"UnknownAlgorithm", Config{Algorithm: "ES256", Secret: testSecret}, "must be HS256, RS256, EdDSA or auto", nil, ""},
-		{"LowercaseAlgorithm", Config{Algorithm: "hs256", Secret: testSecret}, "must be HS256, RS256, EdDSA or auto", nil, ""},
+		{"UnknownAlgorithm", Config{Algorithm: "PS256", Secret: testSecret}, "must be HS256, HS384, HS512, RS256, RS384, RS512, ES256, EdDSA or auto", nil, ""},
+		{"LowercaseAlgorithm", Config{Algorithm: "hs256", Secret: testSecret}, "must be HS256, HS384, HS512, RS256, RS384, RS512, ES256, EdDSA or auto", nil, ""},
 		{"JWKSNotHTTP", Config{Algorithm: "RS256", JWKSURL: "file:///etc/jwks.json"}, "must be an http or https URL", nil, ""},
 		{"GarbagePEM", Config{Algorithm: "RS256", PublicKeyPEM: "not a key"}, "not a PEM block", nil, ""},
 		{"PrivateKeyPEM", Config{Algorithm: "RS256", PublicKeyPEM: privatePEM(t)}, "is a private key", nil, ""},
@@ -104,7 +113,7 @@ func TestVerify(t *testing.T) {
 		p, err := v.Verify(t.Context(), hs256(t, claims("read-write", "sub", "svc-orders", "username", "orders")))
 		require.NoError(t, err)
 		require.Equal(t, &Principal{Subject: "svc-orders", Username: "orders", Roles: []string{"read-write"}, Level: ReadWrite,
-			ExpiresAt: time.Unix(t0.Add(time.Hour).Unix(), 0)}, p)
+			Grants: []Level{ReadWrite}, ExpiresAt: time.Unix(t0.Add(time.Hour).Unix(), 0)}, p)
 	})
 
 	t.Run("TokenWithoutExpIsAccepted", func(t *testing.T) {
@@ -225,8 +234,12 @@ func TestAsymmetricPublicKey(t *testing.T) {
 		require.Equal(t, ReadOnly, p.Level)
 		_, err = v.Verify(t.Context(), sign(t, jwt.SigningMethodRS256, rsaKeyB(), "", claims("read-only")))
 		requireRefused(t, err, ErrUnauthenticated, MsgBadSignature)
-		// The gate accepts only RS256: RS384/RS512 (same key type) are refused.
+		// RS256 names the RSA family, as in Queen 1.x: RS512 passes; RS384 alone does not
+		// accept RS512.
 		_, err = v.Verify(t.Context(), sign(t, jwt.SigningMethodRS512, rsaKeyA(), "", claims("read-only")))
+		require.NoError(t, err)
+		v384 := newTestVerifier(t, Config{Algorithm: "RS384", PublicKeyPEM: publicPEM(t, rsaKeyA().Public())})
+		_, err = v384.Verify(t.Context(), sign(t, jwt.SigningMethodRS512, rsaKeyA(), "", claims("read-only")))
 		requireRefused(t, err, ErrUnauthenticated, MsgUnsupportedAlg)
 	})
 
@@ -253,6 +266,8 @@ func TestAsymmetricPublicKey(t *testing.T) {
 		requireRefused(t, err, ErrUnauthenticated, MsgUnsupportedAlg)
 		_, err = v.Verify(t.Context(), sign(t, jwt.SigningMethodES256, mustECDSA(t), "", claims("admin")))
 		requireRefused(t, err, ErrUnauthenticated, MsgUnsupportedAlg)
+		_, err = v.Verify(t.Context(), sign(t, jwt.SigningMethodHS512, []byte(testSecret), "", claims("admin")))
+		require.NoError(t, err, "auto with a secret accepts every HMAC algorithm")
 	})
 
 	t.Run("AutoWithoutSecretRefusesHS256", func(t *testing.T) {
@@ -286,6 +301,10 @@ func TestRoles(t *testing.T) {
 		{"CustomNames", custom, []any{"queen_role", "writer"}, ReadWrite},
 		{"CustomArray", custom, []any{"groups", []any{"ops"}}, Admin},
 		{"CustomIgnoresDefaults", custom, []any{"role", "admin", "roles", []any{"admin"}}, None},
+		{"SingleWriteOnly", RoleNames{}, []any{"role", "write-only"}, WriteOnly},
+		{"ReadOnlyOutranksWriteOnly", RoleNames{}, []any{"roles", []any{"write-only", "read-only"}}, ReadOnly},
+		{"ReadWriteOutranksWriteOnly", RoleNames{}, []any{"roles", []any{"write-only", "read-write"}}, ReadWrite},
+		{"CustomWithoutWriteOnly", custom, []any{"role", "write-only"}, None},
 		{"EmptyRoleNeverMatches", RoleNames{Claim: "role", ArrayClaim: "roles", Admin: "", ReadWrite: "rw", ReadOnly: "ro"}, []any{"role", ""}, None},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -314,6 +333,16 @@ func TestRequire(t *testing.T) {
 		{"ReadWriteWrites", &Principal{Level: ReadWrite}, ReadWrite, nil},
 		{"ReadWriteIsNotAdmin", &Principal{Level: ReadWrite}, Admin, ErrForbidden},
 		{"AdminDoesAll", &Principal{Level: Admin}, Admin, nil},
+		{"AdminPushes", &Principal{Level: Admin}, WriteOnly, nil},
+		{"ReadWritePushes", &Principal{Level: ReadWrite}, WriteOnly, nil},
+		{"WriteOnlyPushes", &Principal{Level: WriteOnly}, WriteOnly, nil},
+		{"WriteOnlyCannotRead", &Principal{Level: WriteOnly}, ReadOnly, ErrForbidden},
+		{"WriteOnlyCannotConsume", &Principal{Level: WriteOnly}, ReadWrite, ErrForbidden},
+		{"WriteOnlyIsNotAdmin", &Principal{Level: WriteOnly}, Admin, ErrForbidden},
+		{"ReadOnlyCannotPush", &Principal{Level: ReadOnly}, WriteOnly, ErrForbidden},
+		{"BothRolesRead", &Principal{Level: ReadOnly, Grants: []Level{ReadOnly, WriteOnly}}, ReadOnly, nil},
+		{"BothRolesPush", &Principal{Level: ReadOnly, Grants: []Level{ReadOnly, WriteOnly}}, WriteOnly, nil},
+		{"BothRolesCannotConsume", &Principal{Level: ReadOnly, Grants: []Level{ReadOnly, WriteOnly}}, ReadWrite, ErrForbidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/store"
 )
 
 // Ack applies acknowledgements of one consumer group (empty = queue mode) in one
-// transaction and returns one result per ack, in request order. Items with an
-// unknown status or a partition id that is not a UUID are answered without SQL
-// (success false), exactly like an unknown message; so are, in a tenant scope, items
-// whose partition is another tenant's (group is the stored name, already scoped).
+// transaction and returns one result per ack, in request order. Statuses are
+// normalised as Queen 1.x does (NormalizeAckStatus). Items whose partition id is not a
+// UUID, or whose transaction id is too long to exist, are answered without SQL as
+// unresolvable; so are, in a tenant scope, items whose partition is another tenant's
+// (group is the stored name, already scoped).
 func (b *Broker) Ack(ctx context.Context, sc queue.Scope, group string, acks []queue.Ack) ([]queue.AckResult, error) {
 	if len(acks) > b.cfg.MaxAckItems {
 		return nil, queue.Invalid("acknowledgments", "at most %d acknowledgments per request (got %d)", b.cfg.MaxAckItems, len(acks))
@@ -28,18 +30,11 @@ func (b *Broker) Ack(ctx context.Context, sc queue.Scope, group string, acks []q
 	var sendIdx []int
 	for i, a := range acks {
 		results[i] = queue.AckResult{Index: i, TransactionID: a.TransactionID}
-		status := strings.ToLower(a.Status)
-		if status == "" {
-			status = queue.AckCompleted
-		}
-		switch {
-		case !isAckStatus(status):
-			continue // success false, error null (upstream)
-		case !queue.IsUUID(a.PartitionID) || len(a.TransactionID) > queue.MaxTransactionIDLength:
-			results[i].Error = "Message not found"
+		if !queue.IsUUID(a.PartitionID) || len(a.TransactionID) > queue.MaxTransactionIDLength {
+			results[i].Error = queue.AckUnresolvable
 			continue
 		}
-		a.Status = status
+		a.Status = NormalizeAckStatus(a.Status)
 		send = append(send, a)
 		sendIdx = append(sendIdx, i)
 	}
@@ -67,7 +62,7 @@ func (b *Broker) Ack(ctx context.Context, sc queue.Scope, group string, acks []q
 }
 
 // acksInScope keeps the acks whose partition is in the scope; the others are answered
-// in results as an unknown message.
+// in results as unresolvable (as an unknown message: nothing of the other tenant shows).
 func (b *Broker) acksInScope(ctx context.Context, sc queue.Scope, send []queue.Ack, sendIdx []int,
 	results []queue.AckResult) ([]queue.Ack, []int, error) {
 	pids := make([]string, len(send))
@@ -84,17 +79,22 @@ func (b *Broker) acksInScope(ctx context.Context, sc queue.Scope, send []queue.A
 			keep, keepIdx = append(keep, a), append(keepIdx, sendIdx[i])
 			continue
 		}
-		results[sendIdx[i]].Error = "Message not found"
+		results[sendIdx[i]].Error = queue.AckUnresolvable
 	}
 	return keep, keepIdx, nil
 }
 
-func isAckStatus(s string) bool {
-	switch s {
-	case queue.AckCompleted, queue.AckSuccess, queue.AckFailed, queue.AckDLQ, queue.AckRetry:
-		return true
+// NormalizeAckStatus maps a client's ack status to completed, failed, retry or dlq as
+// Queen 1.x does, case-sensitively: absent (""), completed, success, acked and ok are
+// completed; retry and dlq are themselves; anything else (nack, FAILED, ...) is failed.
+func NormalizeAckStatus(status string) string {
+	switch status {
+	case "", queue.AckCompleted, queue.AckSuccess, "acked", "ok":
+		return queue.AckCompleted
+	case queue.AckRetry, queue.AckDLQ:
+		return status
 	}
-	return false
+	return queue.AckFailed
 }
 
 // ExtendLease extends the lease leaseID by seconds (default 60). In a tenant scope a
@@ -125,8 +125,33 @@ func (b *Broker) ExtendLease(ctx context.Context, sc queue.Scope, leaseID string
 // tenant scope (names already scoped) an ack of another tenant's partition rolls the
 // transaction back like an unknown message.
 func (b *Broker) Transaction(ctx context.Context, sc queue.Scope, ops []queue.TxOp) (queue.TxResult, error) {
-	if len(ops) == 0 {
-		return queue.TxResult{}, queue.Invalid("operations", "operations array cannot be empty")
+	res, _, err := b.TransactionRiders(ctx, sc, ops, TxRiders{})
+	return res, err
+}
+
+// TxRiders are the top-level riders of a transaction: validated KV ops, and timer ops
+// completed by PrepareTimerOps.
+type TxRiders struct {
+	KV     []queue.KVOp
+	Timers []TimerOp
+}
+
+// TransactionRiders is Transaction with riders, applied in the same database
+// transaction before the pushes and acks: the KV ops in sc's KV rows, then the timer
+// ops (their results, in op order, come back when it commits). ops may be empty when
+// a rider is not. A required KV op whose precondition fails rolls everything back
+// (the answer's KVFailed); a committed timer rider wakes the firing loop.
+func (b *Broker) TransactionRiders(ctx context.Context, sc queue.Scope, ops []queue.TxOp, riders TxRiders) (queue.TxResult, []TimerResult, error) {
+	res, timers, err := b.transactionRiders(ctx, sc, ops, riders)
+	if err == nil && res.Success && len(riders.Timers) > 0 {
+		b.TimersChanged()
+	}
+	return res, timers, err
+}
+
+func (b *Broker) transactionRiders(ctx context.Context, sc queue.Scope, ops []queue.TxOp, riders TxRiders) (queue.TxResult, []TimerResult, error) {
+	if len(ops) == 0 && len(riders.KV) == 0 && len(riders.Timers) == 0 {
+		return queue.TxResult{}, nil, queue.Invalid("operations", "operations array cannot be empty")
 	}
 	total := 0
 	var ackIdx []int // the result index of each ack, in operation order
@@ -136,50 +161,52 @@ func (b *Broker) Transaction(ctx context.Context, sc queue.Scope, ops []queue.Tx
 		switch op.Type {
 		case "push":
 			if len(op.Push) == 0 {
-				return queue.TxResult{}, queue.Invalid(field+".items", "%s.items must be a non-empty array", field)
+				return queue.TxResult{}, nil, queue.Invalid(field+".items", "%s.items must be a non-empty array", field)
 			}
 			if err := b.preparePush(op.Push, field+".items"); err != nil {
-				return queue.TxResult{}, err
+				return queue.TxResult{}, nil, err
 			}
 			total += len(op.Push)
 		case "ack":
 			a := &op.Ack
+			a.Status = NormalizeAckStatus(a.Status)
 			if a.ConsumerGroup == "" {
 				a.ConsumerGroup = queue.QueueModeGroup
 			} else if err := queue.CheckName(field+".consumerGroup", a.ConsumerGroup); err != nil {
-				return queue.TxResult{}, err
+				return queue.TxResult{}, nil, err
 			}
 			if !queue.IsUUID(a.PartitionID) {
 				// Upstream rolls such a transaction back and answers success:false;
 				// no SQL is needed to know the message does not exist.
-				return b.txAckNotFound(total, *a), nil
+				return b.txAckNotFound(total, *a), nil, nil
 			}
 			ackIdx = append(ackIdx, total)
 			total++
 		default:
-			return queue.TxResult{}, queue.Invalid(field+".type", "%s.type must be \"ack\" or \"push\" (got %q)", field, op.Type)
+			return queue.TxResult{}, nil, queue.Invalid(field+".type", "%s.type must be \"ack\" or \"push\" (got %q)", field, op.Type)
 		}
 	}
 	if total > b.cfg.MaxPushItems {
-		return queue.TxResult{}, queue.Invalid("operations", "at most %d operations and items per transaction (got %d)", b.cfg.MaxPushItems, total)
+		return queue.TxResult{}, nil, queue.Invalid("operations", "at most %d operations and items per transaction (got %d)", b.cfg.MaxPushItems, total)
 	}
 	if !sc.IsGlobal() && len(ackIdx) > 0 {
 		if res, ok, err := b.txAcksInScope(ctx, sc, ops, ackIdx); err != nil || !ok {
-			return res, err
+			return res, nil, err
 		}
 	}
 	for i := range ops {
 		if ops[i].Type == "push" {
 			if err := b.sealPayloads(ctx, ops[i].Push); err != nil {
-				return queue.TxResult{}, err
+				return queue.TxResult{}, nil, err
 			}
 		}
 	}
-	res, err := b.store.TransactionRun(ctx, ops)
+	res, timers, err := b.store.TransactionRun(ctx, ops, store.TxRiders{
+		KV: queue.KVRider{Tenant: sc.Tenant, Now: time.Now(), Ops: riders.KV}, Timers: riders.Timers})
 	b.analytics.RecordTransaction(time.Now(), ops, res, err)
 	res.TransactionID = b.ids.New()
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
 	if res.Success {
 		for _, op := range ops {
@@ -188,14 +215,14 @@ func (b *Broker) Transaction(ctx context.Context, sc queue.Scope, ops []queue.Tx
 			}
 		}
 	}
-	return res, nil
+	return res, timers, nil
 }
 
 // txAckNotFound is the rolled-back answer of a transaction whose ack at result index
 // idx names no message.
 func (b *Broker) txAckNotFound(idx int, a queue.Ack) queue.TxResult {
-	return queue.TxResult{TransactionID: b.ids.New(), Error: "ACK operation failed: Message not found",
-		Results: []queue.TxOpResult{{Index: idx, Type: "ack", TransactionID: a.TransactionID, Error: "Message not found"}}}
+	return queue.TxResult{TransactionID: b.ids.New(), Error: queue.TxAckUnresolvable, Reason: queue.TxReasonAckRejected,
+		Results: []queue.TxOpResult{{Index: idx, Type: "ack", TransactionID: a.TransactionID, Error: queue.AckUnresolvable}}}
 }
 
 // txAcksInScope checks that every ack of ops names a partition of the scope; ok is

@@ -13,7 +13,9 @@ import (
 	"github.com/queenmq/queen/internal/store"
 )
 
-// Config holds the broker's tunables (taken from config.Config by the daemon).
+// Config holds the broker's tunables. SettingsConfig maps the settings to it (the
+// defaults live in the settings table only); every field but Sealer, Spool,
+// DefaultSubscriptionMode, the analytics periods and Push.Preferred/Hold is required.
 type Config struct {
 	DefaultTimeout          time.Duration
 	MaxPopTimeout           time.Duration
@@ -29,14 +31,12 @@ type Config struct {
 	// Sealer encrypts payloads of queues with encryptionEnabled and decrypts
 	// envelopes on reads; nil means no QUEEN_ENCRYPTION_KEY is configured.
 	Sealer *encryption.Sealer
-	// QueueCacheTTL bounds how long a queue's encryption flag is cached (default 5 s).
-	QueueCacheTTL time.Duration
-	// Instance names this broker in the analytics tables (worker_id); default the
-	// hostname.
+	// Instance names this broker in the analytics tables (worker_id) and the
+	// replica list; SettingsConfig gives QUEEN_INSTANCE, or the hostname when unset.
 	Instance string
-	// Spool takes pushes while PostgreSQL is unreachable or push maintenance mode is
-	// on (nil: such pushes fail with 503). SpoolFlushInterval is the drain period
-	// (default 100 ms) and SpoolMaxBatch the records replayed per insert (default 100).
+	// Spool takes pushes while PostgreSQL is unreachable or pushes are paused (nil:
+	// such pushes fail with 503). SpoolFlushInterval is the drain period and
+	// SpoolMaxBatch the records replayed per insert.
 	Spool              *spool.Spool
 	SpoolFlushInterval time.Duration
 	SpoolMaxBatch      int
@@ -48,6 +48,9 @@ type Config struct {
 	AnalyticsBucket time.Duration
 	// Push sets how pushes share insert statements (see pushCombiner).
 	Push PushBatching
+	// PopAutopilotBatch is the batch the autopilot controller gives a pop that left
+	// batch to it (QUEEN_POP_AUTOPILOT_BATCH; 0 = 100).
+	PopAutopilotBatch int
 }
 
 // Broker runs queen's use cases against one store.
@@ -57,81 +60,46 @@ type Broker struct {
 	ids     *queue.IDGenerator
 	waiters *waiters
 	wakeup  *wakeup
+	// autopilot sizes the claim width of pops that leave partitions to the broker.
+	autopilot *autopilot
 	// queueFlags caches per-queue settings the push path needs before SQL.
 	queueFlags *queueFlags
 	logger     *slog.Logger
-	// analytics counts every request for the analytics tables; maint caches the
-	// maintenance flags.
+	// analytics counts every request for the analytics tables; pause caches the
+	// push/pop pause flags.
 	analytics *analytics.Service
-	maint     maintenance
+	pause     pause
 	spooler   *spooler
 	pushes    *pushCombiner
 	// streams counts stream cycles and state reads for the metrics.
 	streams streamStats
+	// timers is the timer firing loop's state (timers_fire.go).
+	timers timerLoop
 
 	closeOnce sync.Once
 	closing   chan struct{}
 }
 
-// New returns a broker over st. Zero config values take upstream defaults.
+// New returns a broker over st with cfg as given: build cfg with SettingsConfig (the
+// daemon) or DefaultConfig (tests), never from a zero Config. A required field left
+// zero or negative is a programming error, and New panics naming it.
 func New(cfg Config, st *store.Store, logger *slog.Logger) *Broker {
-	if cfg.DefaultTimeout <= 0 {
-		cfg.DefaultTimeout = 30 * time.Second
-	}
-	if cfg.MaxPopTimeout <= 0 {
-		cfg.MaxPopTimeout = 120 * time.Second
-	}
-	if cfg.DefaultBatchSize <= 0 {
-		cfg.DefaultBatchSize = 1
-	}
-	if cfg.MaxPopBatch <= 0 {
-		cfg.MaxPopBatch = 10000
-	}
-	if cfg.MaxPushItems <= 0 {
-		cfg.MaxPushItems = 10000
-	}
-	if cfg.MaxAckItems <= 0 {
-		cfg.MaxAckItems = 10000
-	}
-	if cfg.PopWaitInitialInterval <= 0 {
-		cfg.PopWaitInitialInterval = 100 * time.Millisecond
-	}
-	if cfg.PopWaitBackoffThreshold <= 0 {
-		cfg.PopWaitBackoffThreshold = 3
-	}
-	if cfg.PopWaitBackoffMultiple <= 0 {
-		cfg.PopWaitBackoffMultiple = 2
-	}
-	if cfg.PopWaitMaxInterval <= 0 {
-		cfg.PopWaitMaxInterval = time.Second
-	}
-	if cfg.QueueCacheTTL <= 0 {
-		cfg.QueueCacheTTL = 5 * time.Second
-	}
-	if cfg.SpoolFlushInterval <= 0 {
-		cfg.SpoolFlushInterval = 100 * time.Millisecond
-	}
-	if cfg.SpoolMaxBatch <= 0 {
-		cfg.SpoolMaxBatch = 100
-	}
-	hostname, _ := os.Hostname()
-	if cfg.Instance == "" {
-		cfg.Instance = hostname
-	}
+	cfg.mustValidate()
 	b := &Broker{
 		cfg:        cfg,
 		store:      st,
 		ids:        queue.NewIDGenerator(),
 		waiters:    newWaiters(),
 		wakeup:     newWakeup(),
-		queueFlags: newQueueFlags(cfg.QueueCacheTTL),
+		autopilot:  newAutopilot(),
+		queueFlags: newQueueFlags(queueCacheTTL),
 		logger:     logger,
 		closing:    make(chan struct{}),
 		spooler:    newSpooler(cfg),
 	}
 	b.pushes = newPushCombiner(cfg.Push, b.store.MessageInsertBatch)
 	b.analytics = analytics.New(analytics.Config{
-		Hostname: hostname, WorkerID: cfg.Instance, PID: os.Getpid(), ParkedFunc: b.waiters.parked,
+		Hostname: hostname(), WorkerID: cfg.Instance, PID: os.Getpid(), ParkedFunc: b.waiters.parked,
 		FlushInterval: cfg.AnalyticsFlushInterval, Bucket: cfg.AnalyticsBucket,
 	}, st, logger)
 	return b

@@ -22,8 +22,26 @@ type testBundle struct {
 	b *broker.Broker
 }
 
-func setup(t *testing.T, cfg broker.Config) *testBundle {
+// withConfig is broker.DefaultConfig() changed by each of opts in turn.
+func withConfig(opts ...func(*broker.Config)) broker.Config {
+	cfg := broker.DefaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return cfg
+}
+
+// slowPolls makes a parked long-poll re-check only after an hour (and allows
+// timeouts up to maxPop): only a wake-up can answer it sooner.
+func slowPolls(maxPop time.Duration) func(*broker.Config) {
+	return func(c *broker.Config) {
+		c.PopWaitInitialInterval, c.PopWaitMaxInterval, c.MaxPopTimeout = time.Hour, time.Hour, maxPop
+	}
+}
+
+func setup(t *testing.T, opts ...func(*broker.Config)) *testBundle {
 	t.Helper()
+	cfg := withConfig(opts...)
 	st, err := store.Open(store.Options{ConnString: pgtest.NewDBURL(t), MaxConns: 8})
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
@@ -80,7 +98,7 @@ func txids(msgs []queue.Message) []string {
 
 func TestQuickstartPushPopAutoAck(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, broker.Config{})
+	tb := setup(t)
 	res := tb.push(t, queue.PushItem{Queue: "demo", Payload: json.RawMessage(`{"hello":"world"}`)})
 	require.Len(t, res, 1)
 	require.Equal(t, queue.StatusQueued, res[0].Status)
@@ -99,7 +117,7 @@ func TestQuickstartPushPopAutoAck(t *testing.T) {
 
 func TestFIFOWithinPartition(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, broker.Config{})
+	tb := setup(t)
 	var want []string
 	for batch := 0; batch < 3; batch++ {
 		var items []queue.PushItem
@@ -139,7 +157,7 @@ func TestFIFOWithinPartition(t *testing.T) {
 
 func TestPartitionsAreIndependent(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, broker.Config{})
+	tb := setup(t)
 	tb.push(t, item("indep", "p1", "a", `1`), item("indep", "p2", "b", `2`))
 
 	first := tb.pop(t, queue.PopRequest{Queue: "indep", Partition: "p1"})
@@ -153,7 +171,7 @@ func TestPartitionsAreIndependent(t *testing.T) {
 
 func TestConsumerGroupsEachSeeEveryMessage(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, broker.Config{})
+	tb := setup(t)
 	tb.push(t, item("fan", "", "m1", `1`), item("fan", "", "m2", `2`))
 
 	for _, g := range []string{"g1", "g2"} {
@@ -168,7 +186,7 @@ func TestConsumerGroupsEachSeeEveryMessage(t *testing.T) {
 
 func TestDedupByTransactionID(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, broker.Config{})
+	tb := setup(t)
 	first := tb.push(t, item("dedup", "", "tx-1", `{"v":1}`))
 	require.Equal(t, queue.StatusQueued, first[0].Status)
 	second := tb.push(t, item("dedup", "", "tx-1", `{"v":2}`), item("dedup", "", "tx-1", `{"v":3}`), item("dedup", "other", "tx-1", `{"v":4}`))
@@ -189,7 +207,7 @@ func TestDedupByTransactionID(t *testing.T) {
 
 func TestIntraBatchDuplicatesShareTheWinnerID(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, broker.Config{})
+	tb := setup(t)
 	res := tb.push(t, item("intra", "", "same", `1`), item("intra", "", "same", `2`))
 	require.Equal(t, queue.StatusQueued, res[0].Status)
 	require.Equal(t, queue.StatusDuplicate, res[1].Status)
@@ -198,7 +216,7 @@ func TestIntraBatchDuplicatesShareTheWinnerID(t *testing.T) {
 
 func TestLeaseExpiryRedelivers(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, broker.Config{})
+	tb := setup(t)
 	tb.configure(t, "expiry", func(o *queue.Options) { o.LeaseTime = 1 })
 	tb.push(t, item("expiry", "", "m1", `1`))
 
@@ -223,7 +241,7 @@ func TestLeaseExpiryRedelivers(t *testing.T) {
 
 func TestFailedAckRetriesThenDeadLetters(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, broker.Config{})
+	tb := setup(t)
 	tb.configure(t, "retry", func(o *queue.Options) { o.RetryLimit = 2 })
 	tb.push(t, item("retry", "", "bad", `1`), item("retry", "", "good", `2`))
 
@@ -244,7 +262,7 @@ func TestFailedAckRetriesThenDeadLetters(t *testing.T) {
 
 func TestMixedBatchAckNeverSkipsAMessage(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, broker.Config{})
+	tb := setup(t)
 	tb.push(t, item("mixed", "", "m1", `1`), item("mixed", "", "m2", `2`), item("mixed", "", "m3", `3`))
 	res := tb.pop(t, queue.PopRequest{Queue: "mixed", Batch: 3})
 	require.Len(t, res.Messages, 3)
@@ -263,7 +281,7 @@ func TestMixedBatchAckNeverSkipsAMessage(t *testing.T) {
 
 func TestAckNeverMovesTheCursorBackwards(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, broker.Config{})
+	tb := setup(t)
 	tb.push(t, item("mono", "", "m1", `1`), item("mono", "", "m2", `2`), item("mono", "", "m3", `3`))
 	res := tb.pop(t, queue.PopRequest{Queue: "mono", Batch: 2})
 	require.Len(t, res.Messages, 2)
@@ -279,7 +297,7 @@ func TestTransactionIsAtomic(t *testing.T) {
 
 	t.Run("FailedPushUndoesTheAck", func(t *testing.T) {
 		t.Parallel()
-		tb := setup(t, broker.Config{})
+		tb := setup(t)
 		tb.push(t, item("in", "", "in-1", `1`), item("out", "", "taken", `0`))
 		popped := tb.pop(t, queue.PopRequest{Queue: "in"})
 		require.Len(t, popped.Messages, 1)
@@ -301,20 +319,21 @@ func TestTransactionIsAtomic(t *testing.T) {
 
 	t.Run("FailedAckUndoesThePush", func(t *testing.T) {
 		t.Parallel()
-		tb := setup(t, broker.Config{})
+		tb := setup(t)
 		res, err := tb.b.Transaction(ctx, queue.Scope{}, []queue.TxOp{
 			{Type: "push", Push: []queue.PushItem{item("out2", "", "new", `1`)}},
 			{Type: "ack", Ack: queue.Ack{TransactionID: "missing", PartitionID: "0190a000-0000-7000-8000-000000000001"}},
 		})
 		require.NoError(t, err)
 		require.False(t, res.Success)
-		require.Contains(t, res.Error, "Message not found")
+		require.Equal(t, queue.TxAckUnresolvable, res.Error)
+		require.Equal(t, queue.TxReasonAckRejected, res.Reason)
 		require.Empty(t, tb.pop(t, queue.PopRequest{Queue: "out2"}).Messages, "the push was rolled back")
 	})
 
 	t.Run("CommitsBoth", func(t *testing.T) {
 		t.Parallel()
-		tb := setup(t, broker.Config{})
+		tb := setup(t)
 		tb.push(t, item("in3", "", "in-1", `1`))
 		popped := tb.pop(t, queue.PopRequest{Queue: "in3"})
 		m := popped.Messages[0]
@@ -333,7 +352,7 @@ func TestTransactionIsAtomic(t *testing.T) {
 func TestLongPollWakesOnPush(t *testing.T) {
 	t.Parallel()
 	// A re-check interval far beyond the test's life: only a wake-up can deliver.
-	tb := setup(t, broker.Config{PopWaitInitialInterval: time.Hour, PopWaitMaxInterval: time.Hour, MaxPopTimeout: time.Hour})
+	tb := setup(t, slowPolls(time.Hour))
 	tb.configure(t, "wake", nil)
 
 	got := make(chan queue.PopResult, 1)
@@ -365,7 +384,7 @@ func TestLongPollWakesOnPush(t *testing.T) {
 
 func TestLongPollAnswersEmptyByItsTimeout(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, broker.Config{})
+	tb := setup(t)
 	req := queue.PopRequest{Queue: "quiet", Wait: true, Timeout: 300 * time.Millisecond}
 	start := time.Now()
 	res := tb.pop(t, req)
@@ -375,7 +394,7 @@ func TestLongPollAnswersEmptyByItsTimeout(t *testing.T) {
 
 func TestLongPollCancelledByClient(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, broker.Config{})
+	tb := setup(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	req := queue.PopRequest{Queue: "gone", Wait: true, Timeout: time.Minute}
 	require.NoError(t, tb.b.NormalizePop(&req))
@@ -397,7 +416,7 @@ func TestLongPollCancelledByClient(t *testing.T) {
 
 func TestPopValidation(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, broker.Config{MaxPopBatch: 50})
+	tb := setup(t, func(c *broker.Config) { c.MaxPopBatch = 50 })
 	for _, tc := range []struct {
 		name  string
 		req   queue.PopRequest
@@ -420,7 +439,7 @@ func TestPopValidation(t *testing.T) {
 
 func TestSubscriptionModeNewSkipsHistory(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, broker.Config{})
+	tb := setup(t)
 	tb.push(t, item("subs", "", "old", `1`))
 	for _, mode := range []string{"new", "new-only"} {
 		group := "g-" + mode
@@ -439,7 +458,7 @@ func TestSubscriptionModeNewSkipsHistory(t *testing.T) {
 
 func TestMultiPartitionPopSharesOneLeaseAndCapsTheBatch(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, broker.Config{})
+	tb := setup(t)
 	for _, p := range []string{"p1", "p2", "p3"} {
 		tb.push(t, item("multi", p, p+"-a", `1`), item("multi", p, p+"-b", `2`))
 	}
@@ -478,7 +497,7 @@ func TestQueueOptionsAreEnforced(t *testing.T) {
 
 	t.Run("RetryDelayHoldsBackRedelivery", func(t *testing.T) {
 		t.Parallel()
-		tb := setup(t, broker.Config{})
+		tb := setup(t)
 		tb.configure(t, "rdelay", func(o *queue.Options) { o.RetryDelay = 1500 })
 		tb.push(t, item("rdelay", "", "m1", `1`))
 		res := tb.pop(t, queue.PopRequest{Queue: "rdelay"})
@@ -496,7 +515,7 @@ func TestQueueOptionsAreEnforced(t *testing.T) {
 
 	t.Run("DefaultRetryHasNoDelay", func(t *testing.T) {
 		t.Parallel()
-		tb := setup(t, broker.Config{})
+		tb := setup(t)
 		tb.push(t, item("rnow", "", "m1", `1`))
 		res := tb.pop(t, queue.PopRequest{Queue: "rnow"})
 		tb.ack(t, "", ackOf(res.Messages[0], res.LeaseID, queue.AckFailed))
@@ -505,7 +524,7 @@ func TestQueueOptionsAreEnforced(t *testing.T) {
 
 	t.Run("MaxSizeRefusesItemsBeyondCapacity", func(t *testing.T) {
 		t.Parallel()
-		tb := setup(t, broker.Config{})
+		tb := setup(t)
 		tb.configure(t, "small", func(o *queue.Options) { o.MaxSize = 2 })
 		res := tb.push(t, item("small", "", "a", `1`), item("small", "p2", "b", `2`), item("small", "", "c", `3`), item("small", "", "a", `4`))
 		require.Equal(t, queue.StatusQueued, res[0].Status)
@@ -520,7 +539,7 @@ func TestQueueOptionsAreEnforced(t *testing.T) {
 
 	t.Run("TTLExpiresOldMessages", func(t *testing.T) {
 		t.Parallel()
-		tb := setup(t, broker.Config{})
+		tb := setup(t)
 		tb.configure(t, "ttl", func(o *queue.Options) { o.TTL = 1 })
 		tb.push(t, item("ttl", "", "old", `1`))
 		probe := 0
@@ -536,7 +555,7 @@ func TestQueueOptionsAreEnforced(t *testing.T) {
 
 	t.Run("EncryptionNeedsAKey", func(t *testing.T) {
 		t.Parallel()
-		tb := setup(t, broker.Config{})
+		tb := setup(t)
 		opts := queue.DefaultOptions()
 		opts.EncryptionEnabled = true
 		_, _, err := tb.b.Configure(ctx, queue.Queue{Name: "secret", Options: opts})
@@ -555,7 +574,7 @@ func TestEncryptionAtRest(t *testing.T) {
 	st, err := store.Open(store.Options{ConnString: url, MaxConns: 4})
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
-	b := broker.New(broker.Config{Sealer: sealer}, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b := broker.New(withConfig(func(c *broker.Config) { c.Sealer = sealer }), st, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	tb := &testBundle{b: b}
 
 	opts := queue.DefaultOptions()

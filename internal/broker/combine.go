@@ -11,10 +11,8 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// Push batching: the defaults of its settings (QUEEN_PUSH_*), and its fixed limits.
+// Push batching: its fixed limits (its settings are QUEEN_PUSH_*).
 const (
-	defaultPushMaxConcurrent = 2
-	defaultPushMaxBatch      = 500
 	// maxCombinedItems and maxCombinedBytes bound one combined statement; a push that
 	// large runs alone, at once.
 	maxCombinedItems = 1000
@@ -25,8 +23,8 @@ const (
 )
 
 // PushBatching configures how pushes share insert statements (upstream's batching
-// engine names). A zero MaxConcurrent or MaxBatch takes the default above, a zero
-// Preferred is 1.
+// engine names). MaxConcurrent and MaxBatch must be positive (New checks); a zero
+// Preferred is 1, as upstream.
 type PushBatching struct {
 	MaxConcurrent int           // statements at once (QUEEN_PUSH_MAX_CONCURRENT)
 	MaxBatch      int           // pushes per statement (QUEEN_PUSH_MAX_BATCH_SIZE)
@@ -80,12 +78,6 @@ type PushCombining struct {
 }
 
 func newPushCombiner(cfg PushBatching, insert func(context.Context, []queue.PushItem) ([]queue.PushResult, error)) *pushCombiner {
-	if cfg.MaxConcurrent <= 0 {
-		cfg.MaxConcurrent = defaultPushMaxConcurrent
-	}
-	if cfg.MaxBatch <= 0 {
-		cfg.MaxBatch = defaultPushMaxBatch
-	}
 	cfg.Preferred = max(cfg.Preferred, 1)
 	cfg.Hold = max(cfg.Hold, 0)
 	return &pushCombiner{insert: insert, cfg: cfg}

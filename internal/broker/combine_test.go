@@ -34,7 +34,7 @@ func setupCombine(t *testing.T, hold time.Duration) *combineBundle {
 	db, err := pgxpool.New(t.Context(), url)
 	require.NoError(t, err)
 	t.Cleanup(db.Close)
-	b := broker.New(broker.Config{Push: broker.PushBatching{MaxConcurrent: 1, Hold: hold}}, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b := broker.New(withConfig(func(c *broker.Config) { c.Push.MaxConcurrent, c.Push.Hold = 1, hold }), st, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	return &combineBundle{testBundle: testBundle{b: b}, db: db}
 }
 
@@ -225,7 +225,7 @@ func TestPushCombiningPreferredBatch(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	newBroker := func(hold time.Duration) *combineBundle {
-		b := broker.New(broker.Config{Push: broker.PushBatching{MaxConcurrent: 1, Preferred: 3, Hold: hold}}, st,
+		b := broker.New(withConfig(func(c *broker.Config) { c.Push.MaxConcurrent, c.Push.Preferred, c.Push.Hold = 1, 3, hold }), st,
 			slog.New(slog.NewTextHandler(io.Discard, nil)))
 		return &combineBundle{testBundle: testBundle{b: b}}
 	}

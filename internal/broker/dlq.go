@@ -17,10 +17,10 @@ const (
 	MaxDLQPurge = 10000
 )
 
-// errRequeueMaintenance refuses a requeue while push maintenance mode is on: a
+// errRequeuePaused refuses a requeue while pushes are paused: a
 // requeue writes the database in the same transaction as it drops the dead-letter
 // entries, so it cannot go to the spool as a push would.
-var errRequeueMaintenance = &queue.UnavailableError{
+var errRequeuePaused = &queue.UnavailableError{
 	Message: "push maintenance mode is on; requeue dead letters when it is off",
 }
 
@@ -40,8 +40,8 @@ func (b *Broker) DLQRequeue(ctx context.Context, sel queue.DLQSelection) (queue.
 	if err := checkRequeue(&sel); err != nil {
 		return queue.RequeueResult{}, err
 	}
-	if push, _ := b.maintenanceFlags(ctx); push {
-		return queue.RequeueResult{}, errRequeueMaintenance
+	if push, _ := b.pauseFlags(ctx); push {
+		return queue.RequeueResult{}, errRequeuePaused
 	}
 	res, err := b.store.DLQRequeue(ctx, sel, b.prepareRequeue)
 	now := time.Now()
@@ -67,17 +67,6 @@ func (b *Broker) DLQRequeue(ctx context.Context, sel queue.DLQSelection) (queue.
 		}
 	}
 	return res, nil
-}
-
-// MessageRetry requeues every dead-letter entry of one message (DLQRequeue with one
-// key for any group); a *queue.DLQKeyNotFoundError when the message does not exist
-// or has no entry (a partition id that is not a UUID included).
-func (b *Broker) MessageRetry(ctx context.Context, sc queue.Scope, partitionID, transactionID string) (queue.RequeueResult, error) {
-	key := queue.DLQKey{PartitionID: partitionID, TransactionID: transactionID, AnyGroup: true}
-	if !isMessageKey(partitionID, transactionID) {
-		return queue.RequeueResult{}, &queue.DLQKeyNotFoundError{Key: key}
-	}
-	return b.DLQRequeue(ctx, queue.DLQSelection{Keys: []queue.DLQKey{key}, Filter: queue.DLQFilter{Scope: sc}})
 }
 
 // DLQPurge deletes the dead-letter entries matching f (queue required; its Page is
@@ -159,5 +148,61 @@ func checkDLQFilter(f queue.DLQFilter, prefix string) error {
 	if !f.From.IsZero() && !f.To.IsZero() && f.From.After(f.To) {
 		return queue.Invalid(prefix+"from", "%sfrom must not be after %sto", prefix, prefix)
 	}
+	return nil
+}
+
+// errMovePaused refuses a dead-letter move while pushes are paused, as a requeue.
+var errMovePaused = &queue.UnavailableError{
+	Message: "push maintenance mode is on; move dead letters when it is off",
+}
+
+// DLQMove moves one dead-letter entry back into a queue (see [queue.DLQMove]): its
+// payload is pushed as stored (sealed when the destination has encryptionEnabled and
+// the payload is plaintext) under the transaction id "dlq:<entry id>", and the entry is
+// deleted, in one transaction. queue.ErrNotFound when m names no entry (an id that is
+// not a UUID included); a *queue.UnavailableError while push maintenance is on.
+func (b *Broker) DLQMove(ctx context.Context, m queue.DLQMove) (queue.DLQMoveResult, error) {
+	if m.DLQID != "" && !queue.IsUUID(m.DLQID) ||
+		m.DLQID == "" && !isMessageKey(m.PartitionID, m.TransactionID) {
+		return queue.DLQMoveResult{}, fmt.Errorf("%w: dead-letter entry", queue.ErrNotFound)
+	}
+	if m.Queue != "" {
+		if err := queue.CheckName("queue", m.Queue); err != nil {
+			return queue.DLQMoveResult{}, err
+		}
+	}
+	if err := checkText("partition", m.Partition, queue.MaxNameLength); err != nil {
+		return queue.DLQMoveResult{}, err
+	}
+	if push, _ := b.pauseFlags(ctx); push {
+		return queue.DLQMoveResult{}, errMovePaused
+	}
+	res, err := b.store.DLQMove(ctx, m, b.prepareMove)
+	now := time.Now()
+	if err != nil {
+		b.analytics.RecordDBError(now, err)
+		return res, err
+	}
+	if res.Status != queue.StatusQueued {
+		return res, nil
+	}
+	b.analytics.RecordPush(now, []queue.PushResult{{Status: queue.StatusQueued, Queue: res.Queue,
+		TransactionID: res.TransactionID, MessageID: res.MessageID, PartitionID: res.PartitionID}})
+	b.waiters.notify(res.Queue)
+	b.wakeup.announce(res.Queue)
+	return res, nil
+}
+
+// prepareMove gives a moved item a new message id and seals its payload when marked.
+func (b *Broker) prepareMove(it *queue.RequeueItem) error {
+	it.MessageID = b.ids.New()
+	if !it.Seal {
+		return nil
+	}
+	sealed, err := b.seal(it.Queue, it.Payload)
+	if err != nil {
+		return err
+	}
+	it.Payload, it.Encrypted = sealed, true
 	return nil
 }

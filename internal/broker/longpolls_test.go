@@ -16,7 +16,7 @@ import (
 // namespace, and reads them back grouped while they wait; once answered they are gone.
 func TestLongPollsListsParkedPops(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, broker.Config{})
+	tb := setup(t)
 	for _, name := range []string{"lp-a", "lp-b"} {
 		_, _, err := tb.b.Configure(context.Background(), queue.Queue{Name: name, Namespace: "lp",
 			Options: queue.DefaultOptions()})

@@ -7,9 +7,15 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
+// MaxPopLeaseSeconds bounds a pop's leaseSeconds, the same bound as a lease
+// extension's seconds: 7 days.
+const MaxPopLeaseSeconds = 7 * 24 * 3600
+
 // NormalizePop fills defaults and validates a pop request:
-// batch must be 1..MaxPopBatch, the timeout is capped at MaxPopTimeout. A request
-// without a queue must name a namespace and/or a task.
+// batch must be 1..MaxPopBatch, the timeout is capped at MaxPopTimeout, LeaseSeconds
+// at most MaxPopLeaseSeconds (0 or less: each queue's leaseTime). An omitted batch is
+// DEFAULT_BATCH_SIZE, or with autopilot see normalizeAutopilot. A request without a
+// queue must name a namespace and/or a task.
 func (b *Broker) NormalizePop(req *queue.PopRequest) error {
 	if req.Queue == "" && (req.Namespace != "" || req.Task != "") {
 		if req.Partition != "" {
@@ -28,6 +34,11 @@ func (b *Broker) NormalizePop(req *queue.PopRequest) error {
 			return err
 		}
 	}
+	if req.LeaseSeconds > MaxPopLeaseSeconds {
+		return queue.Invalid("leaseSeconds", "leaseSeconds must be at most %d", MaxPopLeaseSeconds)
+	}
+	req.LeaseSeconds = max(req.LeaseSeconds, 0)
+	b.normalizeAutopilot(req)
 	if req.ConsumerGroup == "" {
 		req.ConsumerGroup = queue.QueueModeGroup
 	} else if err := queue.CheckName("consumerGroup", req.ConsumerGroup); err != nil {
@@ -58,13 +69,23 @@ func (b *Broker) NormalizePop(req *queue.PopRequest) error {
 // Pop claims messages for req (already normalised by NormalizePop). With Wait it
 // parks until messages arrive, the timeout passes, the client goes away (ctx) or the
 // broker closes; parked pops hold no database connection. An empty result is not an
-// error. All attempts of one request share one lease id. While pop maintenance mode
-// is on, every pop is answered empty at once.
+// error. All attempts of one request share one lease id. While pops are paused
+// (pop maintenance mode), every pop is answered empty at once.
 func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopResult, err error) {
 	res = queue.PopResult{Queue: req.Queue, ConsumerGroup: req.ConsumerGroup}
 	defer func() { b.analytics.RecordPop(time.Now(), req, res, err) }()
-	if _, pop := b.maintenanceFlags(ctx); pop {
-		return res, nil // pop maintenance: every pop is answered empty at once
+	if _, pop := b.pauseFlags(ctx); pop {
+		return res, nil // pops paused: every pop is answered empty at once
+	}
+	if req.AutopilotPartitions {
+		width := b.autopilot.start(req.Queue, req.ConsumerGroup)
+		req.Partitions = width
+		defer func() {
+			b.autopilot.finish(req.Queue, req.ConsumerGroup, width, res.PartitionsClaimed, len(res.Messages) < req.Batch)
+		}()
+	}
+	if req.AutopilotBatch || req.AutopilotPartitions {
+		res.Autopilot = &queue.PopAutopilot{Partitions: req.Partitions, Batch: req.Batch}
 	}
 	leaseID := b.ids.New()
 	deadline := time.Now().Add(req.Timeout)
@@ -95,6 +116,11 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 				res.LeaseID = leaseID
 			}
 			res.PartitionsClaimed = countPartitions(msgs)
+			if res.Autopilot != nil && len(msgs) < req.Batch {
+				// What was there is drained: advise the first long-poll re-check interval
+				// before the next poll, should it be empty and not wait.
+				res.Autopilot.WaitMs = int(b.cfg.PopWaitInitialInterval.Milliseconds())
+			}
 			return res, nil
 		}
 		remaining := time.Until(deadline)

@@ -14,8 +14,8 @@ import (
 
 // Push validates items, assigns message ids (and transaction ids the client left
 // out), appends them in one transaction and wakes long-polls of the touched queues
-// after the commit. Results are in request order. While push maintenance mode is on,
-// or when PostgreSQL is unreachable, the items go to the spool instead and are
+// after the commit. Results are in request order. While pushes are paused (see
+// pause.go), or when PostgreSQL is unreachable, the items go to the spool instead and are
 // answered "buffered" (see spool.go); with no spool such a push fails (503).
 func (b *Broker) Push(ctx context.Context, items []queue.PushItem) ([]queue.PushResult, error) {
 	if len(items) == 0 {
@@ -27,9 +27,9 @@ func (b *Broker) Push(ctx context.Context, items []queue.PushItem) ([]queue.Push
 	if b.spoolFirst() {
 		return b.spoolPush(ctx, items, "PostgreSQL is unreachable")
 	}
-	if push, _ := b.maintenanceFlags(ctx); push {
+	if push, _ := b.pauseFlags(ctx); push {
 		if b.spooler.sp == nil {
-			return nil, errPushMaintenance
+			return nil, errPushPaused
 		}
 		return b.spoolPush(ctx, items, "push maintenance mode is on")
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/queue"
 )
 
@@ -30,7 +29,7 @@ func TestPushDeadlineIsNotSpooled(t *testing.T) {
 
 	t.Run("ExpiredBeforeTheInsert", func(t *testing.T) {
 		t.Parallel()
-		sb := setupSpool(t, broker.Config{}, nil)
+		sb := setupSpool(t, nil)
 		sb.push(t, item("slow", "p1", "tx-0", `0`)) // the queue exists and is cached
 		ctx, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
 		defer cancel()
@@ -40,7 +39,7 @@ func TestPushDeadlineIsNotSpooled(t *testing.T) {
 
 	t.Run("FiresWhileTheInsertWaits", func(t *testing.T) {
 		t.Parallel()
-		sb := setupSpool(t, broker.Config{}, nil)
+		sb := setupSpool(t, nil)
 		sb.push(t, item("slow", "p1", "tx-0", `0`))
 		db, err := pgxpool.New(t.Context(), sb.dbURL)
 		require.NoError(t, err)

@@ -6,9 +6,12 @@ import (
 	"time"
 )
 
+// queueCacheTTL is how long queueFlags keeps an entry: a queue's encryption flag
+// changed through another replica applies here within this time.
+const queueCacheTTL = 5 * time.Second
+
 // queueFlags caches, per queue name, the configuration the push path needs before SQL
-// (today: whether payloads are encrypted). Entries live QueueCacheTTL (5 s by default),
-// so a flag changed through another replica applies here within that time; a configure
+// (today: whether payloads are encrypted). Entries live queueCacheTTL, so a flag changed through another replica applies here within that time; a configure
 // through this replica applies at once.
 type queueFlags struct {
 	ttl time.Duration

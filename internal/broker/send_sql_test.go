@@ -25,13 +25,13 @@ type sqlBundle struct {
 	db *pgxpool.Pool
 }
 
-func setupSQL(t *testing.T, cfg broker.Config) *sqlBundle {
+func setupSQL(t *testing.T, opts ...func(*broker.Config)) *sqlBundle {
 	t.Helper()
 	url := pgtest.NewDBURL(t)
 	db, err := pgxpool.New(context.Background(), url)
 	require.NoError(t, err)
 	t.Cleanup(db.Close)
-	return &sqlBundle{b: replica(t, url, cfg), db: db}
+	return &sqlBundle{b: replica(t, url, opts...), db: db}
 }
 
 func (sb *sqlBundle) pop(t *testing.T, q string, n int) []queue.Message {
@@ -55,7 +55,7 @@ func sqlState(err error) string {
 func TestSendFromSQL(t *testing.T) {
 	t.Parallel()
 	// Only a wake-up can end a parked pop early: the broker never re-checks on its own.
-	sb := setupSQL(t, broker.Config{PopWaitInitialInterval: time.Hour, PopWaitMaxInterval: time.Hour, MaxPopTimeout: 2 * time.Hour})
+	sb := setupSQL(t, slowPolls(2*time.Hour))
 	ctx := t.Context()
 
 	t.Run("RolledBackLeavesNothing", func(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 )
 
 // Spool fallback and drain (see docs/durability.md). A push goes to the spool instead of
-// PostgreSQL while push maintenance mode is on, before the daemon has reached the
+// PostgreSQL while pushes are paused, before the daemon has reached the
 // database at startup, and when the database turns out to be unreachable
 // (queue.ErrUnavailable); it is answered "buffered" once the spool has fsynced it.
 // One drainer per process replays the spool through the normal push path (dedup on
@@ -47,10 +47,12 @@ type spooler struct {
 	failing    atomic.Bool  // the last append failed (logged once per episode)
 	draining   atomic.Bool  // the drainer runs and its last attempt reached the database
 	kick       chan struct{}
+	progress   *drainProgress
 }
 
 func newSpooler(cfg Config) *spooler {
-	return &spooler{sp: cfg.Spool, interval: cfg.SpoolFlushInterval, maxBatch: cfg.SpoolMaxBatch, kick: make(chan struct{}, 1)}
+	return &spooler{sp: cfg.Spool, interval: cfg.SpoolFlushInterval, maxBatch: cfg.SpoolMaxBatch, kick: make(chan struct{}, 1),
+		progress: newDrainProgress()}
 }
 
 // SetDatabaseReady tells the broker whether the database can be used at all. The
@@ -180,7 +182,7 @@ func (b *Broker) kickDrain() {
 }
 
 // runDrain replays the spool until ctx is done: on a timer (FILE_BUFFER_FLUSH_MS)
-// and when a push was spooled, skipping while push maintenance is on and backing off
+// and when a push was spooled, skipping while pushes are paused and backing off
 // while the database is unreachable.
 func (b *Broker) runDrain(ctx context.Context) {
 	s := b.spooler
@@ -203,14 +205,20 @@ func (b *Broker) runDrain(ctx context.Context) {
 		case <-tick.C:
 		case <-s.kick:
 		}
-		// maintenanceFlags, not the bare cache: at start-up the drainer can tick before
-		// the first refresh, and must not replay a spool that push maintenance holds.
-		if push, _ := b.maintenanceFlags(ctx); push || time.Now().Before(pausedUntil) {
+		if time.Now().Before(pausedUntil) {
 			continue
 		}
-		n, err := b.drain(ctx)
+		// pauseFlags, not the bare cache: at start-up the drainer can tick before
+		// the first refresh, and must not replay a spool that the push pause holds.
+		if push, _ := b.pauseFlags(ctx); push {
+			s.progress.done(DrainPass{Held: true})
+			continue
+		}
+		n, held, err := b.drain(ctx)
 		replayed += n
 		s.draining.Store(err == nil)
+		// Published when the pass is over, after its log line.
+		pass := DrainPass{Held: held, Replayed: n, Err: err}
 		switch {
 		case err == nil:
 			if paused {
@@ -223,6 +231,7 @@ func (b *Broker) runDrain(ctx context.Context) {
 					"corrupt_regions_total", st.CorruptRegions)
 				replayed = 0
 			}
+			s.progress.done(pass)
 		case ctx.Err() != nil:
 			return
 		default:
@@ -239,31 +248,32 @@ func (b *Broker) runDrain(ctx context.Context) {
 					"the records wait and are retried", "err", err, "retry_in", backoff.String())
 			}
 			paused = true
+			s.progress.done(pass)
 		}
 	}
 }
 
-// drain replays batches until the spool is empty, push maintenance turns on, or a
-// batch cannot be replayed now (the error). It returns the records replayed.
-func (b *Broker) drain(ctx context.Context) (int, error) {
+// drain replays batches until the spool is empty, pushes are paused, or a
+// batch cannot be replayed now (the error). It returns the records replayed and
+// whether the push pause stopped it.
+func (b *Broker) drain(ctx context.Context) (total int, held bool, err error) {
 	s := b.spooler
-	total := 0
 	for ctx.Err() == nil {
-		if push, _ := b.maintenanceFlags(ctx); push {
-			return total, nil
+		if push, _ := b.pauseFlags(ctx); push {
+			return total, true, nil
 		}
 		batch, err := s.sp.Peek(min(s.maxBatch, b.cfg.MaxPushItems))
 		if err != nil || batch == nil {
-			return total, err
+			return total, false, err
 		}
 		n, err := b.replay(ctx, batch)
 		total += n
 		s.draining.Store(err == nil)
 		if err != nil {
-			return total, err
+			return total, false, err
 		}
 	}
-	return total, ctx.Err()
+	return total, false, ctx.Err()
 }
 
 // replay pushes one batch. The whole batch goes in one insert when it can; if it is
@@ -336,7 +346,7 @@ func (b *Broker) quarantineRefused(recs []spool.Record, results []queue.PushResu
 
 // replayItems is the push path for spooled items: validation (an upstream record may
 // break today's rules), fresh message ids, encryption per queue, the insert (which
-// refreshes partition_lookup) and wake-ups. It ignores push maintenance (the drainer
+// refreshes partition_lookup) and wake-ups. It ignores the push pause (the drainer
 // checks it between batches).
 func (b *Broker) replayItems(ctx context.Context, items []queue.PushItem) ([]queue.PushResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, drainTimeout)

@@ -3,7 +3,6 @@ package broker_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -25,7 +24,7 @@ import (
 // stored, in order per partition, once.
 func TestReadOnlyDatabaseIsAwayNotAFault(t *testing.T) {
 	t.Parallel()
-	sb := setupSpool(t, broker.Config{}, nil)
+	sb := setupSpool(t, nil)
 	first := sb.push(t, item("ro", "p1", "tx-0", `0`))
 	require.Equal(t, queue.StatusQueued, first[0].Status)
 
@@ -37,10 +36,12 @@ func TestReadOnlyDatabaseIsAwayNotAFault(t *testing.T) {
 		require.Equal(t, queue.StatusBuffered, res[0].Status, "push %d while the database is read-only", i)
 		want = append(want, tx)
 	}
-	// The drainer meets the read-only server and waits: wait for it to say so twice
-	// over (the log line, then a pending spool that has quarantined nothing).
-	require.Eventually(t, func() bool { return strings.Contains(sb.log.String(), "spool drain paused") },
-		20*time.Second, 10*time.Millisecond, "the drainer never met the read-only database:\n%s", sb.log.Tail(4000))
+	// The drainer meets the read-only server and waits: wait for the pass that failed,
+	// then check it said so (the log line, then a pending spool that has quarantined
+	// nothing).
+	failed := waitDrainPass(t, sb.b, "that meets the read-only database", func(p broker.DrainPass) bool { return p.Err != nil })
+	require.ErrorIs(t, failed.Err, queue.ErrUnavailable, "a read-only server is the database being away")
+	require.Contains(t, sb.log.String(), "spool drain paused", "the drainer's pass is logged before it is published")
 	// A push that meets the read-only server itself (once the spool-first window of
 	// the first failure is over, to a partition with nothing spooled) is buffered too.
 	require.Eventually(t, sb.b.DatabaseReachable, 20*time.Second, 10*time.Millisecond)
@@ -60,10 +61,10 @@ func TestReadOnlyDatabaseIsAwayNotAFault(t *testing.T) {
 		"every buffered push stored once, in order")
 }
 
-// TestRestartUnderPushMaintenanceKeepsTheSpool: a broker started while push
-// maintenance is on must not replay its spool, even in the moment before its first
-// refresh of the flags (its drainer ticks every millisecond here, far sooner).
-func TestRestartUnderPushMaintenanceKeepsTheSpool(t *testing.T) {
+// TestRestartUnderPushPauseKeepsTheSpool: a broker started while pushes are paused
+// must not replay its spool, even in the moment before its first refresh of the
+// flags (its drainer ticks every millisecond here, far sooner).
+func TestRestartUnderPushPauseKeepsTheSpool(t *testing.T) {
 	t.Parallel()
 	dbURL := pgtest.NewDBURL(t)
 	st, err := store.Open(store.Options{ConnString: dbURL, MaxConns: 4, ConnectTimeout: 2 * time.Second})
@@ -75,14 +76,19 @@ func TestRestartUnderPushMaintenanceKeepsTheSpool(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, sp.Close()) })
 	require.NoError(t, sp.Append(t.Context(), []queue.PushItem{item("held", "p", "tx-1", `1`), item("held", "p", "tx-2", `2`)}))
 
-	b := broker.New(broker.Config{Spool: sp, SpoolFlushInterval: time.Millisecond}, st, testlog.Logger(t))
+	b := broker.New(withConfig(func(c *broker.Config) { c.Spool, c.SpoolFlushInterval = sp, time.Millisecond }),
+		st, testlog.Logger(t))
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { defer close(done); b.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 
-	require.Eventually(t, func() bool { push, _ := b.Maintenance(); return push }, 10*time.Second, time.Millisecond)
-	require.Never(t, func() bool { return sp.Stats().Drained > 0 }, 300*time.Millisecond, time.Millisecond,
-		"the spool was replayed while push maintenance is on")
+	// Every pass from the first one on is held: after several, nothing was replayed.
+	const passes = 5
+	last := waitDrainPass(t, b, "number 5", func(p broker.DrainPass) bool { return p.N >= passes })
+	require.True(t, last.Held, "the drainer ran a pass while pushes are paused: %+v", last)
+	push, _ := b.Paused()
+	require.True(t, push)
+	require.Zero(t, sp.Stats().Drained, "the spool was replayed while pushes are paused")
 	require.EqualValues(t, 2, sp.Stats().PendingRecords)
 }

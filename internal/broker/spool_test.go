@@ -32,7 +32,9 @@ type spoolBundle struct {
 	log   *testlog.Buffer // the broker's log
 }
 
-func setupSpool(t *testing.T, cfg broker.Config, prepare func(dir string)) *spoolBundle {
+// setupSpool runs prepare on the spool directory before the spool opens (nil: an
+// empty spool), and builds the broker from the default config changed by opts.
+func setupSpool(t *testing.T, prepare func(dir string), opts ...func(*broker.Config)) *spoolBundle {
 	t.Helper()
 	dbURL := pgtest.NewDBURL(t)
 	dir := t.TempDir()
@@ -43,6 +45,7 @@ func setupSpool(t *testing.T, cfg broker.Config, prepare func(dir string)) *spoo
 	require.NoError(t, err)
 	st, err := store.Open(store.Options{ConnString: dbURL, MaxConns: 8, ConnectTimeout: 2 * time.Second})
 	require.NoError(t, err)
+	cfg := withConfig(opts...)
 	cfg.Spool = sp
 	cfg.SpoolFlushInterval = 20 * time.Millisecond
 	log := &testlog.Buffer{}
@@ -59,11 +62,33 @@ func setupSpool(t *testing.T, cfg broker.Config, prepare func(dir string)) *spoo
 	return &spoolBundle{testBundle: &testBundle{b: b}, dbURL: dbURL, dir: dir, sp: sp, log: log}
 }
 
-// waitDrained waits until the spool holds nothing.
+// waitDrainPass waits, up to 20 s, for a completed drain pass of b for which ok
+// holds (the latest one, if it does already), and returns it.
+func waitDrainPass(t *testing.T, b *broker.Broker, what string, ok func(broker.DrainPass) bool) broker.DrainPass {
+	t.Helper()
+	deadline := time.NewTimer(20 * time.Second)
+	defer deadline.Stop()
+	for {
+		last, next := b.DrainProgress()
+		if ok(last) {
+			return last
+		}
+		select {
+		case <-next:
+		case <-deadline.C:
+			t.Fatalf("no drain pass %s in 20 s; the latest: %+v", what, last)
+		}
+	}
+}
+
+// waitDrained waits for a drain pass that left the spool empty: one that ran to the
+// end (neither held by the push pause nor stopped by a failure), with nothing
+// pending afterwards.
 func (sb *spoolBundle) waitDrained(t *testing.T) spool.Stats {
 	t.Helper()
-	require.Eventually(t, func() bool { return sb.sp.Stats().PendingRecords == 0 }, 20*time.Second, 10*time.Millisecond,
-		"spool not drained: %+v", sb.sp.Stats())
+	waitDrainPass(t, sb.b, "that empties the spool", func(p broker.DrainPass) bool {
+		return p.N > 0 && !p.Held && p.Err == nil && sb.sp.Stats().PendingRecords == 0
+	})
 	return sb.sp.Stats()
 }
 
@@ -90,7 +115,7 @@ func (sb *spoolBundle) popAll(t *testing.T, q, group string) map[string][]string
 // stays one message).
 func TestPushSpoolsWhileDatabaseUnreachable(t *testing.T) {
 	t.Parallel()
-	sb := setupSpool(t, broker.Config{}, nil)
+	sb := setupSpool(t, nil)
 	before := sb.push(t, item("out", "p1", "tx-0", `{"n":0}`))
 	require.Equal(t, queue.StatusQueued, before[0].Status)
 
@@ -140,22 +165,22 @@ func TestPushSpoolsWhileDatabaseUnreachable(t *testing.T) {
 	require.Empty(t, entries, "the spool shrank to nothing")
 }
 
-// TestPushMaintenanceSpoolsAndDrainWakesLongPolls: with push maintenance on, pushes
+// TestPushPauseSpoolsAndDrainWakesLongPolls: with pushes paused, pushes
 // are buffered and nothing reaches the database; switching it off replays them,
 // and the replay wakes a long-poll parked meanwhile. The parked poll's re-check is an
 // hour away and its own deadline 100 s: an answer within the 60 s the test waits can
 // only come from the replay's wake, however slow the machine.
-func TestPushMaintenanceSpoolsAndDrainWakesLongPolls(t *testing.T) {
+func TestPushPauseSpoolsAndDrainWakesLongPolls(t *testing.T) {
 	t.Parallel()
-	sb := setupSpool(t, broker.Config{PopWaitInitialInterval: time.Hour, PopWaitMaxInterval: time.Hour}, nil)
+	sb := setupSpool(t, nil, slowPolls(2*time.Minute))
 	ctx := t.Context()
-	_, _, err := sb.b.SetPushMaintenance(ctx, true)
+	_, _, err := sb.b.SetPushPause(ctx, true)
 	require.NoError(t, err)
 	res := sb.push(t, item("maint", "Default", "m-1", `{"a":1}`), item("maint", "Default", "m-2", `{"a":2}`))
 	require.Equal(t, queue.StatusBuffered, res[0].Status)
 	require.Equal(t, queue.StatusBuffered, res[1].Status)
 	_, err = sb.b.QueueGet(ctx, "maint")
-	require.ErrorIs(t, err, queue.ErrNotFound, "buffered pushes stay out of the database during maintenance")
+	require.ErrorIs(t, err, queue.ErrNotFound, "buffered pushes stay out of the database while pushes are paused")
 	require.EqualValues(t, 2, sb.sp.Stats().PendingRecords)
 
 	sb.configure(t, "maint", nil)
@@ -172,7 +197,7 @@ func TestPushMaintenanceSpoolsAndDrainWakesLongPolls(t *testing.T) {
 		popped <- r
 	}()
 	require.Eventually(t, func() bool { return sb.b.ParkedPolls() == 1 }, 10*time.Second, 5*time.Millisecond)
-	_, _, err = sb.b.SetPushMaintenance(ctx, false)
+	_, _, err = sb.b.SetPushPause(ctx, false)
 	require.NoError(t, err)
 	select {
 	case r := <-popped:
@@ -190,7 +215,7 @@ func TestPushMaintenanceSpoolsAndDrainWakesLongPolls(t *testing.T) {
 func TestSpoolQuarantinesPoison(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("q", 300)
-	sb := setupSpool(t, broker.Config{}, func(dir string) {
+	sb := setupSpool(t, func(dir string) {
 		var b []byte
 		for _, q := range []string{"up", long, "up"} {
 			body := fmt.Sprintf(`{"queue":%q,"partition":"Default","payload":{"q":%q},"failover":true,"transactionId":"%s-%d"}`,
@@ -204,10 +229,10 @@ func TestSpoolQuarantinesPoison(t *testing.T) {
 	require.Len(t, sb.popAll(t, "up", "g")["Default"], 2, "the valid upstream records around the bad one")
 
 	sb.configure(t, "small", func(o *queue.Options) { o.MaxSize = 1 })
-	_, _, err := sb.b.SetPushMaintenance(t.Context(), true)
+	_, _, err := sb.b.SetPushPause(t.Context(), true)
 	require.NoError(t, err)
 	sb.push(t, item("small", "Default", "s-1", `1`), item("small", "Default", "s-2", `2`), item("other", "Default", "o-1", `3`))
-	_, _, err = sb.b.SetPushMaintenance(t.Context(), false)
+	_, _, err = sb.b.SetPushPause(t.Context(), false)
 	require.NoError(t, err)
 	st := sb.waitDrained(t)
 	require.EqualValues(t, 2, st.QuarantinedRecords, "the invalid name and the record beyond maxSize")
@@ -224,7 +249,7 @@ func TestSpoolQuarantinesPoison(t *testing.T) {
 func TestSpoolCorruptionReplayed(t *testing.T) {
 	t.Parallel()
 	const n = 12
-	sb := setupSpool(t, broker.Config{}, func(dir string) {
+	sb := setupSpool(t, func(dir string) {
 		sp, err := spool.Open(spool.Options{Dir: dir})
 		require.NoError(t, err)
 		for i := range n {

@@ -49,7 +49,7 @@ func (wu *wakeup) take() []string {
 }
 
 // Run serves cross-replica wake-ups until ctx is done: it listens for other replicas'
-// announcements and sends this replica's. It also refreshes the maintenance flags
+// announcements and sends this replica's. It also refreshes the push/pop pause flags
 // every 2 s. The daemon runs it once the schema exists.
 func (b *Broker) Run(ctx context.Context) {
 	var wg sync.WaitGroup
@@ -72,7 +72,7 @@ func (b *Broker) Run(ctx context.Context) {
 		defer wg.Done()
 		b.sendWakeups(ctx)
 	}()
-	wg.Go(func() { b.runMaintenanceRefresh(ctx) })
+	wg.Go(func() { b.runPauseRefresh(ctx) })
 	wg.Go(func() { b.runDrain(ctx) })
 	wg.Wait()
 }

@@ -17,11 +17,11 @@ import (
 )
 
 // replica opens a broker on url and runs its wake-up loops until the test ends.
-func replica(t *testing.T, url string, cfg broker.Config) *broker.Broker {
+func replica(t *testing.T, url string, opts ...func(*broker.Config)) *broker.Broker {
 	t.Helper()
 	st, err := store.Open(store.Options{ConnString: url, MaxConns: 4})
 	require.NoError(t, err)
-	b := broker.New(cfg, st, testlog.Logger(t))
+	b := broker.New(withConfig(opts...), st, testlog.Logger(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); b.Run(ctx) }()
@@ -55,9 +55,8 @@ func TestPushOnOneReplicaWakesLongPollOnAnother(t *testing.T) {
 	url := pgtest.NewDBURL(t)
 	admin := pgtest.NewDB(t)
 	// Replica B never re-checks on its own: only a notification can wake it.
-	slow := broker.Config{PopWaitInitialInterval: time.Hour, PopWaitMaxInterval: time.Hour, MaxPopTimeout: 2 * time.Hour}
-	a := replica(t, url, broker.Config{})
-	b := replica(t, url, slow)
+	a := replica(t, url)
+	b := replica(t, url, slowPolls(2*time.Hour))
 	ctx := context.Background()
 
 	// Listeners of this test's database only: brokers of other tests run beside it.

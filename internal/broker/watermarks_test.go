@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/queue"
 )
 
@@ -17,7 +16,7 @@ import (
 // messages an operator re-exposed stay visible), and leaves other groups' rows alone.
 func TestSeeksAndDeletesForgetWatermarks(t *testing.T) {
 	t.Parallel()
-	sb := setupSQL(t, broker.Config{})
+	sb := setupSQL(t)
 	ctx := t.Context()
 	_, err := sb.b.Push(ctx, []queue.PushItem{{Queue: "wm", Partition: "p", TransactionID: "a", Payload: json.RawMessage(`1`)}})
 	require.NoError(t, err)

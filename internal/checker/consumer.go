@@ -326,7 +326,7 @@ func (c *consumer) ackOneByOne(ctx context.Context, leaseID string, run []int) {
 			return
 		}
 		c.record(d, res)
-		if o := d.Outcome; o == Rejected || o == Errored || o == Released || (o == Retried && !goOn) {
+		if o := d.Outcome; o == Rejected || o == Errored || o == Released || o == Superseded || (o == Retried && !goOn) {
 			return
 		}
 	}
@@ -354,9 +354,16 @@ func (c *consumer) record(d *Delivery, res api.AckResult) {
 		d.Outcome = Released
 	case !res.Success && strings.Contains(errText, "Invalid or expired lease"):
 		d.Outcome = Rejected
+	case !res.Success && d.Failed && strings.HasPrefix(errText, "already committed"):
+		d.Outcome = Superseded // another delivery resolved it
 	case !res.Success:
 		d.Outcome = Errored
 		r.violation("ack", "group %s: ack of %s answered error %q", r.groups[c.group], tx, errText)
+	case res.Noop && (d.Failed || res.DLQ):
+		d.Outcome = Errored
+		r.violation("ack", "group %s: failed ack of %s answered noop (dlq %v)", r.groups[c.group], tx, res.DLQ)
+	case res.Noop:
+		d.Outcome = Superseded // another delivery completed it
 	case res.DLQ && !d.Failed:
 		d.Outcome = Errored
 		r.violation("ack", "group %s: completed ack of %s answered dlq", r.groups[c.group], tx)

@@ -29,7 +29,10 @@
 //   - no message lost: every pushed message was delivered to every group, and its
 //     last delivery ended in a successful completed ack or a dead-letter;
 //   - nothing delivered to a group after that group completed it (or a later message
-//     of the same partition), nor completed twice by one group;
+//     of the same partition), nor completed twice by one group; an ack answered
+//     "already done" (a completed ack answered noop, a failed one "already
+//     committed") changes nothing, and is only right after another delivery's ack
+//     completed or dead-lettered the message;
 //   - per-partition order for every group: the messages of one partition in one pop
 //     are consecutive in (createdAt, id) order, first deliveries follow that order, a
 //     lease starts right after the last acked message (never skips one), and the

@@ -37,10 +37,15 @@ const (
 	Unknown
 	// Errored: the ack got an unexpected per-item error (also a violation).
 	Errored
+	// Superseded: the ack found the message already committed for the group by
+	// another delivery (a completed ack answered noop, a failed one "already
+	// committed"); it changed nothing. Verify checks that another delivery did
+	// resolve the message before.
+	Superseded
 )
 
 var outcomeNames = [...]string{"pending", "acked", "dead-lettered", "retried", "released",
-	"abandoned", "rejected", "unknown", "errored"}
+	"abandoned", "rejected", "unknown", "errored", "superseded"}
 
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) {

@@ -22,6 +22,10 @@ type msgStat struct {
 	unknownFailed int // Unknown outcomes of failed acks
 	retried       int
 	deadLettered  int
+	// superseded counts the acks answered "already done by another delivery";
+	// supersededRecv is the earliest answer of one.
+	superseded     int
+	supersededRecv time.Duration
 	// minSent and minRecv bound the first delivery: it happened at the database after
 	// minSent and before minRecv.
 	minSent, minRecv time.Duration
@@ -164,7 +168,7 @@ func (v *verifier) index() {
 func (v *verifier) groupStats(g, from, to int) {
 	h := v.h
 	for i := range v.stats {
-		v.stats[i] = msgStat{minSent: never, minRecv: never, doneRecv: never, resolveSent: never}
+		v.stats[i] = msgStat{minSent: never, minRecv: never, doneRecv: never, resolveSent: never, supersededRecv: never}
 	}
 	for k := from; k < to; k++ {
 		d := &h.Deliveries[v.byGM[k]]
@@ -193,6 +197,9 @@ func (v *verifier) groupStats(g, from, to int) {
 			}
 		case Retried:
 			st.retried++
+		case Superseded:
+			st.superseded++
+			st.supersededRecv = min(st.supersededRecv, d.AckReceived)
 		case Pending:
 			v.rep.add("recorder", "delivery %d of %s to %s has no outcome", v.byGM[k], h.Messages[d.Msg].TxID, h.Groups[g])
 		}
@@ -200,7 +207,8 @@ func (v *verifier) groupStats(g, from, to int) {
 }
 
 // checkMessages: every pushed message reached group g and was completed or
-// dead-lettered exactly once.
+// dead-lettered exactly once, and an ack answered "already done" came after an ack
+// that did it.
 func (v *verifier) checkMessages(g int) {
 	h := v.h
 	for i := range h.Messages {
@@ -218,6 +226,11 @@ func (v *verifier) checkMessages(g int) {
 		case st.resolved+st.unknown == 0:
 			v.rep.add("lost", "%s: its last delivery to group %s ended %s and it never came back (%d deliveries)",
 				m.TxID, h.Groups[g], st.last, n)
+		}
+		if st.superseded > 0 && st.resolveSent >= st.supersededRecv {
+			// resolveSent covers Unknown acks, which may have resolved it.
+			v.rep.add("noop-unresolved", "%s: an ack answered that group %s had already committed it (at %s), but no ack completing or dead-lettering it had been sent by then",
+				m.TxID, h.Groups[g], st.supersededRecv)
 		}
 		if st.resolved > 1 {
 			v.rep.add("completed-twice", "%s was completed or dead-lettered %d times by group %s", m.TxID, st.resolved, h.Groups[g])
@@ -277,13 +290,13 @@ func (v *verifier) checkEpisodes(g int) {
 			expired := false
 			for _, di := range acks {
 				d := &h.Deliveries[di]
-				if d.Outcome == Abandoned || d.Outcome == Rejected {
+				if d.Outcome == Abandoned || d.Outcome == Rejected || d.Outcome == Superseded {
 					expired = true
 				}
 				if d.AckSent == 0 {
 					continue // never sent
 				}
-				if d.Outcome == Rejected && !released && d.AckReceived < ep.Sent+h.LeaseTime-leaseMargin {
+				if (d.Outcome == Rejected || d.Outcome == Superseded) && !released && d.AckReceived < ep.Sent+h.LeaseTime-leaseMargin {
 					v.rep.add("lease-lost", "group %s: ack of %s under lease %s refused %s after the pop was sent (lease time %s)",
 						h.Groups[g], h.Messages[d.Msg].TxID, ep.LeaseID, d.AckReceived-ep.Sent, h.LeaseTime)
 				}

@@ -101,6 +101,24 @@ func TestVerifyAcceptsACleanHistory(t *testing.T) {
 	require.Contains(t, rep.Summary(), " OK")
 }
 
+// superseded is a clean history where lease 0's ack of m0 comes after its expiry and
+// after lease 1 completed m0: it is answered "already done" (Superseded).
+func superseded() *builder {
+	b := newBuilder(1)
+	e0 := b.pop(0, 0)
+	e1 := b.pop(1100, 0)
+	b.ack(e1, 0, Acked, 1110, true)
+	b.ack(e0, 0, Superseded, 1200, false)
+	return b
+}
+
+func TestVerifyAcceptsASupersededAck(t *testing.T) {
+	t.Parallel()
+	rep := Verify(&superseded().h)
+	require.True(t, rep.OK(), "%v", rep.Violations)
+	require.Equal(t, 1, rep.Redelivered)
+}
+
 // TestVerifyCatchesEachViolation breaks the clean history in one way per case and
 // requires the verifier to report that kind.
 func TestVerifyCatchesEachViolation(t *testing.T) {
@@ -134,6 +152,22 @@ func TestVerifyCatchesEachViolation(t *testing.T) {
 		{"CompletedTwice", "completed-twice", func() *builder {
 			b := good()
 			b.ack(b.pop(200, 1), 0, Acked, 210, true)
+			return b
+		}},
+		{"NoopWithoutCompletion", "noop-unresolved", func() *builder {
+			b := newBuilder(2)
+			e := b.pop(0, 0, 1)
+			b.ack(e, 0, Superseded, 10, false).ack(e, 1, Acked, 20, true)
+			return b
+		}},
+		{"NoopBeforeTheCompletion", "noop-unresolved", func() *builder {
+			b := superseded()
+			b.ack(1, 0, Acked, 1300, true) // the completion now comes after the noop
+			return b
+		}},
+		{"NoopBeforeExpiry", "lease-lost", func() *builder {
+			b := superseded()
+			b.h.LeaseTime = 2 * time.Second // the first lease was still live at the noop
 			return b
 		}},
 		{"FirstDeliveriesOutOfOrder", "order", func() *builder {

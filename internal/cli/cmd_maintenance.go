@@ -8,13 +8,15 @@ import (
 	"github.com/queenmq/queen/internal/api"
 )
 
-// Maintenance routes.
+// The push/pop pause routes: the HTTP API calls the pause maintenance mode.
 const (
-	pushMaintenancePath = "/api/v1/system/maintenance"
-	popMaintenancePath  = "/api/v1/system/maintenance/pop"
+	pushPausePath = "/api/v1/system/maintenance"
+	popPausePath  = "/api/v1/system/maintenance/pop"
 )
 
-// maintenanceCommand is `queenctl maintenance`.
+// maintenanceCommand is `queenctl maintenance`: it switches the push/pop pause, which
+// the HTTP API, this command and the original project call maintenance mode (not the
+// periodic maintenance jobs).
 func maintenanceCommand() *command {
 	toggle := func(on bool) *command {
 		name, summary := "off", "turn push or pop maintenance off"
@@ -31,11 +33,11 @@ func maintenanceCommand() *command {
 					var paths []string
 					switch args[0] {
 					case "push":
-						paths = []string{pushMaintenancePath}
+						paths = []string{pushPausePath}
 					case "pop":
-						paths = []string{popMaintenancePath}
+						paths = []string{popPausePath}
 					case "all":
-						paths = []string{pushMaintenancePath, popMaintenancePath}
+						paths = []string{pushPausePath, popPausePath}
 					default:
 						return usagef("mode %q: want push, pop or all", args[0])
 					}
@@ -44,7 +46,7 @@ func maintenanceCommand() *command {
 							return fail(err, "turn %s maintenance %s", args[0], name)
 						}
 					}
-					return showMaintenance(ctx, a)
+					return showPause(ctx, a)
 				}
 			},
 		}
@@ -55,7 +57,7 @@ func maintenanceCommand() *command {
 			{
 				name: "status", summary: "show whether push and pop maintenance are on",
 				setup: func(*flag.FlagSet) runFunc {
-					return func(ctx context.Context, a *app, _ []string) error { return showMaintenance(ctx, a) }
+					return func(ctx context.Context, a *app, _ []string) error { return showPause(ctx, a) }
 				},
 			},
 			toggle(true),
@@ -64,10 +66,10 @@ func maintenanceCommand() *command {
 	}
 }
 
-// showMaintenance reads and prints both maintenance flags.
-func showMaintenance(ctx context.Context, a *app) error {
+// showPause reads and prints both pause (maintenance mode) flags.
+func showPause(ctx context.Context, a *app) error {
 	var s api.MaintenanceStatus
-	if err := a.get(ctx, pushMaintenancePath, nil, &s); err != nil {
+	if err := a.get(ctx, pushPausePath, nil, &s); err != nil {
 		return fail(err, "maintenance status")
 	}
 	onOff := func(t *tw, b bool) string {

@@ -132,7 +132,7 @@ func proxyCommand() *command {
 				proxyLeaf("create", "TENANT", "mint a key (its text is shown once)", http.MethodPost, keyTable,
 					func(fs *flag.FlagSet) func([]string) (string, any, error) {
 						name := fs.String("name", "", "a `NAME` for the key")
-						scope := fs.String("scope", "", "`SCOPE`: read, write or admin")
+						scope := fs.String("scope", "", "`SCOPE`: push, read, write or admin")
 						queues := fs.String("queues", "", "allowlist: queue names or prefixes ending in *, comma-separated")
 						expires := fs.String("expires", "", "expiry `TIME` (RFC 3339)")
 						return func(args []string) (string, any, error) {
@@ -327,13 +327,13 @@ func tenantTable(t *tw, raw json.RawMessage) {
 func tenantDeletedTable(t *tw, raw json.RawMessage) {
 	var v api.ProxyTenantDeleted
 	_ = json.Unmarshal(raw, &v)
-	t.kv([][2]string{{"deleted:", strconv.FormatBool(v.Deleted)}, {"keysRevoked:", strconv.Itoa(v.KeysRevoked)}})
+	t.kv([][2]string{{"deleted", strconv.FormatBool(v.Deleted)}, {"keysRevoked", strconv.Itoa(v.KeysRevoked)}})
 }
 
 func purgedTable(t *tw, raw json.RawMessage) {
 	var v api.ProxyPurged
 	_ = json.Unmarshal(raw, &v)
-	t.kv([][2]string{{"queuesDeleted:", strconv.Itoa(v.QueuesDeleted)}})
+	t.kv([][2]string{{"queuesDeleted", strconv.Itoa(v.QueuesDeleted)}})
 }
 
 func keyRow(k api.ProxyKey) []string {
@@ -397,7 +397,7 @@ func userTable(t *tw, raw json.RawMessage) {
 func userDeletedTable(t *tw, raw json.RawMessage) {
 	var v api.ProxyUserDeleted
 	_ = json.Unmarshal(raw, &v)
-	t.kv([][2]string{{"deleted:", strconv.FormatBool(v.Deleted)}})
+	t.kv([][2]string{{"deleted", strconv.FormatBool(v.Deleted)}})
 }
 
 func usageRow(u api.ProxyUsage, tenant, start string) []string {

@@ -121,8 +121,8 @@ func TestProxyCommands(t *testing.T) {
 		{"TenantGet", []string{"tenant", "get", "acme"}, "", tenantRow},
 		{"TenantCreate", []string{"tenant", "create", "acme", "--name", "Acme", "--quotas", `{"maxQueues":7}`}, "", tenantRow},
 		{"TenantUpdate", []string{"tenant", "update", "acme", "--limits", "null"}, "", tenantRow},
-		{"TenantDelete", []string{"tenant", "delete", "acme"}, "", "deleted::     true\nkeysRevoked:: 12\n"},
-		{"TenantPurge", []string{"tenant", "purge", "acme"}, "", "queuesDeleted:: 3\n"},
+		{"TenantDelete", []string{"tenant", "delete", "acme"}, "", "deleted:     true\nkeysRevoked: 12\n"},
+		{"TenantPurge", []string{"tenant", "purge", "acme"}, "", "queuesDeleted: 3\n"},
 		{"KeyList", []string{"key", "list", "acme"}, "", keyHeader + k1 + "k_0  acme    old   admin                   revoked\n"},
 		{"KeyCreate", []string{"key", "create", "acme", "--scope", "read", "--queues", "orders*,billing", "--expires", "2026-02-03T04:05:06.5+02:00"},
 			"", keyHeader + k1 + "\nKey (shown once, store it now):\nqk_secret\n"},
@@ -132,7 +132,7 @@ func TestProxyCommands(t *testing.T) {
 		{"UserCreate", []string{"user", "create", "ann", "--role", "read-write", "--tenant", "acme"}, "pw-123456\n",
 			"USERNAME  ROLE        TENANT\nann       read-write  acme\n"},
 		{"UserPasswd", []string{"user", "passwd", "op"}, "pw-abcdefg\n", "USERNAME  ROLE   TENANT\nop        admin  (operator)\n"},
-		{"UserDelete", []string{"user", "delete", "op"}, "", "deleted:: true\n"},
+		{"UserDelete", []string{"user", "delete", "op"}, "", "deleted: true\n"},
 		{"UsageTenant", []string{"usage", "--tenant", "acme"}, "", usageHeader +
 			"acme    2026-01-01T01:00:00Z  10        3            6             7     400       500        3\n" +
 			"acme    total                 10        3            6             7     400       500        3\n"},

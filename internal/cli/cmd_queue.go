@@ -178,10 +178,10 @@ func queueOptions() []queueOption {
 func queueConfigureCommand() *command {
 	return &command{
 		name: "configure", aliases: []string{"create", "config"}, args: "QUEUE", minArgs: 1, maxArgs: 1,
-		summary: "create a queue or replace its options",
-		help: "Calls POST /api/v1/configure. This REPLACES the queue's whole option set:\n" +
-			"every option not given goes back to its default, as with every Queen client.\n" +
-			"Give all the options the queue should have. Durations take seconds (or ms for\n" +
+		summary: "create a queue or change its options",
+		help: "Calls POST /api/v1/configure. Only the options given change: the others keep\n" +
+			"their stored values (a new queue takes the defaults). With --replace every option\n" +
+			"not given goes back to its default. Durations take seconds (or ms for\n" +
 			"--retry-delay) or a Go duration such as 5m.",
 		setup: func(fs *flag.FlagSet) runFunc {
 			opts := queueOptions()
@@ -200,8 +200,12 @@ func queueConfigureCommand() *command {
 			}
 			ns := fs.String("namespace", "", "namespace of the queue")
 			task := fs.String("task", "", "task of the queue")
+			replace := fs.Bool("replace", false, "reset every option not given to its default")
 			return func(ctx context.Context, a *app, args []string) error {
 				req := api.ConfigureRequest{Queue: args[0], Options: &api.QueueOptions{}}
+				if *replace {
+					req.Mode = api.ConfigureModeReplace
+				}
 				for i, o := range opts {
 					if !isSet(fs, o.flag) {
 						continue

@@ -65,7 +65,11 @@ func (e *codeError) Error() string { return e.msg }
 func outcomeError(format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
 	code := ExitFailure
-	if strings.Contains(strings.ToLower(msg), "not found") {
+	lower := strings.ToLower(msg)
+	// "unresolvable" and "unknown transactionId": a broker with the Queen 1.x ack
+	// answers saying the message was not found.
+	if strings.Contains(lower, "not found") || strings.Contains(lower, "unresolvable") ||
+		strings.Contains(lower, "unknown transactionid") {
 		code = ExitNotFound
 	}
 	return &codeError{code: code, msg: msg}

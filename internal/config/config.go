@@ -45,7 +45,7 @@ type Config struct {
 	ShutdownTimeout    time.Duration // QUEEN_SHUTDOWN_TIMEOUT: drain budget after SIGTERM.
 	ShutdownDelay      time.Duration // QUEEN_SHUTDOWN_DELAY: serve while not ready before draining.
 	ReadTimeout        time.Duration // QUEEN_READ_TIMEOUT: whole-request read limit, 0 = none.
-	TenancyHeader      string        // QUEEN_TENANCY_HEADER: tenant header name, "" = tenancy off.
+	TenancyHeader      string        // QUEEN_TENANCY_HEADER: tenant header name ("true": X-Queen-Tenant), "" = tenancy off.
 	WebappRoot         string        // WEBAPP_ROOT: dashboard directory; "" serves the embedded one.
 	DashboardEnabled   bool          // false when WEBAPP_ROOT is set but empty.
 	CORSAllowedOrigins []string      // CORS_ALLOWED_ORIGINS: empty means CORS off.
@@ -84,7 +84,8 @@ type Config struct {
 	// Pop and long-poll.
 	DefaultTimeout           time.Duration // DEFAULT_TIMEOUT (ms)
 	DefaultBatchSize         int           // DEFAULT_BATCH_SIZE
-	DefaultSubscriptionMode  string        // DEFAULT_SUBSCRIPTION_MODE: "" or "all" (both: all messages), or "new".
+	PopAutopilotBatch        int           // QUEEN_POP_AUTOPILOT_BATCH
+	DefaultSubscriptionMode  string        // DEFAULT_SUBSCRIPTION_MODE: "" or "all" (both: all messages), or "new" (and its 1.x spellings).
 	PopWaitInitialInterval   time.Duration // POP_WAIT_INITIAL_INTERVAL_MS
 	PopWaitBackoffThreshold  int           // POP_WAIT_BACKOFF_THRESHOLD
 	PopWaitBackoffMultiplier float64       // POP_WAIT_BACKOFF_MULTIPLIER
@@ -136,7 +137,7 @@ type Config struct {
 
 	// Authentication (JWT).
 	JWTEnabled             bool          // JWT_ENABLED
-	JWTAlgorithm           string        // JWT_ALGORITHM: HS256, RS256, EdDSA or auto.
+	JWTAlgorithm           string        // JWT_ALGORITHM: one of auth.Algorithms().
 	JWTSecret              string        // JWT_SECRET (secret)
 	JWTJWKSURL             string        // JWT_JWKS_URL
 	JWTPublicKey           string        // JWT_PUBLIC_KEY, PEM
@@ -151,6 +152,7 @@ type Config struct {
 	JWTRoleAdmin           string        // JWT_ROLE_ADMIN
 	JWTRoleReadWrite       string        // JWT_ROLE_READ_WRITE
 	JWTRoleReadOnly        string        // JWT_ROLE_READ_ONLY
+	JWTRoleWriteOnly       string        // JWT_ROLE_WRITE_ONLY
 
 	// Encryption.
 	EncryptionKey []byte // QUEEN_ENCRYPTION_KEY: 32 bytes, or nil when encryption is off.
@@ -201,6 +203,7 @@ func Load(environ []string) (*Config, error) {
 	}
 	c.resolveDatabase()
 	c.checkForeign(env, credDir)
+	c.warnings = append(c.warnings, c.compat1xWarnings(env)...)
 	for _, p := range c.problems() {
 		if !p.involves(failed) {
 			errs = append(errs, p)

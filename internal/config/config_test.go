@@ -137,8 +137,6 @@ func TestLoadIntegers(t *testing.T) {
 		{"TenancyHeaderDigitFirst", "QUEEN_TENANCY_HEADER=1-Tenant", `a header name starts with a letter`},
 		{"TenancyHeaderReserved", "QUEEN_TENANCY_HEADER=authorization", `Authorization is a header the broker or a proxy already uses`},
 		{"TenancyHeaderForwarded", "QUEEN_TENANCY_HEADER=X-Forwarded-Tenant", `X-Forwarded-Tenant is a header proxies set`},
-		{"TenancyHeader1xBoolean", "QUEEN_TENANCY_HEADER=true", `"true" is a boolean, but this setting names a header`},
-		{"TenancyHeader1xBooleanOff", "QUEEN_TENANCY_HEADER=OFF", `"OFF" is a boolean, but this setting names a header`},
 		{"FlushIntervalTooShort", "QUEEN_ANALYTICS_FLUSH_INTERVAL=500ms",
 			`config: QUEEN_ANALYTICS_FLUSH_INTERVAL="500ms": must be from 1s to 1m0s`},
 		{"FlushIntervalTooLong", "QUEEN_ANALYTICS_FLUSH_INTERVAL=2m", `must be from 1s to 1m0s`},
@@ -232,10 +230,15 @@ func TestLoadEnums(t *testing.T) {
 	require.Equal(t, "new", c.DefaultSubscriptionMode)
 	require.Equal(t, "all", mustLoad(t, "DEFAULT_SUBSCRIPTION_MODE=all").DefaultSubscriptionMode)
 
-	msg := loadErr(t, "LOG_LEVEL=verbose", "JWT_ALGORITHM=ES256", "DEFAULT_SUBSCRIPTION_MODE=latest")
+	for _, raw := range []string{"new", "new-only", "new_only", "newonly", "NewOnly"} {
+		require.Equal(t, "new", mustLoad(t, "DEFAULT_SUBSCRIPTION_MODE="+raw).DefaultSubscriptionMode, raw)
+	}
+	require.Empty(t, mustLoad(t).DefaultSubscriptionMode, "queen's default stays all (empty)")
+
+	msg := loadErr(t, "LOG_LEVEL=verbose", "JWT_ALGORITHM=PS256", "DEFAULT_SUBSCRIPTION_MODE=latest")
 	require.Contains(t, msg, `config: LOG_LEVEL="verbose": must be one of trace, debug, info, warn, error`)
-	require.Contains(t, msg, `config: JWT_ALGORITHM="ES256": must be one of HS256, RS256, EdDSA, auto`)
-	require.Contains(t, msg, `config: DEFAULT_SUBSCRIPTION_MODE="latest": must be one of all, new, new-only`)
+	require.Contains(t, msg, `config: JWT_ALGORITHM="PS256": must be one of HS256, HS384, HS512, RS256, RS384, RS512, ES256, EdDSA, auto`)
+	require.Contains(t, msg, `config: DEFAULT_SUBSCRIPTION_MODE="latest": must be one of all, new, new-only, new_only, newonly`)
 }
 
 func TestLoadLists(t *testing.T) {
@@ -478,4 +481,36 @@ func TestGOMEMLIMITPrintsBack(t *testing.T) {
 		c := mustLoad(t, "GOMEMLIMIT="+raw)
 		require.Equal(t, want, memLimitValue{&c.MemoryLimit}.Get(), raw)
 	}
+}
+
+// TestTenancyHeader1xBoolean: QUEEN_TENANCY_HEADER takes the Queen 1.x boolean (true:
+// tenancy on with X-Queen-Tenant, false: off) in its strict spellings, and anything
+// else as a header name, as before.
+func TestTenancyHeader1xBoolean(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{"true", "TRUE", "1", "yes", "On"} {
+		c := mustLoad(t, "QUEEN_TENANCY_HEADER="+raw)
+		require.Equal(t, "X-Queen-Tenant", c.TenancyHeader, raw)
+		require.Contains(t, strings.Join(c.Warnings(), "\n"), "QUEEN_TENANCY_HEADER="+raw+" is read as the Queen 1.x boolean", raw)
+	}
+	for _, raw := range []string{"false", "0", "no", "OFF"} {
+		require.Empty(t, mustLoad(t, "QUEEN_TENANCY_HEADER="+raw).TenancyHeader, raw)
+	}
+	for _, name := range []string{"X-Tenant", "truely", "Tenant-1", "y"} {
+		require.Equal(t, name, mustLoad(t, "QUEEN_TENANCY_HEADER="+name).TenancyHeader, name)
+	}
+	require.Contains(t, loadErr(t, "QUEEN_TENANCY_HEADER=tru e"), "a header name has only letters")
+}
+
+// TestSubscriptionModeWarningFor1xEnvironments: an environment with a Queen 1.x-only
+// variable and no DEFAULT_SUBSCRIPTION_MODE is told that queen's default differs;
+// setting the variable, or a 0.15-style environment, is silent.
+func TestSubscriptionModeWarningFor1xEnvironments(t *testing.T) {
+	t.Parallel()
+	const w = "DEFAULT_SUBSCRIPTION_MODE is unset in what looks like a Queen 1.x environment"
+	for _, env := range [][]string{{"PG_DATABASE=q"}, {"JWT_ROLE_WRITE_ONLY=w"}, {"QUEEN_TENANCY_HEADER=off"}} {
+		require.Contains(t, strings.Join(mustLoad(t, env...).Warnings(), "\n"), w, env)
+		require.NotContains(t, strings.Join(mustLoad(t, append(env, "DEFAULT_SUBSCRIPTION_MODE=new")...).Warnings(), "\n"), w, env)
+	}
+	require.NotContains(t, strings.Join(mustLoad(t, "PG_DB=q", "QUEEN_TENANCY_HEADER=X-Tenant").Warnings(), "\n"), w)
 }

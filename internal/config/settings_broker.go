@@ -23,12 +23,26 @@ func popSettings() []setting {
 			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.DefaultBatchSize, Min: 1, Max: envvalue.NoMax} },
 		},
 		{
+			name: "QUEEN_POP_AUTOPILOT_BATCH", def: "100", group: groupPop,
+			doc: "Batch size the pop autopilot gives a pop that sends `autopilot=true` without `batch`, " +
+				"names a `consumerGroup` and pops the queue route (`/api/v1/pop/queue/{queue}`), capped at " +
+				"`QUEEN_MAX_POP_BATCH`. Any other `autopilot=true` pop without `batch` takes " +
+				"200 messages, a pop without `autopilot` `DEFAULT_BATCH_SIZE` (docs/api.md, Pop autopilot). " +
+				"As the Queen 1.x brokers.",
+			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.PopAutopilotBatch, Min: 1, Max: 10000} },
+		},
+		{
 			name: "DEFAULT_SUBSCRIPTION_MODE", def: "", defDoc: "empty: all", group: groupPop,
-			doc: "Subscription mode of a pop that gives none. Empty or `all`: a new consumer group starts " +
-				"at the oldest message; `new`: at messages pushed from now on. `new-only` is accepted as an " +
-				"alias of `new` (upstream documents it so but treats it as `all`).",
+			doc: "Subscription mode of a pop that names a consumer group but no `subscriptionMode`, used " +
+				"when the group first reads a partition. Empty or `all`: a new consumer group starts at the " +
+				"oldest message (queen's and Queen 0.15's default); `new`: at messages pushed from now on. " +
+				"`new-only`, `new_only` and `newonly` are read as `new`, as the Queen 1.x brokers do. The " +
+				"Queen 1.x brokers default to `new`: a 1.x deployment that relied on that default sets " +
+				"`DEFAULT_SUBSCRIPTION_MODE=new` (queen warns at boot when an environment looks like a 1.x " +
+				"one and leaves it unset). Unlike 1.x, which reads any other word as `all`, queen refuses it.",
 			bind: func(c *Config) value {
-				return envvalue.Enum{P: &c.DefaultSubscriptionMode, Options: []string{"", "all", "new"}, Aliases: [][2]string{{"new-only", "new"}}}
+				return envvalue.Enum{P: &c.DefaultSubscriptionMode, Options: []string{"", "all", "new"},
+					Aliases: [][2]string{{"new-only", "new"}, {"new_only", "new"}, {"newonly", "new"}}}
 			},
 		},
 		{

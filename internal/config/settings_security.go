@@ -17,26 +17,28 @@ func jwtSettings() []setting {
 		},
 		{
 			name: "JWT_ALGORITHM", def: "HS256", group: groupJWT,
-			doc: "`HS256` needs `JWT_SECRET` (upstream also starts with only a JWKS URL or public key, which " +
-				"cannot verify HS256 tokens); `RS256` and `EdDSA` need `JWT_JWKS_URL` or `JWT_PUBLIC_KEY`; " +
-				"`auto` takes the algorithm from each token's header and needs at least one of the three.",
+			doc: "Token algorithms accepted. `HS256`, `HS384` and `HS512` need `JWT_SECRET`; `RS256` (which " +
+				"also accepts `RS384` and `RS512` tokens, as the Queen 1.x brokers do), `RS384`, `RS512`, " +
+				"`ES256` and `EdDSA` need `JWT_JWKS_URL` or `JWT_PUBLIC_KEY`; each other value accepts " +
+				"exactly its own algorithm. `auto` accepts every algorithm whose key is configured and needs " +
+				"at least one of the three. A token of another algorithm is 401 `Unsupported token algorithm`.",
 			bind: func(c *Config) value {
-				return envvalue.Enum{P: &c.JWTAlgorithm, Options: []string{"HS256", "RS256", "EdDSA", "auto"}}
+				return envvalue.Enum{P: &c.JWTAlgorithm, Options: jwtAlgorithms()}
 			},
 		},
 		{
 			name: "JWT_SECRET", def: "", group: groupJWT, secret: true,
-			doc:  "HS256 key, used as the raw bytes of the string. Best given as the systemd credential `JWT_SECRET`.",
+			doc:  "HS256, HS384 and HS512 key, used as the raw bytes of the string. Best given as the systemd credential `JWT_SECRET`.",
 			bind: func(c *Config) value { return envvalue.Text{P: &c.JWTSecret} },
 		},
 		{
 			name: "JWT_JWKS_URL", def: "", group: groupJWT,
-			doc:  "JWKS endpoint (http or https) with the RS256 or Ed25519 verification keys.",
+			doc:  "JWKS endpoint (http or https) with the RSA, EC P-256 or Ed25519 verification keys.",
 			bind: func(c *Config) value { return envvalue.URL{P: &c.JWTJWKSURL} },
 		},
 		{
 			name: "JWT_PUBLIC_KEY", def: "", group: groupJWT, credential: true,
-			doc: "PEM public key (RSA for RS256, Ed25519 for EdDSA); when set, it verifies every asymmetric " +
+			doc: "PEM public key (RSA for RS256/RS384/RS512, ECDSA P-256 for ES256, Ed25519 for EdDSA); when set, it verifies every asymmetric " +
 				"token and the JWKS is not consulted. Since env files hold one line per " +
 				"variable, `\\n` sequences are read as newlines when the value has no real newline. " +
 				"May also be given as the systemd credential `JWT_PUBLIC_KEY` (the PEM file as is).",
@@ -95,10 +97,22 @@ func jwtSettings() []setting {
 		},
 		{
 			name: "JWT_ROLE_READ_ONLY", def: "read-only", group: groupJWT,
-			doc:  "Role name that grants read-only routes.",
+			doc:  "Role name that grants read-only routes (not the write-only ones).",
 			bind: func(c *Config) value { return envvalue.Text{P: &c.JWTRoleReadOnly} },
 		},
+		{
+			name: "JWT_ROLE_WRITE_ONLY", def: "write-only", group: groupJWT,
+			doc: "Role name that grants the write-only routes only (`POST /api/v1/push` and " +
+				"`POST /api/v1/timers`): producers that may push and nothing else, as in Queen 1.x.",
+			bind: func(c *Config) value { return envvalue.Text{P: &c.JWTRoleWriteOnly} },
+		},
 	}
+}
+
+// jwtAlgorithms are the JWT_ALGORITHM values, as package auth accepts them (a test
+// ties the two lists; config stays a leaf package and does not import auth).
+func jwtAlgorithms() []string {
+	return []string{"HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "ES256", "EdDSA", "auto"}
 }
 
 // encryptionSettings: at-rest payload encryption.

@@ -62,9 +62,13 @@ func serverSettings() []setting {
 				"tenant: its queue names are stored as `<tenant>:<name>` and answered without the prefix, and " +
 				"cluster-wide routes refuse it. With `JWT_ENABLED` the token's `queen_tenant` claim decides " +
 				"the tenant; without it the header is trusted as is, so only the proxy may reach the broker. " +
-				"A boolean (`true`, `1`, `off`...), as the Queen 1.x brokers read this variable, is refused " +
-				"at boot (exit 78): here it names a header.",
-			bind: func(c *Config) value { return headerNameValue{&c.TenancyHeader} },
+				"The Queen 1.x boolean form is accepted too: `true`, `1`, `yes` or `on` (any case) turns " +
+				"tenancy on with the header `X-Queen-Tenant`, and `false`, `0`, `no` or `off` turns it off; " +
+				"anything else is a header name (no header name can be one of those words). Either way the " +
+				"header holds a queen tenant id or, as 1.x clients send it, a UUID (canonical form, any case, " +
+				"lowercased); the 1.x default tenant's UUID and a request without the header are global " +
+				"(docs/security.md).",
+			bind: func(c *Config) value { return tenancyHeaderValue{&c.TenancyHeader} },
 		},
 		{
 			name: "QUEEN_TENANCY_USAGE_INTERVAL", def: "30s", group: groupServer,

@@ -76,15 +76,10 @@ func unusedUpstream() []unusedGroup {
 		{names: []string{"QUEEN_CACHE_PARTITION_MAX", "QUEEN_CACHE_PARTITION_TTL_MS"},
 			reason: "unused by upstream too"},
 		// The Queen 1.x brokers' own names.
-		{names: []string{"QUEEN_POP_AUTOPILOT_BATCH"},
-			reason: "a Queen 1.x name; queen has no pop autopilot: a pop without `batch` takes " +
-				"DEFAULT_BATCH_SIZE messages, whatever its `autopilot` parameter"},
-		{names: []string{"JWT_ROLE_WRITE_ONLY"},
-			reason: "a Queen 1.x name; queen has no write-only role: a token that pushes needs the " +
-				"read-write or admin role (JWT_ROLE_READ_WRITE, JWT_ROLE_ADMIN)"},
 		{names: []string{"QUEEN_KV_TRUSTED_PROXY"},
-			reason: "a Queen 1.x name; queen serves no key-value routes (`/api/v1/kv`), and " +
-				"QUEEN_TENANCY_HEADER names the tenant header itself"},
+			reason: "a Queen 1.x name; 1.x refuses to start tenancy without it because its key-value " +
+				"namespaces are shared by every tenant, while queen scopes each tenant's names itself, " +
+				"so tenancy needs no such acknowledgement here"},
 	}
 }
 

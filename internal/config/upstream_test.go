@@ -1,6 +1,7 @@
 package config
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -208,4 +209,34 @@ func TestUnusedUpstreamCoversEveryEngineVariable(t *testing.T) {
 	for _, s := range table() {
 		require.False(t, names[s.name], "%s is both a setting and unused", s.name)
 	}
+}
+
+// TestQueen1xEnvFile loads the environment of a Queen 1.x deployment
+// (testdata/queen-1x.env, every variable the 1.x broker reads) as `queen -check-config`
+// does: it is valid, holds no unknown variable, and each variable is either a setting
+// queen read from it or named in a warning. None is silently ignored.
+func TestQueen1xEnvFile(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("testdata/queen-1x.env")
+	require.NoError(t, err)
+	environ := parseEnvFile(string(data))
+	require.GreaterOrEqual(t, len(environ), 100, "the file lists the 1.x broker's variables")
+	c := mustLoad(t, environ...)
+	require.Empty(t, c.UnknownVariables())
+	warnings := strings.Join(c.Warnings(), "\n")
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, ok := settingByName(name); ok {
+			require.NotEqual(t, SourceDefault, c.Source(name), "%s is a setting but was not read", name)
+			continue
+		}
+		require.Contains(t, warnings, name+"=", "%s is neither a setting nor named in a warning", name)
+	}
+	// The 1.x meanings that differ from 0.15's are read as 1.x meant them.
+	require.Equal(t, "X-Queen-Tenant", c.TenancyHeader)
+	require.Equal(t, "new", c.DefaultSubscriptionMode)
+	require.Equal(t, "HS512", c.JWTAlgorithm)
+	require.Equal(t, "producer", c.JWTRoleWriteOnly)
+	require.Equal(t, "queen", c.PGDB)
+	require.NotContains(t, warnings, "sync-secret", "secrets are not echoed")
 }

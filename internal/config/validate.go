@@ -86,19 +86,19 @@ func (c *Config) jwtProblem() *Error {
 	}
 	related := []string{"JWT_ENABLED", "JWT_SECRET", "JWT_JWKS_URL", "JWT_PUBLIC_KEY"}
 	switch c.JWTAlgorithm {
-	case "HS256":
+	case "HS256", "HS384", "HS512":
 		if c.JWTSecret == "" {
 			return c.combination("JWT_ALGORITHM", "with JWT_ENABLED=true needs JWT_SECRET", related...)
-		}
-	case "RS256", "EdDSA":
-		if c.JWTJWKSURL == "" && c.JWTPublicKey == "" {
-			return c.combination("JWT_ALGORITHM",
-				"with JWT_ENABLED=true needs JWT_JWKS_URL or JWT_PUBLIC_KEY", related...)
 		}
 	case "auto":
 		if c.JWTSecret == "" && c.JWTJWKSURL == "" && c.JWTPublicKey == "" {
 			return c.combination("JWT_ALGORITHM",
 				"with JWT_ENABLED=true needs JWT_SECRET, JWT_JWKS_URL or JWT_PUBLIC_KEY", related...)
+		}
+	default: // the asymmetric algorithms
+		if c.JWTJWKSURL == "" && c.JWTPublicKey == "" {
+			return c.combination("JWT_ALGORITHM",
+				"with JWT_ENABLED=true needs JWT_JWKS_URL or JWT_PUBLIC_KEY", related...)
 		}
 	}
 	return nil

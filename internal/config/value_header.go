@@ -19,18 +19,26 @@ var reservedHeaders = []string{
 	"Transfer-Encoding", "Connection", "Accept", "Origin", "X-Request-Id",
 }
 
-// headerNameValue is an HTTP request header name (letters, digits and '-', starting
-// with a letter, at most 64 bytes) that is not one of reservedHeaders nor an
-// X-Forwarded-* header; empty is allowed and means unset.
-type headerNameValue struct{ p *string }
+// TenancyHeader1x is the tenant header of the Queen 1.x brokers, which
+// QUEEN_TENANCY_HEADER=true selects.
+const TenancyHeader1x = "X-Queen-Tenant"
 
-func (v headerNameValue) Set(raw string) error {
-	if _, isBool := envvalue.ParseBool(raw); isBool && raw != "" {
-		// The Queen 1.x brokers read QUEEN_TENANCY_HEADER as a boolean; here it names a
-		// header, and a header called "true" (or "false", which would turn tenancy on)
-		// is never what such an env file means.
-		return fmt.Errorf("%q is a boolean, but this setting names a header (e.g. X-Queen-Tenant); "+
-			"the Queen 1.x boolean form is not supported (docs/multi-tenant.md)", raw)
+// tenancyHeaderValue is QUEEN_TENANCY_HEADER: either a boolean in the strict spellings
+// of envvalue.ParseBool, as the Queen 1.x brokers read it (true: tenancy on with
+// TenancyHeader1x; false: off), or an HTTP request header name (letters, digits and
+// '-', starting with a letter, at most 64 bytes) that is not one of reservedHeaders
+// nor an X-Forwarded-* header. No header name is a boolean spelling (a name starts
+// with a letter and none of them is one), so the two readings never overlap. Empty is
+// allowed and means unset.
+type tenancyHeaderValue struct{ p *string }
+
+func (v tenancyHeaderValue) Set(raw string) error {
+	if on, isBool := envvalue.ParseBool(raw); isBool && raw != "" {
+		*v.p = ""
+		if on {
+			*v.p = TenancyHeader1x
+		}
+		return nil
 	}
 	if raw != "" {
 		if err := checkHeaderName(raw); err != nil {
@@ -41,8 +49,8 @@ func (v headerNameValue) Set(raw string) error {
 	return nil
 }
 
-func (v headerNameValue) Get() string { return *v.p }
-func (headerNameValue) Kind() string  { return "header name" }
+func (v tenancyHeaderValue) Get() string { return *v.p }
+func (tenancyHeaderValue) Kind() string  { return "boolean or header name" }
 
 func checkHeaderName(name string) error {
 	if len(name) > maxHeaderNameLength {

@@ -30,6 +30,7 @@ func newVerifier(cfg *config.Config, logger *slog.Logger) (*auth.Verifier, error
 		Roles: auth.RoleNames{
 			Claim: cfg.JWTRolesClaim, ArrayClaim: cfg.JWTRolesArrayClaim,
 			Admin: cfg.JWTRoleAdmin, ReadWrite: cfg.JWTRoleReadWrite, ReadOnly: cfg.JWTRoleReadOnly,
+			WriteOnly: cfg.JWTRoleWriteOnly,
 		},
 		Logger: logger, // it logs JWKS events only, with component=jwks
 	})

@@ -151,35 +151,16 @@ func (d *daemon) open(ctx context.Context, opts Options, undo *appliance.Undo) (
 	}
 	undo.Push(func() { closeSpool(d.spool, logger) })
 
-	d.broker = broker.New(broker.Config{
-		DefaultTimeout:   cfg.DefaultTimeout,
-		MaxPopTimeout:    cfg.MaxPopTimeout,
-		DefaultBatchSize: cfg.DefaultBatchSize,
-		MaxPopBatch:      cfg.MaxPopBatch,
-		MaxPushItems:     cfg.MaxPushItems,
-		MaxAckItems:      cfg.MaxAckItems,
-		Push: broker.PushBatching{MaxConcurrent: max(cfg.PushMaxConcurrent, 1),
-			MaxBatch: max(cfg.PushMaxBatchSize, 1), Preferred: cfg.PushPreferredBatch, Hold: cfg.PushMaxHold},
-		DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
-		PopWaitInitialInterval:  cfg.PopWaitInitialInterval,
-		PopWaitBackoffThreshold: cfg.PopWaitBackoffThreshold,
-		PopWaitBackoffMultiple:  cfg.PopWaitBackoffMultiplier,
-		PopWaitMaxInterval:      cfg.PopWaitMaxInterval,
-		Sealer:                  sealer,
-		Instance:                cfg.Instance,
-		Spool:                   d.spool,
-		SpoolFlushInterval:      cfg.FileBufferFlushInterval,
-		SpoolMaxBatch:           cfg.FileBufferMaxBatch,
-		AnalyticsFlushInterval:  cfg.AnalyticsFlushInterval,
-		AnalyticsBucket:         cfg.AnalyticsBucket,
-	}, d.store, logger.With("component", "broker"))
+	bcfg := broker.SettingsConfig(cfg)
+	bcfg.Sealer, bcfg.Spool = sealer, d.spool
+	d.broker = broker.New(bcfg, d.store, logger.With("component", "broker"))
 	d.broker.SetDatabaseReady(false) // pushes are spooled until the schema is applied
 	registry, tel, err := newTelemetry(d.store, d.broker, logger)
 	if err != nil {
 		return err
 	}
 	d.tel = tel
-	if d.maint, err = newMaintenance(cfg, d.store, registry, logger); err != nil {
+	if d.maint, err = newMaintenance(cfg, d.broker.Config().Instance, d.store, registry, logger); err != nil {
 		return err
 	}
 
@@ -269,6 +250,8 @@ func (d *daemon) becomeReady(ctx context.Context, workers *appliance.Tier) error
 	workers.Start(appliance.Infallible(d.maint.Run))
 	workers.Start(appliance.Infallible(d.broker.Run)) // wake-ups, the spool drainer
 	workers.Start(d.broker.Analytics().Run)           // samples and flushes the activity counters
+	// Fires due timers; every replica runs it, one fires per cycle (leader-gated).
+	workers.Start(appliance.Infallible(d.broker.RunTimers))
 	d.ready.Store(true)
 	workers.Start(d.newHeartbeat(ctx).Run) // this replica's row in queen.replicas
 	workers.Start(d.buildIndexes)

@@ -3,7 +3,6 @@ package daemon_test
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -180,7 +179,7 @@ func TestDaemonTransactionIsAtomic(t *testing.T) {
 			{Type: api.TxOpAck, TransactionID: "no-such-message", PartitionID: tb.msg.PartitionID, Status: api.AckStatusCompleted},
 		}})
 		require.False(t, resp.Success, "%+v", resp)
-		require.Contains(t, strings.ToLower(resp.Error), "not found")
+		require.Equal(t, "QTXN ack references unknown transactionId; transaction rolled back", resp.Error)
 
 		require.Zero(t, queueTotals(t, tb.testBundle, out).Total, "the push was rolled back")
 		none, err := tb.client.Pop(ctxT(t), client.PopOptions{Queue: out})

@@ -59,7 +59,7 @@ func TestAuthEnabled(t *testing.T) {
 	boot := logs.String()
 	require.Contains(t, boot, `"msg":"authentication on: bearer JWT required"`)
 	require.Contains(t, boot, `"auth":"jwt"`)
-	require.Contains(t, boot, `"accepted_algorithms":["HS256","RS256","EdDSA"]`)
+	require.Contains(t, boot, `"accepted_algorithms":["HS256","HS384","HS512","RS256","RS384","RS512","ES256","EdDSA"]`)
 	require.NotContains(t, boot, "serving WITHOUT authentication")
 	require.NotContains(t, boot, authTestSecret)
 

@@ -30,7 +30,7 @@ func TestDashboardServing(t *testing.T) {
 		require.Contains(t, string(body), `name="queen-auth"`)
 		status, body = tb.raw(t, http.MethodGet, "/api/v1/nope", "")
 		require.Equal(t, http.StatusNotFound, status)
-		require.Equal(t, "not_found", string(errorBody(t, body).Code))
+		require.Equal(t, "no_such_route", string(errorBody(t, body).Code))
 	})
 
 	t.Run("JWTModeServesTheAppWithoutAToken", func(t *testing.T) {

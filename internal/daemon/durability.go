@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -105,7 +104,8 @@ func (g *pushGate) wrap(start *startGate, gated, direct http.Handler) http.Handl
 
 // newMaintenance builds the runner of the background jobs (retention, eviction,
 // partition clean-up, lookup reconciliation); it runs once the schema is applied.
-func newMaintenance(cfg *config.Config, st *store.Store, reg prometheus.Registerer, logger *slog.Logger) (*maintenance.Runner, error) {
+// instance names this replica in the jobs' claims (the broker's Config.Instance).
+func newMaintenance(cfg *config.Config, instance string, st *store.Store, reg prometheus.Registerer, logger *slog.Logger) (*maintenance.Runner, error) {
 	day := 24 * time.Hour
 	jobs := maintenance.Jobs(st, maintenance.Settings{
 		RetentionInterval: cfg.RetentionInterval,
@@ -124,10 +124,6 @@ func newMaintenance(cfg *config.Config, st *store.Store, reg prometheus.Register
 		TenancyUsageInterval: tenancyUsageInterval(cfg),
 		AnalyzeInterval:      cfg.AnalyzeInterval,
 	})
-	instance := cfg.Instance
-	if instance == "" {
-		instance = hostnameOr("queen")
-	}
 	r, err := maintenance.New(st, jobs, reg, maintenance.Options{
 		Instance: instance, Logger: logger.With("component", "maintenance"),
 	})
@@ -135,13 +131,6 @@ func newMaintenance(cfg *config.Config, st *store.Store, reg prometheus.Register
 		return nil, fmt.Errorf("daemon: maintenance: %w", err)
 	}
 	return r, nil
-}
-
-func hostnameOr(def string) string {
-	if h, err := os.Hostname(); err == nil && h != "" {
-		return h
-	}
-	return def
 }
 
 // tenancyUsageInterval paces the per-tenant usage job: QUEEN_TENANCY_USAGE_INTERVAL

@@ -95,7 +95,7 @@ func TestLeastPrivilegeBroker(t *testing.T) {
 		maintenance.JobDLQRetention, maintenance.JobPartitionCleanup, maintenance.JobConsumerCleanup,
 		maintenance.JobLeaseReclaim, maintenance.JobMetricsCleanup, maintenance.JobConsumerLag,
 		maintenance.JobReplicaCleanup, maintenance.JobTenancyUsage, maintenance.JobAnalyze,
-		maintenance.JobLookupReconcile}
+		maintenance.JobLookupReconcile, maintenance.JobKVSweep}
 	sort.Strings(jobs)
 	var succeeded []string
 	var activity, replicas int

@@ -60,7 +60,9 @@ func row(t *testing.T, st *store.Store, instance string, ok func(store.Replica) 
 func start(t *testing.T, st *store.Store, instance string, opts heartbeat.Options) (stop func()) {
 	t.Helper()
 	opts.Store = st
-	opts.Broker = broker.New(broker.Config{Instance: instance}, st, slog.New(slog.DiscardHandler))
+	cfg := broker.DefaultConfig()
+	cfg.Instance = instance
+	opts.Broker = broker.New(cfg, st, slog.New(slog.DiscardHandler))
 	if opts.Interval == 0 {
 		opts.Interval = 20 * time.Millisecond
 	}
@@ -88,7 +90,7 @@ func TestHeartbeat(t *testing.T) {
 		t.Parallel()
 		tb := setup(t)
 		runner, err := maintenance.New(tb.st, maintenance.Jobs(tb.st, maintenance.Settings{
-			RetentionInterval: time.Hour, EvictionInterval: time.Hour}), prometheus.NewRegistry(),
+			RetentionInterval: time.Hour, EvictionInterval: time.Hour, BatchSize: 1000, EvictionBatchSize: 1000}), prometheus.NewRegistry(),
 			maintenance.Options{Instance: "a"})
 		require.NoError(t, err)
 		draining := make(chan struct{})

@@ -163,9 +163,10 @@ func TestEveryRouteHasALevel(t *testing.T) {
 func TestRouteLevelsFollowTheSpec(t *testing.T) {
 	t.Parallel()
 	spec := map[auth.Level][]string{
-		auth.Public: {"GET /health", "GET /metrics", "GET /metrics/prometheus", "GET /", "GET /assets/*", "GET /*"},
+		auth.Public:    {"GET /health", "GET /metrics", "GET /metrics/prometheus", "GET /", "GET /assets/*", "GET /*"},
+		auth.WriteOnly: {"POST /api/v1/push", "POST /api/v1/timers"},
 		auth.ReadWrite: {
-			"POST /api/v1/configure", "POST /api/v1/push", "GET /api/v1/pop/queue/{queue}",
+			"POST /api/v1/configure", "GET /api/v1/pop/queue/{queue}",
 			"GET /api/v1/pop/queue/{queue}/partition/{partition}", "GET /api/v1/pop", "POST /api/v1/ack",
 			"POST /api/v1/ack/batch", "POST /api/v1/transaction", "POST /api/v1/lease/{leaseId}/extend",
 			"DELETE /api/v1/messages/{partitionId}/{transactionId}", "POST /api/v1/traces",
@@ -240,7 +241,8 @@ func TestRouteClassMatrix(t *testing.T) {
 		{"Public", auth.Public, route{http.MethodGet, "/metrics", ""}},
 		{"ReadOnly", auth.ReadOnly, route{http.MethodGet, "/api/v1/resources/queues", ""}},
 		{"ReadOnlySystemView", auth.ReadOnly, route{http.MethodGet, "/api/v1/system/replicas", ""}},
-		{"ReadWrite", auth.ReadWrite, route{http.MethodPost, "/api/v1/push", `{"items":[{"queue":"matrix","payload":{"n":1}}]}`}},
+		{"WriteOnly", auth.WriteOnly, route{http.MethodPost, "/api/v1/push", `{"items":[{"queue":"matrix","payload":{"n":1}}]}`}},
+		{"ReadWrite", auth.ReadWrite, route{http.MethodPost, "/api/v1/configure", `{"queue":"matrix"}`}},
 		{"Admin", auth.Admin, route{http.MethodGet, "/api/v1/system/maintenance", ""}},
 		{"Whoami", auth.ReadOnly, route{http.MethodGet, "/api/v1/auth/whoami", ""}},
 		{"DLQRequeue", auth.ReadWrite, route{http.MethodPost, "/api/v1/dlq/requeue", `{"filter":{"queue":"matrix"}}`}},
@@ -267,6 +269,7 @@ func TestRouteClassMatrix(t *testing.T) {
 				}, -1, auth.MsgExpired},
 				{"WrongAudience", func() string { return sg.token(t, "alice", "admin", "aud", "billing") }, -1, auth.MsgBadAudience},
 				{"ReadOnlyRole", func() string { return sg.token(t, "alice", "read-only") }, auth.ReadOnly, ""},
+				{"WriteOnlyRole", func() string { return sg.token(t, "alice", "write-only") }, auth.WriteOnly, ""},
 				{"ReadWriteRole", func() string { return sg.token(t, "alice", "read-write") }, auth.ReadWrite, ""},
 				{"AdminRole", func() string { return sg.token(t, "alice", "admin") }, auth.Admin, ""},
 			}
@@ -285,7 +288,7 @@ func TestRouteClassMatrix(t *testing.T) {
 							require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 						case tc.level < 0:
 							requireUnauthenticated(t, r, tc.msg, token)
-						case tc.level < cl.level:
+						case !tc.level.Allows(cl.level):
 							requireForbidden(t, r, token)
 						default:
 							require.True(t, r.status >= 200 && r.status < 300, "status %d body %s", r.status, r.body)
@@ -307,19 +310,29 @@ func TestEveryRouteEnforcesItsLevel(t *testing.T) {
 	param := regexp.MustCompile(`\{[^}]+\}|\*`)
 	tokenFor := map[auth.Level]string{
 		auth.None: sg.token(t, "u", "no-such-role"), auth.ReadOnly: sg.token(t, "u", "read-only"),
-		auth.ReadWrite: sg.token(t, "u", "read-write"), auth.Admin: sg.token(t, "u", "admin"),
+		auth.WriteOnly: sg.token(t, "u", "write-only"), auth.ReadWrite: sg.token(t, "u", "read-write"),
+		auth.Admin: sg.token(t, "u", "admin"),
 	}
+	// The token one level short of each route level: none of these allows the level
+	// (read-only and write-only do not include each other).
+	short := map[auth.Level]auth.Level{auth.ReadOnly: auth.None, auth.WriteOnly: auth.ReadOnly,
+		auth.ReadWrite: auth.WriteOnly, auth.Admin: auth.ReadWrite}
 	require.NoError(t, chi.Walk(s.router, func(method, pattern string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		level := routeLevel(method, pattern)
 		path := param.ReplaceAllString(pattern, "authq")
 		t.Run(method+" "+pattern, func(t *testing.T) {
 			r := b.do(t, method, path, "")
+			if level == auth.Public && method+" "+pattern == "GET /auth/me" {
+				// Public, but it has no identity to tell with JWT on (compat_test.go).
+				requireError(t, r, http.StatusUnauthorized, "auth_required", "auth_required", "")
+				return
+			}
 			if level == auth.Public {
 				require.NotContains(t, []int{401, 403}, r.status, "public route refused: %s", r.body)
 				return
 			}
 			requireUnauthenticated(t, r, auth.MsgAuthRequired, "")
-			requireForbidden(t, b.do(t, method, path, "", bearer(tokenFor[level-1])...), tokenFor[level-1])
+			requireForbidden(t, b.do(t, method, path, "", bearer(tokenFor[short[level]])...), tokenFor[short[level]])
 			r = b.do(t, method, path, "", bearer(tokenFor[level])...)
 			require.NotContains(t, []int{401, 403}, r.status, "%s %s with a %s token: %s", method, path, level, r.body)
 		})
@@ -343,7 +356,7 @@ func TestAuthMiddleware(t *testing.T) {
 		t.Parallel()
 		b := noDBServer(t, Options{Verifier: v})
 		requireStatus(t, http.StatusNoContent, b.do(t, http.MethodOptions, "/api/v1/push", ""))
-		requireError(t, b.get(t, "/api/v1/nothing-here"), http.StatusNotFound, "not_found", "Not found", "")
+		requireError(t, b.get(t, "/api/v1/nothing-here"), http.StatusNotFound, "no_such_route", "Not Found", "")
 		requireError(t, b.get(t, "/api/v1/push"), http.StatusMethodNotAllowed, "method_not_allowed", "Method not allowed", "")
 		requireStatus(t, http.StatusOK, b.get(t, "/health/live"))
 		requireStatus(t, http.StatusOK, b.do(t, http.MethodHead, "/health/live", ""))
@@ -521,7 +534,7 @@ func TestTokensAreNeverLogged(t *testing.T) {
 	v, sg := hsMode(t)
 	var logs testlog.Buffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv := httptest.NewServer(New(Options{Verifier: v}, broker.New(broker.Config{}, nil, logger), logger).Handler())
+	srv := httptest.NewServer(New(Options{Verifier: v}, broker.New(broker.DefaultConfig(), nil, logger), logger).Handler())
 	t.Cleanup(srv.Close)
 	b := &testBundle{srv: srv}
 	tokens := []string{
@@ -543,4 +556,63 @@ func TestTokensAreNeverLogged(t *testing.T) {
 			require.NotContains(t, logged, seg)
 		}
 	}
+}
+
+// TestWriteOnlyTokenWalksTheRouteTable: a token with only the Queen 1.x write-only
+// role pushes (2xx), and gets 403 "Insufficient permissions" on every other protected
+// route the router serves, walked from the router rather than listed by hand.
+func TestWriteOnlyTokenWalksTheRouteTable(t *testing.T) {
+	t.Parallel()
+	v, sg := hsMode(t)
+	b := setup(t, Options{Verifier: v})
+	token := sg.token(t, "producer", "write-only")
+	r := b.do(t, http.MethodPost, "/api/v1/push", `{"items":[{"queue":"wo-walk","payload":{"n":1}}]}`, bearer(token)...)
+	require.True(t, r.status >= 200 && r.status < 300, "push with a write-only token: %d %s", r.status, r.body)
+	// The same token in the roles array, next to an unknown role, is the same set.
+	arrayToken := sg.token(t, "producer", "", "roles", []any{"viewer", "write-only"})
+	r = b.do(t, http.MethodPost, "/api/v1/push", `{"items":[{"queue":"wo-walk","payload":{"n":2}}]}`, bearer(arrayToken)...)
+	require.True(t, r.status >= 200 && r.status < 300, "push with roles [viewer write-only]: %d %s", r.status, r.body)
+
+	s := New(Options{}, nil, nil)
+	param := regexp.MustCompile(`\{[^}]+\}|\*`)
+	var writeOnly, refused int
+	require.NoError(t, chi.Walk(s.router, func(method, pattern string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		level := routeLevel(method, pattern)
+		if level == auth.Public {
+			return nil
+		}
+		path := param.ReplaceAllString(pattern, "woq")
+		t.Run(method+" "+pattern, func(t *testing.T) {
+			r := b.do(t, method, path, "", bearer(token)...)
+			if level == auth.WriteOnly {
+				require.NotContains(t, []int{401, 403}, r.status, "write-only route refused: %s", r.body)
+				return
+			}
+			requireForbidden(t, r, token)
+		})
+		if level == auth.WriteOnly {
+			writeOnly++
+		} else {
+			refused++
+		}
+		return nil
+	}))
+	require.Positive(t, writeOnly, "the push route is registered and write-only")
+	require.Greater(t, refused, 20, "pop, ack, messages, DLQ, traces and the listings are walked")
+}
+
+// TestReadOnlyAndWriteOnlyRolesCombine: roles are a set. A token with both the
+// read-only and the write-only role may push and read, but not consume: neither role
+// passes a read-write route.
+func TestReadOnlyAndWriteOnlyRolesCombine(t *testing.T) {
+	t.Parallel()
+	v, sg := hsMode(t)
+	b := setup(t, Options{Verifier: v})
+	token := sg.token(t, "both", "", "roles", []any{"read-only", "write-only"})
+	r := b.do(t, http.MethodPost, "/api/v1/push", `{"items":[{"queue":"ro-wo","payload":{"n":1}}]}`, bearer(token)...)
+	require.True(t, r.status >= 200 && r.status < 300, "push: %d %s", r.status, r.body)
+	r = b.do(t, http.MethodGet, "/api/v1/resources/queues", "", bearer(token)...)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	requireForbidden(t, b.do(t, http.MethodGet, "/api/v1/pop/queue/ro-wo", "", bearer(token)...), token)
+	requireForbidden(t, b.do(t, http.MethodPost, "/api/v1/ack", `{"transactionId":"x","partitionId":"y","status":"completed"}`, bearer(token)...), token)
 }

@@ -64,7 +64,7 @@ func TestDLQRequeue(t *testing.T) {
 
 	t.Run("ItemIsPushedAgainAfterTheExistingMessages", func(t *testing.T) {
 		t.Parallel()
-		b := setupAdmin(t, broker.Config{})
+		b := setupAdmin(t)
 		pid := b.deadLetter(t, "rq-order", "p1", "t-1", "", `{"n":1}`)
 		b.pushed(t, "rq-order", "p1", "t-2", `{"n":2}`)
 		b.pushed(t, "rq-order", "p1", "t-3", `{"n":3}`)
@@ -102,7 +102,7 @@ func TestDLQRequeue(t *testing.T) {
 
 	t.Run("Filter", func(t *testing.T) {
 		t.Parallel()
-		b := setupAdmin(t, broker.Config{})
+		b := setupAdmin(t)
 		b.deadLetter(t, "rq-f", "pa", "a-1", "", `1`)
 		b.deadLetter(t, "rq-f", "pb", "b-1", "", `2`)
 		b.deadLetter(t, "rq-f", "pc", "c-1", "workers", `3`)
@@ -131,7 +131,7 @@ func TestDLQRequeue(t *testing.T) {
 
 	t.Run("FilterTakesAtMostTheLimitPerCall", func(t *testing.T) {
 		t.Parallel()
-		b := setupAdmin(t, broker.Config{})
+		b := setupAdmin(t)
 		n := broker.MaxRequeueItems + 1
 		push := make([]any, n)
 		for i := range push {
@@ -151,7 +151,7 @@ SELECT m.id, m.partition_id, '__QUEUE_MODE__', 'x' FROM queen.messages m`)
 
 	t.Run("EveryGroupOfAMessageAtOnce", func(t *testing.T) {
 		t.Parallel()
-		b := setupAdmin(t, broker.Config{})
+		b := setupAdmin(t)
 		pid := b.pushed(t, "rq-groups", "p", "t-g", `"g"`)
 		for _, g := range []string{"ga", "gb", "gc"} {
 			b.ack(t, b.popPartition(t, "rq-groups", "p", g, 1)[0], g, "dlq", "no "+g)
@@ -172,7 +172,7 @@ SELECT m.id, m.partition_id, '__QUEUE_MODE__', 'x' FROM queen.messages m`)
 
 	t.Run("MissingItemChangesNothing", func(t *testing.T) {
 		t.Parallel()
-		b := setupAdmin(t, broker.Config{})
+		b := setupAdmin(t)
 		pid := b.deadLetter(t, "rq-atomic", "p", "t-ok", "", `1`)
 		b.pushed(t, "rq-atomic", "p", "t-live", `2`) // a message without a dead-letter entry
 		body := `{"items":[{"partitionId":"` + pid + `","transactionId":"t-ok"},
@@ -188,7 +188,7 @@ SELECT m.id, m.partition_id, '__QUEUE_MODE__', 'x' FROM queen.messages m`)
 
 	t.Run("FullQueueRollsBack", func(t *testing.T) {
 		t.Parallel()
-		b := setupAdmin(t, broker.Config{})
+		b := setupAdmin(t)
 		b.configure(t, "rq-full", `{"maxSize":1}`)
 		pid := b.deadLetter(t, "rq-full", "p", "t-1", "", `1`)
 		requireError(t, b.post(t, "/api/v1/dlq/requeue", `{"items":[{"partitionId":"`+pid+`","transactionId":"t-1"}]}`),
@@ -201,7 +201,7 @@ SELECT m.id, m.partition_id, '__QUEUE_MODE__', 'x' FROM queen.messages m`)
 		t.Parallel()
 		sealer, err := encryption.New(bytes.Repeat([]byte{9}, 32))
 		require.NoError(t, err)
-		b := setupAdmin(t, broker.Config{Sealer: sealer})
+		b := setupAdmin(t, withSealer(sealer))
 		b.configure(t, "rq-enc", `{"encryptionEnabled":true}`)
 		b.deadLetter(t, "rq-enc", "p", "t-sealed", "", `{"secret":1}`)
 		b.configure(t, "rq-plain", "")
@@ -231,7 +231,7 @@ SELECT m.id, m.partition_id, '__QUEUE_MODE__', 'x' FROM queen.messages m`)
 
 	t.Run("RefusedDuringPushMaintenance", func(t *testing.T) {
 		t.Parallel()
-		b := setupAdmin(t, broker.Config{})
+		b := setupAdmin(t)
 		pid := b.deadLetter(t, "rq-maint", "p", "t-1", "", `1`)
 		requireStatus(t, http.StatusOK, b.post(t, "/api/v1/system/maintenance", `{"enabled":true}`))
 		r := b.post(t, "/api/v1/dlq/requeue", `{"items":[{"partitionId":"`+pid+`","transactionId":"t-1"}]}`)
@@ -296,39 +296,12 @@ func countTrue(m map[string]bool) int {
 	return n
 }
 
-func TestMessageRetry(t *testing.T) {
-	t.Parallel()
-	b := setupAdmin(t, broker.Config{})
-	pid := b.deadLetter(t, "retry-q", "p", "t-r", "g1", `{"r":1}`)
-	b.ack(t, b.popPartition(t, "retry-q", "p", "g2", 1)[0], "g2", "dlq", "also")
-
-	r := b.post(t, "/api/v1/messages/"+pid+"/t-r/retry", "")
-	requireStatus(t, http.StatusOK, r)
-	m := r.object(t)
-	require.Equal(t, []any{float64(1), float64(2), false}, []any{m["requeued"], m["entries"], m["more"]})
-	newTx := rows(t, m, "items")[0]["newTransactionId"].(string)
-	require.Empty(t, b.dlqTransactions(t, "queue=retry-q"))
-	got := b.popUpTo(t, "retry-q", "p", "g1", 10)
-	require.Equal(t, []any{newTx}, field(got, "transactionId"))
-	require.Equal(t, map[string]any{"r": float64(1)}, got[0]["data"])
-
-	for _, path := range []string{
-		"/api/v1/messages/" + pid + "/t-r/retry",                                     // no entry left
-		"/api/v1/messages/" + pid + "/nope/retry",                                    // no such message
-		"/api/v1/messages/not-a-uuid/t-r/retry",                                      // no such partition
-		"/api/v1/messages/0195e7a0-0000-7000-8000-000000000000/t-r/retry",            // unknown partition
-		"/api/v1/messages/" + pid + "/" + url.PathEscape(newTx) + "/retry?x=ignored", // live, not dead-lettered
-	} {
-		requireError(t, b.post(t, path, ""), http.StatusNotFound, "not_found", "Message not found in the dead-letter queue", "")
-	}
-}
-
 func TestDLQPurge(t *testing.T) {
 	t.Parallel()
 
 	t.Run("DeletesTheMatchingEntriesOnly", func(t *testing.T) {
 		t.Parallel()
-		b := setupAdmin(t, broker.Config{})
+		b := setupAdmin(t)
 		pid := b.deadLetter(t, "pg-a", "p", "a-1", "", `1`)
 		b.deadLetter(t, "pg-a", "p", "a-2", "", `2`)
 		b.deadLetter(t, "pg-a", "pw", "a-3", "workers", `3`)
@@ -353,7 +326,7 @@ func TestDLQPurge(t *testing.T) {
 
 	t.Run("DeletesAtMostTheLimitPerCall", func(t *testing.T) {
 		t.Parallel()
-		b := setupAdmin(t, broker.Config{})
+		b := setupAdmin(t)
 		b.deadLetter(t, "pg-big", "p", "t", "", `1`)
 		_, err := b.db.Exec(t.Context(), `INSERT INTO queen.dead_letter_queue (message_id, partition_id, consumer_group)
 SELECT d.message_id, d.partition_id, 'g' || n FROM queen.dead_letter_queue d, generate_series(1, $1) n`, broker.MaxDLQPurge)
@@ -382,7 +355,7 @@ SELECT d.message_id, d.partition_id, 'g' || n FROM queen.dead_letter_queue d, ge
 // skip the entries another call holds, and an item taken by another call is a 404.
 func TestDLQRequeueConcurrent(t *testing.T) {
 	t.Parallel()
-	b := setupAdmin(t, broker.Config{})
+	b := setupAdmin(t)
 	const entries, callers = 20, 6
 	pid := ""
 	for i := range entries {

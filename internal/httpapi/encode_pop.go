@@ -26,7 +26,7 @@ func appendPop(dst []byte, res queue.PopResult) ([]byte, error) {
 }
 
 // appendPopFast renders api.PopResponse in its field order; Error is never set by
-// popResponse and is omitted (omitempty).
+// popResponse and is omitted (omitempty), Autopilot only when set.
 func appendPopFast(dst []byte, res queue.PopResult) ([]byte, bool) {
 	const html = true
 	first := res.Messages[0]
@@ -52,7 +52,17 @@ func appendPopFast(dst []byte, res queue.PopResult) ([]byte, bool) {
 			return dst, false
 		}
 	}
-	return append(dst, "]}"...), true
+	dst = append(dst, ']')
+	if ap := res.Autopilot; ap != nil {
+		dst = append(dst, `,"autopilot":{"partitions":`...)
+		dst = strconv.AppendInt(dst, int64(ap.Partitions), 10)
+		dst = append(dst, `,"batch":`...)
+		dst = strconv.AppendInt(dst, int64(ap.Batch), 10)
+		dst = append(dst, `,"waitMs":`...)
+		dst = strconv.AppendInt(dst, int64(ap.WaitMs), 10)
+		dst = append(dst, '}')
+	}
+	return append(dst, '}'), true
 }
 
 // appendPopMessage renders one api.Message of the answer as popResponse builds it.

@@ -103,6 +103,8 @@ func appendAckResults(dst []byte, results []queue.AckResult) []byte {
 		}
 		dst = append(dst, `,"dlq":`...)
 		dst = strconv.AppendBool(dst, r.DLQ)
+		dst = append(dst, `,"noop":`...)
+		dst = strconv.AppendBool(dst, r.Noop)
 		dst = append(dst, '}')
 	}
 	return append(dst, ']')

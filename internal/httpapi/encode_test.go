@@ -24,7 +24,7 @@ func ackResults(results []queue.AckResult) []api.AckResult {
 		out[i] = api.AckResult{
 			Index: r.Index, TransactionID: r.TransactionID, Success: r.Success,
 			Error: optional(r.Error), QueueName: optional(r.QueueName),
-			PartitionName: optional(r.PartitionName), LeaseReleased: r.LeaseReleased, DLQ: r.DLQ,
+			PartitionName: optional(r.PartitionName), LeaseReleased: r.LeaseReleased, DLQ: r.DLQ, Noop: r.Noop,
 		}
 	}
 	return out
@@ -244,7 +244,8 @@ func TestAppendAckResults(t *testing.T) {
 		results := make([]queue.AckResult, n%5)
 		for i := range results {
 			results[i] = queue.AckResult{Index: rng.IntN(9) - 1, TransactionID: randString(rng), Success: rng.IntN(2) == 0,
-				Error: optionalString(), QueueName: optionalString(), PartitionName: optionalString(), DLQ: rng.IntN(2) == 0}
+				Error: optionalString(), QueueName: optionalString(), PartitionName: optionalString(), DLQ: rng.IntN(2) == 0,
+				Noop: rng.IntN(2) == 0}
 			if rng.IntN(3) > 0 {
 				results[i].LeaseReleased = new(rng.IntN(2) == 0)
 			}

@@ -182,17 +182,38 @@ func classify(err error) (int, api.ErrorBody) {
 	return http.StatusInternalServerError, api.ErrorBody{Error: msgInternal, Code: api.ErrorCodeInternal}
 }
 
-// notFound answers every unrouted path: 404 {"error":"Not found","code":"not_found"}.
+// routeAbsent answers the requests that route nowhere and that no one else may
+// serve, as the 1.x clients read them: a path of a 1.x family queen does not build
+// gets that family's 404; any other path under /api/ or /auth/, and
+// any request that is not a GET or HEAD, gets 404
+// {"error":"Not Found","code":"no_such_route"}. The GET and HEAD requests left go to
+// next: the dashboard, then notFound. [api.AbsentRoute] decides, for queen-proxy too.
+func (s *Server) routeAbsent(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path := routingPath(r)
+		if body, ok := api.AbsentRoute(r.Method, path); ok {
+			writeErrorBody(w, http.StatusNotFound, body)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// notFound answers the GET and HEAD requests outside /api/ and /auth/ that route
+// nowhere and that the dashboard does not serve: 404
+// {"error":"Not found","code":"not_found"}.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	writeErrorBody(w, http.StatusNotFound, api.ErrorBody{Error: msgNotFound, Code: api.ErrorCodeNotFound})
 }
 
 // methodNotAllowed answers a routed path asked with another method: 405 JSON with an
-// Allow header listing the routed methods.
+// Allow header listing the routed methods. The paths of the 1.x families (/status,
+// /auth/*, the ephemeral routes) answer their 404 instead, as on a 1.x broker.
 func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
-	path := r.URL.RawPath
-	if path == "" {
-		path = r.URL.Path
+	path := routingPath(r)
+	if status, body, ok := compatFamily(path); ok {
+		writeErrorBody(w, status, body)
+		return
 	}
 	if allowed := s.allowedMethods(path); len(allowed) > 0 {
 		w.Header().Set("Allow", strings.Join(allowed, ", "))

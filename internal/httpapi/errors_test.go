@@ -152,7 +152,7 @@ func TestConflictMessage(t *testing.T) {
 	require.NoError(t, err)
 	opts := queue.DefaultOptions()
 	opts.EncryptionEnabled = true
-	_, _, err = broker.New(broker.Config{Sealer: sealer}, st, testLogger(t)).
+	_, _, err = broker.New(brokerConfig(withSealer(sealer)), st, testLogger(t)).
 		Configure(t.Context(), queue.Queue{Name: "sealed", Options: opts})
 	require.NoError(t, err)
 

@@ -41,24 +41,6 @@ func (s *Server) handleDLQRequeue(w http.ResponseWriter, r *http.Request) error 
 	return writeJSON(w, http.StatusOK, requeueAnswer(r, res))
 }
 
-// handleMessageRetry is POST /api/v1/messages/{partitionId}/{transactionId}/retry:
-// the requeue of every dead-letter entry of that one message, answered like
-// /dlq/requeue; 404 when the message does not exist or has no dead-letter entry.
-func (s *Server) handleMessageRetry(w http.ResponseWriter, r *http.Request) error {
-	partitionID, transactionID, err := messageKey(r)
-	if err != nil {
-		return err
-	}
-	res, err := s.broker.MessageRetry(r.Context(), scopeOf(r), partitionID, transactionID)
-	if errors.Is(err, queue.ErrNotFound) {
-		return notFound("Message not found in the dead-letter queue", err)
-	}
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, requeueAnswer(r, res))
-}
-
 // handleDLQPurge is DELETE /api/v1/dlq?queue=&consumerGroup=&partition=&from=&to=:
 // deletes the matching dead-letter entries (queue required), at most
 // broker.MaxDLQPurge per call in one transaction, and answers {"deleted":N,

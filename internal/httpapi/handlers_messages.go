@@ -163,7 +163,7 @@ func (s *Server) handleDLQList(w http.ResponseWriter, r *http.Request) error {
 			ConsumerGroup: unscopeName(r, e.ConsumerGroup),
 			ErrorMessage:  e.ErrorMessage, RetryCount: e.RetryCount, Data: e.Payload,
 			ProducerSub: optional(e.ProducerSub), CreatedAt: api.FormatMillis(e.CreatedAt),
-			FailedAt: api.FormatMillis(e.FailedAt),
+			FailedAt: api.FormatMillis(e.FailedAt), DLQID: e.DLQID,
 		}
 	}
 	return writeJSON(w, http.StatusOK, out)

@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"math"
 	"net/http"
 	"time"
 
 	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/queue"
 )
 
@@ -17,6 +19,9 @@ const maxTimeoutMillis = int64(24 * time.Hour / time.Millisecond)
 // PopResponse, or 204 with no body when nothing was delivered (including a long-poll
 // timeout). When the client goes away during a long-poll nothing is written.
 func (s *Server) handlePop(w http.ResponseWriter, r *http.Request) error {
+	if refuseConflation(w, r) {
+		return nil
+	}
 	req, err := s.popRequest(r)
 	if err != nil {
 		return err
@@ -41,6 +46,9 @@ func (s *Server) handlePop(w http.ResponseWriter, r *http.Request) error {
 // first, answered like a queue pop; the top-level queue is the queue that yielded the
 // messages (each message also carries its queue).
 func (s *Server) handlePopNamespace(w http.ResponseWriter, r *http.Request) error {
+	if refuseConflation(w, r) {
+		return nil
+	}
 	q := r.URL.Query()
 	ns, _ := queryString(q, "namespace")
 	task, _ := queryString(q, "task")
@@ -65,6 +73,34 @@ func (s *Server) handlePopNamespace(w http.ResponseWriter, r *http.Request) erro
 	}
 	unscopePop(r, &res)
 	return s.writePop(w, res)
+}
+
+// conflationUnsupported is the 400 answer of a pop asking for conflation
+// (last-value delivery), which queen does not implement.
+type conflationUnsupported struct {
+	Success  bool       `json:"success"`
+	Error    string     `json:"error"`
+	Code     string     `json:"code"`
+	Field    string     `json:"field"`
+	Messages []struct{} `json:"messages"`
+}
+
+// msgConflationUnsupported is the message of that answer.
+const msgConflationUnsupported = "conflation is not supported by this broker: pop without conflation, " +
+	"or use a broker that implements last-value delivery"
+
+// refuseConflation answers a pop with conflation=true (or 1) with 400
+// conflation_unsupported, before anything else (pop maintenance included), and reports
+// whether it did. It never echoes conflation, so no client believes it is applied;
+// conflation=false or absent pops as usual.
+func refuseConflation(w http.ResponseWriter, r *http.Request) bool {
+	if !queryBool(r.URL.Query(), "conflation") {
+		return false
+	}
+	_ = writeJSON(w, http.StatusBadRequest, conflationUnsupported{
+		Error: msgConflationUnsupported, Code: "conflation_unsupported", Field: "conflation", Messages: []struct{}{},
+	})
+	return true
 }
 
 // writePop writes the 200 answer of a non-empty pop.
@@ -138,6 +174,18 @@ func (s *Server) popRequest(r *http.Request) (queue.PopRequest, error) {
 	}
 	req.SubscriptionMode, _ = queryString(q, "subscriptionMode")
 	req.SubscriptionFrom, _ = queryString(q, "subscriptionFrom")
+	lease, ok, err := queryInt(q, "leaseSeconds")
+	if err == nil && ok && (lease < math.MinInt32 || lease > math.MaxInt32) {
+		err = queue.Invalid("leaseSeconds", "leaseSeconds must be a 32-bit integer")
+	}
+	if err != nil {
+		return req, err
+	}
+	if lease > int64(broker.MaxPopLeaseSeconds) {
+		return req, queue.Invalid("leaseSeconds", "leaseSeconds must be at most %d", broker.MaxPopLeaseSeconds)
+	}
+	req.LeaseSeconds = int(max(lease, 0)) // N <= 0: the queue's leaseTime
+	req.Autopilot = queryBool(q, "autopilot")
 	return req, nil
 }
 
@@ -166,6 +214,14 @@ func popResponse(res queue.PopResult) api.PopResponse {
 	return api.PopResponse{
 		Success: true, Queue: res.Queue, Partition: first.Partition, PartitionID: first.PartitionID,
 		LeaseID: res.LeaseID, ConsumerGroup: res.ConsumerGroup, PartitionsClaimed: res.PartitionsClaimed,
-		Messages: msgs,
+		Messages: msgs, Autopilot: popAutopilot(res.Autopilot),
 	}
+}
+
+// popAutopilot renders the autopilot object of a pop answer (nil: omitted).
+func popAutopilot(ap *queue.PopAutopilot) *api.PopAutopilot {
+	if ap == nil {
+		return nil
+	}
+	return &api.PopAutopilot{Partitions: ap.Partitions, Batch: ap.Batch, WaitMs: ap.WaitMs}
 }

@@ -11,12 +11,15 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// queueOption is one entry of the configure options table: exactly one of intp and
-// boolp is set.
+// queueOption is one entry of the configure options table: exactly one of intp,
+// boolp and strp is set.
 type queueOption struct {
 	name  string
 	intp  func(*queue.Options) *int
 	boolp func(*queue.Options) *bool
+	strp  func(*queue.Options) *string
+	// lo and hi clamp an integer option (both 0: no clamp).
+	lo, hi int
 	// onlyTrue marks a flag whose false value queen cannot honour: a message that
 	// exhausts retryLimit always goes to the dead-letter queue (as upstream, whose
 	// clients rely on it), so an explicit false is refused instead of stored and ignored.
@@ -41,34 +44,60 @@ var queueOptions = []queueOption{
 	{name: "encryptionEnabled", boolp: func(o *queue.Options) *bool { return &o.EncryptionEnabled }},
 	{name: "deadLetterQueue", boolp: func(o *queue.Options) *bool { return &o.DeadLetterQueue }, onlyTrue: true},
 	{name: "dlqAfterMaxRetries", boolp: func(o *queue.Options) *bool { return &o.DLQAfterMaxRetries }, onlyTrue: true},
+	{name: "minPopWaitTime", intp: func(o *queue.Options) *int { return &o.MinPopWaitTime }, hi: queue.MaxMinPopWaitTime},
+	{name: "dedupWindowSeconds", intp: func(o *queue.Options) *int { return &o.DedupWindowSeconds }, hi: math.MaxInt32},
+	{name: "retentionSinkHold", strp: func(o *queue.Options) *string { return &o.RetentionSinkHold }},
+	{name: "retentionSinkHoldMaxSeconds", intp: func(o *queue.Options) *int { return &o.RetentionSinkHoldMaxSeconds }},
 }
 
-// handleConfigure is POST /api/v1/configure: a full replacement of the
-// queue's configuration. Options start from queue.DefaultOptions and only those in the
-// request are applied, so an option left out is reset to its default. namespace and
-// task that are absent, null or not strings are stored as "". An options value that is
-// not an object is ignored; an option of the wrong type is 400 naming options.<name>.
+// handleConfigure is POST /api/v1/configure. With mode "merge" (the default, also
+// when mode is absent or null) an existing queue keeps every option the request does
+// not name, a named option set to null takes its default and any other value is set;
+// with mode "replace" every option not named is reset to its default. A new queue
+// takes the defaults. Options are read from the options object and, for keys it lacks,
+// from the top level of the body. namespace and task are set by a non-empty string,
+// reset to "" by null, and kept otherwise. An option of the wrong type is 400 naming
+// options.<name>; an invalid retentionSinkHold or retentionSinkHoldMaxSeconds is 400
+// with "invalid" naming the option. The answer echoes the options as now stored.
 func (s *Server) handleConfigure(w http.ResponseWriter, r *http.Request) error {
 	body, err := readObject(r, false)
 	if err != nil {
 		return err
 	}
-	q := queue.Queue{Options: queue.DefaultOptions()}
+	e := queue.ConfigureEdit{}
 	var p presence
-	if q.Name, p = body.str("queue"); p != present || q.Name == "" {
+	if e.Name, p = body.str("queue"); p != present || e.Name == "" {
 		return queue.Invalid("queue", "queue is required")
 	}
-	if q.Name, err = scopeName(r, "queue", q.Name); err != nil {
+	if e.Name, err = scopeName(r, "queue", e.Name); err != nil {
 		return err
 	}
-	q.Namespace, _ = body.str("namespace")
-	q.Task, _ = body.str("task")
+	if e.Replace, err = configureMode(body); err != nil {
+		return err
+	}
+	bag := object{}
+	for k, v := range body {
+		bag[k] = v
+	}
 	if opts, p := body.obj("options"); p == present {
-		if err := applyOptions(&q.Options, opts); err != nil {
-			return err
+		for k, v := range opts {
+			bag[k] = v
 		}
 	}
-	stored, partitionID, err := s.broker.Configure(r.Context(), q)
+	e.Namespace, e.Task = groupingEdit(bag, "namespace"), groupingEdit(bag, "task")
+	set, err := configureSet(bag)
+	if err != nil {
+		var bad *invalidOptionError
+		if errors.As(err, &bad) {
+			return writeJSON(w, http.StatusBadRequest, api.InvalidOptionBody{
+				Error: bad.msg, Code: api.ErrorCodeInvalidArgument, Field: "options." + bad.name, Invalid: bad.name,
+			})
+		}
+		return err
+	}
+	e.ApplyFunc = set.apply
+	e.Keys = set.keys
+	stored, partitionID, err := s.broker.ConfigureEdit(r.Context(), e)
 	if err != nil {
 		return err
 	}
@@ -78,33 +107,119 @@ func (s *Server) handleConfigure(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
-// applyOptions sets every option present in opts; null means absent.
-func applyOptions(dst *queue.Options, opts object) error {
-	for _, opt := range queueOptions {
-		field := "options." + opt.name
-		if opt.intp != nil {
-			v, p := opts.integer(opt.name, math.MinInt32, math.MaxInt32)
-			if p == wrongType {
-				return queue.Invalid(field, "%s must be an integer", field)
-			}
-			if p == present {
-				*opt.intp(dst) = int(v)
-			}
-			continue
-		}
-		v, p := opts.boolean(opt.name)
-		if p == wrongType {
-			return queue.Invalid(field, "%s must be a boolean", field)
-		}
-		if p == present && !v && opt.onlyTrue {
-			return &queue.ValidationError{Field: field, Message: fmt.Sprintf(
-				"%s=false is not supported: messages that exhaust retryLimit always go to the dead-letter queue", field)}
-		}
-		if p == present {
-			*opt.boolp(dst) = v
-		}
+// configureMode reads the top-level mode: true for "replace", false for "merge",
+// absent or null; anything else is a 400 naming mode.
+func configureMode(body object) (replace bool, err error) {
+	raw := body.raw("mode")
+	if raw == nil {
+		return false, nil
+	}
+	if mode, p := body.str("mode"); p == present && (mode == api.ConfigureModeMerge || mode == api.ConfigureModeReplace) {
+		return mode == api.ConfigureModeReplace, nil
+	}
+	return false, queue.Invalid("mode", "mode must be \"merge\" or \"replace\", got %s", string(raw))
+}
+
+// groupingEdit reads namespace or task: a non-empty string sets it, null resets it to
+// "", and anything else (absent, "", another type) keeps the stored value.
+func groupingEdit(bag object, key string) *string {
+	v, ok := bag[key]
+	if !ok {
+		return nil
+	}
+	if isNull(v) {
+		return api.String("")
+	}
+	if s, p := bag.str(key); p == present && s != "" {
+		return &s
 	}
 	return nil
+}
+
+// invalidOptionError is an option value configure refuses with "invalid" in the
+// answer (the 1.x sink-hold options).
+type invalidOptionError struct{ name, msg string }
+
+func (e *invalidOptionError) Error() string { return e.msg }
+
+// optionSet is what a configure names: each option's value, nil for a null (reset to
+// the default).
+type optionSet struct {
+	keys   []string
+	values []func(*queue.Options)
+}
+
+// apply sets the named options onto o.
+func (s optionSet) apply(o *queue.Options) {
+	for _, f := range s.values {
+		f(o)
+	}
+}
+
+// configureSet reads every option present in bag (null = reset to its default).
+func configureSet(bag object) (optionSet, error) {
+	var set optionSet
+	defaults := queue.DefaultOptions()
+	for _, opt := range queueOptions {
+		raw, ok := bag[opt.name]
+		if !ok {
+			continue
+		}
+		f, err := optionValue(opt, bag, raw, &defaults)
+		if err != nil {
+			return set, err
+		}
+		set.keys = append(set.keys, opt.name)
+		set.values = append(set.values, f)
+	}
+	return set, nil
+}
+
+// optionValue reads one named option and returns the function that sets it.
+func optionValue(opt queueOption, bag object, raw []byte, defaults *queue.Options) (func(*queue.Options), error) {
+	field := "options." + opt.name
+	switch {
+	case isNull(raw) && opt.intp != nil:
+		v := *opt.intp(defaults)
+		return func(o *queue.Options) { *opt.intp(o) = v }, nil
+	case isNull(raw) && opt.boolp != nil:
+		v := *opt.boolp(defaults)
+		return func(o *queue.Options) { *opt.boolp(o) = v }, nil
+	case isNull(raw):
+		v := *opt.strp(defaults)
+		return func(o *queue.Options) { *opt.strp(o) = v }, nil
+	case opt.intp != nil:
+		n, p := bag.integer(opt.name, math.MinInt32, math.MaxInt32)
+		if p != present {
+			return nil, queue.Invalid(field, "%s must be an integer", field)
+		}
+		v := int(n)
+		if opt.hi != 0 {
+			v = min(max(v, opt.lo), opt.hi)
+		}
+		if opt.name == "retentionSinkHoldMaxSeconds" &&
+			(v < queue.MinRetentionSinkHoldMaxSeconds || v > queue.MaxRetentionSinkHoldMaxSeconds) {
+			return nil, &invalidOptionError{name: opt.name, msg: fmt.Sprintf("%s must be between %d and %d, got %d",
+				opt.name, queue.MinRetentionSinkHoldMaxSeconds, queue.MaxRetentionSinkHoldMaxSeconds, v)}
+		}
+		return func(o *queue.Options) { *opt.intp(o) = v }, nil
+	case opt.boolp != nil:
+		v, p := bag.boolean(opt.name)
+		if p != present {
+			return nil, queue.Invalid(field, "%s must be a boolean", field)
+		}
+		if !v && opt.onlyTrue {
+			return nil, &queue.ValidationError{Field: field, Message: fmt.Sprintf(
+				"%s=false is not supported: messages that exhaust retryLimit always go to the dead-letter queue", field)}
+		}
+		return func(o *queue.Options) { *opt.boolp(o) = v }, nil
+	}
+	v, p := bag.str(opt.name)
+	if p != present || !queue.IsSinkHold(v) {
+		return nil, &invalidOptionError{name: opt.name, msg: fmt.Sprintf(
+			"%s must be a string matching ^[A-Za-z0-9._-]{0,%d}$", opt.name, queue.MaxRetentionSinkHoldLength)}
+	}
+	return func(o *queue.Options) { *opt.strp(o) = v }, nil
 }
 
 // alwaysDeadLetters is what every answer reports for deadLetterQueue and
@@ -122,6 +237,8 @@ func optionsEcho(o queue.Options) api.QueueOptionsEcho {
 		DelayedProcessing: o.DelayedProcessing, WindowBuffer: o.WindowBuffer, RetentionSeconds: o.RetentionSeconds,
 		CompletedRetentionSeconds: o.CompletedRetentionSeconds, RetentionEnabled: o.RetentionEnabled,
 		EncryptionEnabled: o.EncryptionEnabled, MaxWaitTimeSeconds: o.MaxWaitTimeSeconds,
+		MinPopWaitTime: o.MinPopWaitTime, DedupWindowSeconds: o.DedupWindowSeconds,
+		RetentionSinkHold: o.RetentionSinkHold, RetentionSinkHoldMaxSeconds: o.RetentionSinkHoldMaxSeconds,
 	}
 }
 
@@ -177,7 +294,8 @@ func (s *Server) handleQueueList(w http.ResponseWriter, r *http.Request) error {
 
 // handleQueueGet is GET /api/v1/resources/queues/{queue}: the queue with
 // its partitions and counters, or 404 {"error":"Queue not found"}. Added to upstream's
-// shape: the stored options and whether queen applies the stored ttl and retryDelay.
+// shape: the stored options (all 21 keys, spelled as configure takes them, so the
+// object can be posted back) and whether queen applies the stored ttl and retryDelay.
 func (s *Server) handleQueueGet(w http.ResponseWriter, r *http.Request) error {
 	name, err := pathParam(r, "queue")
 	if err != nil {
@@ -195,6 +313,7 @@ func (s *Server) handleQueueGet(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	opts := optionsEcho(qi.Options)
+	opts.Namespace, opts.Task = api.String(qi.Namespace), api.String(qi.Task)
 	d := api.QueueDetail{
 		ID: qi.ID, Name: unscopeName(r, qi.Name), Namespace: qi.Namespace, Task: qi.Task,
 		CreatedAt:       api.FormatMillis(qi.CreatedAt),

@@ -9,24 +9,25 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// Maintenance modes (/api/v1/system/maintenance[/pop]) are two cluster-wide flags
-// in queen.system_state; every broker re-reads them every 2 s. Push maintenance:
+// The push/pop pause, which the HTTP API (/api/v1/system/maintenance[/pop]) and the
+// original project call maintenance mode: two cluster-wide flags in
+// queen.system_state; every broker re-reads them every 2 s. Push pause:
 // every push goes to the broker's disk spool (201 "buffered") and the spool is
 // replayed into PostgreSQL once the mode is off; transactions are not affected (as
-// upstream). Pop maintenance: every pop answers 204 at once.
+// upstream). Pop pause: every pop answers 204 at once.
 
 const (
-	msgPushMaintenanceOn  = "Maintenance mode enabled: pushes are written to this broker's disk spool (answered buffered) and replayed into the database when it is turned off"
-	msgPushMaintenanceOff = "Maintenance mode disabled: pushes are written to the database; buffered messages are being replayed"
-	msgPopMaintenanceOn   = "Pop maintenance mode enabled: every pop answers 204 (no messages) until it is turned off"
-	msgPopMaintenanceOff  = "Pop maintenance mode disabled: pops deliver messages"
-	// msgNoSpool: a broker built without a spool (tests) refuses pushes under push
-	// maintenance instead.
+	msgPushPauseOn  = "Maintenance mode enabled: pushes are written to this broker's disk spool (answered buffered) and replayed into the database when it is turned off"
+	msgPushPauseOff = "Maintenance mode disabled: pushes are written to the database; buffered messages are being replayed"
+	msgPopPauseOn   = "Pop maintenance mode enabled: every pop answers 204 (no messages) until it is turned off"
+	msgPopPauseOff  = "Pop maintenance mode disabled: pops deliver messages"
+	// msgNoSpool: a broker built without a spool (tests) refuses pushes while they
+	// are paused instead.
 	msgNoSpool = "this broker has no spool: pushes are refused with 503 while push maintenance is on"
 )
 
 // bufferStats renders the spool of this broker in upstream's bufferStats shape, and
-// whether it can take pushes (without a spool: unless push maintenance refuses them).
+// whether it can take pushes (without a spool: unless the push pause refuses them).
 func (s *Server) bufferStats(dbHealthy, push bool) (api.BufferStats, bool) {
 	st, ok := s.broker.SpoolStats()
 	out := api.BufferStats{
@@ -46,18 +47,18 @@ func (s *Server) bufferStats(dbHealthy, push bool) (api.BufferStats, bool) {
 	return out, st.Healthy
 }
 
-// handleMaintenanceGet is GET /api/v1/system/maintenance: both flags, read from the
+// handlePushPauseGet is GET /api/v1/system/maintenance: both flags, read from the
 // database, and this broker's spool. When the database cannot be reached the cached
 // flags are answered with bufferStats.dbHealthy false (the spool is what an operator
 // needs to see during an outage).
-func (s *Server) handleMaintenanceGet(w http.ResponseWriter, r *http.Request) error {
-	push, pop, err := s.broker.MaintenanceStatus(r.Context())
+func (s *Server) handlePushPauseGet(w http.ResponseWriter, r *http.Request) error {
+	push, pop, err := s.broker.PauseStatus(r.Context())
 	dbHealthy := err == nil
 	if err != nil {
 		if !errors.Is(err, queue.ErrUnavailable) || r.Context().Err() != nil {
 			return err
 		}
-		push, pop = s.broker.Maintenance()
+		push, pop = s.broker.Paused()
 	}
 	stats, healthy := s.bufferStats(dbHealthy, push)
 	return writeJSON(w, http.StatusOK, api.MaintenanceStatus{
@@ -66,56 +67,56 @@ func (s *Server) handleMaintenanceGet(w http.ResponseWriter, r *http.Request) er
 	})
 }
 
-// handleMaintenanceSet is POST /api/v1/system/maintenance {"enabled":bool}.
-func (s *Server) handleMaintenanceSet(w http.ResponseWriter, r *http.Request) error {
+// handlePushPauseSet is POST /api/v1/system/maintenance {"enabled":bool}.
+func (s *Server) handlePushPauseSet(w http.ResponseWriter, r *http.Request) error {
 	enabled, err := readEnabled(r)
 	if err != nil {
 		return err
 	}
-	push, _, err := s.broker.SetPushMaintenance(r.Context(), enabled)
+	push, _, err := s.broker.SetPushPause(r.Context(), enabled)
 	if err != nil {
 		return err
 	}
 	stats, healthy := s.bufferStats(true, push)
-	msg := msgPushMaintenanceOff
+	msg := msgPushPauseOff
 	switch _, hasSpool := s.broker.SpoolStats(); {
 	case push && !hasSpool:
 		msg = msgNoSpool
 	case push:
-		msg = msgPushMaintenanceOn
+		msg = msgPushPauseOn
 	}
 	return writeJSON(w, http.StatusOK, api.MaintenanceToggle{
 		MaintenanceMode: push, BufferedMessages: stats.PendingCount, BufferHealthy: healthy, Message: msg,
 	})
 }
 
-// handlePopMaintenanceGet is GET /api/v1/system/maintenance/pop.
-func (s *Server) handlePopMaintenanceGet(w http.ResponseWriter, r *http.Request) error {
-	_, pop, err := s.broker.MaintenanceStatus(r.Context())
+// handlePopPauseGet is GET /api/v1/system/maintenance/pop.
+func (s *Server) handlePopPauseGet(w http.ResponseWriter, r *http.Request) error {
+	_, pop, err := s.broker.PauseStatus(r.Context())
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, popMaintenance(pop))
+	return writeJSON(w, http.StatusOK, popPauseStatus(pop))
 }
 
-// handlePopMaintenanceSet is POST /api/v1/system/maintenance/pop {"enabled":bool}.
-func (s *Server) handlePopMaintenanceSet(w http.ResponseWriter, r *http.Request) error {
+// handlePopPauseSet is POST /api/v1/system/maintenance/pop {"enabled":bool}.
+func (s *Server) handlePopPauseSet(w http.ResponseWriter, r *http.Request) error {
 	enabled, err := readEnabled(r)
 	if err != nil {
 		return err
 	}
-	_, pop, err := s.broker.SetPopMaintenance(r.Context(), enabled)
+	_, pop, err := s.broker.SetPopPause(r.Context(), enabled)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, popMaintenance(pop))
+	return writeJSON(w, http.StatusOK, popPauseStatus(pop))
 }
 
-func popMaintenance(on bool) api.PopMaintenance {
+func popPauseStatus(on bool) api.PopMaintenance {
 	if on {
-		return api.PopMaintenance{PopMaintenanceMode: true, Message: msgPopMaintenanceOn}
+		return api.PopMaintenance{PopMaintenanceMode: true, Message: msgPopPauseOn}
 	}
-	return api.PopMaintenance{PopMaintenanceMode: false, Message: msgPopMaintenanceOff}
+	return api.PopMaintenance{PopMaintenanceMode: false, Message: msgPopPauseOff}
 }
 
 // readEnabled reads the body {"enabled": true|false}; anything else but an empty or

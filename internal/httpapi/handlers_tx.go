@@ -6,29 +6,41 @@ import (
 	"net/http"
 
 	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// handleTransaction is POST /api/v1/transaction: acks and pushes that
-// commit or roll back together. The answer is 200 whether the transaction committed
-// or not (success false with error and the results gathered before the failure);
-// only a malformed request is 400. requiredLeases is accepted and ignored. Pushed
-// items are stamped with the verified token's sub like /push (upstream leaves them
+// handleTransaction is POST /api/v1/transaction: acks and pushes that commit or roll
+// back together. The answer is 200 whether the transaction committed or not (success
+// false with error and the results gathered before the failure); only a malformed
+// request is 400 (403/413 for a refused timers or kv rider). The kv and timers riders
+// commit or roll back with the operations (docs/api.md, "KV store" and "Timers").
+// requiredLeases is accepted and ignored. Pushed items and scheduled timers are
+// stamped with the verified token's sub like /push (upstream leaves pushed items
 // unstamped); a producerSub in the body is ignored.
 func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error {
 	body, err := readObject(r, false)
 	if err != nil {
 		return err
 	}
+	riders, refused := txRiders(r, body)
+	if refused != nil {
+		return writeJSON(w, refused.status, refused)
+	}
 	rawOps, p := body.array("operations")
-	if p != present {
+	if p == absent && !riders.any() {
+		return writeJSON(w, http.StatusBadRequest,
+			badTx("operations", "transaction requires an operations array (or a top-level kv/timers array)"))
+	}
+	if p != present && (p != absent || !riders.any()) {
 		return queue.Invalid("operations", "operations array required")
 	}
-	if len(rawOps) == 0 {
+	if len(rawOps) == 0 && !riders.any() {
 		return queue.Invalid("operations", "operations array cannot be empty")
 	}
 	ops := make([]queue.TxOp, len(rawOps))
 	sub := producerSub(r)
+	flat := 0 // the results of operations: kv results follow them
 	for i, raw := range rawOps {
 		if ops[i], err = decodeTxOp(raw, fmt.Sprintf("operations[%d]", i)); err != nil {
 			return err
@@ -39,13 +51,24 @@ func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error
 		if err := scopeTxOp(r, &ops[i], fmt.Sprintf("operations[%d]", i)); err != nil {
 			return err
 		}
+		flat += max(1, len(ops[i].Push))
 	}
-	res, err := s.broker.Transaction(r.Context(), scopeOf(r), ops)
+	if refused, err := s.prepareTxTimers(r, riders.timers); refused != nil || err != nil {
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, refused.status, refused)
+	}
+	res, timers, err := s.broker.TransactionRiders(r.Context(), scopeOf(r), ops,
+		broker.TxRiders{KV: riders.kv, Timers: riders.timers})
 	if err != nil {
 		return err
 	}
+	if res.KVFailed != nil {
+		return writeJSON(w, http.StatusOK, txKVFailed(res, flat))
+	}
 	out := api.TransactionResponse{
-		TransactionID: res.TransactionID, Success: res.Success, Error: res.Error,
+		TransactionID: res.TransactionID, Success: res.Success, Error: res.Error, Reason: res.Reason,
 		Results: make([]api.TxResult, len(res.Results)),
 	}
 	for i, t := range res.Results {
@@ -55,7 +78,10 @@ func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error
 			PartitionID: t.PartitionID, QueueName: unscopeName(r, t.QueueName),
 		}
 	}
-	return writeJSON(w, http.StatusOK, out)
+	if !riders.any() || !res.Success {
+		return writeJSON(w, http.StatusOK, out)
+	}
+	return writeJSON(w, http.StatusOK, txWithRiders(out, res.KV, riders, timers, flat))
 }
 
 // decodeTxOp decodes one operation at field (e.g. operations[1]). Types other than
@@ -68,6 +94,11 @@ func decodeTxOp(raw json.RawMessage, field string) (queue.TxOp, error) {
 	typ, err := o.optString("type", field+".type")
 	if err != nil {
 		return queue.TxOp{}, err
+	}
+	switch typ {
+	case "kv", "timer", "timers":
+		return queue.TxOp{}, queue.Invalid(field+".type", "%s.type %q is not an operation: KV ops and timers go in the "+
+			"top-level \"kv\" and \"timers\" arrays", field, typ)
 	}
 	op := queue.TxOp{Type: typ}
 	switch typ {

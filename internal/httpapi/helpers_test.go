@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/broker"
+	"github.com/queenmq/queen/internal/encryption"
 	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/store"
 	"github.com/queenmq/queen/internal/testlog"
@@ -40,7 +41,7 @@ func setup(t testing.TB, opts Options) *testBundle {
 func start(t testing.TB, opts Options, st *store.Store) *testBundle {
 	t.Helper()
 	logger := testLogger(t)
-	b := broker.New(broker.Config{}, st, logger)
+	b := broker.New(broker.DefaultConfig(), st, logger)
 	srv := httptest.NewServer(New(opts, b, logger).Handler())
 	t.Cleanup(srv.Close)
 	return &testBundle{srv: srv, broker: b}
@@ -49,6 +50,20 @@ func start(t testing.TB, opts Options, st *store.Store) *testBundle {
 // testLogger logs through t.Log at Debug (testlog.Logger, by the name this package's
 // tests use).
 func testLogger(t testing.TB) *slog.Logger { return testlog.Logger(t) }
+
+// brokerConfig is broker.DefaultConfig() changed by each of opts in turn.
+func brokerConfig(opts ...func(*broker.Config)) broker.Config {
+	cfg := broker.DefaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return cfg
+}
+
+// withSealer gives the broker an encryption key.
+func withSealer(s *encryption.Sealer) func(*broker.Config) {
+	return func(c *broker.Config) { c.Sealer = s }
+}
 
 // response is a fully read HTTP answer.
 type response struct {

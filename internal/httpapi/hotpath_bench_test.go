@@ -31,7 +31,7 @@ func benchServer(b *testing.B) *httptest.Server {
 	}
 	b.Cleanup(st.Close)
 	logger := slog.New(slog.DiscardHandler)
-	srv := httptest.NewServer(New(Options{}, broker.New(broker.Config{}, st, logger), logger).Handler())
+	srv := httptest.NewServer(New(Options{}, broker.New(broker.DefaultConfig(), st, logger), logger).Handler())
 	b.Cleanup(srv.Close)
 	return srv
 }

@@ -31,7 +31,7 @@ type adminBundle struct {
 }
 
 // setupAdmin starts a server over a broker configured with cfg on a new database.
-func setupAdmin(t *testing.T, cfg broker.Config) *adminBundle {
+func setupAdmin(t *testing.T, opts ...func(*broker.Config)) *adminBundle {
 	t.Helper()
 	dbURL := pgtest.NewDBURL(t)
 	db, err := pgxpool.New(t.Context(), dbURL)
@@ -41,7 +41,7 @@ func setupAdmin(t *testing.T, cfg broker.Config) *adminBundle {
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	logger := testLogger(t)
-	b := broker.New(cfg, st, logger)
+	b := broker.New(brokerConfig(opts...), st, logger)
 	srv := httptest.NewServer(New(Options{}, b, logger).Handler())
 	t.Cleanup(srv.Close)
 	return &adminBundle{testBundle: &testBundle{srv: srv, broker: b}, db: db}
@@ -142,7 +142,7 @@ func TestMessageList(t *testing.T) {
 
 	t.Run("QueueModeStatuses", func(t *testing.T) {
 		t.Parallel()
-		b := setupAdmin(t, broker.Config{})
+		b := setupAdmin(t)
 		requireStatus(t, http.StatusOK, b.post(t, "/api/v1/configure",
 			`{"queue":"ml-q","namespace":"billing","task":"invoice","options":{"priority":4}}`))
 		for _, p := range []string{"pa", "pb", "pc", "pd"} {
@@ -211,7 +211,7 @@ func TestMessageList(t *testing.T) {
 
 	t.Run("BusModeNeedsEveryGroup", func(t *testing.T) {
 		t.Parallel()
-		b := setupAdmin(t, broker.Config{})
+		b := setupAdmin(t)
 		b.pushed(t, "ml-bus", "", "t-1", `1`)
 		first := b.popPartition(t, "ml-bus", "Default", "g1", 1)[0]
 		second := b.popPartition(t, "ml-bus", "Default", "g2", 1)[0]
@@ -232,7 +232,7 @@ func TestMessageList(t *testing.T) {
 
 	t.Run("TimeWindowAndPaging", func(t *testing.T) {
 		t.Parallel()
-		b := setupAdmin(t, broker.Config{})
+		b := setupAdmin(t)
 		var pid string
 		for i := 1; i <= 5; i++ {
 			pid = b.pushed(t, "ml-win", "", "t-"+itoa(i), itoa(i))
@@ -293,7 +293,7 @@ func TestMessageList(t *testing.T) {
 
 	t.Run("RejectsBadParameters", func(t *testing.T) {
 		t.Parallel()
-		b := setupAdmin(t, broker.Config{})
+		b := setupAdmin(t)
 		for _, tc := range []struct{ name, query, msg, field string }{
 			{"Status", "status=failed", "status must be one of pending, processing, completed, dead_letter", "status"},
 			{"LimitNotInteger", "limit=ten", "limit must be an integer", "limit"},
@@ -323,7 +323,7 @@ func TestMessageList(t *testing.T) {
 // rest, with total and hasMore telling the truth about each.
 func TestMessageListLargePages(t *testing.T) {
 	t.Parallel()
-	b := setupAdmin(t, broker.Config{})
+	b := setupAdmin(t)
 	const (
 		count      = broker.MaxMessageListLimit + 50
 		partitions = 7
@@ -418,8 +418,10 @@ func TestMessageListLargePages(t *testing.T) {
 
 func TestMessageDetailAndDelete(t *testing.T) {
 	t.Parallel()
-	b := setupAdmin(t, broker.Config{})
-	b.configure(t, "md-q", `{"leaseTime":60,"retryLimit":2,"retryDelay":500,"ttl":120,"priority":3}`)
+	b := setupAdmin(t)
+	// An hour-long lease: the detail must still show the message processing however
+	// slowly a loaded machine gets to the assertions.
+	b.configure(t, "md-q", `{"leaseTime":3600,"retryLimit":2,"retryDelay":500,"ttl":120,"priority":3}`)
 	pid := b.pushed(t, "md-q", "", "t-1", `{"x":1}`)
 	b.ack(t, b.popPartition(t, "md-q", "Default", "g1", 1)[0], "g1", "completed", "")
 	b.popPartition(t, "md-q", "Default", "", 1) // queue mode holds a lease
@@ -445,7 +447,7 @@ func TestMessageDetailAndDelete(t *testing.T) {
 		require.Nil(t, d["retryCount"])
 		require.Regexp(t, millisRE, d["createdAt"])
 		require.Regexp(t, millisRE, d["leaseExpiresAt"])
-		require.Equal(t, map[string]any{"leaseTime": float64(60), "retryLimit": float64(2), "retryDelay": float64(500),
+		require.Equal(t, map[string]any{"leaseTime": float64(3600), "retryLimit": float64(2), "retryDelay": float64(500),
 			"ttl": float64(120), "priority": float64(3)}, d["queueConfig"])
 		require.Equal(t, map[string]any{"hasQueueMode": true, "busGroupsCount": float64(1), "consumedByGroups": float64(1),
 			"type": "hybrid"}, d["mode"])
@@ -469,7 +471,7 @@ func TestMessageDetailAndDelete(t *testing.T) {
 
 	t.Run("DeleteCascades", func(t *testing.T) {
 		t.Parallel()
-		b := setupAdmin(t, broker.Config{})
+		b := setupAdmin(t)
 		pid := b.pushed(t, "md-del", "", "t-del", `{"gone":true}`)
 		b.pushed(t, "md-del", "", "t-keep", `2`)
 		b.ack(t, b.popPartition(t, "md-del", "Default", "", 1)[0], "", "dlq", "bad")
@@ -542,13 +544,14 @@ func TestQueryTimestamp(t *testing.T) {
 
 func TestDLQList(t *testing.T) {
 	t.Parallel()
-	b := setupAdmin(t, broker.Config{})
+	b := setupAdmin(t)
 	b.pushed(t, "dlq-a", "", "a-1", `{"n":1}`)
 	b.pushed(t, "dlq-a", "", "a-2", `{"n":2}`)
 	b.pushed(t, "dlq-b", "pb", "b-1", `{"n":3}`)
 	popped := b.popPartition(t, "dlq-a", "Default", "", 2)
 	b.ack(t, popped[0], "", "dlq", "first failure")
-	b.ack(t, popped[1], "", "dlq", "second failure")
+	// The dead letter released the lease: a-2 is claimable at once.
+	b.ack(t, b.popPartition(t, "dlq-a", "Default", "", 1)[0], "", "dlq", "second failure")
 	b.ack(t, b.popPartition(t, "dlq-b", "pb", "workers", 1)[0], "workers", "dlq", "")
 
 	all := b.list(t, "/api/v1/dlq")
@@ -559,8 +562,10 @@ func TestDLQList(t *testing.T) {
 	require.Equal(t, []any{"b-1", "a-2", "a-1"}, field(msgs, "transactionId"), "newest failure first")
 	for _, m := range msgs {
 		require.Equal(t, sortedKeys("id", "transactionId", "partitionId", "queue", "queueName", "partition", "consumerGroup",
-			"errorMessage", "retryCount", "data", "producerSub", "createdAt", "failedAt"), keys(m))
+			"errorMessage", "retryCount", "data", "producerSub", "createdAt", "failedAt", "dlqId"), keys(m))
 		require.True(t, queue.IsUUID(m["id"].(string)))
+		require.True(t, queue.IsUUID(m["dlqId"].(string)))
+		require.NotEqual(t, m["id"], m["dlqId"], "the entry's id, not the message's")
 		require.True(t, queue.IsUUID(m["partitionId"].(string)))
 		require.Equal(t, m["queue"], m["queueName"])
 		require.IsType(t, float64(0), m["retryCount"])
@@ -624,7 +629,7 @@ func TestDLQList(t *testing.T) {
 
 	t.Run("EmptyDLQ", func(t *testing.T) {
 		t.Parallel()
-		b := setupAdmin(t, broker.Config{})
+		b := setupAdmin(t)
 		r := b.get(t, "/api/v1/dlq")
 		requireStatus(t, http.StatusOK, r)
 		require.JSONEq(t, `{"messages":[],"total":0,"pagination":{"limit":100,"offset":0}}`, string(r.body))
@@ -637,7 +642,7 @@ func TestEncryptedPayloadsAreOpened(t *testing.T) {
 	t.Parallel()
 	sealer, err := encryption.New(bytes.Repeat([]byte{7}, 32))
 	require.NoError(t, err)
-	b := setupAdmin(t, broker.Config{Sealer: sealer})
+	b := setupAdmin(t, withSealer(sealer))
 	b.configure(t, "enc-q", `{"encryptionEnabled":true}`)
 	pid := b.pushed(t, "enc-q", "", "t-enc", `{"secret":42}`)
 

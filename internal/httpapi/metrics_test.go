@@ -40,7 +40,7 @@ func setupMetrics(t *testing.T) *metricsBundle {
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	logger := testLogger(t)
-	b := broker.New(broker.Config{}, st, logger)
+	b := broker.New(broker.DefaultConfig(), st, logger)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	tel, err := telemetry.New(reg, telemetry.Options{Broker: b, Store: st, Logger: logger})

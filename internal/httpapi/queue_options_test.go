@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/queenmq/queen/internal/broker"
 )
 
 // TestAdoptedUpstreamQueueOptions: upstream stores ttl 3600 and retry_delay 1000 on
@@ -15,7 +13,7 @@ import (
 // shown but not applied until the queue is configured through queen.
 func TestAdoptedUpstreamQueueOptions(t *testing.T) {
 	t.Parallel()
-	b := setupAdmin(t, broker.Config{})
+	b := setupAdmin(t)
 	const q = "up-orders"
 	ctx := t.Context()
 
@@ -90,8 +88,9 @@ func TestAdoptedUpstreamQueueOptions(t *testing.T) {
 	require.Equal(t, enforcedBoth(false, false), enforced)
 	require.Equal(t, []any{"old", "new"}, field(cgPop(t, b.testBundle, q+"?consumerGroup=g-rollback&batch=10"), "transactionId"))
 
-	// A configure through queen that leaves them out resets them to queen's default, 0.
-	requireStatus(t, http.StatusOK, b.post(t, "/api/v1/configure", `{"queue":"up-orders"}`))
+	// A replacing configure through queen that leaves them out resets them to queen's
+	// default, 0.
+	requireStatus(t, http.StatusOK, b.post(t, "/api/v1/configure", `{"queue":"up-orders","mode":"replace"}`))
 	opts, enforced = detail(t)
 	require.Equal(t, []any{0.0, 0.0}, []any{opts["ttl"], opts["retryDelay"]})
 	require.Equal(t, enforcedBoth(true, true), enforced, "0 is off, whoever stored it")
@@ -102,7 +101,7 @@ func TestAdoptedUpstreamQueueOptions(t *testing.T) {
 // retryDelay applied as stored.
 func TestQueenQueueOptionsEnforced(t *testing.T) {
 	t.Parallel()
-	b := setupAdmin(t, broker.Config{})
+	b := setupAdmin(t)
 
 	t.Run("CreatedByPushHasNothingToApply", func(t *testing.T) {
 		t.Parallel()

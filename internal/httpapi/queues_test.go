@@ -13,7 +13,8 @@ import (
 const defaultOptionsEcho = `{"priority":0,"leaseTime":300,"retryLimit":3,"retryDelay":0,"maxSize":0,
 	"ttl":0,"deadLetterQueue":true,"dlqAfterMaxRetries":true,"delayedProcessing":0,
 	"windowBuffer":0,"retentionSeconds":0,"completedRetentionSeconds":0,
-	"retentionEnabled":false,"encryptionEnabled":false,"maxWaitTimeSeconds":0}`
+	"retentionEnabled":false,"encryptionEnabled":false,"maxWaitTimeSeconds":0,
+	"minPopWaitTime":0,"dedupWindowSeconds":3600,"retentionSinkHold":"","retentionSinkHoldMaxSeconds":604800}`
 
 func TestConfigure(t *testing.T) {
 	t.Parallel()
@@ -62,7 +63,7 @@ func TestConfigure(t *testing.T) {
 		require.Equal(t, "billing", m["namespace"])
 		require.Equal(t, "invoice", m["task"])
 		opts := m["options"].(map[string]any)
-		require.Len(t, opts, 15)
+		require.Len(t, opts, 19, "every option but namespace and task")
 		require.Equal(t, float64(60), opts["leaseTime"])
 		require.Equal(t, float64(5), opts["retryLimit"])
 		require.Equal(t, float64(7), opts["priority"])
@@ -81,7 +82,7 @@ func TestConfigure(t *testing.T) {
 		t.Parallel()
 		first := b.post(t, "/api/v1/configure", `{"queue":"cfg-replace","namespace":"ns","options":{"leaseTime":10,"priority":3}}`)
 		requireStatus(t, http.StatusOK, first)
-		r := b.post(t, "/api/v1/configure", `{"queue":"cfg-replace","namespace":null,"task":7,"options":[1,2]}`)
+		r := b.post(t, "/api/v1/configure", `{"queue":"cfg-replace","mode":"replace","namespace":null,"task":7,"options":[1,2]}`)
 		requireStatus(t, http.StatusOK, r)
 		m := r.object(t)
 		require.Equal(t, first.object(t)["queueId"], m["queueId"])
@@ -155,7 +156,12 @@ func TestQueueResources(t *testing.T) {
 		require.Equal(t, sortedKeys("id", "name", "namespace", "task", "createdAt", "partitions", "totals",
 			"options", "enforcedOptions"), keys(d))
 		require.Equal(t, "res-a", d["name"])
-		require.JSONEq(t, defaultOptionsEcho, mustJSON(t, d["options"]), "the configure echo's shape")
+		opts := d["options"].(map[string]any)
+		require.Equal(t, "billing", opts["namespace"], "namespace and task are options too")
+		require.Equal(t, "invoice", opts["task"])
+		delete(opts, "namespace")
+		delete(opts, "task")
+		require.JSONEq(t, defaultOptionsEcho, mustJSON(t, opts), "the configure echo's shape")
 		require.Equal(t, map[string]any{"ttl": true, "retryDelay": true}, d["enforcedOptions"])
 		require.Equal(t, "invoice", d["task"])
 		parts := d["partitions"].([]any)

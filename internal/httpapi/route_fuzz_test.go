@@ -141,7 +141,7 @@ func FuzzRoute(f *testing.F) {
 	require.NoError(f, err)
 	f.Cleanup(st.Close)
 	logger := slog.New(slog.DiscardHandler)
-	srv := httptest.NewServer(New(Options{}, broker.New(broker.Config{}, st, logger), logger).Handler())
+	srv := httptest.NewServer(New(Options{}, broker.New(broker.DefaultConfig(), st, logger), logger).Handler())
 	f.Cleanup(srv.Close)
 	b := &testBundle{srv: srv}
 	routes := registeredRoutes(f)

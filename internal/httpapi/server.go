@@ -112,10 +112,11 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) routes() {
 	r := s.router
 	// The dashboard answers after every API route: what routes nowhere, is a GET or
-	// HEAD and is not under an API prefix (/api, /streams, /health, /metrics, …) is
-	// the app's; everything else keeps the JSON 404.
-	r.NotFound(s.opts.Dashboard.Wrap(http.HandlerFunc(s.notFound)).ServeHTTP)
+	// HEAD and is not under an API prefix (/api, /auth, /streams, /health, /metrics,
+	// …) is the app's; everything else keeps the JSON 404 (routeAbsent, errors.go).
+	r.NotFound(s.routeAbsent(s.opts.Dashboard.Wrap(http.HandlerFunc(s.notFound))).ServeHTTP)
 	r.MethodNotAllowed(s.methodNotAllowed)
+	s.compatRoutes() // GET /status, /auth/*, the ephemeral family (handlers_compat.go)
 
 	// The health routes also answer HEAD, for load balancers that probe with it.
 	for path, h := range map[string]handlerFunc{
@@ -139,9 +140,16 @@ func (s *Server) routes() {
 	r.Post(v1+"/ack/batch", s.handle(s.handleAckBatch))
 	r.Post(v1+"/lease/{leaseId}/extend", s.handle(s.handleLeaseExtend))
 	r.Post(v1+"/transaction", s.handle(s.handleTransaction))
+	r.Post(v1+"/kv", s.kvServe(s.handleKV))
+	r.Get(v1+"/kv/{ns}/*", s.kvServe(s.handleKVPath))
+	r.Put(v1+"/kv/{ns}/*", s.kvServe(s.handleKVPath))
+	r.Delete(v1+"/kv/{ns}/*", s.kvServe(s.handleKVPath))
+	r.Get(v1+"/resources/kv/namespaces", s.kvServe(s.handleKVNamespaces))
+	r.Post(v1+"/resources/kv/list", s.kvServe(s.handleKVList))
 
 	r.Get(v1+"/resources/queues", s.handle(s.handleQueueList))
 	r.Get(v1+"/resources/queues/{queue}", s.handle(s.handleQueueGet))
+	r.Get(v1+"/resources/queues/{queue}/depth", s.handle(s.handleQueueDepth))
 	r.Delete(v1+"/resources/queues/{queue}", s.handle(s.handleQueueDelete))
 
 	// Message admin, DLQ and traces. Static segments beat parameters,
@@ -153,6 +161,7 @@ func (s *Server) routes() {
 	r.Get(v1+"/dlq", s.handle(s.handleDLQList))
 	r.Delete(v1+"/dlq", s.handle(s.handleDLQPurge))
 	r.Post(v1+"/dlq/requeue", s.handle(s.handleDLQRequeue))
+	r.Post(v1+"/dlq/{id}/replay", s.handle(s.handleDLQReplay))
 	r.Get(v1+"/auth/whoami", s.handle(s.handleWhoami))
 	r.Post(v1+"/traces", s.handle(s.handleTraceCreate))
 	r.Get(v1+"/traces/names", s.handle(s.handleTraceNames))
@@ -169,7 +178,8 @@ func (s *Server) routes() {
 	r.Post(v1+"/consumer-groups/{group}/queues/{queue}/seek", s.handle(s.handleConsumerGroupSeek))
 	r.Post(v1+"/consumer-groups/{group}/queues/{queue}/partitions/{partition}/seek", s.handle(s.handlePartitionSeek))
 
-	// Resource summaries, status, analytics, stats refresh and maintenance.
+	// Resource summaries, status, analytics, stats refresh and the push/pop pause
+	// (maintenance mode).
 	r.Get(v1+"/resources/overview", s.handle(s.handleOverview))
 	r.Get(v1+"/resources/namespaces", s.handle(s.handleNamespaces))
 	r.Get(v1+"/resources/tasks", s.handle(s.handleTasks))
@@ -188,16 +198,21 @@ func (s *Server) routes() {
 	r.Get(v1+"/analytics/retention", s.handle(s.handleRetention))
 	r.Get(v1+"/analytics/postgres-stats", s.handle(s.handlePostgresStats))
 	r.Post(v1+"/stats/refresh", s.handle(s.handleStatsRefresh))
-	r.Get(v1+"/system/maintenance", s.handle(s.handleMaintenanceGet))
-	r.Post(v1+"/system/maintenance", s.handle(s.handleMaintenanceSet))
-	r.Get(v1+"/system/maintenance/pop", s.handle(s.handlePopMaintenanceGet))
-	r.Post(v1+"/system/maintenance/pop", s.handle(s.handlePopMaintenanceSet))
+	r.Get(v1+"/system/maintenance", s.handle(s.handlePushPauseGet))
+	r.Post(v1+"/system/maintenance", s.handle(s.handlePushPauseSet))
+	r.Get(v1+"/system/maintenance/pop", s.handle(s.handlePopPauseGet))
+	r.Post(v1+"/system/maintenance/pop", s.handle(s.handlePopPauseSet))
 	// Cluster views for the dashboard (handlers_replicas.go).
 	r.Get(v1+"/system/replicas", s.handle(s.handleReplicas))
 	r.Get(v1+"/system/longpolls", s.handle(s.handleLongPolls))
 	r.Get(v1+"/analytics/consumer-lag", s.handle(s.handleConsumerLag))
 	r.Get("/internal/api/tenancy", s.handle(s.handleTenancy))
 	r.Get("/internal/api/tenancy/usage", s.handle(s.handleTenancyUsage))
+	// Timers, the 1.x API (handlers_timers.go).
+	r.Post(v1+"/timers", s.timerRoute(s.handleTimers))
+	r.Get(v1+"/timers/{queue}", s.timerRoute(s.handleTimerList))
+	r.Get(v1+"/timers/{queue}/*", s.timerRoute(s.handleTimerGet))
+	r.Delete(v1+"/timers/{queue}/*", s.timerRoute(s.handleTimerCancel))
 
 	// Streams: the SDKs' Stream runtime, then the operator routes of queenctl streams.
 	const streams = "/streams/v1"

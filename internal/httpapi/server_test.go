@@ -19,17 +19,23 @@ func TestRouting(t *testing.T) {
 
 	t.Run("UnknownPathsAreJSON404", func(t *testing.T) {
 		t.Parallel()
+		// Under /api/ and /auth/, and for any method but GET and HEAD: the 1.x
+		// clients' "no such route" (compat_test.go walks more).
 		for _, c := range []struct{ method, path string }{
-			{http.MethodGet, "/nope"},
 			{http.MethodGet, "/api/v1/nothing-here"},
 			{http.MethodGet, "/api/v1/resources/nothing"},
 			{http.MethodGet, "/api/v1/not-a-route/x"},
-			{http.MethodGet, "/metricsx"},
 			{http.MethodPost, "/streams/v1/nothing"},
 			{http.MethodPost, "/internal/api/notify"},
 			{http.MethodDelete, "/api/v1/queues/q/clear"},
 		} {
 			r := b.do(t, c.method, c.path, "")
+			requireError(t, r, http.StatusNotFound, "no_such_route", "Not Found", "")
+			require.JSONEq(t, `{"error":"Not Found","code":"no_such_route"}`, string(r.body))
+		}
+		// Other GETs (the dashboard's ground when it is on) keep the generic 404.
+		for _, path := range []string{"/nope", "/metricsx", "/streams/v1/nothing"} {
+			r := b.get(t, path)
 			requireError(t, r, http.StatusNotFound, "not_found", "Not found", "")
 			require.JSONEq(t, `{"error":"Not found","code":"not_found"}`, string(r.body))
 		}

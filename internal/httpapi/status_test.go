@@ -615,7 +615,7 @@ func TestMaintenance(t *testing.T) {
 			"bufferHealthy": "bool", "message": "string"})
 		require.Equal(t, true, m["maintenanceMode"])
 		require.Equal(t, false, m["bufferHealthy"])
-		push, pop := b.broker.Maintenance()
+		push, pop := b.broker.Paused()
 		require.True(t, push)
 		require.False(t, pop)
 
@@ -691,17 +691,17 @@ func TestMaintenanceReachesOtherReplicas(t *testing.T) {
 	runBroker(t, b.broker)
 
 	requireStatus(t, http.StatusOK, a.post(t, "/api/v1/system/maintenance", `{"enabled":true}`))
-	require.Eventually(t, func() bool { push, _ := b.broker.Maintenance(); return push },
+	require.Eventually(t, func() bool { push, _ := b.broker.Paused(); return push },
 		5*time.Second, 20*time.Millisecond, "replica b never saw push maintenance")
 	requireStatus(t, http.StatusServiceUnavailable, b.post(t, "/api/v1/push", `{"items":[{"queue":"two","payload":1}]}`))
 
 	requireStatus(t, http.StatusOK, b.post(t, "/api/v1/system/maintenance/pop", `{"enabled":true}`))
-	require.Eventually(t, func() bool { _, pop := a.broker.Maintenance(); return pop },
+	require.Eventually(t, func() bool { _, pop := a.broker.Paused(); return pop },
 		5*time.Second, 20*time.Millisecond, "replica a never saw pop maintenance")
 
 	requireStatus(t, http.StatusOK, b.post(t, "/api/v1/system/maintenance", `{"enabled":false}`))
 	requireStatus(t, http.StatusOK, b.post(t, "/api/v1/system/maintenance/pop", `{"enabled":false}`))
-	require.Eventually(t, func() bool { push, pop := a.broker.Maintenance(); return !push && !pop },
+	require.Eventually(t, func() bool { push, pop := a.broker.Paused(); return !push && !pop },
 		5*time.Second, 20*time.Millisecond, "replica a never saw maintenance end")
 	b.pushOne(t, "two", "", "", `1`)
 	requireStatus(t, http.StatusOK, a.get(t, "/api/v1/pop/queue/two"))

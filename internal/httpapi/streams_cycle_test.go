@@ -22,7 +22,7 @@ import (
 // lease, the DLQ and the shard's cycle count are exactly as before.
 func TestStreamCycleRefusedChangesNothing(t *testing.T) {
 	t.Parallel()
-	b := setupStreams(t, Options{}, broker.Config{})
+	b := setupStreams(t, Options{})
 	const group = "streams.atomic"
 
 	type fixture struct {
@@ -115,7 +115,7 @@ func TestStreamCycleRefusedChangesNothing(t *testing.T) {
 // commits, and only its effects are stored.
 func TestStreamCycleRacingWorkers(t *testing.T) {
 	t.Parallel()
-	b := setupStreams(t, Options{}, broker.Config{})
+	b := setupStreams(t, Options{})
 	const group, workers = "streams.race", 8
 	id := b.register(t, "q.race", "race-src", "race-sink", "h")
 	p := b.pushAndPop(t, "race-src", "p1", group, "m", 1)
@@ -153,7 +153,7 @@ func TestStreamCycleRacingWorkers(t *testing.T) {
 
 func TestStreamCycleLimits(t *testing.T) {
 	t.Parallel()
-	b := setupStreams(t, Options{}, broker.Config{MaxPushItems: 3})
+	b := setupStreams(t, Options{}, func(c *broker.Config) { c.MaxPushItems = 3 })
 	id := b.register(t, "q.limits", "l-src", "", "h")
 	pid := queue.NewIDGenerator().New()
 	base := func(extra map[string]any) map[string]any {
@@ -224,7 +224,7 @@ func TestStreamSinkEncryptedAndStamped(t *testing.T) {
 	v, sg := hsMode(t)
 	sealer, err := encryption.New(bytes.Repeat([]byte{9}, 32))
 	require.NoError(t, err)
-	b := setupStreams(t, Options{Verifier: v}, broker.Config{Sealer: sealer})
+	b := setupStreams(t, Options{Verifier: v}, withSealer(sealer))
 	admin := bearer(sg.token(t, "root", "admin"))
 	writer := bearer(sg.token(t, "alice", "read-write"))
 	reader := bearer(sg.token(t, "bob", "read-only"))
@@ -272,7 +272,7 @@ func TestStreamSinkEncryptedAndStamped(t *testing.T) {
 // commit can deliver the sink message before the pop's timeout.
 func TestStreamCycleWakesLongPolls(t *testing.T) {
 	t.Parallel()
-	b := setupStreams(t, Options{}, broker.Config{PopWaitInitialInterval: time.Hour, PopWaitMaxInterval: time.Hour})
+	b := setupStreams(t, Options{}, func(c *broker.Config) { c.PopWaitInitialInterval, c.PopWaitMaxInterval = time.Hour, time.Hour })
 	id := b.register(t, "q.wake", "w-src", "w-sink", "h")
 	got := make(chan response, 1)
 	go func() { got <- b.get(t, "/api/v1/pop/queue/w-sink?wait=true&timeout=60000") }()
@@ -293,7 +293,7 @@ func TestStreamCycleWakesLongPolls(t *testing.T) {
 // its partitions (a queue made again gets new partition ids), and no other state.
 func TestStreamStateGoesWithItsQueue(t *testing.T) {
 	t.Parallel()
-	b := setupStreams(t, Options{}, broker.Config{})
+	b := setupStreams(t, Options{})
 	id := b.register(t, "q.drop", "drop-src", "", "h")
 	p := b.pushAndPop(t, "drop-src", "p1", "streams.drop", "m", 1)
 	m := b.cycle(t, map[string]any{"query_id": id, "partition_id": p.partitionID, "consumer_group": "streams.drop",

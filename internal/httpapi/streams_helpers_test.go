@@ -24,7 +24,7 @@ type streamBundle struct {
 	db *pgxpool.Pool
 }
 
-func setupStreams(t *testing.T, opts Options, cfg broker.Config) *streamBundle {
+func setupStreams(t *testing.T, opts Options, cfgOpts ...func(*broker.Config)) *streamBundle {
 	t.Helper()
 	url := pgtest.NewDBURL(t)
 	st, err := store.Open(store.Options{ConnString: url, MaxConns: 8})
@@ -34,7 +34,7 @@ func setupStreams(t *testing.T, opts Options, cfg broker.Config) *streamBundle {
 	require.NoError(t, err)
 	t.Cleanup(db.Close)
 	logger := testLogger(t)
-	b := broker.New(cfg, st, logger)
+	b := broker.New(brokerConfig(cfgOpts...), st, logger)
 	srv := httptest.NewServer(New(opts, b, logger).Handler())
 	t.Cleanup(srv.Close)
 	return &streamBundle{testBundle: &testBundle{srv: srv, broker: b}, db: db}

@@ -8,13 +8,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/queue"
 )
 
 func TestStreamQueries(t *testing.T) {
 	t.Parallel()
-	b := setupStreams(t, Options{}, broker.Config{})
+	b := setupStreams(t, Options{})
 
 	t.Run("FreshThenResumed", func(t *testing.T) {
 		t.Parallel()
@@ -128,7 +127,7 @@ func stateRows(t *testing.T, b *streamBundle, id string) int {
 
 func TestStreamStateGet(t *testing.T) {
 	t.Parallel()
-	b := setupStreams(t, Options{}, broker.Config{})
+	b := setupStreams(t, Options{})
 	id := b.register(t, "q.state", "src", "", "h")
 	pid := queue.NewIDGenerator().New()
 	ops := []map[string]any{
@@ -235,7 +234,7 @@ func TestStreamStateGet(t *testing.T) {
 
 func TestStreamCycleCommits(t *testing.T) {
 	t.Parallel()
-	b := setupStreams(t, Options{}, broker.Config{})
+	b := setupStreams(t, Options{})
 	const group = "streams.q"
 
 	t.Run("StatePushAndAckTogether", func(t *testing.T) {

@@ -89,9 +89,9 @@ func (s *Server) requestTenant(r *http.Request, header string) (string, error) {
 	switch len(values) {
 	case 0:
 	case 1:
-		fromHeader = values[0]
-		if !isTenantID(fromHeader) {
-			return "", queue.Invalid(header, "%s must be one tenant id", header)
+		var ok bool
+		if fromHeader, ok = requestTenantID(values[0]); !ok {
+			return "", queue.Invalid(header, "%s must be one tenant id (%s) or a UUID", header, tenantid.Grammar)
 		}
 	default:
 		return "", queue.Invalid(header, "%s must be given once", header)
@@ -122,6 +122,26 @@ func tenantForbidden(msg string) error {
 // isTenantID reports whether id is a well-formed, unreserved tenant id: the grammar
 // queen-proxy creates tenants with.
 func isTenantID(id string) bool { return tenantid.Valid(id) }
+
+// defaultTenant1x is the tenant Queen 1.x brokers serve requests without a tenant
+// header to; here that is the global scope.
+const defaultTenant1x = "00000000-0000-0000-0000-000000000001"
+
+// requestTenantID reads a tenant header value: a tenant id (queen-proxy's grammar), or
+// a UUID in canonical 8-4-4-4-12 form, which Queen 1.x clients send, lowercased. The
+// 1.x default tenant's UUID is the global scope (""). ok is false for anything else.
+func requestTenantID(v string) (tenant string, ok bool) {
+	if isTenantID(v) {
+		return v, true
+	}
+	if !queue.IsUUID(v) {
+		return "", false
+	}
+	if v = strings.ToLower(v); v == defaultTenant1x {
+		return "", true
+	}
+	return v, true
+}
 
 // scopeName is the stored name of the relative queue or group name given in field of
 // a request: name itself for a global request, tenant:name for a tenant one. A

@@ -47,11 +47,11 @@ func TestTenancyAckAndLeaseOfAnotherTenant(t *testing.T) {
 	r := b.asAcme(t, http.MethodPost, "/api/v1/ack", ack)
 	requireStatus(t, http.StatusOK, r)
 	require.Equal(t, false, r.array(t)[0]["success"])
-	require.Equal(t, "Message not found", r.array(t)[0]["error"])
+	require.Equal(t, unresolvable, r.array(t)[0]["error"])
 
 	r = b.asAcme(t, http.MethodPost, "/api/v1/ack/batch", `{"acknowledgments":[`+ack+`]}`)
 	requireStatus(t, http.StatusOK, r)
-	require.Equal(t, "Message not found", r.array(t)[0]["error"])
+	require.Equal(t, unresolvable, r.array(t)[0]["error"])
 
 	r = b.asAcme(t, http.MethodPost, "/api/v1/transaction", mustJSON(t, map[string]any{"operations": []any{
 		map[string]any{"type": "push", "queue": "orders", "payload": map[string]any{}},

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/go-chi/chi/v5"
@@ -211,4 +212,29 @@ func TestTenancyWithJWT(t *testing.T) {
 	require.Equal(t, []string{"orders"}, queueNames(t, b, append(bearer(admin), testTenancyHeader, "acme")...))
 	require.Empty(t, queueNames(t, b, append(bearer(admin), testTenancyHeader, "bob")...))
 	require.Equal(t, []string{"acme:orders"}, queueNames(t, b, bearer(admin)...))
+}
+
+// TestTenancyUUIDsOf1xClients: the tenant values Queen 1.x clients send are UUIDs. A
+// canonical UUID in any case is one tenant (lowercased), its own island; the 1.x
+// default tenant's UUID is the global scope; a UUID that is not canonical is 400.
+func TestTenancyUUIDsOf1xClients(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Options{TenancyHeader: testTenancyHeader})
+	const upper = "0198F2C1-B0C1-7A2E-9A51-3C7D2E8F0A11"
+	lower := strings.ToLower(upper)
+	r := b.do(t, http.MethodPost, "/api/v1/push", `{"items":[{"queue":"uuid-q","payload":1}]}`, testTenancyHeader, upper)
+	requireStatus(t, http.StatusCreated, r)
+	require.Equal(t, []string{"uuid-q"}, queueNames(t, b, testTenancyHeader, lower), "the same tenant, lowercased")
+	require.Equal(t, []string{lower + ":uuid-q"}, queueNames(t, b), "stored under the lowercased UUID")
+	require.Empty(t, queueNames(t, b, testTenancyHeader, "acme"), "another tenant sees nothing")
+
+	r = b.do(t, http.MethodPost, "/api/v1/push", `{"items":[{"queue":"default-q","payload":1}]}`,
+		testTenancyHeader, "00000000-0000-0000-0000-000000000001")
+	requireStatus(t, http.StatusCreated, r)
+	require.Contains(t, queueNames(t, b), "default-q", "the 1.x default tenant is the global scope")
+
+	for _, v := range []string{"0198f2c1b0c17a2e9a513c7d2e8f0a11", "{0198f2c1-b0c1-7a2e-9a51-3c7d2e8f0a11}", "0198f2c1-b0c1-7a2e-9a51-3c7d2e8f0a1g"} {
+		r := b.do(t, http.MethodGet, "/api/v1/resources/queues", "", testTenancyHeader, v)
+		requireStatus(t, http.StatusBadRequest, r)
+	}
 }

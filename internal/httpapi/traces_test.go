@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/queue"
 )
 
@@ -33,7 +32,7 @@ func (b *testBundle) addTrace(t *testing.T, body string) string {
 
 func TestTraceCreate(t *testing.T) {
 	t.Parallel()
-	b := setupAdmin(t, broker.Config{})
+	b := setupAdmin(t)
 	pid := b.pushed(t, "tr-q", "", "t-1", `{"order":1}`)
 
 	t.Run("Validation", func(t *testing.T) {
@@ -77,7 +76,7 @@ func TestTraceCreate(t *testing.T) {
 
 	t.Run("ReadBackByMessage", func(t *testing.T) {
 		t.Parallel()
-		b := setupAdmin(t, broker.Config{})
+		b := setupAdmin(t)
 		pid := b.pushed(t, "tr-read", "", "t-1", `1`)
 		first := b.addTrace(t, `{"transactionId":"t-1","partitionId":"`+pid+`","data":{"text":"started"},"traceNames":"flow-a"}`)
 		second := b.addTrace(t, `{"transactionId":"t-1","partitionId":"`+pid+`","consumerGroup":"workers","eventType":"step",
@@ -116,7 +115,7 @@ func TestTraceCreate(t *testing.T) {
 
 func TestTraceByNameAndNames(t *testing.T) {
 	t.Parallel()
-	b := setupAdmin(t, broker.Config{})
+	b := setupAdmin(t)
 	p1 := b.pushed(t, "tn-q", "", "m-1", `{"m":1}`)
 	p2 := b.pushed(t, "tn-q", "east", "m-2", `{"m":2}`)
 	ids := []string{
@@ -219,7 +218,7 @@ func TestTraceByNameAndNames(t *testing.T) {
 
 func TestTraceNamesEmpty(t *testing.T) {
 	t.Parallel()
-	b := setupAdmin(t, broker.Config{})
+	b := setupAdmin(t)
 	r := b.get(t, "/api/v1/traces/names")
 	requireStatus(t, http.StatusOK, r)
 	require.JSONEq(t, `{"trace_names":[],"total":0,"pagination":{"limit":50,"offset":0}}`, string(r.body))

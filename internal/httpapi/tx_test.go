@@ -19,7 +19,6 @@ func TestTransaction(t *testing.T) {
 		for _, tc := range []struct {
 			name, body, msg, field string
 		}{
-			{"OperationsMissing", `{}`, "operations array required", "operations"},
 			{"OperationsNotArray", `{"operations":"x"}`, "operations array required", "operations"},
 			{"OperationsEmpty", `{"operations":[]}`, "operations array cannot be empty", "operations"},
 			{"OperationNotObject", `{"operations":[1]}`, "operations[0] must be an object", "operations[0]"},
@@ -90,7 +89,8 @@ func TestTransaction(t *testing.T) {
 		requireStatus(t, http.StatusOK, r)
 		m := r.object(t)
 		require.Equal(t, false, m["success"])
-		require.Equal(t, "ACK operation failed: Message not found", m["error"])
+		require.Equal(t, "QTXN ack references unknown transactionId; transaction rolled back", m["error"])
+		require.Equal(t, "ack_rejected", m["reason"])
 		require.Len(t, m["results"], 2)
 		requireStatus(t, http.StatusNoContent, b.get(t, "/api/v1/pop/queue/tx-fail"))
 	})

@@ -17,4 +17,8 @@
 // outlive the replica; it holds no snapshot and no row locks. The "due" check makes a
 // cycle run once per interval across the cluster however the replicas' timers line up,
 // and a crashed run (no commit) leaves the cycle due for the others.
+//
+// [Runner.Cycles] counts the cycles this replica has completed, once each is
+// recorded: tests wait on it (progress.Signal.WaitFor) rather than poll for a job's
+// effects.
 package maintenance

@@ -2,6 +2,7 @@ package maintenance
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/queenmq/queen/internal/store"
@@ -88,6 +89,13 @@ const (
 	ReplicaRetention = time.Hour
 )
 
+// Defaults of the two knobs that are not settings: the batches one cycle of a job
+// deletes at most, and how long past its lease a lease is reclaimed.
+const (
+	defaultMaxBatches        = 100
+	defaultLeaseReclaimGrace = time.Minute
+)
+
 // partitionCleanupLimit is upstream's cap on partitions deleted per cycle.
 const partitionCleanupLimit = 1000
 
@@ -96,17 +104,17 @@ const partitionCleanupLimit = 1000
 // s.LookupReconcileInterval is, tenancy_usage only when s.TenancyUsageInterval is,
 // analyze only when s.AnalyzeInterval is.
 func Jobs(st *store.Store, s Settings) []Job {
-	if s.BatchSize <= 0 {
-		s.BatchSize = 1000
-	}
-	if s.EvictionBatchSize <= 0 {
-		s.EvictionBatchSize = 1000
+	// The batch sizes are settings (RETENTION_BATCH_SIZE, EVICTION_BATCH_SIZE): their
+	// defaults live in the settings table, so a zero here is a caller's mistake.
+	if s.BatchSize <= 0 || s.EvictionBatchSize <= 0 {
+		panic(fmt.Sprintf("maintenance: Settings.BatchSize (%d) and Settings.EvictionBatchSize (%d) must be positive",
+			s.BatchSize, s.EvictionBatchSize))
 	}
 	if s.MaxBatches <= 0 {
-		s.MaxBatches = 100
+		s.MaxBatches = defaultMaxBatches
 	}
 	if s.LeaseReclaimGrace <= 0 {
-		s.LeaseReclaimGrace = time.Minute
+		s.LeaseReclaimGrace = defaultLeaseReclaimGrace
 	}
 	if s.NowFunc == nil {
 		s.NowFunc = time.Now
@@ -178,6 +186,7 @@ func Jobs(st *store.Store, s Settings) []Job {
 			run: batches(func(ctx context.Context, n int) (int64, error) {
 				return st.ReplicaCleanupBatch(ctx, now().Add(-s.ReplicaRetention), n)
 			})},
+		kvSweep(st, s),
 	}
 	if s.LookupReconcileInterval > 0 {
 		jobs = append(jobs, &lookupReconcile{st: st, interval: s.LookupReconcileInterval,

@@ -18,6 +18,7 @@ import (
 	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/maintenance"
 	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/progress"
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/store"
 )
@@ -36,7 +37,7 @@ func setup(t *testing.T) *testBundle {
 	t.Helper()
 	url := pgtest.NewDBURL(t)
 	tb := &testBundle{url: url, st: openStore(t, url)}
-	tb.b = broker.New(broker.Config{}, tb.st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	tb.b = broker.New(broker.DefaultConfig(), tb.st, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	pool, err := pgxpool.New(t.Context(), url)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
@@ -295,6 +296,7 @@ func TestOneReplicaPerCycle(t *testing.T) {
 	const interval = 300 * time.Millisecond
 	var mu sync.Mutex
 	var starts []time.Time
+	var ran progress.Signal // one a run, advanced as the run starts
 	type replica struct {
 		r   *maintenance.Runner
 		reg *prometheus.Registry
@@ -305,6 +307,7 @@ func TestOneReplicaPerCycle(t *testing.T) {
 			mu.Lock()
 			starts = append(starts, time.Now())
 			mu.Unlock()
+			ran.Advance()
 		}}
 		r, err := maintenance.New(openStore(t, url), []maintenance.Job{j}, reg,
 			maintenance.Options{Instance: name, Jitter: -1, FirstRun: 0.01})
@@ -331,11 +334,9 @@ func TestOneReplicaPerCycle(t *testing.T) {
 		wg.Go(func() { rep.r.Run(ctx) })
 	}
 	start := time.Now()
-	require.Eventually(t, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(starts) >= 8
-	}, 30*time.Second, 20*time.Millisecond)
+	waitCtx, cancelWait := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancelWait()
+	require.NoError(t, ran.WaitFor(waitCtx, 8), "eight runs between the two replicas")
 	cancel()
 	wg.Wait()
 	elapsed := time.Since(start)

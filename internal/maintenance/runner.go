@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/queenmq/queen/internal/progress"
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/store"
 )
@@ -82,6 +83,7 @@ type Runner struct {
 	metrics *metrics
 	sem     chan struct{}
 	states  *jobStates
+	cycles  progress.Signal
 }
 
 // New returns a runner of jobs and registers its metric families on reg.
@@ -113,6 +115,12 @@ func New(st *store.Store, jobs []Job, reg prometheus.Registerer, opts Options) (
 
 // Jobs returns the runner's jobs.
 func (r *Runner) Jobs() []Job { return r.jobs }
+
+// Cycles counts the cycles this runner has completed, of every job and with every
+// outcome (a skip too), each advanced once its [Runner.RunCycle] has recorded it in
+// [Runner.JobStates] and the metrics: a test waits on it for "the job ran" and then
+// reads what the cycle did, instead of polling for it. Only the runner advances it.
+func (r *Runner) Cycles() *progress.Signal { return &r.cycles }
 
 // Run runs every job's loop until ctx is done and waits for them.
 func (r *Runner) Run(ctx context.Context) {
@@ -163,8 +171,9 @@ func Timeout(j Job) time.Duration {
 // RunCycle runs one cycle of j if this replica wins it: it claims the cycle (lock
 // and due check), runs RunOnce under [Timeout], records the run and releases the
 // lock. Skips are outcomes, not errors; the error is RunOnce's, or the claim's when
-// the database is unreachable.
+// the database is unreachable. Every return advances [Runner.Cycles].
 func (r *Runner) RunCycle(ctx context.Context, j Job) (Outcome, Result, error) {
+	defer r.cycles.Advance()
 	name := j.Name()
 	claim := store.JobClaim{Name: name, Interval: j.Interval(), Hold: Timeout(j), Instance: r.opts.Instance,
 		UpstreamLock: j.UpstreamLock()}

@@ -11,6 +11,19 @@ const (
 	AckRetry     = "retry"
 )
 
+// AckUnresolvable is the error of an ack whose transaction id resolves nowhere (never
+// pushed, purged, another tenant's partition) or, under a lease, beyond the leased
+// batch: the wording Queen 1.x clients look for ("unresolvable").
+const AckUnresolvable = "unresolvable: transaction not in the ack window (hash purged or never pushed); " +
+	"if leased, the message redelivers"
+
+// TxAckUnresolvable is the error of a transaction rolled back because one of its acks
+// resolves nowhere (reason [TxReasonAckRejected]).
+const TxAckUnresolvable = "QTXN ack references unknown transactionId; transaction rolled back"
+
+// TxReasonAckRejected is the reason of a transaction rolled back by one of its acks.
+const TxReasonAckRejected = "ack_rejected"
+
 // Ack acknowledges the message (PartitionID, TransactionID) for ConsumerGroup.
 type Ack struct {
 	TransactionID string
@@ -21,8 +34,8 @@ type Ack struct {
 	Error         string
 }
 
-// AckResult is the outcome of one Ack. Error is empty on success, except for an
-// unknown status, which fails with no error text (upstream behaviour).
+// AckResult is the outcome of one Ack. Error is empty on success. Noop marks a
+// completed ack at or below the committed cursor: it succeeded and changed nothing.
 type AckResult struct {
 	Index         int
 	TransactionID string
@@ -32,6 +45,7 @@ type AckResult struct {
 	PartitionName string
 	LeaseReleased *bool
 	DLQ           bool
+	Noop          bool
 }
 
 // LeaseExtension is the outcome of extending a lease.
@@ -69,5 +83,12 @@ type TxResult struct {
 	TransactionID string
 	Success       bool
 	Error         string
-	Results       []TxOpResult
+	// Reason is the stable id of a rollback's cause (e.g. [TxReasonAckRejected]);
+	// empty when committed.
+	Reason  string
+	Results []TxOpResult
+	// KV holds the kv rider's results (committed transactions only); KVFailed is the
+	// rider's required op whose lost precondition rolled everything back.
+	KV       []KVResult
+	KVFailed *KVPrecondition
 }

@@ -156,6 +156,8 @@ type DLQFilter struct {
 
 // DLQEntry is one dead-letter row with its message. ProducerSub is "" when unset.
 type DLQEntry struct {
+	// DLQID is the dead-letter row's own id (what a replay names).
+	DLQID         string
 	MessageID     string
 	TransactionID string
 	PartitionID   string

@@ -58,6 +58,24 @@ type PopRequest struct {
 	AutoAck          bool
 	SubscriptionMode string
 	SubscriptionFrom string
+	// LeaseSeconds > 0 replaces the queue's leaseTime for every partition this pop
+	// claims; 0 keeps each queue's own.
+	LeaseSeconds int
+	// Autopilot is the pop's autopilot parameter: the client left the knobs it did
+	// not set (Batch 0, Partitions 0) to the broker.
+	Autopilot bool
+	// AutopilotBatch and AutopilotPartitions are set by the broker's normalisation
+	// when its autopilot controller chose that knob.
+	AutopilotBatch, AutopilotPartitions bool
+}
+
+// PopAutopilot is the autopilot controller's answer on a pop whose knobs it chose:
+// the claim width and batch it used and the advised sleep before the next empty
+// non-waiting poll (0 = none).
+type PopAutopilot struct {
+	Partitions int
+	Batch      int
+	WaitMs     int
 }
 
 // Message is one delivered message.
@@ -82,4 +100,6 @@ type PopResult struct {
 	LeaseID           string
 	PartitionsClaimed int
 	Messages          []Message
+	// Autopilot is set when the broker's autopilot controller chose a knob.
+	Autopilot *PopAutopilot
 }

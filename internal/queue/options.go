@@ -18,7 +18,30 @@ type Options struct {
 	RetentionEnabled          bool
 	EncryptionEnabled         bool
 	MaxWaitTimeSeconds        int
+	// MinPopWaitTime (ms, 0…MaxMinPopWaitTime), DedupWindowSeconds,
+	// RetentionSinkHold and RetentionSinkHoldMaxSeconds are the 1.x options queen
+	// stores and echoes but does not apply.
+	MinPopWaitTime              int
+	DedupWindowSeconds          int
+	RetentionSinkHold           string
+	RetentionSinkHoldMaxSeconds int
 }
+
+// Bounds of the 1.x options queen stores and echoes (docs/api.md).
+const (
+	// MaxMinPopWaitTime is the ceiling minPopWaitTime is clamped to, in milliseconds.
+	MaxMinPopWaitTime = 60000
+	// DefaultDedupWindowSeconds is dedupWindowSeconds when not set.
+	DefaultDedupWindowSeconds = 3600
+	// DefaultRetentionSinkHoldMaxSeconds is retentionSinkHoldMaxSeconds when not set.
+	DefaultRetentionSinkHoldMaxSeconds = 604800
+	// MinRetentionSinkHoldMaxSeconds and MaxRetentionSinkHoldMaxSeconds bound
+	// retentionSinkHoldMaxSeconds; a value outside is refused.
+	MinRetentionSinkHoldMaxSeconds = 60
+	MaxRetentionSinkHoldMaxSeconds = 31536000
+	// MaxRetentionSinkHoldLength is the longest retentionSinkHold accepted.
+	MaxRetentionSinkHoldLength = 64
+)
 
 // DefaultOptions are the values configure applies to every option a request leaves
 // out (full replacement, not merge) and that auto-created queues get.
@@ -29,7 +52,23 @@ type Options struct {
 // hour. With 0 the default behaviour is upstream's; a queue configured with a value
 // gets it enforced (see [Enforced] for values upstream stored).
 func DefaultOptions() Options {
-	return Options{LeaseTime: 300, RetryLimit: 3}
+	return Options{LeaseTime: 300, RetryLimit: 3, DedupWindowSeconds: DefaultDedupWindowSeconds,
+		RetentionSinkHoldMaxSeconds: DefaultRetentionSinkHoldMaxSeconds}
+}
+
+// IsSinkHold reports whether s is a valid retentionSinkHold: at most
+// MaxRetentionSinkHoldLength characters from A–Z, a–z, 0–9, '.', '_' and '-'.
+func IsSinkHold(s string) bool {
+	if len(s) > MaxRetentionSinkHoldLength {
+		return false
+	}
+	for _, c := range s {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // Enforced says whether queen applies a queue's stored TTL and RetryDelay. Upstream
@@ -58,6 +97,14 @@ func (o Options) Validate() error {
 			return Invalid("options."+f.name, "options.%s must not be negative", f.name)
 		}
 	}
+	if !IsSinkHold(o.RetentionSinkHold) {
+		return Invalid("options.retentionSinkHold",
+			"options.retentionSinkHold must match ^[A-Za-z0-9._-]{0,%d}$", MaxRetentionSinkHoldLength)
+	}
+	if o.RetentionSinkHoldMaxSeconds < MinRetentionSinkHoldMaxSeconds || o.RetentionSinkHoldMaxSeconds > MaxRetentionSinkHoldMaxSeconds {
+		return Invalid("options.retentionSinkHoldMaxSeconds", "options.retentionSinkHoldMaxSeconds must be between %d and %d",
+			MinRetentionSinkHoldMaxSeconds, MaxRetentionSinkHoldMaxSeconds)
+	}
 	return nil
 }
 
@@ -68,4 +115,20 @@ type Queue struct {
 	Namespace string
 	Task      string
 	Options   Options
+}
+
+// ConfigureEdit is one configure of a queue. Under merge (Replace false) an existing
+// queue's stored values are the base and only what the request named changes; under
+// replace, and for a queue that does not exist yet, the base is DefaultOptions with
+// no namespace or task.
+type ConfigureEdit struct {
+	Name    string
+	Replace bool
+	// Namespace and Task are set when not nil.
+	Namespace, Task *string
+	// ApplyFunc sets the options the request named onto the base (a null resets one to
+	// its DefaultOptions value).
+	ApplyFunc func(*Options)
+	// Keys are the names (as configure spells them) of the options ApplyFunc sets.
+	Keys []string
 }

@@ -44,3 +44,11 @@ type QueueInfo struct {
 	Partitions     []PartitionInfo
 	Totals         Counters
 }
+
+// PartitionDepth is one partition's backlog for the depth view: the messages after
+// the cursor, and how many a live lease holds (may exceed Pending; callers cap it).
+type PartitionDepth struct {
+	Partition string
+	Pending   int64
+	InFlight  int64
+}

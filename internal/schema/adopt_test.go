@@ -156,7 +156,7 @@ func TestAdoptAnUpstreamDatabase(t *testing.T) {
 	st, err := store.Open(store.Options{ConnString: url, MaxConns: 8})
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
-	b := broker.New(broker.Config{}, st, testLogger(t))
+	b := broker.New(broker.DefaultConfig(), st, testLogger(t))
 	srv := httptest.NewServer(httpapi.New(httpapi.Options{}, b, testLogger(t)).Handler())
 	t.Cleanup(srv.Close)
 	c := apiClient{t: t, srv: srv}

@@ -11,12 +11,12 @@ import (
 )
 
 const sqlMessageAckBatch = `SELECT o_idx, o_success, coalesce(o_error, ''), coalesce(o_queue, ''),
-       coalesce(o_partition, ''), coalesce(o_lease_released, false), coalesce(o_dlq, false)
-FROM queen.ack_q2($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6)`
+       coalesce(o_partition, ''), coalesce(o_lease_released, false), coalesce(o_dlq, false), coalesce(o_noop, false)
+FROM queen.ack_q3($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6)`
 
 // MessageAckBatch applies acks (all of one consumer group, partition ids already
-// validated as UUIDs, statuses lower-case) in one transaction and returns one result
-// per ack, in input order.
+// validated as UUIDs, statuses normalised to completed, failed, retry or dlq) in one
+// transaction and returns one result per ack, in input order.
 func (s *Store) MessageAckBatch(ctx context.Context, group string, acks []queue.Ack) ([]queue.AckResult, error) {
 	n := len(acks)
 	if n == 0 {
@@ -44,7 +44,8 @@ func (s *Store) MessageAckBatch(ctx context.Context, group string, acks []queue.
 	var scanned queue.AckResult
 	var errText, queueName, part pgtype.DriverBytes
 	for rows.Next() {
-		if err := rows.Scan(&scanned.Index, &scanned.Success, &errText, &queueName, &part, &scanned.LeaseReleased, &scanned.DLQ); err != nil {
+		if err := rows.Scan(&scanned.Index, &scanned.Success, &errText, &queueName, &part, &scanned.LeaseReleased, &scanned.DLQ,
+			&scanned.Noop); err != nil {
 			return nil, interpretError(err)
 		}
 		r := scanned

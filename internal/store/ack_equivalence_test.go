@@ -30,7 +30,7 @@ func TestAckFastPathMatchesTheItemLoop(t *testing.T) {
 
 	var h ackHistoryCounts
 	for seed := range uint64(60) {
-		runAckHistory(t, ctx, st, db, seed, &h)
+		runAckHistory(t, ctx, st, db, seed, false, &h)
 	}
 	// The generator must exercise the fast paths, not only the loop.
 	require.Greater(t, h.fastShaped, 80, "batches eligible for the fast path")
@@ -50,8 +50,11 @@ type ackTwin struct {
 	pids  []string
 }
 
-// runAckHistory plays one seeded history and adds its batches to h.
-func runAckHistory(t *testing.T, ctx context.Context, st *store.Store, db *pgxpool.Pool, seed uint64, h *ackHistoryCounts) {
+// runAckHistory plays one seeded history and adds its batches to h. With v1x it
+// compares queen.ack_q3 with its item loop queen.ack_items_q2 (the 1.x answers, noop
+// included) instead of ack_q2, ack_q1 and ack_items_q1.
+func runAckHistory(t *testing.T, ctx context.Context, st *store.Store, db *pgxpool.Pool, seed uint64, v1x bool,
+	h *ackHistoryCounts) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	nParts := 1 + rng.IntN(3)
 	group := queue.QueueModeGroup
@@ -62,6 +65,14 @@ func runAckHistory(t *testing.T, ctx context.Context, st *store.Store, db *pgxpo
 		{queue: fmt.Sprintf("fast-%d", seed), fn: "queen.ack_q1"},
 		{queue: fmt.Sprintf("slow-%d", seed), fn: "queen.ack_items_q1"},
 		{queue: fmt.Sprintf("compact-%d", seed), fn: "queen.ack_q2"},
+	}
+	noop := "false"
+	if v1x {
+		twins = []*ackTwin{
+			{queue: fmt.Sprintf("fast1x-%d", seed), fn: "queen.ack_q3"},
+			{queue: fmt.Sprintf("slow1x-%d", seed), fn: "queen.ack_items_q2"},
+		}
+		noop = "o_noop"
 	}
 	ids := queue.NewIDGenerator()
 	pushed := make([][]string, nParts) // txids per partition, in order
@@ -210,29 +221,29 @@ func runAckHistory(t *testing.T, ctx context.Context, st *store.Store, db *pgxpo
 				txids, pids = append(txids, a.txid), append(pids, tw.pids[a.p])
 				leaseIDs, statuses, errs = append(leaseIDs, a.lease), append(statuses, a.status), append(errs, a.err)
 			}
-			if tw.fn == "queen.ack_q2" { // a field with one value for all items is sent once, as the store does
+			if tw.fn == "queen.ack_q2" || tw.fn == "queen.ack_q3" { // a field with one value for all items is sent once, as the store does
 				pids, leaseIDs, statuses, errs = sentOnce(pids), sentOnce(leaseIDs), sentOnce(statuses), sentOnce(errs)
 			}
 			rows, err := db.Query(ctx, `SELECT o_idx, o_success, coalesce(o_error, '-'), coalesce(o_queue, '-'),
-				coalesce(o_partition, '-'), coalesce(o_lease_released::text, '-'), o_dlq
+				coalesce(o_partition, '-'), coalesce(o_lease_released::text, '-'), o_dlq, `+noop+`
 				FROM `+tw.fn+`($1, $2, $3, $4, $5, $6) ORDER BY o_idx`, txids, pids, leaseIDs, statuses, errs, group)
 			require.NoError(t, err)
 			var out []string
 			for rows.Next() {
 				var idx int
-				var ok, dlq bool
+				var ok, dlq, isNoop bool
 				var e, q, part, released string
-				require.NoError(t, rows.Scan(&idx, &ok, &e, &q, &part, &released, &dlq))
+				require.NoError(t, rows.Scan(&idx, &ok, &e, &q, &part, &released, &dlq, &isNoop))
 				q = q[strings.IndexByte(q, '-')+1:]
 				if idx == -1 { // ack_q2: every item succeeded; the last released the lease
 					h.oneRow++
 					for i := range batch {
 						rel := released == "true" && i == len(batch)-1
-						out = append(out, fmt.Sprintf("%d ok=true err=- q=%s p=%s rel=%v dlq=false", i, q, part, rel))
+						out = append(out, fmt.Sprintf("%d ok=true err=- q=%s p=%s rel=%v dlq=false noop=false", i, q, part, rel))
 					}
 					continue
 				}
-				out = append(out, fmt.Sprintf("%d ok=%v err=%s q=%s p=%s rel=%s dlq=%v", idx, ok, e, q, part, released, dlq))
+				out = append(out, fmt.Sprintf("%d ok=%v err=%s q=%s p=%s rel=%s dlq=%v noop=%v", idx, ok, e, q, part, released, dlq, isNoop))
 			}
 			require.NoError(t, rows.Err())
 			answers = append(answers, strings.Join(out, "\n"))
@@ -244,6 +255,22 @@ func runAckHistory(t *testing.T, ctx context.Context, st *store.Store, db *pgxpo
 				"seed %d round %d: cursors and dead letters after %s of %+v", seed, round, tw.fn, batch)
 		}
 	}
+}
+
+// TestAck1xFastPathMatchesTheItemLoop is TestAckFastPathMatchesTheItemLoop for the
+// acknowledgement with the Queen 1.x answers: queen.ack_q3 answers the ack of a pop in
+// one row and hands every other batch to queen.ack_items_q2; both must agree.
+func TestAck1xFastPathMatchesTheItemLoop(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, db := openStore(t, 4)
+
+	var h ackHistoryCounts
+	for seed := range uint64(60) {
+		runAckHistory(t, ctx, st, db, seed, true, &h)
+	}
+	require.Greater(t, h.fastShaped, 80, "batches eligible for the fast path")
+	require.Greater(t, h.oneRow, 40, "batches ack_q3 answered in one row")
 }
 
 // sentOnce returns values, or its single value when all are the same.

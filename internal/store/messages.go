@@ -298,7 +298,8 @@ WITH page AS (
     LIMIT $7 OFFSET $8
 )
 SELECT m.id::text, m.transaction_id, page.partition_id::text, page.qname, page.pname, page.grp,
-       page.error_message, page.retry_count, m.payload, coalesce(m.producer_sub, ''), m.created_at, page.failed_at
+       page.error_message, page.retry_count, m.payload, coalesce(m.producer_sub, ''), m.created_at, page.failed_at,
+       page.id::text
 FROM page JOIN queen.messages m ON m.id = page.message_id
 ORDER BY page.failed_at DESC, page.id DESC`
 
@@ -321,7 +322,7 @@ func (s *Store) DLQList(ctx context.Context, f queue.DLQFilter) ([]queue.DLQEntr
 		var e queue.DLQEntry
 		var payload []byte
 		err := row.Scan(&e.MessageID, &e.TransactionID, &e.PartitionID, &e.Queue, &e.Partition, &e.ConsumerGroup,
-			&e.ErrorMessage, &e.RetryCount, &payload, &e.ProducerSub, &e.CreatedAt, &e.FailedAt)
+			&e.ErrorMessage, &e.RetryCount, &payload, &e.ProducerSub, &e.CreatedAt, &e.FailedAt, &e.DLQID)
 		e.Payload = json.RawMessage(payload)
 		e.CreatedAt, e.FailedAt = e.CreatedAt.UTC(), e.FailedAt.UTC()
 		return e, err

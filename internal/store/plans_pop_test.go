@@ -67,7 +67,7 @@ func TestPushPopAckScanNothingAfterTheTablesGrew(t *testing.T) {
 		}
 		lease := fmt.Sprintf("lease-%d", round)
 		rows, err := tx.Query(ctx, `SELECT o_transaction_id, o_partition_id::text
-			FROM queen.pop_q1('bench', NULL, '__QUEUE_MODE__', $1, 10, 1, false, NULL, NULL)`, lease)
+			FROM queen.pop_q1('bench', NULL, '__QUEUE_MODE__', $1, 10, 1, false, NULL, NULL, NULL)`, lease)
 		require.NoError(t, err)
 		var txids, pids, leases, statuses, errs []string
 		for rows.Next() {

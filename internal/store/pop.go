@@ -13,15 +13,15 @@ import (
 
 const sqlPartitionClaim = `SELECT o_partition_id::text, o_partition, o_id::text, o_transaction_id,
        coalesce(o_trace_id::text, ''), o_payload, coalesce(o_producer_sub, ''), o_created_at, o_retry_count
-FROM queen.pop_q1($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+FROM queen.pop_q1($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
 
 // claimAttempts bounds how often PartitionClaim runs its statement when PostgreSQL
 // aborts it as a deadlock victim or for a serialization failure.
 const claimAttempts = 3
 
 // PartitionClaim runs one pop attempt: it claims partitions of req.Queue for
-// req.ConsumerGroup under leaseID and returns their next messages (none is not an
-// error). Long-polling is the caller's business.
+// req.ConsumerGroup under leaseID (for req.LeaseSeconds when above 0, else each
+// queue's leaseTime) and returns their next messages (none is not an error). Long-polling is the caller's business.
 //
 // Two pops that each claim several partitions of one queue can lock the partitions'
 // ready rows in opposite orders; PostgreSQL then aborts one of them (deadlock_detected).
@@ -53,7 +53,7 @@ func (s *Store) partitionClaimOnce(ctx context.Context, req queue.PopRequest, le
 		maxPartitions = 1
 	}
 	rows, err := s.pool.Query(ctx, sqlPartitionClaim, req.Queue, partition, req.ConsumerGroup, leaseID,
-		req.Batch, maxPartitions, req.AutoAck, req.SubscriptionMode, req.SubscriptionFrom)
+		req.Batch, maxPartitions, req.AutoAck, req.SubscriptionMode, req.SubscriptionFrom, max(req.LeaseSeconds, 0))
 	if err != nil {
 		return nil, interpretError(err)
 	}

@@ -15,22 +15,28 @@ import (
 // returns the queue id and the id of its Default partition. The options are recorded as
 // set through queen, so the ttl and retryDelay stored are applied ([queue.Enforced]).
 func (s *Store) QueueConfigure(ctx context.Context, q queue.Queue) (queueID, partitionID string, err error) {
-	o := q.Options
-	opts, err := json.Marshal(map[string]any{
-		"priority": o.Priority, "leaseTime": o.LeaseTime, "retryLimit": o.RetryLimit,
-		"retryDelay": o.RetryDelay, "ttl": o.TTL, "deadLetterQueue": o.DeadLetterQueue,
-		"dlqAfterMaxRetries": o.DLQAfterMaxRetries, "delayedProcessing": o.DelayedProcessing,
-		"windowBuffer": o.WindowBuffer, "retentionSeconds": o.RetentionSeconds,
-		"completedRetentionSeconds": o.CompletedRetentionSeconds, "retentionEnabled": o.RetentionEnabled,
-		"encryptionEnabled": o.EncryptionEnabled, "maxWaitTimeSeconds": o.MaxWaitTimeSeconds,
-		"maxSize": o.MaxSize,
-	})
+	opts, err := json.Marshal(optionsRecord(q.Options))
 	if err != nil {
 		return "", "", fmt.Errorf("store: encode options: %w", err)
 	}
 	err = s.pool.QueryRow(ctx, `SELECT o_queue_id::text, o_partition_id::text FROM queen.configure_q1($1, $2, $3, $4::jsonb)`,
 		q.Name, q.Namespace, q.Task, string(opts)).Scan(&queueID, &partitionID)
 	return queueID, partitionID, interpretError(err)
+}
+
+// optionsRecord is the options object queen records in queues.queen_options, keyed by
+// the names configure accepts. The last four options live only there.
+func optionsRecord(o queue.Options) map[string]any {
+	return map[string]any{
+		"priority": o.Priority, "leaseTime": o.LeaseTime, "retryLimit": o.RetryLimit,
+		"retryDelay": o.RetryDelay, "ttl": o.TTL, "deadLetterQueue": o.DeadLetterQueue,
+		"dlqAfterMaxRetries": o.DLQAfterMaxRetries, "delayedProcessing": o.DelayedProcessing,
+		"windowBuffer": o.WindowBuffer, "retentionSeconds": o.RetentionSeconds,
+		"completedRetentionSeconds": o.CompletedRetentionSeconds, "retentionEnabled": o.RetentionEnabled,
+		"encryptionEnabled": o.EncryptionEnabled, "maxWaitTimeSeconds": o.MaxWaitTimeSeconds,
+		"maxSize": o.MaxSize, "minPopWaitTime": o.MinPopWaitTime, "dedupWindowSeconds": o.DedupWindowSeconds,
+		"retentionSinkHold": o.RetentionSinkHold, "retentionSinkHoldMaxSeconds": o.RetentionSinkHoldMaxSeconds,
+	}
 }
 
 // QueueDelete deletes a queue with its partitions, messages, cursors and subscriptions;
@@ -48,6 +54,10 @@ const sqlQueueColumns = `q.id::text, q.name, coalesce(q.namespace, ''), coalesce
        coalesce(q.retention_seconds, 0), coalesce(q.completed_retention_seconds, 0),
        coalesce(q.retention_enabled, false), coalesce(q.encryption_enabled, false),
        coalesce(q.max_wait_time_seconds, 0), coalesce(q.created_at, now()),
+       coalesce((q.queen_options ->> 'minPopWaitTime')::integer, 0),
+       coalesce((q.queen_options ->> 'dedupWindowSeconds')::integer, 3600),
+       coalesce(q.queen_options ->> 'retentionSinkHold', ''),
+       coalesce((q.queen_options ->> 'retentionSinkHoldMaxSeconds')::integer, 604800),
        queen.enforced_option_q1(q.ttl, q.queen_options, 'ttl') = coalesce(q.ttl, 3600),
        queen.enforced_option_q1(q.retry_delay, q.queen_options, 'retryDelay') = coalesce(q.retry_delay, 1000)`
 
@@ -58,7 +68,8 @@ func scanQueue(row pgx.Row, qi *queue.QueueInfo) error {
 	return row.Scan(&qi.ID, &qi.Name, &qi.Namespace, &qi.Task, &o.Priority, &o.LeaseTime, &o.RetryLimit,
 		&o.RetryDelay, &o.MaxSize, &o.TTL, &o.DeadLetterQueue, &o.DLQAfterMaxRetries, &o.DelayedProcessing,
 		&o.WindowBuffer, &o.RetentionSeconds, &o.CompletedRetentionSeconds, &o.RetentionEnabled,
-		&o.EncryptionEnabled, &o.MaxWaitTimeSeconds, &qi.CreatedAt, &qi.Enforced.TTL, &qi.Enforced.RetryDelay)
+		&o.EncryptionEnabled, &o.MaxWaitTimeSeconds, &qi.CreatedAt, &o.MinPopWaitTime, &o.DedupWindowSeconds,
+		&o.RetentionSinkHold, &o.RetentionSinkHoldMaxSeconds, &qi.Enforced.TTL, &qi.Enforced.RetryDelay)
 }
 
 // QueueGet returns one queue's configuration (queue.ErrNotFound when absent).

@@ -129,13 +129,15 @@ FROM queen_streams.state s
 WHERE s.query_id = $1::uuid AND s.partition_id = $2::uuid
   AND (cardinality($3::text[]) = 0 OR s.key = ANY ($3::text[]))
   AND ($4::text = '' OR starts_with(s.key, $4::text))
-  AND ($5::float8 IS NULL OR (jsonb_typeof(s.value -> 'windowEnd') = 'number'
-                              AND (s.value ->> 'windowEnd')::numeric <= $5::float8::numeric))
+  AND ($5::numeric IS NULL OR (jsonb_typeof(s.value -> 'windowEnd') = 'number'
+                              AND (s.value ->> 'windowEnd')::numeric <= $5::numeric))
 ORDER BY s.key COLLATE "C"
 LIMIT $6`
 
 // StreamStateGet returns the state rows of one shard matching f, sorted by key (byte
-// order), at most limit of them.
+// order), at most limit of them. The ripe bound goes as numeric, so it is compared
+// exactly: a float8 cast to numeric keeps 15 significant digits, which took a window
+// ending at an epoch millisecond for ripe at a bound a few microseconds before it.
 func (s *Store) StreamStateGet(ctx context.Context, f queue.StateFilter, limit int) ([]queue.StateRow, error) {
 	keys := f.Keys
 	if keys == nil {

@@ -14,16 +14,58 @@ import (
 // operation rolls everything back. A push whose (partition, transactionId) already
 // exists fails the transaction, as upstream does. Per-operation failures come back in
 // the result (Success false); only infrastructure failures are returned as errors.
-func (s *Store) TransactionRun(ctx context.Context, ops []queue.TxOp) (queue.TxResult, error) {
+//
+// The riders run first, in the global lock order every path follows: KV rows (the kv
+// rider; a required KV op whose precondition fails rolls everything back and comes
+// back in KVFailed), then timer rows (the timers rider, whose results come back
+// apart, in op order, when the transaction commits), then queue and partition
+// provisioning, push partitions, pushes and acks.
+func (s *Store) TransactionRun(ctx context.Context, ops []queue.TxOp, riders TxRiders) (queue.TxResult, []TimerResult, error) {
 	var res queue.TxResult
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
-		return res, interpretError(err)
+		return res, nil, interpretError(err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 
-	if err := transactionPrepare(ctx, tx, ops); err != nil {
-		return res, err
+	if kv := riders.KV; len(kv.Ops) > 0 {
+		out, err := KVApplyTx(ctx, tx, kv.Tenant, kv.Now, kv.Ops)
+		if err != nil {
+			return res, nil, err
+		}
+		if out.Failed != nil {
+			res.KVFailed = out.Failed
+			return res, nil, nil
+		}
+		res.KV = out.Results
+	}
+	var timers []TimerResult
+	if len(riders.Timers) > 0 {
+		if timers, err = TimerApplyTx(ctx, tx, riders.Timers); err != nil {
+			return res, nil, err
+		}
+	}
+	res, err = transactionOps(ctx, tx, ops, res)
+	if err != nil || !res.Success {
+		return res, nil, err
+	}
+	return res, timers, nil
+}
+
+// TxRiders are the top-level riders of a transaction: KV ops, and timer ops already
+// validated and completed (see broker.PrepareTimerOps).
+type TxRiders struct {
+	KV     queue.KVRider
+	Timers []TimerOp
+}
+
+// transactionOps runs the operations of a transaction in tx after its riders and
+// commits; res.Success says whether it did.
+func transactionOps(ctx context.Context, tx pgx.Tx, ops []queue.TxOp, res queue.TxResult) (queue.TxResult, error) {
+	if len(ops) > 0 {
+		if err := transactionPrepare(ctx, tx, ops); err != nil {
+			return res, err
+		}
 	}
 	index := 0
 	for _, op := range ops {
@@ -32,16 +74,20 @@ func (s *Store) TransactionRun(ctx context.Context, ops []queue.TxOp) (queue.TxR
 			r := queue.TxOpResult{Index: index, Type: "ack", TransactionID: op.Ack.TransactionID}
 			index++
 			var errText string
-			err := tx.QueryRow(ctx, `SELECT o_success, coalesce(o_error, ''), o_dlq FROM queen.tx_ack_q1($1, $2, $3, $4, $5, $6)`,
+			var unresolved bool
+			err := tx.QueryRow(ctx, `SELECT o_success, coalesce(o_error, ''), o_dlq, o_unresolved FROM queen.tx_ack_q2($1, $2, $3, $4, $5, $6)`,
 				op.Ack.TransactionID, op.Ack.PartitionID, op.Ack.ConsumerGroup, op.Ack.Status, op.Ack.LeaseID, op.Ack.Error,
-			).Scan(&r.Success, &errText, &r.DLQ)
+			).Scan(&r.Success, &errText, &r.DLQ, &unresolved)
 			if err != nil {
 				return res, interpretError(err)
 			}
 			r.Error = errText
 			res.Results = append(res.Results, r)
 			if !r.Success {
-				res.Error = "ACK operation failed: " + errText
+				res.Error, res.Reason = "ACK operation failed: "+errText, queue.TxReasonAckRejected
+				if unresolved {
+					res.Error = queue.TxAckUnresolvable
+				}
 				return res, nil
 			}
 		case "push":
@@ -61,6 +107,9 @@ func (s *Store) TransactionRun(ctx context.Context, ops []queue.TxOp) (queue.TxR
 					}
 					res.Results[len(res.Results)-1] = r
 					res.Error = "PUSH operation failed: " + r.Error
+					if p.Status == queue.StatusDuplicate {
+						res.Reason = queue.StatusDuplicate // the 1.x rollback reason
+					}
 					return res, nil
 				}
 			}

@@ -33,14 +33,14 @@ func (t *Telemetry) brokerCollectors() []prometheus.Collector {
 			Namespace: namespace, Name: "maintenance_mode_enabled",
 			Help: "1 while push maintenance mode is on (pushes go to the disk spool), as this replica last read it (upstream name).",
 		}, func() float64 {
-			push, _ := t.broker.Maintenance()
+			push, _ := t.broker.Paused()
 			return boolFloat(push)
 		}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: namespace, Subsystem: "pop", Name: "maintenance_mode_enabled",
 			Help: "1 while pop maintenance mode is on (pops answer empty at once), as this replica last read it.",
 		}, func() float64 {
-			_, pop := t.broker.Maintenance()
+			_, pop := t.broker.Paused()
 			return boolFloat(pop)
 		}),
 	}

@@ -71,7 +71,7 @@ func (t *Telemetry) logRates(ctx context.Context, now time.Time) {
 		slog.Int("db_pool_in_use", pool.AcquiredConns),
 		slog.Int("db_pool_max", pool.MaxConns),
 	}
-	if push, pop := t.broker.Maintenance(); push || pop {
+	if push, pop := t.broker.Paused(); push || pop {
 		attrs = append(attrs, slog.Bool("maintenance_push", push), slog.Bool("maintenance_pop", pop))
 	}
 	if st, ok := t.broker.SpoolStats(); ok && (st.PendingRecords > 0 || !st.Healthy) {

@@ -41,7 +41,7 @@ func setup(t *testing.T) *testBundle {
 	t.Cleanup(st.Close)
 	logs := &logBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	b := broker.New(broker.Config{}, st, logger)
+	b := broker.New(broker.DefaultConfig(), st, logger)
 	reg := prometheus.NewRegistry()
 	tel, err := telemetry.New(reg, telemetry.Options{Broker: b, Store: st, Logger: logger})
 	require.NoError(t, err)
@@ -398,7 +398,7 @@ func TestMaintenanceGauges(t *testing.T) {
 	require.Equal(t, 0.0, tb.gauge(t, "queen_maintenance_mode_enabled"))
 	require.Equal(t, 0.0, tb.gauge(t, "queen_pop_maintenance_mode_enabled"))
 
-	_, _, err := tb.b.SetPushMaintenance(t.Context(), true)
+	_, _, err := tb.b.SetPushPause(t.Context(), true)
 	require.NoError(t, err)
 	require.Equal(t, 1.0, tb.gauge(t, "queen_maintenance_mode_enabled"))
 	require.Equal(t, 0.0, tb.gauge(t, "queen_pop_maintenance_mode_enabled"))
@@ -407,9 +407,9 @@ func TestMaintenanceGauges(t *testing.T) {
 	require.Equal(t, true, lines[0]["maintenance_push"], "the rate log says why pushes stopped")
 	require.Equal(t, false, lines[0]["maintenance_pop"])
 
-	_, _, err = tb.b.SetPopMaintenance(t.Context(), true)
+	_, _, err = tb.b.SetPopPause(t.Context(), true)
 	require.NoError(t, err)
-	_, _, err = tb.b.SetPushMaintenance(t.Context(), false)
+	_, _, err = tb.b.SetPushPause(t.Context(), false)
 	require.NoError(t, err)
 	require.Equal(t, 0.0, tb.gauge(t, "queen_maintenance_mode_enabled"))
 	require.Equal(t, 1.0, tb.gauge(t, "queen_pop_maintenance_mode_enabled"))

@@ -90,6 +90,6 @@ func TestServing(t *testing.T) {
 		require.NotContains(t, body, "<!doctype html>")
 		res, body = get(t, "GET", "/api/v1/queues/nope/missing", nil)
 		require.Equal(t, http.StatusNotFound, res.StatusCode)
-		require.Contains(t, body, `"code":"not_found"`)
+		require.Contains(t, body, `"code":"no_such_route"`)
 	})
 }

@@ -78,7 +78,7 @@ func New(o Options) *Server {
 		r.Get("/admin/v1/users/{name}", s.handle(s.userGet))
 		r.Delete("/admin/v1/users/{name}", s.handle(s.userDelete))
 		r.Post("/admin/v1/users/{name}/password", s.handle(s.userPassword))
-		r.Get("/admin/v1/upstreams", s.handle(s.upstreams))
+		r.Get("/admin/v1/upstreams", s.handle(s.backends))
 		r.Get("/admin/v1/replicas", s.handle(s.replicas))
 	})
 	s.handler = r

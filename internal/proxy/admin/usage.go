@@ -41,9 +41,11 @@ func (s *Server) allUsage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) upstreams(w http.ResponseWriter, _ *http.Request) error {
+// backends is GET /admin/v1/upstreams: the brokers and their states (the route and
+// its JSON keep their published name).
+func (s *Server) backends(w http.ResponseWriter, _ *http.Request) error {
 	out := []api.ProxyUpstream{}
-	for _, u := range s.opts.Gateway.Pool().Upstreams() {
+	for _, u := range s.opts.Gateway.Pool().Backends() {
 		out = append(out, api.ProxyUpstream{State: u.State(), URL: u.URL.String()})
 	}
 	writeJSON(w, http.StatusOK, api.ProxyUpstreams{Upstreams: out})

@@ -32,8 +32,8 @@ func setup(t *testing.T) *adminBundle {
 	t.Helper()
 	b := &adminBundle{}
 	b.broker = proxytest.StartBroker(t, daemontest.Options{})
-	b.proxy = proxytest.Start(t, proxytest.Options{Upstreams: []string{b.broker.URL}})
-	b.proxy.WaitUpstreams(t, "up", 10*time.Second)
+	b.proxy = proxytest.Start(t, proxytest.Options{Backends: []string{b.broker.URL}})
+	b.proxy.WaitBackends(t, "up", 10*time.Second)
 	b.swaps = []string{b.broker.URL, "<broker>"}
 	return b
 }

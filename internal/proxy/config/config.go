@@ -20,8 +20,8 @@ type Config struct {
 	Port int
 	// AdminListen is the admin API's host:port (loopback by default).
 	AdminListen string
-	// Upstreams are the brokers' base URLs.
-	Upstreams []*url.URL
+	// Backends are the brokers' base URLs (QUEEN_PROXY_UPSTREAMS).
+	Backends []*url.URL
 	// TenancyHeader is the header that carries the tenant id to the brokers; it must be
 	// the brokers' QUEEN_TENANCY_HEADER.
 	TenancyHeader string
@@ -37,11 +37,13 @@ type Config struct {
 	BrokerAuth string
 	// BrokerJWTKey is the signing key with BrokerAuth "jwt": ed25519.PrivateKey,
 	// *rsa.PrivateKey or []byte (HS256).
-	BrokerJWTKey                         any
-	BrokerJWTIssuer, BrokerJWTAudience   string
-	BrokerJWTTTL                         time.Duration
-	BrokerRoleAdmin, BrokerRoleReadWrite string
-	BrokerRoleReadOnly                   string
+	BrokerJWTKey                       any
+	BrokerJWTIssuer, BrokerJWTAudience string
+	BrokerJWTTTL                       time.Duration
+	// BrokerRole* are the broker role values minted for each key scope (admin,
+	// write, read, push) and, admin, for the proxy itself.
+	BrokerRoleAdmin, BrokerRoleReadWrite    string
+	BrokerRoleReadOnly, BrokerRoleWriteOnly string
 
 	// AdminToken authenticates the admin API; "" leaves only operator sessions.
 	AdminToken string
@@ -56,16 +58,16 @@ type Config struct {
 	TrustedProxies     []netip.Prefix
 	CORSAllowedOrigins []string
 
-	MaxBodyBytes          int64
-	MaxPopTimeout         time.Duration
-	UpstreamTimeout       time.Duration
-	UpstreamCheckInterval time.Duration
-	AuthCacheTTL          time.Duration
-	LimiterSyncInterval   time.Duration
-	UsageRefresh          time.Duration
-	UsageFlushInterval    time.Duration
-	QuotaFailClosed       bool
-	ShutdownTimeout       time.Duration
+	MaxBodyBytes         int64
+	MaxPopTimeout        time.Duration
+	BackendTimeout       time.Duration
+	BackendCheckInterval time.Duration
+	AuthCacheTTL         time.Duration
+	LimiterSyncInterval  time.Duration
+	UsageRefresh         time.Duration
+	UsageFlushInterval   time.Duration
+	QuotaFailClosed      bool
+	ShutdownTimeout      time.Duration
 	// ShutdownDelay is how long a stop keeps serving, not ready, before it drains.
 	ShutdownDelay time.Duration
 

@@ -32,7 +32,7 @@ func TestLoadRefusesBadSettings(t *testing.T) {
 		{"ECBrokerKey", append(base, "QUEEN_PROXY_BROKER_AUTH=jwt", "QUEEN_PROXY_BROKER_JWT_KEY="+ecPEM), "QUEEN_PROXY_BROKER_JWT_KEY"},
 		{"SessionKeyIsBrokerKey", []string{"QUEEN_PROXY_BROKER_AUTH=jwt", "QUEEN_PROXY_BROKER_JWT_KEY=" + secret,
 			"QUEEN_PROXY_SESSION_KEY=" + secret}, "QUEEN_PROXY_SESSION_KEY"},
-		{"NonHTTPUpstream", append(base, "QUEEN_PROXY_UPSTREAMS=ftp://broker:6632"), "QUEEN_PROXY_UPSTREAMS"},
+		{"NonHTTPBackend", append(base, "QUEEN_PROXY_UPSTREAMS=ftp://broker:6632"), "QUEEN_PROXY_UPSTREAMS"},
 		{"LoginWithoutSessionKey", nil, "QUEEN_PROXY_SESSION_KEY"},
 		{"UnknownVariable", append(base, "QUEEN_PROXY_UPSTREAM=http://x"), "QUEEN_PROXY_UPSTREAM:"},
 		{"BadDuration", append(base, "QUEEN_PROXY_AUTH_CACHE_TTL=5"), "QUEEN_PROXY_AUTH_CACHE_TTL"},
@@ -58,6 +58,6 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, 6640, cfg.Port)
 	require.Equal(t, "127.0.0.1:6641", cfg.AdminListen)
 	require.Equal(t, "X-Queen-Tenant", cfg.TenancyHeader)
-	require.Equal(t, "http://10.0.0.1:6632", cfg.Upstreams[0].String())
+	require.Equal(t, "http://10.0.0.1:6632", cfg.Backends[0].String())
 	require.EqualValues(t, 16<<20, cfg.MaxBodyBytes)
 }

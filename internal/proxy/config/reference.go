@@ -3,7 +3,7 @@ package config
 // Reference is one setting as reference pages list it (the ENVIRONMENT section of
 // queen-proxy(8)).
 type Reference struct {
-	// Name is the variable; Fallback the upstream 0.15 variable read when it is
+	// Name is the variable; Fallback the original Queen 0.15 variable read when it is
 	// unset ("" for none).
 	Name, Fallback string
 	// Default is the built-in default ("" when none).

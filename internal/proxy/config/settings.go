@@ -37,7 +37,7 @@ var settings = []setting{
 		return nil
 	}},
 	{name: "QUEEN_PROXY_UPSTREAMS", def: "http://127.0.0.1:6632", fallback: "QUEEN_SERVER_URL", doc: "broker URLs, comma-separated", set: func(c *Config, v string) (err error) {
-		c.Upstreams, err = parseUpstreams(v)
+		c.Backends, err = parseBackends(v)
 		return err
 	}},
 	{name: "QUEEN_TENANCY_HEADER", def: "X-Queen-Tenant", doc: "tenancy header, the brokers' QUEEN_TENANCY_HEADER", set: func(c *Config, v string) error {
@@ -82,6 +82,7 @@ var settings = []setting{
 	{name: "QUEEN_PROXY_BROKER_ROLE_ADMIN", def: "admin", set: func(c *Config, v string) error { c.BrokerRoleAdmin = v; return nil }},
 	{name: "QUEEN_PROXY_BROKER_ROLE_READ_WRITE", def: "read-write", set: func(c *Config, v string) error { c.BrokerRoleReadWrite = v; return nil }},
 	{name: "QUEEN_PROXY_BROKER_ROLE_READ_ONLY", def: "read-only", set: func(c *Config, v string) error { c.BrokerRoleReadOnly = v; return nil }},
+	{name: "QUEEN_PROXY_BROKER_ROLE_WRITE_ONLY", def: "write-only", doc: "the broker role of push keys", set: func(c *Config, v string) error { c.BrokerRoleWriteOnly = v; return nil }},
 	{name: "QUEEN_PROXY_ADMIN_TOKEN", secret: true, doc: "bearer token of the admin API, >= 32 characters", set: func(c *Config, v string) error { c.AdminToken = v; return nil }},
 	{name: "QUEEN_PROXY_LOGIN", def: "true", set: boolSetter(func(c *Config) *bool { return &c.Login })},
 	{name: "QUEEN_PROXY_SESSION_KEY", secret: true, set: func(c *Config, v string) error { c.SessionKey = v; return nil }},
@@ -107,8 +108,8 @@ var settings = []setting{
 		return envvalue.Int[int64]{P: &c.MaxBodyBytes, Min: 1024, Max: 1 << 30}
 	})},
 	{name: "QUEEN_PROXY_MAX_POP_TIMEOUT", def: "120s", set: durationSetter(time.Second, time.Hour, func(c *Config) *time.Duration { return &c.MaxPopTimeout })},
-	{name: "QUEEN_PROXY_UPSTREAM_TIMEOUT", def: "60s", set: durationSetter(time.Second, time.Hour, func(c *Config) *time.Duration { return &c.UpstreamTimeout })},
-	{name: "QUEEN_PROXY_UPSTREAM_CHECK_INTERVAL", def: "2s", set: durationSetter(100*time.Millisecond, time.Minute, func(c *Config) *time.Duration { return &c.UpstreamCheckInterval })},
+	{name: "QUEEN_PROXY_UPSTREAM_TIMEOUT", def: "60s", set: durationSetter(time.Second, time.Hour, func(c *Config) *time.Duration { return &c.BackendTimeout })},
+	{name: "QUEEN_PROXY_UPSTREAM_CHECK_INTERVAL", def: "2s", set: durationSetter(100*time.Millisecond, time.Minute, func(c *Config) *time.Duration { return &c.BackendCheckInterval })},
 	{name: "QUEEN_PROXY_AUTH_CACHE_TTL", def: "5s", set: durationSetter(100*time.Millisecond, 10*time.Minute, func(c *Config) *time.Duration { return &c.AuthCacheTTL })},
 	{name: "QUEEN_PROXY_LIMITER_SYNC_INTERVAL", def: "1s", set: durationSetter(50*time.Millisecond, time.Minute, func(c *Config) *time.Duration { return &c.LimiterSyncInterval })},
 	{name: "QUEEN_PROXY_USAGE_REFRESH", def: "30s", set: durationSetter(100*time.Millisecond, time.Hour, func(c *Config) *time.Duration { return &c.UsageRefresh })},

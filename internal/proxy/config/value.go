@@ -32,8 +32,8 @@ func reword(raw string, err error) error {
 	return fmt.Errorf("%q is not an integer", raw)
 }
 
-// parseUpstreams reads a comma list of 1–16 http(s) URLs without query or fragment.
-func parseUpstreams(s string) ([]*url.URL, error) {
+// parseBackends reads a comma list of 1–16 http(s) URLs without query or fragment.
+func parseBackends(s string) ([]*url.URL, error) {
 	var out []*url.URL
 	for part := range strings.SplitSeq(s, ",") {
 		part = strings.TrimSpace(part)

@@ -21,9 +21,9 @@ func TestBrokerJWT(t *testing.T) {
 	const secret = "broker-hs256-secret-0123456789abcdef"
 	broker := proxytest.StartBroker(t, daemontest.Options{Env: []string{"JWT_ENABLED=true", "JWT_ALGORITHM=HS256",
 		"JWT_SECRET=" + secret, "JWT_ISSUER=queen-proxy", "JWT_AUDIENCE=queen"}})
-	p := proxytest.Start(t, proxytest.Options{Upstreams: []string{broker.URL}, Login: true,
+	p := proxytest.Start(t, proxytest.Options{Backends: []string{broker.URL}, Login: true,
 		Env: []string{"QUEEN_PROXY_BROKER_AUTH=jwt", "QUEEN_PROXY_BROKER_JWT_KEY=" + secret}})
-	p.WaitUpstreams(t, "up", 10*time.Second)
+	p.WaitBackends(t, "up", 10*time.Second)
 	createTenant(t, p, tenantSpec{ID: "acme"})
 	k := createKey(t, p, "acme", "write")
 	createUser(t, p, "alice", "alice-password", "read-write", "acme")

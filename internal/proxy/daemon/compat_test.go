@@ -26,7 +26,7 @@ func queenctl(t *testing.T, stdin string, args ...string) (int, string, string) 
 }
 
 // An unchanged Queen client puts an API key where it puts a bearer token: push,
-// pop and ack work through the proxy. (The upstream Go and JS clients are not on
+// pop and ack work through the proxy. (The original Queen Go and JS clients are not on
 // the module proxy or npm, so this is the repository's own Go client.)
 func TestGoClientWithKeyAsBearer(t *testing.T) {
 	t.Parallel()
@@ -136,9 +136,15 @@ func TestQueenctlProxyCommands(t *testing.T) {
 	run("", &k, "key", "create", "bob", "--scope", "write", "--name", "ci")
 	require.True(t, strings.HasPrefix(k.Key, "qk_"))
 	require.Equal(t, http.StatusCreated, call(t, http.MethodPost, b.proxy.URL+"/api/v1/push", k.Key, pushBody("jobs", 1, nil)).status)
-	var keys struct{ Keys []struct{ ID string } }
+	var producer struct{ ID, Key, Scope string }
+	run("", &producer, "key", "create", "bob", "--scope", "push", "--name", "producer")
+	require.Equal(t, "push", producer.Scope)
+	require.Equal(t, http.StatusCreated, call(t, http.MethodPost, b.proxy.URL+"/api/v1/push", producer.Key, pushBody("jobs", 1, nil)).status)
+	require.Equal(t, http.StatusForbidden, call(t, http.MethodGet, b.proxy.URL+"/api/v1/pop/queue/jobs?wait=false", producer.Key, nil).status)
+	var keys struct{ Keys []struct{ ID, Scope string } }
 	run("", &keys, "key", "list", "bob")
-	require.Len(t, keys.Keys, 1)
+	require.Len(t, keys.Keys, 2)
+	require.ElementsMatch(t, []string{"write", "push"}, []string{keys.Keys[0].Scope, keys.Keys[1].Scope})
 	var rot struct{ ID string }
 	run("", &rot, "key", "rotate", k.ID, "--grace", "1m")
 	require.NotEqual(t, k.ID, rot.ID)

@@ -155,14 +155,14 @@ func build(cfg *config.Config, o Options, st *store.Store, logger *slog.Logger, 
 		sessions = session.NewSigner([]byte(cfg.SessionKey), cfg.SessionTTL, o.Now)
 	}
 	p.gateway = gateway.New(gateway.Options{
-		Upstreams: cfg.Upstreams, TenancyHeader: cfg.TenancyHeader, MaxBodyBytes: cfg.MaxBodyBytes,
-		MaxPopTimeout: cfg.MaxPopTimeout, UpstreamTimeout: cfg.UpstreamTimeout, CheckInterval: cfg.UpstreamCheckInterval,
+		Backends: cfg.Backends, TenancyHeader: cfg.TenancyHeader, MaxBodyBytes: cfg.MaxBodyBytes,
+		MaxPopTimeout: cfg.MaxPopTimeout, BackendTimeout: cfg.BackendTimeout, CheckInterval: cfg.BackendCheckInterval,
 		UsageRefresh: cfg.UsageRefresh, QuotaFailClosed: cfg.QuotaFailClosed, TrustedProxies: cfg.TrustedProxies,
 		TLS: cfg.TLS(), Keys: p.keys, Limiter: p.limiter, Meter: p.meter, Minter: minter,
 		Store: st, Sessions: sessions, Lockout: session.NewLockout(o.Now),
 		KeyFailures: session.NewFailures(session.MaxKeyFailures, o.Now),
 		Roles: map[tenant.Scope]string{tenant.ScopeRead: cfg.BrokerRoleReadOnly, tenant.ScopeWrite: cfg.BrokerRoleReadWrite,
-			tenant.ScopeAdmin: cfg.BrokerRoleAdmin},
+			tenant.ScopeAdmin: cfg.BrokerRoleAdmin, tenant.ScopePush: cfg.BrokerRoleWriteOnly},
 		AdminRole:     cfg.BrokerRoleAdmin,
 		DatabaseReady: st.Ping,
 		Logger:        logger.With("component", "gateway"), Registry: reg, Now: o.Now,

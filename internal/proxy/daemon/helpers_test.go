@@ -44,8 +44,8 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 	t.Helper()
 	b := &testBundle{logs: &testlog.Buffer{}}
 	b.broker = proxytest.StartBroker(t, daemontest.Options{Env: o.brokerEnv})
-	b.proxy = proxytest.Start(t, proxytest.Options{Upstreams: []string{b.broker.URL}, Env: o.env, Logs: b.logs, Login: o.login})
-	b.proxy.WaitUpstreams(t, "up", 10*time.Second)
+	b.proxy = proxytest.Start(t, proxytest.Options{Backends: []string{b.broker.URL}, Env: o.env, Logs: b.logs, Login: o.login})
+	b.proxy.WaitBackends(t, "up", 10*time.Second)
 	return b
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/queue"
 )
 
 // tenantPair is two tenants behind one proxy: acme with an admin-scope key (it may
@@ -140,7 +141,7 @@ func TestBreakouts(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 		r.json(t, &res)
 		require.Equal(t, false, res[0]["success"])
-		require.Equal(t, "Message not found", res[0]["error"])
+		require.Equal(t, queue.AckUnresolvable, res[0]["error"], "another tenant's partition resolves nowhere")
 		r = p.do(t, p.acme, http.MethodPost, "/api/v1/ack/batch", map[string]any{"acknowledgments": []any{ack}})
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 		r.json(t, &res)

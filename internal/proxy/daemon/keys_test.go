@@ -65,9 +65,9 @@ func TestKeys(t *testing.T) {
 	// Replica B is a process of its own: the revocation reaches A through the proxy
 	// database only.
 	t.Run("RevocationReachesTheOtherReplica", func(t *testing.T) {
-		other := proxytest.Exec(t, proxytest.Options{DBURL: p.DBURL, Upstreams: []string{b.broker.URL},
+		other := proxytest.Exec(t, proxytest.Options{DBURL: p.DBURL, Backends: []string{b.broker.URL},
 			Env: []string{"QUEEN_PROXY_AUTH_CACHE_TTL=2s"}})
-		other.WaitUpstreams(t, "up", 10*time.Second)
+		other.WaitBackends(t, "up", 10*time.Second)
 		k := createKey(t, p, "acme", "write")
 		require.Equal(t, http.StatusOK, call(t, http.MethodGet, p.URL+"/api/v1/resources/queues", k.Key, nil).status)
 		require.Equal(t, http.StatusOK, other.Admin(t, http.MethodDelete, "/admin/v1/keys/"+k.ID, nil, nil))
@@ -124,11 +124,11 @@ func killListeners(t *testing.T, dbURL string) {
 func TestUnknownKeysPerAddress(t *testing.T) {
 	t.Parallel()
 	broker := proxytest.StartBroker(t, daemontest.Options{})
-	direct := proxytest.Start(t, proxytest.Options{Upstreams: []string{broker.URL}})
-	behindLB := proxytest.Start(t, proxytest.Options{Upstreams: []string{broker.URL},
+	direct := proxytest.Start(t, proxytest.Options{Backends: []string{broker.URL}})
+	behindLB := proxytest.Start(t, proxytest.Options{Backends: []string{broker.URL},
 		Env: []string{"QUEEN_PROXY_TRUSTED_PROXIES=127.0.0.1/32"}})
 	for _, p := range []*proxytest.Proxy{direct, behindLB} {
-		p.WaitUpstreams(t, "up", 10*time.Second)
+		p.WaitBackends(t, "up", 10*time.Second)
 		createTenant(t, p, tenantSpec{ID: "acme"})
 	}
 	// guess presents MaxKeyFailures bad keys (unknown ids, and one malformed) with the

@@ -114,9 +114,9 @@ func TestMetering(t *testing.T) {
 	// The other replica is a child process, stopped by SIGTERM as systemd stops it: its
 	// counts, held for a minute, are flushed before it exits 0.
 	t.Run("StopFlushes", func(t *testing.T) {
-		other := proxytest.Exec(t, proxytest.Options{DBURL: p.DBURL, Upstreams: []string{b.broker.URL},
+		other := proxytest.Exec(t, proxytest.Options{DBURL: p.DBURL, Backends: []string{b.broker.URL},
 			Env: []string{"QUEEN_PROXY_USAGE_FLUSH_INTERVAL=1m"}})
-		other.WaitUpstreams(t, "up", 10*time.Second)
+		other.WaitBackends(t, "up", 10*time.Second)
 		send(other, http.MethodPost, "/api/v1/push", pushBody("orders", 5, func(j int) string { return fmt.Sprintf("b-%d", j) }), http.StatusCreated)
 		require.NoError(t, other.Stop())
 		eventually(t, 2*time.Second, func() bool { return want(usageTotals(t, p, "acme", tenant.GranularityMinute), 965) },

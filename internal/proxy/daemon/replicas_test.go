@@ -22,8 +22,8 @@ func TestTwoReplicasShareLimits(t *testing.T) {
 	env := []string{"QUEEN_PROXY_LIMITER_SYNC_INTERVAL=200ms"}
 	b := setup(t, setupOpts{env: env})
 	a := b.proxy
-	other := proxytest.Exec(t, proxytest.Options{DBURL: a.DBURL, Upstreams: []string{b.broker.URL}, Env: env})
-	other.WaitUpstreams(t, "up", 10*time.Second)
+	other := proxytest.Exec(t, proxytest.Options{DBURL: a.DBURL, Backends: []string{b.broker.URL}, Env: env})
+	other.WaitBackends(t, "up", 10*time.Second)
 	eventually(t, 10*time.Second, func() bool {
 		var rs struct {
 			Replicas []any `json:"replicas"`

@@ -63,11 +63,11 @@ func TestTenancyOffBrokerGetsNoTenantTraffic(t *testing.T) {
 			t.Parallel()
 			broker := daemontest.Start(t, daemontest.Options{Env: tc.env})
 			logs := &testlog.Buffer{}
-			p := proxytest.Start(t, proxytest.Options{Upstreams: []string{broker.URL}, Logs: logs, Env: []string{"LOG_LEVEL=info"}})
+			p := proxytest.Start(t, proxytest.Options{Backends: []string{broker.URL}, Logs: logs, Env: []string{"LOG_LEVEL=info"}})
 			createTenant(t, p, tenantSpec{ID: "acme"})
 			k := createKey(t, p, "acme", "write")
-			p.WaitUpstreams(t, "misconfigured", 30*time.Second)
-			require.Equal(t, []string{"unknown>misconfigured"}, upstreamMoves(logs, broker.URL),
+			p.WaitBackends(t, "misconfigured", 30*time.Second)
+			require.Equal(t, []string{"unknown>misconfigured"}, backendMoves(logs, broker.URL),
 				"the first check did not decide: %s", logs.Tail(4096))
 			before := brokerAPIRequests(t, broker)
 			r := call(t, http.MethodPost, p.URL+"/api/v1/push", k.Key, pushBody("orders", 1, nil))
@@ -87,8 +87,8 @@ func TestBodyLimitAndFailover(t *testing.T) {
 	b1 := proxytest.StartBroker(t, daemontest.Options{})
 	b2 := proxytest.StartBroker(t, daemontest.Options{DBURL: b1.DBURL})
 	logs := &testlog.Buffer{}
-	p := proxytest.Start(t, proxytest.Options{Upstreams: []string{b1.URL, b2.URL}, Logs: logs, Env: []string{"LOG_LEVEL=info"}})
-	p.WaitUpstreams(t, "up", 10*time.Second)
+	p := proxytest.Start(t, proxytest.Options{Backends: []string{b1.URL, b2.URL}, Logs: logs, Env: []string{"LOG_LEVEL=info"}})
+	p.WaitBackends(t, "up", 10*time.Second)
 	createTenant(t, p, tenantSpec{ID: "acme", Limits: map[string]any{"maxRequestBytes": 2048}})
 	k := createKey(t, p, "acme", "write")
 
@@ -111,7 +111,7 @@ func TestBodyLimitAndFailover(t *testing.T) {
 	require.NoError(t, b2.Stop())
 	stopped := time.Now()
 	testwait.For(t, 30*time.Second, 20*time.Millisecond, func() error {
-		if moves := upstreamMoves(logs, b2.URL); !slices.Contains(moves, "up>down") {
+		if moves := backendMoves(logs, b2.URL); !slices.Contains(moves, "up>down") {
 			return fmt.Errorf("the stopped broker is not marked down: its moves are %v", moves)
 		}
 		for range 10 {
@@ -125,12 +125,12 @@ func TestBodyLimitAndFailover(t *testing.T) {
 	require.GreaterOrEqual(t, brokerQueues(t, b1)["acme:orders"], 30, "the pushes after the stop are not stored")
 }
 
-// upstreamMoves lists the state changes the proxy logged for the upstream at url, in
+// backendMoves lists the state changes the proxy logged for the backend at url, in
 // order, as "from>to".
-func upstreamMoves(logs *testlog.Buffer, url string) []string {
+func backendMoves(logs *testlog.Buffer, url string) []string {
 	var moves []string
 	for line := range strings.Lines(logs.String()) {
-		if !strings.Contains(line, `msg="upstream state"`) || !strings.Contains(line, "upstream="+url+" ") {
+		if !strings.Contains(line, `msg="backend state"`) || !strings.Contains(line, "upstream="+url+" ") {
 			continue
 		}
 		var from, to string

@@ -22,6 +22,9 @@ type parsedBody struct {
 	queues []string
 	// acks is the number of ack items (ack, ack/batch).
 	acks int
+	// spans says the body selects by id, or by a filter without a queue name the
+	// proxy can read: it reaches any of the tenant's queues.
+	spans bool
 }
 
 // requestBody is a decoded body's original bytes, forwarded unchanged.
@@ -69,13 +72,12 @@ func (s *Server) readBody(r *http.Request, rt *route, pr *principal) ([]byte, *p
 	if err != nil {
 		return nil, nil, err
 	}
+	if p.spans && !pr.allQueues() {
+		return nil, nil, spanForbidden()
+	}
 	for _, q := range p.queues {
-		if strings.Contains(q, ":") {
-			return nil, nil, errorf(http.StatusBadRequest, codeInvalidArgument, "queue names may not contain ':'")
-		}
-		if !pr.allowsQueue(q) {
-			return nil, nil, &apiError{status: http.StatusForbidden, code: codeForbidden,
-				msg: "this key may not use queue " + strconv.Quote(q), result: "forbidden"}
+		if err := checkQueue(pr, q); err != nil {
+			return nil, nil, err
 		}
 	}
 	return raw, p, nil
@@ -95,9 +97,23 @@ func parse(kind bodyKind, raw []byte) (*parsedBody, error) {
 		}
 		return decodePush(raw)
 	case bodyTransaction:
-		var req api.TransactionRequest
+		var req struct {
+			api.TransactionRequest
+			// Timers is the timers rider: each names the queue its message goes to, and a
+			// schedule is a message to come.
+			Timers []struct {
+				Op    string `json:"op"`
+				Queue string `json:"queue"`
+			} `json:"timers"`
+		}
 		if err := json.Unmarshal(raw, &req); err != nil {
 			return nil, invalidBody(err)
+		}
+		for _, tm := range req.Timers {
+			p.queues = appendNew(p.queues, tm.Queue)
+			if tm.Op != "cancel" {
+				p.messages++
+			}
 		}
 		for _, op := range req.Operations {
 			if op.Type != api.TxOpPush {
@@ -130,6 +146,33 @@ func parse(kind bodyKind, raw []byte) (*parsedBody, error) {
 			return nil, invalidBody(err)
 		}
 		p.acks = len(req.Acknowledgments)
+	case bodyRequeue:
+		return parseRequeue(raw)
+	}
+	return p, nil
+}
+
+// parseRequeue reads a DLQ requeue body: {"items":[...]} selects by id, so it spans
+// queues; {"filter":{"queue":...}} names its queue. Keys match exactly, as the broker
+// reads the body (its objects are maps); a filter whose queue is not a string the
+// proxy can read spans queues too, and the broker judges the body's shape.
+func parseRequeue(raw []byte) (*parsedBody, error) {
+	var req map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return nil, invalidBody(err)
+	}
+	p := &parsedBody{}
+	if _, ok := req["items"]; ok {
+		p.spans = true
+	}
+	if f, ok := req["filter"]; ok {
+		var filter map[string]json.RawMessage
+		var q *string
+		if json.Unmarshal(f, &filter) != nil || json.Unmarshal(filter["queue"], &q) != nil || q == nil {
+			p.spans = true
+		} else {
+			p.queues = appendNew(p.queues, *q)
+		}
 	}
 	return p, nil
 }

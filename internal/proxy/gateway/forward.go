@@ -28,11 +28,11 @@ var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Authenticate", "Pro
 // forward sends the request to a broker and streams the answer back. cred nil is a
 // public request (no credential); body nil streams the client's body.
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange, cred *principal, body *requestBody) error {
-	ctx, cancel := context.WithTimeout(r.Context(), s.upstreamTimeout(r, x.route))
+	ctx, cancel := context.WithTimeout(r.Context(), s.backendTimeout(r, x.route))
 	defer cancel()
 	var (
 		resp *http.Response
-		up   *Upstream
+		up   *Backend
 		err  error
 	)
 	var counted *countingReader
@@ -45,11 +45,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange, cr
 			x.bytesIn = counted.n
 		}
 	}()
-	var tried *Upstream
+	var tried *Backend
 	for attempt := 0; attempt < 2; attempt++ {
 		if up = s.pool.pick(tried); up == nil {
 			if attempt == 0 {
-				return noUpstream()
+				return noBackend()
 			}
 			break
 		}
@@ -60,10 +60,10 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange, cr
 		tried = up
 	}
 	if up != nil {
-		x.upstream = up.URL.Host
+		x.backend = up.URL.Host
 	}
 	if err != nil {
-		s.countUpstreamError(x)
+		s.countBackendError(x)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return &apiError{status: http.StatusGatewayTimeout, code: codeGatewayTimeout, msg: "the broker did not answer in time", result: "upstream_error"}
 		}
@@ -72,7 +72,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange, cr
 			return nil
 		}
 		if isDialError(err) {
-			return noUpstream()
+			return noBackend()
 		}
 		return &apiError{status: http.StatusBadGateway, code: codeBadGateway, msg: "the broker connection failed", result: "upstream_error"}
 	}
@@ -80,14 +80,14 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange, cr
 	return s.relay(w, resp, x, cred, body, counted)
 }
 
-func (s *Server) countUpstreamError(x *exchange) {
+func (s *Server) countBackendError(x *exchange) {
 	if x.tenant != "" {
 		s.meter.Add(x.tenant, func(u *tenant.Usage) { u.UpstreamErrors++ })
 	}
 }
 
 // send makes one attempt at up.
-func (s *Server) send(ctx context.Context, r *http.Request, up *Upstream, cred *principal, body *requestBody) (*http.Response, error) {
+func (s *Server) send(ctx context.Context, r *http.Request, up *Backend, cred *principal, body *requestBody) (*http.Response, error) {
 	target := up.URL.String() + r.URL.EscapedPath()
 	if r.URL.RawQuery != "" {
 		target += "?" + r.URL.RawQuery
@@ -165,11 +165,11 @@ func (s *Server) trusted(host string) bool {
 	return false
 }
 
-// upstreamTimeout is a pop's own timeout plus 10 s (default 30 s, capped), else the
-// upstream timeout.
-func (s *Server) upstreamTimeout(r *http.Request, rt *route) time.Duration {
+// backendTimeout is a pop's own timeout plus 10 s (default 30 s, capped), else the
+// backend timeout (QUEEN_PROXY_UPSTREAM_TIMEOUT).
+func (s *Server) backendTimeout(r *http.Request, rt *route) time.Duration {
 	if !rt.pop {
-		return s.opts.UpstreamTimeout
+		return s.opts.BackendTimeout
 	}
 	wait := 30 * time.Second
 	if v := r.URL.Query().Get("timeout"); v != "" {
@@ -242,7 +242,7 @@ func (s *Server) relay(w http.ResponseWriter, resp *http.Response, x *exchange, 
 	x.result = "forwarded"
 	if resp.StatusCode >= 500 {
 		x.result = "upstream_error"
-		m.upstreamErrors = 1
+		m.backendErrors = 1
 	}
 	s.record(cred.tenantID(), x, m)
 	if err != nil {
@@ -280,7 +280,7 @@ func copyFlushing(w http.ResponseWriter, src io.Reader) (int64, error) {
 type meterDelta struct {
 	pushRequests, messagesIn, duplicatesIn, failedIn int64
 	popRequests, emptyPops, messagesOut, acks        int64
-	upstreamErrors                                   int64
+	backendErrors                                    int64
 }
 
 // meterPushAnswer counts a push's or transaction's answer: queued and buffered items
@@ -353,7 +353,7 @@ func (s *Server) record(tenantID string, x *exchange, m *meterDelta) {
 		u.EmptyPops += m.emptyPops
 		u.MessagesOut += m.messagesOut
 		u.Acks += m.acks
-		u.UpstreamErrors += m.upstreamErrors
+		u.UpstreamErrors += m.backendErrors
 	})
 	s.metrics.tenantMessages.WithLabelValues(tenantID, "in").Add(float64(m.messagesIn))
 	s.metrics.tenantMessages.WithLabelValues(tenantID, "out").Add(float64(m.messagesOut))

@@ -20,7 +20,7 @@ type exchange struct {
 	tenant   string
 	keyID    string
 	user     string
-	upstream string
+	backend  string
 	status   int
 	bytesIn  int64
 	bytesOut int64
@@ -63,7 +63,7 @@ func (s *Server) finish(r *http.Request, x *exchange, start time.Time) {
 	s.logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
 		slog.String("request_id", x.id), slog.String("method", r.Method), slog.String("route", x.route.pattern),
 		slog.Int("status", x.status), slog.Duration("duration", d), slog.String("tenant", x.tenant),
-		slog.String("key_id", x.keyID), slog.String("user", x.user), slog.String("upstream", x.upstream),
+		slog.String("key_id", x.keyID), slog.String("user", x.user), slog.String("upstream", x.backend),
 		slog.Int64("bytes_in", x.bytesIn), slog.Int64("bytes_out", x.bytesOut))
 }
 
@@ -170,16 +170,41 @@ func (s *Server) authorize(r *http.Request, rt *route, p *principal) error {
 		// Id-only routes pass; body names are checked once the body is read.
 	case queuesSpan:
 		if !p.allQueues() {
-			return forbidden("a key limited to some queues cannot call a route that spans queues")
+			return spanForbidden()
 		}
 	case queuesPath:
-		q := chi.URLParam(r, "queue")
-		if strings.Contains(q, ":") {
-			return errorf(http.StatusBadRequest, codeInvalidArgument, "queue names may not contain ':'")
+		return checkQueue(p, chi.URLParam(r, "queue"))
+	case queuesQuery:
+		// Every value: the broker reads the first, and none may slip past the check.
+		names := r.URL.Query()["queue"]
+		if len(names) == 0 {
+			names = []string{""}
 		}
-		if !p.allowsQueue(q) {
-			return forbidden("this key may not use queue " + strconv.Quote(q))
+		for _, q := range names {
+			if err := checkQueue(p, q); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// checkQueue refuses a queue name the tenancy scoping cannot take (400) or the key's
+// allowlist does not admit (403).
+func checkQueue(p *principal, q string) error {
+	if strings.Contains(q, ":") {
+		return errorf(http.StatusBadRequest, codeInvalidArgument, "queue names may not contain ':'")
+	}
+	if !p.allowsQueue(q) {
+		return &apiError{status: http.StatusForbidden, code: codeForbidden,
+			msg: "this key may not use queue " + strconv.Quote(q), result: "forbidden"}
+	}
+	return nil
+}
+
+// spanForbidden is the refusal of a key limited to some queues on a route, or a body,
+// that spans queues.
+func spanForbidden() error {
+	return &apiError{status: http.StatusForbidden, code: codeForbidden,
+		msg: "a key limited to some queues cannot call a route that spans queues", result: "forbidden"}
 }

@@ -16,7 +16,7 @@ type metrics struct {
 	inflight        prometheus.Gauge
 	parked          prometheus.Gauge
 	authFailures    *prometheus.CounterVec
-	upstreamUp      *prometheus.GaugeVec
+	backendUp       *prometheus.GaugeVec
 	snapshotAgeSecs prometheus.GaugeFunc
 }
 
@@ -44,12 +44,12 @@ func newMetrics(reg prometheus.Registerer, snapshotAge func() float64) *metrics 
 			Help: "Pops waiting at a broker."}),
 		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "queen_proxy_auth_failures_total",
 			Help: "Refused credentials by reason."}, []string{"reason"}),
-		upstreamUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "queen_proxy_upstream_up",
+		backendUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "queen_proxy_upstream_up",
 			Help: "Broker health: 1 up, 0 down, 2 misconfigured."}, []string{"upstream"}),
 		snapshotAgeSecs: prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_proxy_usage_snapshot_age_seconds",
 			Help: "Age of the usage snapshot behind quotas."}, snapshotAge),
 	}
 	reg.MustRegister(m.requests, m.duration, m.tenantRequests, m.tenantMessages, m.tenantBytes, m.tenantAcks,
-		m.storedMessages, m.storedBytes, m.inflight, m.parked, m.authFailures, m.upstreamUp, m.snapshotAgeSecs)
+		m.storedMessages, m.storedBytes, m.inflight, m.parked, m.authFailures, m.backendUp, m.snapshotAgeSecs)
 	return m
 }

@@ -27,8 +27,11 @@ const (
 	queuesByID queueCheck = iota
 	// queuesPath routes name their queue in the {queue} path parameter.
 	queuesPath
-	// queuesBody routes name their queues in the body (push, transaction, configure).
+	// queuesBody routes name their queues in the body (push, transaction, configure,
+	// a requeue's filter); a body that selects by id spans queues.
 	queuesBody
+	// queuesQuery routes name their queue in the queue query parameter.
+	queuesQuery
 	// queuesSpan routes span queues: allowlisted keys are refused.
 	queuesSpan
 )
@@ -43,6 +46,7 @@ const (
 	bodyConfigure
 	bodyAck
 	bodyAckBatch
+	bodyRequeue
 )
 
 // route is one classified broker route.
@@ -62,12 +66,16 @@ const v1 = "/api/v1"
 var routeTable = []route{
 	// Write: names checked against allowlists.
 	{method: http.MethodPost, pattern: v1 + "/configure", scope: tenant.ScopeWrite, queues: queuesBody, body: bodyConfigure},
-	{method: http.MethodPost, pattern: v1 + "/push", scope: tenant.ScopeWrite, queues: queuesBody, body: bodyPush},
+	{method: http.MethodPost, pattern: v1 + "/push", scope: tenant.ScopePush, queues: queuesBody, body: bodyPush},
 	{method: http.MethodPost, pattern: v1 + "/transaction", scope: tenant.ScopeWrite, queues: queuesBody, body: bodyTransaction},
 	{method: http.MethodGet, pattern: v1 + "/pop/queue/{queue}", scope: tenant.ScopeWrite, queues: queuesPath, pop: true},
 	{method: http.MethodGet, pattern: v1 + "/pop/queue/{queue}/partition/{partition}", scope: tenant.ScopeWrite, queues: queuesPath, pop: true},
 	{method: http.MethodPost, pattern: v1 + "/consumer-groups/{group}/queues/{queue}/seek", scope: tenant.ScopeWrite, queues: queuesPath},
 	{method: http.MethodPost, pattern: v1 + "/consumer-groups/{group}/queues/{queue}/partitions/{partition}/seek", scope: tenant.ScopeWrite, queues: queuesPath},
+	{method: http.MethodPost, pattern: v1 + "/dlq/requeue", scope: tenant.ScopeWrite, queues: queuesBody, body: bodyRequeue},
+	{method: http.MethodGet, pattern: v1 + "/timers/{queue}", scope: tenant.ScopeRead, queues: queuesPath},
+	{method: http.MethodGet, pattern: v1 + "/timers/{queue}/*", scope: tenant.ScopeRead, queues: queuesPath},
+	{method: http.MethodDelete, pattern: v1 + "/timers/{queue}/*", scope: tenant.ScopeWrite, queues: queuesPath},
 	// Write: by id.
 	{method: http.MethodPost, pattern: v1 + "/ack", scope: tenant.ScopeWrite, body: bodyAck},
 	{method: http.MethodPost, pattern: v1 + "/ack/batch", scope: tenant.ScopeWrite, body: bodyAckBatch},
@@ -77,8 +85,20 @@ var routeTable = []route{
 	{method: http.MethodPost, pattern: v1 + "/traces", scope: tenant.ScopeWrite, queues: queuesSpan},
 	{method: http.MethodPost, pattern: v1 + "/consumer-groups/{group}/subscription", scope: tenant.ScopeWrite, queues: queuesSpan},
 	{method: http.MethodDelete, pattern: v1 + "/messages/{partitionId}/{transactionId}", scope: tenant.ScopeWrite, queues: queuesSpan},
+	{method: http.MethodPost, pattern: v1 + "/messages/{partitionId}/{transactionId}/retry", scope: tenant.ScopeWrite, queues: queuesSpan},
+	{method: http.MethodPost, pattern: v1 + "/dlq/{id}/replay", scope: tenant.ScopeWrite, queues: queuesSpan},
+	// The KV store and timer scheduling: tenant-scoped by the broker, not by queue, so
+	// a key limited to some queues is refused.
+	{method: http.MethodPost, pattern: v1 + "/kv", scope: tenant.ScopeWrite, queues: queuesSpan},
+	{method: http.MethodPut, pattern: v1 + "/kv/{ns}/*", scope: tenant.ScopeWrite, queues: queuesSpan},
+	{method: http.MethodDelete, pattern: v1 + "/kv/{ns}/*", scope: tenant.ScopeWrite, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/kv/{ns}/*", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodGet, pattern: v1 + "/resources/kv/namespaces", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodPost, pattern: v1 + "/resources/kv/list", scope: tenant.ScopeRead, queues: queuesSpan},
+	{method: http.MethodPost, pattern: v1 + "/timers", scope: tenant.ScopePush, queues: queuesSpan},
 	// Read: one queue.
 	{method: http.MethodGet, pattern: v1 + "/resources/queues/{queue}", scope: tenant.ScopeRead, queues: queuesPath},
+	{method: http.MethodGet, pattern: v1 + "/resources/queues/{queue}/depth", scope: tenant.ScopeRead, queues: queuesPath},
 	{method: http.MethodGet, pattern: v1 + "/status/queues/{queue}", scope: tenant.ScopeRead, queues: queuesPath},
 	{method: http.MethodGet, pattern: v1 + "/status/queues/{queue}/messages", scope: tenant.ScopeRead, queues: queuesPath},
 	// Read: spanning queues.
@@ -106,6 +126,7 @@ var routeTable = []route{
 	{method: http.MethodDelete, pattern: v1 + "/resources/queues/{queue}", scope: tenant.ScopeAdmin, queues: queuesPath},
 	{method: http.MethodDelete, pattern: v1 + "/consumer-groups/{group}/queues/{queue}", scope: tenant.ScopeAdmin, queues: queuesPath},
 	{method: http.MethodDelete, pattern: v1 + "/consumer-groups/{group}", scope: tenant.ScopeAdmin, queues: queuesSpan},
+	{method: http.MethodDelete, pattern: v1 + "/dlq", scope: tenant.ScopeAdmin, queues: queuesQuery},
 	// Never for tenants, whatever the method. Operators reach them by role, at the
 	// broker's levels.
 	{pattern: v1 + "/system/*", access: accessGlobal, scope: tenant.ScopeAdmin},
@@ -116,6 +137,7 @@ var routeTable = []route{
 	{method: http.MethodGet, pattern: v1 + "/analytics/worker-metrics", access: accessGlobal, scope: tenant.ScopeRead},
 	{method: http.MethodGet, pattern: v1 + "/analytics/postgres-stats", access: accessGlobal, scope: tenant.ScopeRead},
 	{method: http.MethodGet, pattern: v1 + "/analytics/retention", access: accessGlobal, scope: tenant.ScopeRead},
+	{method: http.MethodGet, pattern: v1 + "/analytics/consumer-lag", access: accessGlobal, scope: tenant.ScopeRead},
 	{method: http.MethodGet, pattern: v1 + "/status/buffers", access: accessGlobal, scope: tenant.ScopeRead},
 	{method: http.MethodPost, pattern: "/streams/v1/state/get", access: accessGlobal, scope: tenant.ScopeRead},
 	{pattern: "/streams/v1/*", access: accessGlobal, scope: tenant.ScopeWrite},
@@ -124,6 +146,9 @@ var routeTable = []route{
 	// Dashboard files.
 	{method: http.MethodGet, pattern: "/", access: accessPublic},
 	{method: http.MethodGet, pattern: "/assets/*", access: accessPublic},
+	// The 1.x liveness answer touches no database and says nothing about a tenant.
+	{method: http.MethodGet, pattern: "/status", access: accessPublic},
+	{method: http.MethodHead, pattern: "/status", access: accessPublic},
 }
 
 // unproxiedRoute is a broker route the proxy deliberately does not forward, and why.
@@ -144,10 +169,19 @@ var unproxied = []unproxiedRoute{
 	{http.MethodHead, "/health/ready", "the proxy answers its own health routes"},
 	{http.MethodGet, v1 + "/auth/whoami", "it describes the broker's token, which behind the proxy is the one the proxy mints; " +
 		"the proxy's GET /api/me says who the caller is"},
-	// Dashboard routes the broker gained after this table; until they are classified
-	// (scope, allowlist), tenants and operators get the JSON 404 here.
-	{http.MethodGet, v1 + "/analytics/consumer-lag", "cluster-wide: the broker refuses it to tenants; not classified as global yet"},
-	{http.MethodDelete, v1 + "/dlq", "not classified yet: it names its queue in the query string, which no allowlist check reads"},
-	{http.MethodPost, v1 + "/dlq/requeue", "not classified yet: its body names queues (a filter) or ids (items), and no allowlist check reads it"},
-	{http.MethodPost, v1 + "/messages/{partitionId}/{transactionId}/retry", "not classified yet: a retry by id needs its scope decided"},
+	{http.MethodGet, "/auth/me", "the broker's standalone identity is wrong behind the proxy, which signs callers in itself " +
+		"(GET /api/me, /login); the proxy answers the 1.x no_such_route 404"},
+	{http.MethodGet, "/auth/login", "the proxy has its own sign-in page (/login); it answers the 1.x no_such_route 404"},
+	{http.MethodPost, "/auth/logout", "the proxy ends its own sessions (POST /api/logout); it answers the 1.x no_such_route 404"},
+	{http.MethodPost, v1 + "/ephemeral/push", ephemeralReason},
+	{http.MethodGet, v1 + "/ephemeral/pop", ephemeralReason},
+	{http.MethodPost, v1 + "/ephemeral/ack", ephemeralReason},
+	{http.MethodPost, v1 + "/ephemeral/configure", ephemeralReason},
+	{http.MethodPost, v1 + "/ephemeral/reset", ephemeralReason},
+	{http.MethodDelete, v1 + "/ephemeral/queue/{queue}", ephemeralReason},
+	{http.MethodGet, v1 + "/ephemeral/queues", ephemeralReason},
+	{http.MethodGet, v1 + "/ephemeral/queues/{queue}/depth", ephemeralReason},
 }
+
+// ephemeralReason is why the ephemeral family is not proxied.
+const ephemeralReason = "the 1.x ephemeral-queue family, which no broker builds: the proxy answers the same 404 ephemeral_unsupported without a round trip"

@@ -17,7 +17,7 @@ import (
 var servedOutsideRouter = map[routeKey]string{
 	{http.MethodGet, "/"}:         "the dashboard's page, served by the broker's not-found handler (chi.Walk lists no such route)",
 	{http.MethodGet, "/assets/*"}: "the dashboard's files, served by the broker's not-found handler (chi.Walk lists no such route)",
-	{"", v1 + "/migration/*"}:     "upstream's migration routes: the broker does not serve them yet (httpapi already holds their access level), and the proxy refuses them to tenants ahead of time",
+	{"", v1 + "/migration/*"}:     "the original Queen broker's migration routes: the broker does not serve them yet (httpapi already holds their access level), and the proxy refuses them to tenants ahead of time",
 }
 
 // routeKey names a route by method and pattern; an empty method is any method.

@@ -16,6 +16,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/proxy/authcache"
 	"github.com/queenmq/queen/internal/proxy/brokerauth"
 	"github.com/queenmq/queen/internal/proxy/limiter"
@@ -27,11 +28,11 @@ import (
 
 // Options are what the gateway is built from.
 type Options struct {
-	Upstreams       []*url.URL
+	Backends        []*url.URL
 	TenancyHeader   string
 	MaxBodyBytes    int64
 	MaxPopTimeout   time.Duration
-	UpstreamTimeout time.Duration
+	BackendTimeout  time.Duration
 	CheckInterval   time.Duration
 	UsageRefresh    time.Duration
 	QuotaFailClosed bool
@@ -88,10 +89,10 @@ func New(o Options) *Server {
 		DisableCompression:    true,
 	}
 	s.pool = &Pool{client: &http.Client{Transport: s.transport}, header: o.TenancyHeader, interval: o.CheckInterval,
-		logger: o.Logger.With("component", "upstreams"), authorize: s.authorizeOwn, upGauge: s.metrics.upstreamUp}
-	for _, u := range o.Upstreams {
-		s.pool.ups = append(s.pool.ups, &Upstream{URL: u})
-		s.metrics.upstreamUp.WithLabelValues(u.String()).Set(0)
+		logger: o.Logger.With("component", "backends"), authorize: s.authorizeOwn, upGauge: s.metrics.backendUp}
+	for _, u := range o.Backends {
+		s.pool.backends = append(s.pool.backends, &Backend{URL: u})
+		s.metrics.backendUp.WithLabelValues(u.String()).Set(0)
 	}
 	s.handler = s.requestID(s.canonical(s.router()))
 	return s
@@ -131,7 +132,13 @@ func (s *Server) Stored(tenantID string) *Stored {
 
 func (s *Server) router() http.Handler {
 	r := chi.NewRouter()
+	// What routes nowhere answers as the broker would: the 1.x clients' no_such_route
+	// (or a family's own code) where the broker gives it, else not_found.
 	notFound := func(w http.ResponseWriter, r *http.Request) {
+		if body, ok := api.AbsentRoute(r.Method, r.URL.Path); ok {
+			writeError(w, requestIDOf(r), errorf(http.StatusNotFound, body.Code, body.Error))
+			return
+		}
 		writeError(w, requestIDOf(r), errorf(http.StatusNotFound, codeNotFound, "Not found"))
 	}
 	r.NotFound(notFound)

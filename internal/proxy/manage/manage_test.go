@@ -262,6 +262,31 @@ func TestKeys(t *testing.T) {
 	require.NotNil(t, revoked.RevokedAt)
 }
 
+// A push key is stored, listed and rotated with its scope.
+func TestPushKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	_, err := b.manager.CreateTenant(ctx, manage.TenantSpec{ID: "acme"}, actor)
+	require.NoError(t, err)
+
+	k, err := b.manager.CreateKey(ctx, "acme", manage.KeySpec{Name: "producer", Scope: "push"}, actor)
+	require.NoError(t, err)
+	require.Equal(t, tenant.ScopePush, k.Scope)
+	cred, err := b.store.KeyLookup(ctx, k.ID)
+	require.NoError(t, err)
+	require.Equal(t, tenant.ScopePush, cred.Key.Scope)
+	rotated, err := b.manager.RotateKey(ctx, k.ID, nil, actor)
+	require.NoError(t, err)
+	require.Equal(t, tenant.ScopePush, rotated.Scope, "a rotation keeps the scope")
+	keys, err := b.manager.Keys(ctx, "acme")
+	require.NoError(t, err)
+	require.Len(t, keys, 2)
+	for _, key := range keys {
+		require.Equal(t, tenant.ScopePush, key.Scope)
+	}
+}
+
 func TestUsers(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

@@ -61,7 +61,7 @@ func Main(m *testing.M) int {
 // replicas of a test then share nothing but the proxy database and the brokers. It
 // gives the child free loopback ports (HOST, PORT and QUEEN_PROXY_ADMIN_LISTEN, which
 // o.Env cannot override) and Start's environment, sends its stdout and stderr where
-// o.Logs says, waits until GET /health/ready answers 200 (so an upstream must be up)
+// o.Logs says, waits until GET /health/ready answers 200 (so a backend must be up)
 // and registers a cleanup that stops it as Stop does. The package's TestMain must call
 // Main. o.Now must be nil, and the child hashes passwords at the proxy's cost, not
 // PasswordCost.

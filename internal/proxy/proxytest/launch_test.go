@@ -21,7 +21,7 @@ func TestLaunchReportsATakenPort(t *testing.T) {
 	defer taken.Close()
 	admin, err := freeAddr()
 	require.NoError(t, err)
-	_, err = launch(t, proxyBinary(t), Options{Upstreams: []string{broker.URL}}, pgtest.NewDBURL(t), io.Discard,
+	_, err = launch(t, proxyBinary(t), Options{Backends: []string{broker.URL}}, pgtest.NewDBURL(t), io.Discard,
 		taken.Addr().String(), admin)
 	require.ErrorIs(t, err, errPortTaken)
 	require.ErrorContains(t, err, "exited before it was ready")

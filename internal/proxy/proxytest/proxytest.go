@@ -40,8 +40,8 @@ const (
 
 // Options say how Start or Exec runs a proxy.
 type Options struct {
-	// Upstreams are the broker URLs (QUEEN_PROXY_UPSTREAMS).
-	Upstreams []string
+	// Backends are the broker URLs (QUEEN_PROXY_UPSTREAMS).
+	Backends []string
 	// Env holds NAME=value variables ahead of what Start and Exec add, so they
 	// override it (but for the listen addresses Exec sets).
 	Env []string
@@ -134,7 +134,7 @@ func proxyEnv(t testing.TB, o Options, dbURL string) []string {
 	if o.Login {
 		env = append(env, "QUEEN_PROXY_LOGIN=true", "QUEEN_PROXY_SESSION_KEY="+SessionKey)
 	}
-	return append(env, "QUEEN_PROXY_UPSTREAMS="+strings.Join(o.Upstreams, ","), "QUEEN_PROXY_ADMIN_TOKEN="+AdminToken,
+	return append(env, "QUEEN_PROXY_UPSTREAMS="+strings.Join(o.Backends, ","), "QUEEN_PROXY_ADMIN_TOKEN="+AdminToken,
 		"QUEEN_PROXY_LOGIN=false", "LOG_LEVEL=warn", "DB_POOL_SIZE=6", "QUEEN_PROXY_UPSTREAM_CHECK_INTERVAL=200ms",
 		"QUEEN_PROXY_SHUTDOWN_TIMEOUT=5s", "QUEEN_PROXY_LOG_FORMAT=text")
 }
@@ -179,25 +179,25 @@ func (p *Proxy) Admin(t testing.TB, method, path string, body, out any) int {
 	return resp.StatusCode
 }
 
-// WaitUpstreams waits until every upstream is in state want ("up", "misconfigured",
+// WaitBackends waits until every backend is in state want ("up", "misconfigured",
 // "down").
-func (p *Proxy) WaitUpstreams(t testing.TB, want string, within time.Duration) {
+func (p *Proxy) WaitBackends(t testing.TB, want string, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
 		var got struct {
-			Upstreams []struct{ URL, State string } `json:"upstreams"`
+			Backends []struct{ URL, State string } `json:"upstreams"`
 		}
 		p.Admin(t, http.MethodGet, "/admin/v1/upstreams", nil, &got)
-		all := len(got.Upstreams) > 0
-		for _, u := range got.Upstreams {
+		all := len(got.Backends) > 0
+		for _, u := range got.Backends {
 			all = all && u.State == want
 		}
 		if all {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("proxytest: upstreams not all %s within %s: %+v", want, within, got.Upstreams)
+			t.Fatalf("proxytest: backends not all %s within %s: %+v", want, within, got.Backends)
 		}
 		wait(50 * time.Millisecond)
 	}

@@ -2,12 +2,14 @@ package schema_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -125,4 +127,49 @@ func TestApplyLeavesTheBrokerSchemaAlone(t *testing.T) {
 	require.NotEmpty(t, before, "the template carries the broker's schema")
 	require.NoError(t, apply(ctx, pool))
 	require.Equal(t, before, snapshot())
+}
+
+// A proxy database made before push keys (api_keys' scope CHECK listing read, write
+// and admin) adopts the wider list on the next apply, keeping its keys; the CHECK
+// still refuses other scopes.
+func TestKeyScopeCheckTakesPush(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool := pgtest.NewDB(t)
+	require.NoError(t, apply(ctx, pool))
+	_, err := pool.Exec(ctx, `
+		INSERT INTO queen_proxy.tenants (id, name, limits, quotas) VALUES ('acme', 'Acme', '{}', '{}');
+		ALTER TABLE queen_proxy.api_keys DROP CONSTRAINT api_keys_scope_check;
+		ALTER TABLE queen_proxy.api_keys ADD CONSTRAINT api_keys_scope_check CHECK (scope IN ('read', 'write', 'admin'));
+		INSERT INTO queen_proxy.api_keys (id, tenant_id, scope, key_hash) VALUES ('old', 'acme', 'write', '\x00');
+		DELETE FROM queen_proxy.schema_version`)
+	require.NoError(t, err)
+	insert := func(id, scope string) error {
+		_, err := pool.Exec(ctx, `INSERT INTO queen_proxy.api_keys (id, tenant_id, scope, key_hash) VALUES ($1, 'acme', $2, '\x00')`, id, scope)
+		return err
+	}
+	isCheckViolation := func(err error) bool {
+		var pgErr *pgconn.PgError
+		return errors.As(err, &pgErr) && pgErr.Code == "23514" && pgErr.ConstraintName == "api_keys_scope_check"
+	}
+	require.True(t, isCheckViolation(insert("early", "push")), "the old CHECK refuses push")
+
+	require.NoError(t, apply(ctx, pool))
+	require.NoError(t, insert("producer", "push"))
+	require.True(t, isCheckViolation(insert("owner", "owner")), "other scopes are still refused")
+	var n int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM queen_proxy.api_keys WHERE id = 'old'`).Scan(&n))
+	require.Equal(t, 1, n, "the existing key stays")
+
+	// A second apply over the widened CHECK changes nothing.
+	_, err = pool.Exec(ctx, `DELETE FROM queen_proxy.schema_version`)
+	require.NoError(t, err)
+	require.NoError(t, apply(ctx, pool))
+	rows, err := pool.Query(ctx, `SELECT pg_get_constraintdef(oid) FROM pg_constraint
+		WHERE conrelid = 'queen_proxy.api_keys'::regclass AND contype = 'c'`)
+	require.NoError(t, err)
+	defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Len(t, defs, 1, "one scope CHECK: %v", defs)
+	require.Contains(t, defs[0], "'push'")
 }

@@ -108,11 +108,13 @@ func only(s, alphabet string) bool {
 	return true
 }
 
-// Scope is what a key may do: each scope includes the ones below it.
+// Scope is what a key may do. Scopes are a set, not a ladder: see [Scope.Allows].
 type Scope string
 
-// Key scopes, in increasing power.
+// Key scopes. Read, write and admin each include the ones before them; push is a
+// producer's scope, beside read: it may push and schedule timers, nothing else.
 const (
+	ScopePush  Scope = "push"
 	ScopeRead  Scope = "read"
 	ScopeWrite Scope = "write"
 	ScopeAdmin Scope = "admin"
@@ -121,26 +123,27 @@ const (
 // ParseScope checks a scope name.
 func ParseScope(s string) (Scope, error) {
 	switch Scope(s) {
-	case ScopeRead, ScopeWrite, ScopeAdmin:
+	case ScopePush, ScopeRead, ScopeWrite, ScopeAdmin:
 		return Scope(s), nil
 	}
-	return "", invalid("scope", "must be read, write or admin")
+	return "", invalid("scope", "must be push, read, write or admin")
 }
 
-func (s Scope) rank() int {
-	switch s {
-	case ScopeRead:
-		return 1
+// Allows reports whether a key of scope s may call a route that needs need: admin
+// passes every route; write every route but admin ones; read only read routes; push
+// only push routes (the push and the timer scheduling). An unknown scope, held or
+// needed, passes nothing.
+func (s Scope) Allows(need Scope) bool {
+	switch need {
+	case ScopePush, ScopeRead:
+		return s == need || s == ScopeWrite || s == ScopeAdmin
 	case ScopeWrite:
-		return 2
+		return s == ScopeWrite || s == ScopeAdmin
 	case ScopeAdmin:
-		return 3
+		return s == ScopeAdmin
 	}
-	return 0
+	return false
 }
-
-// Allows reports whether a key of scope s may call a route that needs need.
-func (s Scope) Allows(need Scope) bool { return s.rank() >= need.rank() && need.rank() > 0 }
 
 // Key is an API key's stored record; its secret is not part of it.
 type Key struct {

@@ -1,6 +1,7 @@
 package tenant_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -46,4 +47,38 @@ func TestAllowlist(t *testing.T) {
 	require.True(t, (&tenant.Key{Queues: []string{"*"}}).AllQueues())
 	require.True(t, tenant.ScopeAdmin.Allows(tenant.ScopeRead))
 	require.False(t, tenant.ScopeRead.Allows(tenant.ScopeWrite))
+}
+
+// Scopes are a set: push and read do not include each other, write and admin pass
+// both, and nothing passes an unknown need.
+func TestScopeAllows(t *testing.T) {
+	t.Parallel()
+	scopes := []tenant.Scope{tenant.ScopePush, tenant.ScopeRead, tenant.ScopeWrite, tenant.ScopeAdmin, "owner"}
+	passes := map[tenant.Scope][]tenant.Scope{
+		tenant.ScopePush:  {tenant.ScopePush, tenant.ScopeWrite, tenant.ScopeAdmin},
+		tenant.ScopeRead:  {tenant.ScopeRead, tenant.ScopeWrite, tenant.ScopeAdmin},
+		tenant.ScopeWrite: {tenant.ScopeWrite, tenant.ScopeAdmin},
+		tenant.ScopeAdmin: {tenant.ScopeAdmin},
+		"owner":           nil,
+		"":                nil,
+	}
+	for need, held := range passes {
+		for _, s := range scopes {
+			require.Equal(t, slices.Contains(held, s), s.Allows(need), "scope %q on a route needing %q", s, need)
+		}
+	}
+}
+
+func TestParseScope(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"push", "read", "write", "admin"} {
+		s, err := tenant.ParseScope(ok)
+		require.NoError(t, err)
+		require.Equal(t, tenant.Scope(ok), s)
+	}
+	_, err := tenant.ParseScope("produce")
+	var ve *tenant.ValidationError
+	require.ErrorAs(t, err, &ve)
+	require.Equal(t, "scope", ve.Field)
+	require.Contains(t, ve.Msg, "push", "the refusal names every scope")
 }

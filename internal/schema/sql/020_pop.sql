@@ -1,9 +1,10 @@
 -- queen.pop_q1 claims partitions for one consumer group and returns their next
 -- messages. p_partition NULL means a wildcard pop over the queue's
 -- partitions, claiming up to p_max_partitions of them; otherwise exactly that
--- partition. Every claimed partition gets the lease p_lease_id for the queue's
--- lease_time (60 s when 0). Partitions that yield no message are released at once and
--- do not count toward p_max_partitions (no starvation behind delayed partitions).
+-- partition. Every claimed partition gets the lease p_lease_id for p_lease_seconds
+-- when it is above 0, else for the queue's lease_time (60 s when 0). Partitions that
+-- yield no message are released at once and do not count toward p_max_partitions (no
+-- starvation behind delayed partitions).
 CREATE OR REPLACE FUNCTION queen.pop_q1(
     p_queue          text,
     p_partition      text,
@@ -13,7 +14,8 @@ CREATE OR REPLACE FUNCTION queen.pop_q1(
     p_max_partitions integer,
     p_auto_ack       boolean,
     p_sub_mode       text,
-    p_sub_from       text
+    p_sub_from       text,
+    p_lease_seconds  integer
 ) RETURNS TABLE (o_partition_id uuid, o_partition text, o_id uuid, o_transaction_id text,
                  o_trace_id uuid, o_payload jsonb, o_producer_sub text, o_created_at timestamptz,
                  o_retry_count integer)
@@ -67,7 +69,9 @@ BEGIN
     IF NOT FOUND THEN
         RETURN;
     END IF;
-    v_lease := make_interval(secs => CASE WHEN coalesce(v_q.lease_time, 0) > 0 THEN v_q.lease_time ELSE 60 END);
+    v_lease := make_interval(secs => CASE WHEN coalesce(p_lease_seconds, 0) > 0 THEN p_lease_seconds
+                                          WHEN coalesce(v_q.lease_time, 0) > 0 THEN v_q.lease_time
+                                          ELSE 60 END);
     v_delay_cut := v_now - make_interval(secs => greatest(coalesce(v_q.delayed_processing, 0), 0));
     -- ttl: messages older than this are expired and never delivered (0 = never expire).
     -- Only a ttl set through queen's configure counts: upstream stores 3600 on every
@@ -307,6 +311,27 @@ BEGIN
         v_claimed := v_claimed + 1;
     END LOOP;
 END;
+$$;
+
+-- The nine-argument queen.pop_q1 of earlier brokers: each queue's own lease_time.
+-- Kept so that a broker of the previous release still pops against this schema.
+CREATE OR REPLACE FUNCTION queen.pop_q1(
+    p_queue          text,
+    p_partition      text,
+    p_group          text,
+    p_lease_id       text,
+    p_batch          integer,
+    p_max_partitions integer,
+    p_auto_ack       boolean,
+    p_sub_mode       text,
+    p_sub_from       text
+) RETURNS TABLE (o_partition_id uuid, o_partition text, o_id uuid, o_transaction_id text,
+                 o_trace_id uuid, o_payload jsonb, o_producer_sub text, o_created_at timestamptz,
+                 o_retry_count integer)
+LANGUAGE sql
+AS $$
+    SELECT * FROM queen.pop_q1(p_queue, p_partition, p_group, p_lease_id, p_batch, p_max_partitions,
+                               p_auto_ack, p_sub_mode, p_sub_from, NULL::integer)
 $$;
 
 -- queen.subscription_start_q1 decides where a named group with no cursor starts in a

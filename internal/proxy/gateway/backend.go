@@ -40,8 +40,8 @@ const tenancyEvery = 30 * time.Second
 // checkTimeout bounds one health or tenancy probe.
 const checkTimeout = time.Second
 
-// Upstream is one broker.
-type Upstream struct {
+// Backend is one broker.
+type Backend struct {
 	// URL is the broker's base URL.
 	URL      *url.URL
 	inflight atomic.Int64
@@ -53,14 +53,14 @@ type Upstream struct {
 	tenancyAt time.Time
 }
 
-// State is the upstream's current state.
-func (u *Upstream) State() string {
+// State is the backend's current state: unknown, up, down or misconfigured.
+func (u *Backend) State() string {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.state.String()
 }
 
-func (u *Upstream) up() bool {
+func (u *Backend) up() bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.state == stateUp
@@ -68,7 +68,7 @@ func (u *Upstream) up() bool {
 
 // Pool is the set of brokers and their health checks.
 type Pool struct {
-	ups      []*Upstream
+	backends []*Backend
 	client   *http.Client
 	header   string
 	interval time.Duration
@@ -78,13 +78,13 @@ type Pool struct {
 	upGauge   *prometheus.GaugeVec
 }
 
-// Upstreams lists the brokers.
-func (p *Pool) Upstreams() []*Upstream { return p.ups }
+// Backends lists the brokers.
+func (p *Pool) Backends() []*Backend { return p.backends }
 
 // pick returns the less busy of two random healthy brokers other than not, or nil.
-func (p *Pool) pick(not *Upstream) *Upstream {
-	var healthy []*Upstream
-	for _, u := range p.ups {
+func (p *Pool) pick(not *Backend) *Backend {
+	var healthy []*Backend
+	for _, u := range p.backends {
 		if u != not && u.up() {
 			healthy = append(healthy, u)
 		}
@@ -113,7 +113,7 @@ func (p *Pool) Run(ctx context.Context) {
 	defer tick.Stop()
 	for {
 		var wg sync.WaitGroup
-		for _, u := range p.ups {
+		for _, u := range p.backends {
 			wg.Go(func() { p.check(ctx, u) })
 		}
 		wg.Wait()
@@ -128,7 +128,7 @@ func (p *Pool) Run(ctx context.Context) {
 // check runs one health probe (and the tenancy probe when due) and applies the
 // two-in-a-row rule: two failures make a broker down, two successes up. The first
 // result decides from the unknown state.
-func (p *Pool) check(ctx context.Context, u *Upstream) {
+func (p *Pool) check(ctx context.Context, u *Backend) {
 	healthy := p.probe(ctx, u, "/health/ready", nil, checkTimeout) == nil
 	u.mu.Lock()
 	due := healthy && (u.state != stateUp && u.state != stateMisconfigured || time.Since(u.tenancyAt) >= tenancyEvery)
@@ -163,9 +163,9 @@ func (p *Pool) check(ctx context.Context, u *Upstream) {
 	}
 }
 
-func (p *Pool) setState(u *Upstream, s upState) {
+func (p *Pool) setState(u *Backend, s upState) {
 	if u.state != s {
-		p.logger.Info("upstream state", "upstream", u.URL.String(), "from", u.state.String(), "to", s.String())
+		p.logger.Info("backend state", "upstream", u.URL.String(), "from", u.state.String(), "to", s.String())
 	}
 	u.state, u.streak = s, 0
 	v := map[upState]float64{stateUp: 1, stateMisconfigured: 2}[s]
@@ -173,21 +173,21 @@ func (p *Pool) setState(u *Upstream, s upState) {
 }
 
 // checkTenancy reports whether the broker scopes by this proxy's tenancy header.
-func (p *Pool) checkTenancy(ctx context.Context, u *Upstream) bool {
+func (p *Pool) checkTenancy(ctx context.Context, u *Backend) bool {
 	var info api.Tenancy
 	if err := p.probe(ctx, u, "/internal/api/tenancy", &info, checkTimeout); err != nil {
 		return false
 	}
 	ok := info.Enabled && strings.EqualFold(info.Header, p.header)
 	if !ok {
-		p.logger.Warn("upstream has tenancy off or another header: no tenant traffic goes to it",
+		p.logger.Warn("backend has tenancy off or another header: no tenant traffic goes to it",
 			"upstream", u.URL.String(), "enabled", info.Enabled, "header", info.Header, "want", p.header)
 	}
 	return ok
 }
 
 // probe GETs path with the proxy's credential and decodes a 200 answer into out.
-func (p *Pool) probe(ctx context.Context, u *Upstream, path string, out any, timeout time.Duration) error {
+func (p *Pool) probe(ctx context.Context, u *Backend, path string, out any, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.URL.String()+path, nil)
@@ -223,7 +223,7 @@ func (e *statusError) Error() string { return "broker answered " + http.StatusTe
 func (p *Pool) Get(ctx context.Context, path string, out any) error {
 	u := p.pick(nil)
 	if u == nil {
-		return noUpstream()
+		return noBackend()
 	}
 	return p.probe(ctx, u, path, out, snapshotTimeout)
 }
@@ -231,8 +231,8 @@ func (p *Pool) Get(ctx context.Context, path string, out any) error {
 // snapshotTimeout bounds a GET of the proxy's own (the usage snapshot).
 const snapshotTimeout = 10 * time.Second
 
-// noUpstream is the answer when no broker is up.
-func noUpstream() *apiError {
+// noBackend is the answer when no broker is up.
+func noBackend() *apiError {
 	return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable, msg: "no broker is available",
 		retryAfter: time.Second, result: "upstream_error"}
 }

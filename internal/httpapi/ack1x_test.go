@@ -1,0 +1,403 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/testwait"
+)
+
+// The answers of the Queen 1.x brokers to acks and nacks (docs/api.md,
+// "Acknowledgement"): each subtest fails on the broker that answered as the 0.15 line.
+
+const (
+	unresolvable = "unresolvable: transaction not in the ack window (hash purged or never pushed); " +
+		"if leased, the message redelivers"
+	alreadyCommitted = "already committed: the cursor moved past this message before this ack"
+)
+
+// pushN pushes n messages q-1..q-n (transaction ids prefix-1..prefix-n) to the Default
+// partition of queueName, in order.
+func (b *testBundle) pushN(t *testing.T, queueName, prefix string, n int) {
+	t.Helper()
+	for i := 1; i <= n; i++ {
+		b.pushed(t, queueName, "", fmt.Sprintf("%s-%d", prefix, i), `{}`)
+	}
+}
+
+// ackItems posts one /ack/batch of items (each {transactionId, partitionId, leaseId?,
+// status?}) for group and returns the answer.
+func (b *testBundle) ackItems(t *testing.T, group string, items ...map[string]any) []map[string]any {
+	t.Helper()
+	body := map[string]any{"acknowledgments": items}
+	if group != "" {
+		body["consumerGroup"] = group
+	}
+	r := b.post(t, "/api/v1/ack/batch", mustJSON(t, body))
+	requireStatus(t, http.StatusOK, r)
+	res := r.array(t)
+	require.Len(t, res, len(items))
+	for _, item := range res {
+		require.Equal(t, ackKeys, keys(item), "every item carries noop")
+	}
+	return res
+}
+
+// item is the ack of popped message m with status ("" = none sent).
+func item(m map[string]any, status string) map[string]any {
+	a := map[string]any{"transactionId": m["transactionId"], "partitionId": m["partitionId"], "leaseId": m["leaseId"]}
+	if status != "" {
+		a["status"] = status
+	}
+	return a
+}
+
+// waitPop pops the Default partition of queueName for group until it answers, and
+// checks that it answered n messages.
+func waitPop(t *testing.T, b *testBundle, queueName, group string, n int) []map[string]any {
+	t.Helper()
+	var msgs []map[string]any
+	testwait.For(t, 10*time.Second, 50*time.Millisecond, func() error {
+		if msgs = b.popUpTo(t, queueName, "Default", group, 10); msgs == nil {
+			return errors.New("nothing to pop yet")
+		}
+		return nil
+	})
+	require.Len(t, msgs, n)
+	return msgs
+}
+
+// txIDs are the transaction ids of messages.
+func txIDs(msgs []map[string]any) []any { return field(msgs, "transactionId") }
+
+func TestAck1x(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Options{})
+
+	t.Run("DeadLetterReleasesTheLease", func(t *testing.T) {
+		t.Parallel()
+		for _, tc := range []struct{ name, options, status string }{
+			{"dlq", "", "dlq"},
+			{"FailedPastRetryLimit", `{"retryLimit":0}`, "failed"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				q := "ack1x-dl-" + tc.name
+				b.configure(t, q, tc.options)
+				b.pushN(t, q, q, 5)
+				msgs := b.popPartition(t, q, "Default", "", 5)
+				res := b.ackItems(t, "", item(msgs[0], tc.status))
+				require.Equal(t, true, res[0]["success"], "%v", res[0])
+				require.Nil(t, res[0]["error"])
+				require.Equal(t, true, res[0]["dlq"])
+				require.Equal(t, true, res[0]["leaseReleased"])
+				require.Equal(t, false, res[0]["noop"])
+				// The rest of the batch is claimable by the very next pop, at once.
+				rest := b.popUpTo(t, q, "Default", "", 10)
+				require.Equal(t, []any{q + "-2", q + "-3", q + "-4", q + "-5"}, txIDs(rest))
+				require.Equal(t, []any{q + "-1"}, b.dlqTransactions(t, "queue="+q))
+			})
+		}
+	})
+
+	t.Run("FailedAfterADeadLetterInTheSameCall", func(t *testing.T) {
+		t.Parallel()
+		// [q-1 failed: budget spent, dead-lettered; q-2 failed] in one call: q-2's
+		// failure counts as if it came right after, in the next call: it charges the
+		// fresh budget and holds the partition for retryDelay.
+		const q = "ack1x-failed-after-dl"
+		b.configure(t, q, `{"retryLimit":1,"retryDelay":1000}`)
+		b.pushN(t, q, q, 3)
+		msgs := b.popPartition(t, q, "Default", "", 3)
+		require.Equal(t, true, b.ackItems(t, "", item(msgs[0], "failed"))[0]["success"]) // budget 1 of 1
+		msgs = waitPop(t, b, q, "", 3)
+		require.Equal(t, []any{q + "-1", q + "-2", q + "-3"}, txIDs(msgs))
+		res := b.ackItems(t, "", item(msgs[0], "failed"), item(msgs[1], "failed"))
+		require.Equal(t, []any{true, true}, field(res, "success"), "%v", res)
+		require.Equal(t, []any{true, false}, field(res, "dlq"))
+		require.Equal(t, []any{true, true}, field(res, "leaseReleased"))
+		require.Equal(t, []any{q + "-1"}, b.dlqTransactions(t, "queue="+q))
+		// Held for retryDelay, then q-2 comes back with one retry charged.
+		require.Nil(t, b.popUpTo(t, q, "Default", "", 10), "redelivered before retryDelay")
+		msgs = waitPop(t, b, q, "", 2)
+		require.Equal(t, []any{q + "-2", q + "-3"}, txIDs(msgs))
+		require.Equal(t, float64(1), msgs[0]["retryCount"], "%v", msgs[0])
+		// The budget (1) is spent: the next failure dead-letters.
+		res = b.ackItems(t, "", item(msgs[0], "failed"))
+		require.Equal(t, true, res[0]["dlq"], "%v", res[0])
+	})
+
+	t.Run("NacksAfterADeadLetterInTheSameCall", func(t *testing.T) {
+		t.Parallel()
+		// After a dead letter the later items of the call still act, in order, within
+		// the leased batch: a dlq dead-letters, a completion is refused (the cursor
+		// never passes a nack by a completion of the same call), an item beyond the
+		// batch is unresolvable.
+		const q = "ack1x-nacks-after-dl"
+		b.pushN(t, q, q, 5)
+		msgs := b.popPartition(t, q, "Default", "g", 3)
+		beyond := item(msgs[2], "dlq")
+		beyond["transactionId"] = q + "-4"
+		res := b.ackItems(t, "g", item(msgs[0], "dlq"), item(msgs[1], "dlq"), item(msgs[2], "completed"), beyond)
+		require.Equal(t, []any{true, true, false, false}, field(res, "success"), "%v", res)
+		require.Equal(t, []any{true, true, false, false}, field(res, "dlq"))
+		require.Equal(t, "lease released by earlier failure", res[2]["error"])
+		require.Equal(t, unresolvable, res[3]["error"])
+		require.ElementsMatch(t, []any{q + "-1", q + "-2"}, b.dlqTransactions(t, "queue="+q))
+		// The lease is released at once: q-3 is next.
+		require.Equal(t, []any{q + "-3", q + "-4", q + "-5"}, txIDs(b.popUpTo(t, q, "Default", "g", 10)))
+	})
+
+	t.Run("NackAtOrBelowTheCursorIsAlreadyCommitted", func(t *testing.T) {
+		t.Parallel()
+		const q = "ack1x-committed"
+		b.pushN(t, q, q, 3)
+		msgs := b.popPartition(t, q, "Default", "g", 2)
+		res := b.ackItems(t, "g", item(msgs[0], "completed"), item(msgs[1], "completed"))
+		require.Equal(t, []any{true, true}, field(res, "success"))
+		require.Equal(t, []any{false, false}, field(res, "noop"))
+
+		// Below the cursor now: the nacks can do nothing and say so; a completed is a noop.
+		for _, status := range []string{"failed", "retry", "dlq", "nack"} {
+			res = b.ackItems(t, "g", item(msgs[0], status))
+			require.Equal(t, false, res[0]["success"], "status %s: %v", status, res[0])
+			require.Equal(t, alreadyCommitted, res[0]["error"], "status %s", status)
+			require.Equal(t, false, res[0]["dlq"])
+		}
+		for _, status := range []string{"completed", ""} {
+			res = b.ackItems(t, "g", item(msgs[1], status))
+			require.Equal(t, true, res[0]["success"], "status %q: %v", status, res[0])
+			require.Nil(t, res[0]["error"])
+			require.Equal(t, true, res[0]["noop"])
+		}
+		// Nothing moved: no dead letter, and the group goes on at q-3.
+		require.Empty(t, b.dlqTransactions(t, "queue="+q))
+		require.Equal(t, []any{q + "-3"}, txIDs(b.popUpTo(t, q, "Default", "g", 10)))
+	})
+
+	t.Run("NoopLeavesTheLeaseAlone", func(t *testing.T) {
+		t.Parallel()
+		const q = "ack1x-noop-lease"
+		b.pushN(t, q, q, 3)
+		first := b.popPartition(t, q, "Default", "", 1)
+		require.Equal(t, true, b.ackItems(t, "", item(first[0], ""))[0]["success"])
+		msgs := b.popPartition(t, q, "Default", "", 2) // q-2, q-3 under a new lease
+		stale := item(first[0], "completed")
+		stale["leaseId"] = msgs[0]["leaseId"]
+		res := b.ackItems(t, "", stale)
+		require.Equal(t, true, res[0]["noop"], "%v", res[0])
+		require.Equal(t, false, res[0]["leaseReleased"])
+		// Still leased: nobody else gets q-2.
+		require.Nil(t, b.popUpTo(t, q, "Default", "", 10))
+		res = b.ackItems(t, "", item(msgs[0], ""), item(msgs[1], ""))
+		require.Equal(t, []any{true, true}, field(res, "success"))
+	})
+
+	t.Run("UnknownTransactionIsUnresolvable", func(t *testing.T) {
+		t.Parallel()
+		const q = "ack1x-unresolvable"
+		b.pushN(t, q, q, 3)
+		msgs := b.popPartition(t, q, "Default", "", 1) // leases q-1 only
+		ghost := item(msgs[0], "failed")
+		ghost["transactionId"] = "never-pushed"
+		beyond := item(msgs[0], "completed")
+		beyond["transactionId"] = q + "-3" // pushed, but above the leased batch's end
+		res := b.ackItems(t, "", ghost, beyond)
+		for i, r := range res {
+			require.Equal(t, false, r["success"], "item %d: %v", i, r)
+			require.Equal(t, unresolvable, r["error"], "item %d", i)
+		}
+		// Neither moved the cursor nor changed the lease: the lease still holds q-1 and
+		// its ack releases it; q-2 comes next.
+		require.Nil(t, b.popUpTo(t, q, "Default", "", 10))
+		res = b.ackItems(t, "", item(msgs[0], ""))
+		require.Equal(t, true, res[0]["success"], "%v", res[0])
+		require.Equal(t, true, res[0]["leaseReleased"])
+		require.Equal(t, []any{q + "-2", q + "-3"}, txIDs(b.popUpTo(t, q, "Default", "", 10)))
+	})
+
+	t.Run("StatusNormalisation", func(t *testing.T) {
+		t.Parallel()
+		// acked and ok complete (the 0.15 line refused them); FAILED, COMPLETED and
+		// nack are failed nacks (case-sensitive): the lease goes, the message comes back.
+		for i, status := range []string{"acked", "ok", "success"} {
+			q := fmt.Sprintf("ack1x-norm-ok-%d", i)
+			b.pushN(t, q, q, 2)
+			msgs := b.popPartition(t, q, "Default", "", 1)
+			res := b.ackItems(t, "", item(msgs[0], status))
+			require.Equal(t, true, res[0]["success"], "status %s: %v", status, res[0])
+			require.Equal(t, true, res[0]["leaseReleased"])
+			require.Equal(t, []any{q + "-2"}, txIDs(b.popUpTo(t, q, "Default", "", 10)), "status %s", status)
+		}
+		for i, status := range []string{"FAILED", "COMPLETED", "nack"} {
+			q := fmt.Sprintf("ack1x-norm-failed-%d", i)
+			b.pushN(t, q, q, 2)
+			msgs := b.popPartition(t, q, "Default", "", 1)
+			res := b.ackItems(t, "", item(msgs[0], status))
+			require.Equal(t, true, res[0]["success"], "status %s: %v", status, res[0])
+			require.Equal(t, true, res[0]["leaseReleased"])
+			require.Equal(t, false, res[0]["dlq"])
+			require.Equal(t, []any{q + "-1", q + "-2"}, txIDs(b.popUpTo(t, q, "Default", "", 10)), "status %s", status)
+		}
+	})
+
+	t.Run("CursorNeverPassesTheLowestNack", func(t *testing.T) {
+		t.Parallel()
+		for _, nack := range []string{"retry", "failed", "dlq"} {
+			q := "ack1x-lowest-" + nack
+			b.pushN(t, q, q, 4)
+			msgs := b.popPartition(t, q, "Default", "", 4)
+			res := b.ackItems(t, "", item(msgs[0], ""), item(msgs[3], ""), item(msgs[1], nack))
+			require.Equal(t, true, res[0]["success"])
+			require.Equal(t, false, res[1]["success"], "%s: a completion above the nack: %v", nack, res[1])
+			require.Equal(t, true, res[2]["success"])
+			require.Equal(t, nack == "dlq", res[2]["dlq"])
+			want := []any{q + "-2", q + "-3", q + "-4"}
+			if nack == "dlq" {
+				want = want[1:] // the cursor moved past the dead letter, not past q-3
+			}
+			require.Equal(t, want, txIDs(b.popUpTo(t, q, "Default", "", 10)), nack)
+		}
+	})
+}
+
+func TestTransactionAcks1x(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Options{})
+
+	// tx posts one transaction of ack operations for group and returns its answer.
+	tx := func(t *testing.T, group string, acks ...map[string]any) map[string]any {
+		t.Helper()
+		ops := make([]any, len(acks))
+		for i, a := range acks {
+			op := map[string]any{"type": "ack", "consumerGroup": group}
+			for k, v := range a {
+				if k != "leaseId" { // clients never put the lease in the operation
+					op[k] = v
+				}
+			}
+			ops[i] = op
+		}
+		r := b.post(t, "/api/v1/transaction", mustJSON(t, map[string]any{"operations": ops}))
+		requireStatus(t, http.StatusOK, r)
+		return r.object(t)
+	}
+	result := func(m map[string]any, i int) map[string]any { return m["results"].([]any)[i].(map[string]any) }
+
+	t.Run("Retry", func(t *testing.T) {
+		t.Parallel()
+		const q = "tx1x-retry"
+		b.pushN(t, q, q, 3)
+		msgs := b.popPartition(t, q, "Default", "g", 3)
+		m := tx(t, "g", item(msgs[0], "retry"))
+		require.Equal(t, true, m["success"], "%v", m)
+		require.Equal(t, false, result(m, 0)["dlq"])
+		// The lease is gone and the cursor stayed: everything redelivers now.
+		require.Equal(t, []any{q + "-1", q + "-2", q + "-3"}, txIDs(b.popUpTo(t, q, "Default", "g", 10)))
+	})
+
+	t.Run("DLQ", func(t *testing.T) {
+		t.Parallel()
+		const q = "tx1x-dlq"
+		b.pushN(t, q, q, 3)
+		msgs := b.popPartition(t, q, "Default", "g", 3)
+		m := tx(t, "g", item(msgs[0], "dlq"))
+		require.Equal(t, true, m["success"], "%v", m)
+		require.Equal(t, true, result(m, 0)["dlq"])
+		require.Equal(t, []any{q + "-2", q + "-3"}, txIDs(b.popUpTo(t, q, "Default", "g", 10)))
+		require.Equal(t, []any{q + "-1"}, b.dlqTransactions(t, "queue="+q))
+	})
+
+	t.Run("FailedChargesTheBudget", func(t *testing.T) {
+		t.Parallel()
+		const q = "tx1x-failed"
+		b.configure(t, q, `{"retryLimit":1}`)
+		b.pushN(t, q, q, 2)
+		msgs := b.popPartition(t, q, "Default", "g", 2)
+		m := tx(t, "g", item(msgs[0], "failed"))
+		require.Equal(t, true, m["success"], "%v", m)
+		require.Equal(t, false, result(m, 0)["dlq"], "within the budget: a retry")
+		require.Empty(t, b.dlqTransactions(t, "queue="+q))
+		msgs = b.popPartition(t, q, "Default", "g", 2)
+		m = tx(t, "g", item(msgs[0], "failed"))
+		require.Equal(t, true, result(m, 0)["dlq"], "the budget is spent: a dead letter")
+		require.Equal(t, []any{q + "-2"}, txIDs(b.popUpTo(t, q, "Default", "g", 10)))
+	})
+
+	t.Run("FailedAfterADeadLetter", func(t *testing.T) {
+		t.Parallel()
+		// As on /ack/batch: the failed op after the dead letter charges the fresh
+		// budget and holds the partition for retryDelay.
+		const q = "tx1x-failed-after-dl"
+		b.configure(t, q, `{"retryLimit":1,"retryDelay":1000}`)
+		b.pushN(t, q, q, 3)
+		msgs := b.popPartition(t, q, "Default", "g", 3)
+		require.Equal(t, true, b.ackItems(t, "g", item(msgs[0], "failed"))[0]["success"]) // budget 1 of 1
+		msgs = waitPop(t, b, q, "g", 3)
+		m := tx(t, "g", item(msgs[0], "failed"), item(msgs[1], "failed"))
+		require.Equal(t, true, m["success"], "%v", m)
+		require.Equal(t, true, result(m, 0)["dlq"])
+		require.Equal(t, false, result(m, 1)["dlq"])
+		require.Nil(t, b.popUpTo(t, q, "Default", "g", 10), "redelivered before retryDelay")
+		msgs = waitPop(t, b, q, "g", 2)
+		require.Equal(t, []any{q + "-2", q + "-3"}, txIDs(msgs))
+		require.Equal(t, float64(1), msgs[0]["retryCount"], "%v", msgs[0])
+	})
+
+	t.Run("AtOrBelowTheCursorIsTolerated", func(t *testing.T) {
+		t.Parallel()
+		const q = "tx1x-below"
+		b.pushN(t, q, q, 2)
+		msgs := b.popPartition(t, q, "Default", "g", 1)
+		require.Equal(t, true, b.ackItems(t, "g", item(msgs[0], ""))[0]["success"])
+		m := tx(t, "g", item(msgs[0], "completed"), item(msgs[0], "dlq"))
+		require.Equal(t, true, m["success"], "no rollback: %v", m)
+		require.Empty(t, b.dlqTransactions(t, "queue="+q))
+		require.Equal(t, []any{q + "-2"}, txIDs(b.popUpTo(t, q, "Default", "g", 10)))
+	})
+
+	t.Run("CompletedPastARetryRollsBack", func(t *testing.T) {
+		t.Parallel()
+		const q = "tx1x-past-retry"
+		b.pushN(t, q, q, 3)
+		msgs := b.popPartition(t, q, "Default", "g", 3)
+		// A completed op past a retried message would move the cursor over it: the
+		// retried message would never come back.
+		m := tx(t, "g", item(msgs[0], "retry"), item(msgs[1], "completed"))
+		require.Equal(t, false, m["success"], "%v", m)
+		require.Equal(t, "ack_rejected", m["reason"], "%v", m)
+		require.Contains(t, m["error"], "lease released by earlier failure")
+		// Rolled back: the lease still holds the three; a retry outside brings them all back.
+		res := b.ackItems(t, "g", item(msgs[0], "retry"))
+		require.Equal(t, true, res[0]["success"], "%v", res[0])
+		msgs = b.popUpTo(t, q, "Default", "g", 10)
+		require.Equal(t, []any{q + "-1", q + "-2", q + "-3"}, txIDs(msgs))
+
+		// A completed op below the retried one is fine: the cursor stops before the nack.
+		m = tx(t, "g", item(msgs[1], "retry"), item(msgs[0], "completed"))
+		require.Equal(t, true, m["success"], "%v", m)
+		require.Equal(t, []any{q + "-2", q + "-3"}, txIDs(b.popUpTo(t, q, "Default", "g", 10)))
+	})
+
+	t.Run("UnresolvableRollsBack", func(t *testing.T) {
+		t.Parallel()
+		const q = "tx1x-unresolvable"
+		b.pushN(t, q, q, 1)
+		msgs := b.popPartition(t, q, "Default", "g", 1)
+		ghost := item(msgs[0], "completed")
+		ghost["transactionId"] = "never-pushed"
+		m := tx(t, "g", item(msgs[0], "completed"), ghost)
+		require.Equal(t, false, m["success"])
+		require.Equal(t, "ack_rejected", m["reason"])
+		require.Equal(t, "QTXN ack references unknown transactionId; transaction rolled back", m["error"])
+		// The first ack rolled back with it: q-1 is still pending for g once the lease goes.
+		res := b.ackItems(t, "g", item(msgs[0], "retry"))
+		require.Equal(t, true, res[0]["success"], "%v", res[0])
+		require.Equal(t, []any{q + "-1"}, txIDs(b.popUpTo(t, q, "Default", "g", 10)))
+	})
+}

@@ -1,0 +1,90 @@
+package queue
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseKVOp(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, op string
+		check    func(t *testing.T, op KVOp)
+	}{
+		{"SpellingEchoed", `{"op":"put_if_absent","ns":"a","key":"k","value":1,"forever":true}`, func(t *testing.T, op KVOp) {
+			require.Equal(t, []any{"put_if_absent", KVPutIfAbsent}, []any{op.Op, op.Kind})
+			require.NotNil(t, op.Expect)
+			require.Zero(t, *op.Expect, "putIfAbsent is put with expect 0")
+		}},
+		{"ValueCompacted", `{"op":"put","ns":"a","key":"k","value":{ "x" : [1, 2] },"ttlSeconds":30}`, func(t *testing.T, op KVOp) {
+			require.Equal(t, `{"x":[1,2]}`, string(op.Value))
+			require.Equal(t, 30*time.Second, op.TTL)
+		}},
+		{"NullValue", `{"op":"put","ns":"a","key":"k","value":null,"forever":true}`, func(t *testing.T, op KVOp) {
+			require.Equal(t, "null", string(op.Value))
+			require.Zero(t, op.TTL)
+		}},
+		{"ForeverFalseWithTTL", `{"op":"incr","ns":"a","key":"k","delta":-1.5,"min":0,"ttlSeconds":5,"forever":false}`, func(t *testing.T, op KVOp) {
+			require.Equal(t, []string{"-1.5", "0", ""}, []string{op.Delta, op.Min, op.Max})
+		}},
+		{"PrefixLimitClamped", `{"op":"getPrefix","ns":"a","prefix":"p","limit":5000}`, func(t *testing.T, op KVOp) {
+			require.Equal(t, KVMaxLimit, op.Limit)
+		}},
+		{"PrefixLimitDefault", `{"op":"getPrefix","ns":"a","prefix":"p","limit":null}`, func(t *testing.T, op KVOp) {
+			require.Equal(t, KVDefaultLimit, op.Limit)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			op, err := ParseKVOp(json.RawMessage(tc.op), "operations[0]")
+			require.NoError(t, err)
+			tc.check(t, op)
+		})
+	}
+}
+
+func TestParseKVOpsRefusals(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, ops, reason, field string
+		lim                      KVBatchLimits
+		tooLarge                 bool
+	}{
+		{"RequiredNotBool", `[{"op":"delete","ns":"a","key":"k","required":"yes"}]`, "kv_bad_body", "operations[0].required", KVCallLimits, false},
+		{"DeltaString", `[{"op":"incr","ns":"a","key":"k","delta":"1","forever":true}]`, "kv_bad_body", "operations[0].delta", KVCallLimits, false},
+		{"NULInKey", `[{"op":"get","ns":"a","key":"a\u0000b"}]`, "kv_bad_key", "operations[0].key", KVCallLimits, false},
+		{"KeyOf513Bytes", `[{"op":"get","ns":"a","key":"` + repeat("é", 257) + `"}]`, "kv_key_too_large", "operations[0].key", KVCallLimits, true},
+		{"PrefixInTransaction", `[{"op":"getPrefix","ns":"a","prefix":"p"}]`, "kv_bad_op", "operations[0]", KVTxLimits, false},
+		{"TxKeys", `[{"op":"getMany","ns":"a","keys":[` + repeatComma(`"k"`, 257) + `]}]`, "kv_too_many_keys", "operations", KVTxLimits, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var raw []json.RawMessage
+			require.NoError(t, json.Unmarshal([]byte(tc.ops), &raw))
+			_, err := ParseKVOps(raw, "operations", tc.lim)
+			var ke *KVError
+			require.True(t, errors.As(err, &ke), "err: %v", err)
+			require.Equal(t, []any{tc.reason, tc.field, tc.tooLarge}, []any{ke.Reason, ke.Field, ke.TooLarge})
+		})
+	}
+}
+
+func repeat(s string, n int) string {
+	out := ""
+	for range n {
+		out += s
+	}
+	return out
+}
+
+func repeatComma(s string, n int) string {
+	out := s
+	for range n - 1 {
+		out += "," + s
+	}
+	return out
+}

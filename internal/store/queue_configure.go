@@ -1,0 +1,111 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// sqlQueueEnsure creates a queue row that does not exist yet (the columns take their
+// defaults, overwritten by sqlQueueWrite in the same transaction) and says whether it
+// did. A concurrent configure of the same new queue waits here for the first to commit.
+const sqlQueueEnsure = `INSERT INTO queen.queues (name) VALUES ($1) ON CONFLICT (name) DO NOTHING RETURNING true`
+
+// sqlQueueWrite stores a queue's namespace, task and every option column. $19 is
+// the options record: with $20 it replaces queen_options, else it is merged over it,
+// so an option configured before keeps its record (and a ttl or retryDelay upstream
+// stored stays unapplied until named).
+const sqlQueueWrite = `
+UPDATE queen.queues SET namespace = $2, task = $3, priority = $4, lease_time = $5, retry_limit = $6,
+    retry_delay = $7, max_queue_size = $8, ttl = $9, dead_letter_queue = $10, dlq_after_max_retries = $11,
+    delayed_processing = $12, window_buffer = $13, retention_seconds = $14, completed_retention_seconds = $15,
+    retention_enabled = $16, encryption_enabled = $17, max_wait_time_seconds = $18,
+    queen_options = CASE WHEN $20::boolean THEN $19::jsonb ELSE coalesce(queen_options, '{}'::jsonb) || $19::jsonb END,
+    updated_at = now()
+WHERE id = $1::uuid`
+
+// sqlQueueDefaultPartition makes sure the queue's Default partition exists and
+// returns its id.
+const sqlQueueDefaultPartition = `
+WITH ins AS (
+    INSERT INTO queen.partitions (queue_id, name) VALUES ($1::uuid, 'Default')
+    ON CONFLICT (queue_id, name) DO NOTHING RETURNING id
+)
+SELECT id::text FROM ins
+UNION ALL
+SELECT id::text FROM queen.partitions WHERE queue_id = $1::uuid AND name = 'Default'
+LIMIT 1`
+
+// QueueConfigureEdit applies one configure in a transaction that holds the queue's
+// row, so concurrent configures of a queue serialise and each merges onto the
+// previous one's result. check sees the resulting queue before anything is written;
+// its error rolls everything back. It returns the queue as now stored and the id of
+// its Default partition.
+func (s *Store) QueueConfigureEdit(ctx context.Context, e queue.ConfigureEdit,
+	check func(queue.Queue) error,
+) (queue.QueueInfo, string, error) {
+	var qi queue.QueueInfo
+	var partitionID string
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		created := false
+		if err := tx.QueryRow(ctx, sqlQueueEnsure, e.Name).Scan(&created); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		var cur queue.QueueInfo
+		if err := scanQueue(tx.QueryRow(ctx, `SELECT `+sqlQueueColumns+` FROM queen.queues q WHERE q.name = $1 FOR UPDATE`, e.Name), &cur); err != nil {
+			return err
+		}
+		q := cur.Queue
+		full := created || e.Replace
+		if full {
+			q.Options, q.Namespace, q.Task = queue.DefaultOptions(), "", ""
+		}
+		if e.Namespace != nil {
+			q.Namespace = *e.Namespace
+		}
+		if e.Task != nil {
+			q.Task = *e.Task
+		}
+		if e.ApplyFunc != nil {
+			e.ApplyFunc(&q.Options)
+		}
+		if err := check(q); err != nil {
+			return err
+		}
+		record := optionsRecord(q.Options)
+		if !full {
+			named := make(map[string]any, len(e.Keys))
+			for _, k := range e.Keys {
+				if v, ok := record[k]; ok {
+					named[k] = v
+				}
+			}
+			record = named
+		}
+		rec, err := json.Marshal(record)
+		if err != nil {
+			return fmt.Errorf("store: encode options: %w", err)
+		}
+		o := q.Options
+		if _, err := tx.Exec(ctx, sqlQueueWrite, cur.ID, q.Namespace, q.Task, o.Priority, o.LeaseTime, o.RetryLimit,
+			o.RetryDelay, o.MaxSize, o.TTL, o.DeadLetterQueue, o.DLQAfterMaxRetries, o.DelayedProcessing,
+			o.WindowBuffer, o.RetentionSeconds, o.CompletedRetentionSeconds, o.RetentionEnabled,
+			o.EncryptionEnabled, o.MaxWaitTimeSeconds, string(rec), full); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, sqlQueueDefaultPartition, cur.ID).Scan(&partitionID); err != nil {
+			return err
+		}
+		return scanQueue(tx.QueryRow(ctx, `SELECT `+sqlQueueColumns+` FROM queen.queues q WHERE q.id = $1::uuid`, cur.ID), &qi)
+	})
+	if err != nil {
+		return qi, "", interpretError(err)
+	}
+	qi.CreatedAt = qi.CreatedAt.UTC()
+	return qi, partitionID, nil
+}

@@ -1,0 +1,68 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// sqlQueueDepth reads, per partition of queue $1, the messages after one cursor and
+// the in-flight count of that cursor's live lease. With group $2 the cursor is the
+// group's own; without, the lowest committed cursor of any group (a group that never
+// committed one owes everything). A partition without that cursor owes its whole
+// retained range. Counting walks the (partition_id, created_at, id) index only, never
+// a payload. The queue row always comes back, so an unknown queue is no row at all.
+const sqlQueueDepth = `
+SELECT p.name::text,
+       CASE WHEN p.id IS NULL THEN 0 ELSE (
+           SELECT count(*) FROM queen.messages m
+           WHERE m.partition_id = p.id
+             AND (c.cur_at IS NULL OR (m.created_at, m.id) > (c.cur_at, c.cur_id))) END,
+       coalesce(c.in_flight, 0)
+FROM queen.queues q
+LEFT JOIN queen.partitions p ON p.queue_id = q.id
+LEFT JOIN LATERAL (
+    SELECT pc.last_consumed_created_at AS cur_at, pc.last_consumed_id AS cur_id,
+           CASE WHEN pc.worker_id IS NOT NULL AND pc.lease_expires_at > now()
+                THEN greatest(coalesce(pc.batch_size, 0) - coalesce(pc.acked_count, 0), 0) ELSE 0 END AS in_flight
+    FROM queen.partition_consumers pc
+    WHERE pc.partition_id = p.id AND ($2::text IS NULL OR pc.consumer_group = $2::text)
+    ORDER BY pc.last_consumed_created_at ASC NULLS FIRST, pc.last_consumed_id ASC
+    LIMIT 1
+) c ON true
+WHERE q.name = $1
+ORDER BY p.name`
+
+// QueueDepth returns the backlog of each partition of a queue, by partition name,
+// against group's cursor (nil: the lowest cursor of any group); queue.ErrNotFound
+// when there is no such queue.
+func (s *Store) QueueDepth(ctx context.Context, name string, group *string) ([]queue.PartitionDepth, error) {
+	rows, err := s.pool.Query(ctx, sqlQueueDepth, name, group)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	defer rows.Close()
+	found := false
+	out := []queue.PartitionDepth{}
+	for rows.Next() {
+		found = true
+		var part *string
+		var d queue.PartitionDepth
+		if err := rows.Scan(&part, &d.Pending, &d.InFlight); err != nil {
+			return nil, interpretError(err)
+		}
+		if part == nil {
+			continue
+		}
+		d.Partition = *part
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, interpretError(err)
+	}
+	if !found {
+		return nil, fmt.Errorf("%w: queue %q", queue.ErrNotFound, name)
+	}
+	return out, nil
+}
