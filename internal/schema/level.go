@@ -11,4 +11,4 @@ package schema
 const Level = 2
 
 // levelVersion is the Version() that Level numbers.
-const levelVersion = "fca717c80e6011ba"
+const levelVersion = "e28997020e54e649"

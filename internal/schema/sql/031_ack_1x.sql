@@ -150,10 +150,11 @@ $$;
 -- with no effect (one failure per delivered batch). A dead letter is applied in order:
 -- the lease it releases stays valid for the later items of the same call and lease
 -- until the partition's row is written back, so a later failed item charges the fresh
--- budget and gets its retryDelay hold, and a later dlq dead-letters, exactly as the
--- next items of the batch; later completed items still fail with 'lease released by
--- earlier failure' (the cursor never passes a nack's message by a completion of the
--- same call). p_lease holds '' for "no lease check".
+-- budget and gets its retryDelay hold, a later dlq dead-letters and a later completed
+-- item moves the cursor (the dead-lettered message is resolved, so passing it skips
+-- nothing), exactly as the next call under the same lease would: a completion of a
+-- message before a later nack resets the budget before that nack charges it, never
+-- after. p_lease holds '' for "no lease check".
 -- Returns one row per item, by input index. The cursor row of the current partition is
 -- read once (locked), updated in memory and written back when the partition changes
 -- and at the end, as in ack_items_q1.
@@ -255,7 +256,7 @@ BEGIN
             v_status := 'failed';
         END IF;
 
-        IF it.pid = ANY (v_retried) OR (it.pid = v_dead AND v_status = 'completed') THEN
+        IF it.pid = ANY (v_retried) THEN
             IF v_status = 'completed' THEN
                 o_success := false; o_error := 'lease released by earlier failure';
             ELSE
