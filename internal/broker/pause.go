@@ -39,6 +39,36 @@ type pause struct {
 	loaded atomic.Bool
 	// loadMu makes concurrent first requests load the flags once.
 	loadMu sync.Mutex
+
+	// Every read of the flags from the database takes a ticket before it queries;
+	// only a read newer than the last one stored is stored, so a periodic refresh
+	// that read the old value cannot overwrite, after the fact, what a toggle through
+	// this broker read once it had written the new one.
+	mu      sync.Mutex
+	tickets uint64 // tickets handed out
+	stored  uint64 // ticket of the read last stored
+}
+
+// ticket numbers a read of the flags about to start.
+func (p *pause) ticket() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tickets++
+	return p.tickets
+}
+
+// store keeps what the read of ticket t found, unless a read that started later has
+// been stored already.
+func (p *pause) store(t uint64, push, pop bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t < p.stored {
+		return
+	}
+	p.stored = t
+	p.push.Store(push)
+	p.pop.Store(pop)
+	p.loaded.Store(true)
 }
 
 // Paused returns the cached pause flags: push (pushes go to the spool, or are
@@ -50,11 +80,12 @@ func (b *Broker) Paused() (push, pop bool) {
 
 // PauseStatus reads both pause flags from the database (refreshing the cache).
 func (b *Broker) PauseStatus(ctx context.Context) (push, pop bool, err error) {
+	t := b.pause.ticket()
 	push, pop, err = b.store.MaintenanceGet(ctx)
 	if err != nil {
 		return false, false, err
 	}
-	b.setPaused(push, pop)
+	b.pause.store(t, push, pop)
 	return push, pop, nil
 }
 
@@ -80,12 +111,6 @@ func (b *Broker) setPauseFlag(ctx context.Context, key string, enabled bool) (bo
 	}
 	b.logger.Info("maintenance mode set", "flag", key, "enabled", enabled, "push", push, "pop", pop)
 	return push, pop, nil
-}
-
-func (b *Broker) setPaused(push, pop bool) {
-	b.pause.push.Store(push)
-	b.pause.pop.Store(pop)
-	b.pause.loaded.Store(true)
 }
 
 // pauseFlags returns the cached flags, loading them first if no refresh has

@@ -266,6 +266,11 @@ func (b *Broker) drain(ctx context.Context) (total int, held bool, err error) {
 		if err != nil || batch == nil {
 			return total, false, err
 		}
+		// Asked again after the peek: a push spooled because the pause had begun
+		// was appended after the flag changed, so a batch holding it sees the pause.
+		if push, _ := b.Paused(); push {
+			return total, true, nil
+		}
 		n, err := b.replay(ctx, batch)
 		total += n
 		s.draining.Store(err == nil)
