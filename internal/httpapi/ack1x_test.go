@@ -363,6 +363,27 @@ func TestTransactionAcks1x(t *testing.T) {
 		require.Equal(t, []any{q + "-2"}, txIDs(b.popUpTo(t, q, "Default", "g", 10)))
 	})
 
+	t.Run("AStaleLeaseRollsBackEvenBelowTheCursor", func(t *testing.T) {
+		t.Parallel()
+		// The consumer lost its lease and another consumer completed the message: a
+		// transaction naming the old lease must not commit its pushes on that ack.
+		const q = "tx1x-stale-below"
+		b.pushN(t, q, q, 1)
+		first := b.popPartition(t, q, "Default", "g", 1)[0]
+		require.Equal(t, true, b.ackItems(t, "g", item(first, "retry"))[0]["success"])
+		second := b.popPartition(t, q, "Default", "g", 1)[0]
+		require.Equal(t, true, b.ackItems(t, "g", item(second, ""))[0]["success"])
+		r := b.post(t, "/api/v1/transaction", mustJSON(t, map[string]any{"operations": []any{
+			map[string]any{"type": "ack", "consumerGroup": "g", "transactionId": first["transactionId"],
+				"partitionId": first["partitionId"], "leaseId": first["leaseId"], "status": "completed"},
+			map[string]any{"type": "push", "items": []any{map[string]any{"queue": q + "-out", "payload": 1}}}}}))
+		requireStatus(t, http.StatusOK, r)
+		m := r.object(t)
+		require.Equal(t, false, m["success"], "%v", m)
+		require.Equal(t, "ack_rejected", m["reason"])
+		require.Empty(t, b.popUpTo(t, q+"-out", "Default", "", 10), "the push rolled back with the ack")
+	})
+
 	t.Run("CompletedPastARetryRollsBack", func(t *testing.T) {
 		t.Parallel()
 		const q = "tx1x-past-retry"

@@ -11,4 +11,4 @@ package schema
 const Level = 2
 
 // levelVersion is the Version() that Level numbers.
-const levelVersion = "e28997020e54e649"
+const levelVersion = "e1486601b20cd3bd"

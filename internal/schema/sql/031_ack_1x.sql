@@ -423,7 +423,8 @@ $$;
 --     retryLimit it dead-letters like dlq;
 --   * dlq files the DLQ row, moves the cursor past the message, resets the budget and
 --     releases the lease (o_dlq).
--- An ack at or below the committed cursor is tolerated: success, nothing changes. A
+-- An ack at or below the committed cursor is tolerated: success, nothing changes (one
+-- that carries a lease no longer held is refused first, as a stale lease). A
 -- message that resolves nowhere answers o_unresolved (the transaction rolls back); so
 -- does a stale lease, with o_error. A dead letter applies in order, as in
 -- queen.ack_items_q2: the lease it released still counts as held for the later ops of
@@ -474,15 +475,18 @@ BEGIN
     SELECT * INTO pc FROM queen.partition_consumers c
     WHERE c.partition_id = p_pid::uuid AND c.consumer_group = p_group FOR UPDATE;
 
-    IF pc.last_consumed_created_at IS NOT NULL AND (v_mts, v_mid) <= (pc.last_consumed_created_at, pc.last_consumed_id) THEN
-        RETURN QUERY SELECT true, NULL::text, false, false;
-        RETURN;
-    END IF;
-    -- v_held: the lease a dead letter of this transaction released (see above).
+    -- v_held: the lease a dead letter of this transaction released (see above). A
+    -- stale lease is refused before the cursor is looked at: a transaction whose
+    -- consumer lost its lease must not commit its pushes on the strength of an ack
+    -- another consumer already made (an ack without a lease is tolerated below).
     v_held := v_dead ? v_key AND (coalesce(p_lease, '') = '' OR v_dead ->> v_key = p_lease);
     IF coalesce(p_lease, '') <> '' AND NOT v_held
        AND NOT coalesce(pc.worker_id = p_lease AND pc.lease_expires_at > now(), false) THEN
         RETURN QUERY SELECT false, 'Invalid or expired lease'::text, false, false;
+        RETURN;
+    END IF;
+    IF pc.last_consumed_created_at IS NOT NULL AND (v_mts, v_mid) <= (pc.last_consumed_created_at, pc.last_consumed_id) THEN
+        RETURN QUERY SELECT true, NULL::text, false, false;
         RETURN;
     END IF;
 
