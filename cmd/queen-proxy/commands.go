@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/proxy/admin"
 	"github.com/queenmq/queen/internal/proxy/manage"
 	"github.com/queenmq/queen/internal/proxy/tenant"
 )
@@ -79,7 +81,7 @@ func tenantCreate(e *cmdEnv) func(io.Reader) error {
 		if err != nil {
 			return err
 		}
-		return e.print(t, tenantHeader, tenantRows(t))
+		return e.print(admin.TenantBody(t, nil), tenantHeader, tenantRows(t))
 	}
 }
 
@@ -95,7 +97,8 @@ func tenantList(e *cmdEnv) func(io.Reader) error {
 		if err != nil {
 			return err
 		}
-		return e.print(map[string]any{"tenants": ts, "total": total}, tenantHeader, tenantRows(ts...))
+		body := api.ProxyTenantList{Tenants: admin.List(ts, func(t *tenant.Tenant) api.ProxyTenant { return admin.TenantBody(t, nil) }), Total: total}
+		return e.print(body, tenantHeader, tenantRows(ts...))
 	}
 }
 
@@ -108,7 +111,7 @@ func tenantShow(e *cmdEnv) func(io.Reader) error {
 		if err != nil {
 			return err
 		}
-		return e.print(t, "", nil)
+		return e.print(admin.TenantBody(t, nil), "", nil)
 	}
 }
 
@@ -129,7 +132,7 @@ func tenantUpdate(e *cmdEnv) func(io.Reader) error {
 		if err != nil {
 			return err
 		}
-		return e.print(t, "", nil)
+		return e.print(admin.TenantBody(t, nil), "", nil)
 	}
 }
 
@@ -143,7 +146,7 @@ func tenantStatus(st tenant.Status) command {
 			if err != nil {
 				return err
 			}
-			return e.print(t, tenantHeader, tenantRows(t))
+			return e.print(admin.TenantBody(t, nil), tenantHeader, tenantRows(t))
 		}
 	}
 }
@@ -157,7 +160,7 @@ func tenantDelete(e *cmdEnv) func(io.Reader) error {
 		if err != nil {
 			return err
 		}
-		return e.print(map[string]any{"deleted": true, "keysRevoked": n}, "DELETED\tKEYS REVOKED", func(w io.Writer) {
+		return e.print(api.ProxyTenantDeleted{Deleted: true, KeysRevoked: n}, "DELETED\tKEYS REVOKED", func(w io.Writer) {
 			fmt.Fprintf(w, "%s\t%d\n", e.args[0], n)
 		})
 	}
@@ -173,7 +176,7 @@ func tenantPurge(e *cmdEnv) func(io.Reader) error {
 		if err != nil {
 			return err
 		}
-		return e.print(map[string]any{"queuesDeleted": n}, "TENANT\tQUEUES DELETED", func(w io.Writer) {
+		return e.print(api.ProxyPurged{QueuesDeleted: n}, "TENANT\tQUEUES DELETED", func(w io.Writer) {
 			fmt.Fprintf(w, "%s\t%d\n", id, n)
 		})
 	}
@@ -199,9 +202,9 @@ const keyHeader = "ID\tTENANT\tNAME\tSCOPE\tQUEUES\tSTATE"
 // printNewKey shows a new key's text once, on its own line after the table.
 func printNewKey(e *cmdEnv, k *manage.NewKey) error {
 	if e.json {
-		return e.print(k, "", nil)
+		return e.print(admin.NewKeyBody(k), "", nil)
 	}
-	if err := e.print(k, keyHeader, keyRows(k.Key)); err != nil {
+	if err := e.print(admin.NewKeyBody(k), keyHeader, keyRows(k.Key)); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(e.out, "\nkey (shown once, store it now):\n%s\n", k.Secret)
@@ -242,7 +245,7 @@ func keyList(e *cmdEnv) func(io.Reader) error {
 		if err != nil {
 			return err
 		}
-		return e.print(map[string]any{"keys": ks}, keyHeader, keyRows(ks...))
+		return e.print(api.ProxyKeyList{Keys: admin.List(ks, admin.KeyBody)}, keyHeader, keyRows(ks...))
 	}
 }
 
@@ -274,7 +277,7 @@ func keyRevoke(e *cmdEnv) func(io.Reader) error {
 		if err != nil {
 			return err
 		}
-		return e.print(k, keyHeader, keyRows(k))
+		return e.print(admin.KeyBody(k), keyHeader, keyRows(k))
 	}
 }
 
@@ -309,7 +312,7 @@ func userCreate(e *cmdEnv) func(io.Reader) error {
 		if err != nil {
 			return err
 		}
-		return e.print(u, userHeader, userRows(u))
+		return e.print(admin.UserBody(u), userHeader, userRows(u))
 	}
 }
 
@@ -323,7 +326,7 @@ func userList(e *cmdEnv) func(io.Reader) error {
 		if err != nil {
 			return err
 		}
-		return e.print(map[string]any{"users": us}, userHeader, userRows(us...))
+		return e.print(api.ProxyUserList{Users: admin.List(us, admin.UserBody)}, userHeader, userRows(us...))
 	}
 }
 
@@ -335,7 +338,7 @@ func userDelete(e *cmdEnv) func(io.Reader) error {
 		if err := e.m.DeleteUser(e.ctx, e.args[0], e.actor); err != nil {
 			return err
 		}
-		return e.print(map[string]any{"deleted": true}, "DELETED", func(w io.Writer) { fmt.Fprintln(w, e.args[0]) })
+		return e.print(api.ProxyUserDeleted{Deleted: true}, "DELETED", func(w io.Writer) { fmt.Fprintln(w, e.args[0]) })
 	}
 }
 
@@ -352,7 +355,7 @@ func userPasswd(e *cmdEnv) func(io.Reader) error {
 		if err != nil {
 			return err
 		}
-		return e.print(u, userHeader, userRows(u))
+		return e.print(admin.UserBody(u), userHeader, userRows(u))
 	}
 }
 
@@ -379,7 +382,7 @@ func usageReport(e *cmdEnv) func(io.Reader) error {
 			if err != nil {
 				return err
 			}
-			return e.print(rep, header, func(w io.Writer) {
+			return e.print(admin.ReportBody(rep), header, func(w io.Writer) {
 				for _, p := range rep.Series {
 					row(w, rep.Tenant, p.Start.Format(time.RFC3339), p.Usage)
 				}
@@ -390,7 +393,7 @@ func usageReport(e *cmdEnv) func(io.Reader) error {
 		if err != nil {
 			return err
 		}
-		return e.print(tot, header, func(w io.Writer) {
+		return e.print(admin.TotalsBody(tot), header, func(w io.Writer) {
 			for _, t := range tot.Tenants {
 				row(w, t.Tenant, "total", t.Totals)
 			}

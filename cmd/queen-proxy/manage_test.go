@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/daemontest"
 	"github.com/queenmq/queen/internal/pgtest"
 )
@@ -23,13 +24,16 @@ func (b *cliBundle) run(t *testing.T, stdin string, args ...string) (int, string
 	return code, out.String(), errOut.String()
 }
 
-// ok runs a command that must succeed and decodes its -o json answer into v.
+// ok runs a command that must succeed and decodes its -o json answer into v, strictly:
+// with an api type, a field the admin API does not answer fails the test.
 func (b *cliBundle) ok(t *testing.T, v any, stdin string, args ...string) {
 	t.Helper()
 	code, out, errOut := b.run(t, stdin, append(args, "-o", "json")...)
 	require.Equal(t, exitOK, code, "%v: %s%s", args, out, errOut)
 	if v != nil {
-		require.NoError(t, json.Unmarshal([]byte(out), v), "%s", out)
+		dec := json.NewDecoder(strings.NewReader(out))
+		dec.DisallowUnknownFields()
+		require.NoError(t, dec.Decode(v), "%s", out)
 	}
 }
 
@@ -38,12 +42,8 @@ func TestManageCommands(t *testing.T) {
 	t.Parallel()
 	b := &cliBundle{env: append(daemontest.PGEnv(t, pgtest.NewDBURL(t)), "QUEEN_PROXY_LOGIN=false", "USER=tester")}
 
-	var tn struct {
-		ID     string
-		Status string
-		Limits struct{ RequestsPerSecond float64 }
-		Quotas struct{ MaxQueues int64 }
-	}
+	// The commands print the admin API's bodies.
+	var tn api.ProxyTenant
 	b.ok(t, &tn, "", "tenant", "create", "acme", "--name", "Acme", "--limits", `{"requestsPerSecond":50}`)
 	require.Equal(t, "acme", tn.ID)
 	require.EqualValues(t, 50, tn.Limits.RequestsPerSecond)
@@ -62,17 +62,14 @@ func TestManageCommands(t *testing.T) {
 	require.Contains(t, out, "acme")
 	require.Contains(t, out, "STATUS")
 
-	var k struct {
-		ID, Key, Scope string
-		Queues         []string
-	}
+	var k api.ProxyNewKey
 	b.ok(t, &k, "", "key", "create", "acme", "--scope", "write", "--queues", "orders*", "--name", "ci")
 	require.True(t, strings.HasPrefix(k.Key, "qk_"))
 	require.Equal(t, []string{"orders*"}, k.Queues)
 	code, out, _ = b.run(t, "", "key", "create", "acme", "--scope", "read")
 	require.Equal(t, exitOK, code)
 	require.Contains(t, out, "shown once")
-	var producer struct{ ID, Scope string }
+	var producer api.ProxyNewKey
 	b.ok(t, &producer, "", "key", "create", "acme", "--scope", "push", "--name", "producer")
 	require.Equal(t, "push", producer.Scope)
 	code, out, _ = b.run(t, "", "key", "list", "acme")
@@ -82,20 +79,17 @@ func TestManageCommands(t *testing.T) {
 	require.Equal(t, exitFailure, code)
 	require.Contains(t, errOut, "push", "the refusal names the push scope")
 	b.ok(t, nil, "", "key", "revoke", producer.ID)
-	var rotated struct{ ID, Key string }
+	var rotated api.ProxyNewKey
 	b.ok(t, &rotated, "", "key", "rotate", k.ID, "--grace", "1h")
 	require.NotEqual(t, k.ID, rotated.ID)
-	var revoked struct{ RevokedAt *string }
+	var revoked api.ProxyKey
 	b.ok(t, &revoked, "", "key", "revoke", rotated.ID)
 	require.NotNil(t, revoked.RevokedAt)
-	var keys struct{ Keys []struct{ ID string } }
+	var keys api.ProxyKeyList
 	b.ok(t, &keys, "", "key", "list", "acme")
 	require.Len(t, keys.Keys, 4)
 
-	var u struct {
-		Username, Role string
-		Tenant         *string
-	}
+	var u api.ProxyUser
 	b.ok(t, &u, "alice-password\n", "user", "create", "alice", "--role", "read-write", "--tenant", "acme")
 	require.Equal(t, "acme", *u.Tenant)
 	b.ok(t, &u, "op-password\n", "user", "create", "op", "--role", "admin")
@@ -104,7 +98,7 @@ func TestManageCommands(t *testing.T) {
 	require.Equal(t, exitFailure, code)
 	require.Contains(t, errOut, "password")
 	b.ok(t, nil, "new-password\n", "user", "passwd", "alice")
-	var users struct{ Users []struct{ Username string } }
+	var users api.ProxyUserList
 	b.ok(t, &users, "", "user", "list")
 	require.Len(t, users.Users, 2)
 	b.ok(t, nil, "", "user", "delete", "op")
@@ -112,16 +106,10 @@ func TestManageCommands(t *testing.T) {
 	require.Equal(t, exitFailure, code)
 	require.Contains(t, errOut, "not found")
 
-	var usage struct {
-		Granularity string
-		Tenants     []any
-	}
+	var usage api.ProxyUsageTotals
 	b.ok(t, &usage, "", "usage", "--granularity", "day")
 	require.Equal(t, "day", usage.Granularity)
-	var rep struct {
-		Tenant string
-		Series []any
-	}
+	var rep api.ProxyUsageReport
 	b.ok(t, &rep, "", "usage", "--tenant", "acme", "--granularity", "minute")
 	require.Equal(t, "acme", rep.Tenant)
 	code, _, errOut = b.run(t, "", "usage", "--granularity", "week")
@@ -135,7 +123,7 @@ func TestManageCommands(t *testing.T) {
 	require.Equal(t, "suspended", tn.Status)
 	b.ok(t, &tn, "", "tenant", "resume", "acme")
 	require.Equal(t, "active", tn.Status)
-	var del struct{ KeysRevoked int }
+	var del api.ProxyTenantDeleted
 	b.ok(t, &del, "", "tenant", "delete", "acme")
 	require.Equal(t, 2, del.KeysRevoked, "the rotated key (in its grace) and the read key were live")
 }

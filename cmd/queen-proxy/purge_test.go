@@ -56,7 +56,7 @@ func TestManagePurge(t *testing.T) {
 	require.Equal(t, exitFailure, code)
 	require.Contains(t, errOut, "suspend or delete")
 	b.ok(t, nil, "", "tenant", "suspend", "acme")
-	var res struct{ QueuesDeleted int }
+	var res api.ProxyPurged
 	b.ok(t, &res, "", "tenant", "purge", "acme")
 	require.Equal(t, 2, res.QueuesDeleted)
 

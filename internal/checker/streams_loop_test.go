@@ -106,7 +106,7 @@ type loopStats struct {
 	ackedByOther atomic.Int64 // first attempts answered "already acknowledged" (lease lost)
 	staleLeases  atomic.Int64 // cycles refused for a stale lease (batch dropped)
 	retriedStale atomic.Int64 // of those, retries (an earlier attempt may have committed)
-	unresolved   atomic.Int64 // cycles left unanswered when the work stopped (an attempt may have committed)
+	unresolved   atomic.Int64 // cycles in flight or unanswered when the work stopped (an attempt may have committed)
 	retries      atomic.Int64 // cycle attempts repeated after no answer or a 5xx
 	status5xx    atomic.Int64
 	lostAnswers  atomic.Int64
@@ -541,12 +541,10 @@ func (w *loopWorker) cycle(ctx context.Context, body []byte, n int) bool {
 		status, err := l.post(ctx, w.broker(), routeStreamCycle, body, &res)
 		switch {
 		case ctx.Err() != nil:
-			if retried {
-				// The work stopped (every message consumed) while this cycle waited
-				// to be retried: its unanswered attempt may be the commit that
-				// finished the work.
-				l.stats.unresolved.Add(1)
-			}
+			// The work stopped (every message consumed) while this cycle was in
+			// flight or waited to be retried: an unanswered attempt may be the
+			// commit that finished the work, its answer cut off by the stop.
+			l.stats.unresolved.Add(1)
 			return false
 		case loopRetryable(status):
 			if status != 0 {

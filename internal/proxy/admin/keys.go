@@ -15,7 +15,7 @@ func (s *Server) keyList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, api.ProxyKeyList{Keys: wireList(keys, keyWire)})
+	writeJSON(w, http.StatusOK, api.ProxyKeyList{Keys: List(keys, KeyBody)})
 	return nil
 }
 
@@ -28,7 +28,7 @@ func (s *Server) keyCreate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, newKeyWire(k))
+	writeJSON(w, http.StatusCreated, NewKeyBody(k))
 	return nil
 }
 
@@ -46,7 +46,7 @@ func (s *Server) keyRotate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, newKeyWire(k))
+	writeJSON(w, http.StatusCreated, NewKeyBody(k))
 	return nil
 }
 
@@ -55,6 +55,6 @@ func (s *Server) keyRevoke(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, keyWire(k))
+	writeJSON(w, http.StatusOK, KeyBody(k))
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 
 // view is the admin API's tenant: the record plus its storage as quotas see it.
 func (s *Server) view(t *tenant.Tenant) api.ProxyTenant {
-	return tenantWire(t, s.opts.Gateway.Stored(t.ID))
+	return TenantBody(t, s.opts.Gateway.Stored(t.ID))
 }
 
 func (s *Server) tenantList(w http.ResponseWriter, r *http.Request) error {

@@ -24,7 +24,7 @@ func (s *Server) tenantUsage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, reportWire(rep))
+	writeJSON(w, http.StatusOK, ReportBody(rep))
 	return nil
 }
 
@@ -37,7 +37,7 @@ func (s *Server) allUsage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, totalsWire(tot))
+	writeJSON(w, http.StatusOK, TotalsBody(tot))
 	return nil
 }
 
@@ -57,6 +57,6 @@ func (s *Server) replicas(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, api.ProxyReplicas{Replicas: wireList(rs, replicaWire)})
+	writeJSON(w, http.StatusOK, api.ProxyReplicas{Replicas: List(rs, replicaBody)})
 	return nil
 }

@@ -14,7 +14,7 @@ func (s *Server) userList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, api.ProxyUserList{Users: wireList(us, userWire)})
+	writeJSON(w, http.StatusOK, api.ProxyUserList{Users: List(us, UserBody)})
 	return nil
 }
 
@@ -27,7 +27,7 @@ func (s *Server) userCreate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, userWire(u))
+	writeJSON(w, http.StatusCreated, UserBody(u))
 	return nil
 }
 
@@ -36,7 +36,7 @@ func (s *Server) userGet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, userWire(u))
+	writeJSON(w, http.StatusOK, UserBody(u))
 	return nil
 }
 
@@ -57,6 +57,6 @@ func (s *Server) userPassword(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, userWire(u))
+	writeJSON(w, http.StatusOK, UserBody(u))
 	return nil
 }

@@ -8,13 +8,15 @@ import (
 	"github.com/queenmq/queen/internal/proxy/tenant"
 )
 
-// The conversions from the proxy's records to the admin API's bodies (package api).
+// The conversions from the proxy's records to the admin API's bodies (package api),
+// the one JSON form of those records: the admin API answers with them and
+// `queen-proxy ... -o json` prints them. The records carry no JSON tags of their own.
 // Where a record and its body have the same fields, a Go conversion does it, so a
 // field added to one and not to the other stops the build instead of vanishing from
 // the wire.
 
-// tenantWire is a tenant and its storage as its quotas see it.
-func tenantWire(t *tenant.Tenant, stored *gateway.Stored) api.ProxyTenant {
+// TenantBody is a tenant and its storage as its quotas see it.
+func TenantBody(t *tenant.Tenant, stored *gateway.Stored) api.ProxyTenant {
 	out := api.ProxyTenant{ID: t.ID, Name: t.Name, Status: string(t.Status), CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
 		Limits: api.ProxyLimits(t.Limits), Quotas: api.ProxyQuotas(t.Quotas)}
 	if stored != nil {
@@ -24,39 +26,44 @@ func tenantWire(t *tenant.Tenant, stored *gateway.Stored) api.ProxyTenant {
 	return out
 }
 
-func keyWire(k *tenant.Key) api.ProxyKey {
+// KeyBody is a key as the admin API shows it (never its text).
+func KeyBody(k *tenant.Key) api.ProxyKey {
 	return api.ProxyKey{ID: k.ID, Tenant: k.Tenant, Name: k.Name, Scope: string(k.Scope), Queues: k.Queues,
 		CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt, LastUsedAt: k.LastUsedAt}
 }
 
-func newKeyWire(k *manage.NewKey) api.ProxyNewKey {
-	return api.ProxyNewKey{ProxyKey: keyWire(k.Key), Key: k.Secret}
+// NewKeyBody is a created key and its text, shown once.
+func NewKeyBody(k *manage.NewKey) api.ProxyNewKey {
+	return api.ProxyNewKey{ProxyKey: KeyBody(k.Key), Key: k.Secret}
 }
 
-func userWire(u *tenant.User) api.ProxyUser {
+// UserBody is a user as the admin API shows it (never the password hash).
+func UserBody(u *tenant.User) api.ProxyUser {
 	return api.ProxyUser{Username: u.Username, Role: u.Role, Tenant: u.Tenant, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
 }
 
-func reportWire(r *manage.Report) api.ProxyUsageReport {
+// ReportBody is one tenant's usage report.
+func ReportBody(r *manage.Report) api.ProxyUsageReport {
 	return api.ProxyUsageReport{Tenant: r.Tenant, Granularity: string(r.Granularity), From: r.From, To: r.To,
-		Series: wireList(r.Series, func(p manage.SeriesPoint) api.ProxyUsagePoint {
+		Series: List(r.Series, func(p manage.SeriesPoint) api.ProxyUsagePoint {
 			return api.ProxyUsagePoint{Start: p.Start, ProxyUsage: api.ProxyUsage(p.Usage)}
 		}),
 		Totals: api.ProxyUsage(r.Totals)}
 }
 
-func totalsWire(t *manage.Totals) api.ProxyUsageTotals {
+// TotalsBody is every tenant's usage totals.
+func TotalsBody(t *manage.Totals) api.ProxyUsageTotals {
 	return api.ProxyUsageTotals{Granularity: string(t.Granularity), From: t.From, To: t.To,
-		Tenants: wireList(t.Tenants, func(x manage.TenantTotal) api.ProxyTenantTotal {
+		Tenants: List(t.Tenants, func(x manage.TenantTotal) api.ProxyTenantTotal {
 			return api.ProxyTenantTotal{Tenant: x.Tenant, Totals: api.ProxyUsage(x.Totals)}
 		})}
 }
 
-func replicaWire(r store.Replica) api.ProxyReplica { return api.ProxyReplica(r) }
+func replicaBody(r store.Replica) api.ProxyReplica { return api.ProxyReplica(r) }
 
-// wireList converts each element of in with f; a nil list stays nil (JSON null), an
+// List converts each element of in with f; a nil list stays nil (JSON null), an
 // empty one empty ([]), as the answers have always had them.
-func wireList[T, W any](in []T, f func(T) W) []W {
+func List[T, W any](in []T, f func(T) W) []W {
 	if in == nil {
 		return nil
 	}

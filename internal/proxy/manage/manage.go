@@ -30,10 +30,10 @@ func invalid(field, msg string) error { return &tenant.ValidationError{Field: fi
 // TenantSpec is a new tenant: limits and quotas are JSON objects merged over the
 // defaults (nil keeps them).
 type TenantSpec struct {
-	ID     string          `json:"id"`
-	Name   string          `json:"name"`
-	Limits json.RawMessage `json:"limits"`
-	Quotas json.RawMessage `json:"quotas"`
+	ID     string
+	Name   string
+	Limits json.RawMessage
+	Quotas json.RawMessage
 }
 
 // CreateTenant validates and stores a new tenant. Ids are never reused: an id in
@@ -63,10 +63,10 @@ func (m *Manager) CreateTenant(ctx context.Context, spec TenantSpec, actor strin
 // TenantChange is a partial update: nil fields stay; limits and quotas merge, and
 // a JSON null resets them to the defaults.
 type TenantChange struct {
-	Name   *string         `json:"name"`
-	Status *string         `json:"status"`
-	Limits json.RawMessage `json:"limits"`
-	Quotas json.RawMessage `json:"quotas"`
+	Name   *string
+	Status *string
+	Limits json.RawMessage
+	Quotas json.RawMessage
 }
 
 // UpdateTenant applies ch to the tenant id. Only active and suspended are statuses
@@ -177,16 +177,16 @@ const auditTimeout = 10 * time.Second
 
 // KeySpec is a new API key.
 type KeySpec struct {
-	Name      string     `json:"name"`
-	Scope     string     `json:"scope"`
-	Queues    []string   `json:"queues"`
-	ExpiresAt *time.Time `json:"expiresAt"`
+	Name      string
+	Scope     string
+	Queues    []string
+	ExpiresAt *time.Time
 }
 
 // NewKey is a created key: the record and its text, shown once.
 type NewKey struct {
 	*tenant.Key
-	Secret string `json:"key"`
+	Secret string
 }
 
 // CreateKey mints a key for the tenant.
@@ -250,10 +250,10 @@ func (m *Manager) RevokeKey(ctx context.Context, id, actor string) (*tenant.Key,
 
 // UserSpec is a new login user: no tenant makes an operator.
 type UserSpec struct {
-	Username string  `json:"username"`
-	Password string  `json:"password"`
-	Role     string  `json:"role"`
-	Tenant   *string `json:"tenant"`
+	Username string
+	Password string
+	Role     string
+	Tenant   *string
 }
 
 // CreateUser validates and stores a user with a bcrypt hash of the password.

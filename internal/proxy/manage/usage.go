@@ -46,18 +46,18 @@ func ParseUsageSpan(from, to, granularity string, now time.Time) (UsageSpan, err
 
 // SeriesPoint is one bucket of a usage series.
 type SeriesPoint struct {
-	Start time.Time `json:"start"`
+	Start time.Time
 	tenant.Usage
 }
 
 // Report is one tenant's usage over a span: the series and its totals.
 type Report struct {
-	Tenant      string             `json:"tenant"`
-	Granularity tenant.Granularity `json:"granularity"`
-	From        time.Time          `json:"from"`
-	To          time.Time          `json:"to"`
-	Series      []SeriesPoint      `json:"series"`
-	Totals      tenant.Usage       `json:"totals"`
+	Tenant      string
+	Granularity tenant.Granularity
+	From        time.Time
+	To          time.Time
+	Series      []SeriesPoint
+	Totals      tenant.Usage
 }
 
 // TenantUsage is the report of one tenant (tenant.ErrNotFound for no tenant).
@@ -79,16 +79,16 @@ func (m *Manager) TenantUsage(ctx context.Context, tenantID string, sp UsageSpan
 
 // TenantTotal is one tenant's totals in an all-tenants report.
 type TenantTotal struct {
-	Tenant string       `json:"tenant"`
-	Totals tenant.Usage `json:"totals"`
+	Tenant string
+	Totals tenant.Usage
 }
 
 // Totals is every tenant's totals over a span.
 type Totals struct {
-	Granularity tenant.Granularity `json:"granularity"`
-	From        time.Time          `json:"from"`
-	To          time.Time          `json:"to"`
-	Tenants     []TenantTotal      `json:"tenants"`
+	Granularity tenant.Granularity
+	From        time.Time
+	To          time.Time
+	Tenants     []TenantTotal
 }
 
 // AllUsage is the totals of every tenant with usage in the span, by tenant id.

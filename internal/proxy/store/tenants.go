@@ -99,7 +99,8 @@ func (s *Store) TenantUpdate(ctx context.Context, id string, change func(*tenant
 		if err := notify(ctx, tx, "tenant:"+id); err != nil {
 			return err
 		}
-		return audit(ctx, tx, actor, "tenant.update", id, out)
+		return audit(ctx, tx, actor, "tenant.update", id, map[string]any{"name": out.Name, "status": out.Status,
+			"limits": out.Limits, "quotas": out.Quotas})
 	})
 	return out, err
 }

@@ -147,15 +147,15 @@ func (s Scope) Allows(need Scope) bool {
 
 // Key is an API key's stored record; its secret is not part of it.
 type Key struct {
-	ID         string     `json:"id"`
-	Tenant     string     `json:"tenant"`
-	Name       string     `json:"name"`
-	Scope      Scope      `json:"scope"`
-	Queues     []string   `json:"queues"`
-	CreatedAt  time.Time  `json:"createdAt"`
-	ExpiresAt  *time.Time `json:"expiresAt"`
-	RevokedAt  *time.Time `json:"revokedAt"`
-	LastUsedAt *time.Time `json:"lastUsedAt"`
+	ID         string
+	Tenant     string
+	Name       string
+	Scope      Scope
+	Queues     []string
+	CreatedAt  time.Time
+	ExpiresAt  *time.Time
+	RevokedAt  *time.Time
+	LastUsedAt *time.Time
 }
 
 // UsableAt reports whether the key is neither revoked nor expired at now.

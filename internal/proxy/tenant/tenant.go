@@ -31,7 +31,9 @@ func ValidateID(id string) error {
 	return nil
 }
 
-// Limits are a tenant's admission limits; 0 means unlimited.
+// Limits are a tenant's admission limits; 0 means unlimited. Their JSON form is
+// what the tenants table stores and what a change merges over (the admin API's
+// body has the same fields, tied by a Go conversion).
 type Limits struct {
 	RequestsPerSecond float64 `json:"requestsPerSecond"`
 	RequestsBurst     float64 `json:"requestsBurst"`
@@ -41,7 +43,8 @@ type Limits struct {
 	MaxRequestBytes   int64   `json:"maxRequestBytes"`
 }
 
-// Quotas bound what a tenant stores at the brokers; 0 means unlimited.
+// Quotas bound what a tenant stores at the brokers; 0 means unlimited. Their JSON
+// form is stored and merged as the limits' is.
 type Quotas struct {
 	MaxMessages int64 `json:"maxMessages"`
 	MaxBytes    int64 `json:"maxBytes"`
@@ -104,11 +107,11 @@ func MergeQuotas(base Quotas, raw json.RawMessage) (Quotas, error) {
 
 // Tenant is one customer of the gateway.
 type Tenant struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	Status    Status    `json:"status"`
-	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"`
-	Limits    Limits    `json:"limits"`
-	Quotas    Quotas    `json:"quotas"`
+	ID        string
+	Name      string
+	Status    Status
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	Limits    Limits
+	Quotas    Quotas
 }

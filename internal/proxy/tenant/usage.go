@@ -6,23 +6,23 @@ import "time"
 // replicas and minutes; StoredMessages, StoredBytes and Queues are gauges (the
 // latest usage snapshot) and combine by maximum.
 type Usage struct {
-	Requests       int64 `json:"requests"`
-	PushRequests   int64 `json:"pushRequests"`
-	MessagesIn     int64 `json:"messagesIn"`
-	DuplicatesIn   int64 `json:"duplicatesIn"`
-	FailedIn       int64 `json:"failedIn"`
-	BytesIn        int64 `json:"bytesIn"`
-	BytesOut       int64 `json:"bytesOut"`
-	PopRequests    int64 `json:"popRequests"`
-	EmptyPops      int64 `json:"emptyPops"`
-	MessagesOut    int64 `json:"messagesOut"`
-	Acks           int64 `json:"acks"`
-	RejectedRate   int64 `json:"rejectedRate"`
-	RejectedQuota  int64 `json:"rejectedQuota"`
-	UpstreamErrors int64 `json:"upstreamErrors"`
-	StoredMessages int64 `json:"storedMessages"`
-	StoredBytes    int64 `json:"storedBytes"`
-	Queues         int64 `json:"queues"`
+	Requests       int64
+	PushRequests   int64
+	MessagesIn     int64
+	DuplicatesIn   int64
+	FailedIn       int64
+	BytesIn        int64
+	BytesOut       int64
+	PopRequests    int64
+	EmptyPops      int64
+	MessagesOut    int64
+	Acks           int64
+	RejectedRate   int64
+	RejectedQuota  int64
+	UpstreamErrors int64
+	StoredMessages int64
+	StoredBytes    int64
+	Queues         int64
 }
 
 // Add folds o into u: counters are summed, gauges take the maximum.

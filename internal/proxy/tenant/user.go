@@ -8,12 +8,12 @@ import (
 // User is a login account of the proxy. A user with a Tenant acts in that tenant;
 // one without is an operator, forwarded to the brokers in global scope.
 type User struct {
-	ID        int64     `json:"-"`
-	Username  string    `json:"username"`
-	Role      string    `json:"role"`
-	Tenant    *string   `json:"tenant"`
-	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"`
+	ID        int64
+	Username  string
+	Role      string
+	Tenant    *string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // TenantID is the user's tenant, "" for an operator.
