@@ -97,6 +97,14 @@ bench: build ## Go benchmarks, then queen-bench on a durable and a fast cluster:
 bench-quick: build ## queen-bench -quick on a durable and a fast cluster (seconds each; the numbers mean nothing)
 	$(call bench_runs,-quick $(BENCH_ARGS))
 
+.PHONY: bench-rowcost
+bench-rowcost: build ## what each part of a message's row costs PostgreSQL (queen-bench -rowcost), durable then fast (about 9 min each)
+	$(call bench_runs,-rowcost $(BENCH_ARGS))
+
+.PHONY: bench-segments
+bench-segments: build ## the many-messages-per-row prototype beside today's raw ceilings (queen-bench -segments), durable then fast (about 6 min each)
+	$(call bench_runs,-segments $(BENCH_ARGS))
+
 .PHONY: check-semantics
 check-semantics: ## long concurrency checker (2 brokers, kill/restart); -args via CHECKER_ARGS
 	scripts/pgtest.sh run -- $(GO) test -race -count=1 -timeout 90m -run '^TestSemanticsChecker$$' -v ./internal/checker/ -args -checker.long $(CHECKER_ARGS)

@@ -43,6 +43,10 @@ func run() int {
 	token := fs.String("auth-token", "", "send `TOKEN` as Authorization: Bearer on every request (a broker with JWT_ENABLED)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the broker, taken during each measured broker window,\n"+
 		"to `DIR`/<case>.pprof (e.g. push_b100.pprof); the broker serves it on QUEEN_PPROF_ADDR")
+	rowCost := fs.Bool("rowcost", false, "instead of the broker's cases, measure what each part of a message's row costs\n"+
+		"PostgreSQL (copies of queen.messages without the foreign key, without each index, ...); no broker runs")
+	segments := fs.Bool("segments", false, "measure the segment prototype (many messages per row, raw SQL) beside today's raw\n"+
+		"ceilings instead of the broker's cases; -only then takes seg_... cases")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -66,6 +70,7 @@ func run() int {
 		Warmup: *warmup, Duration: *duration, Producers: *producers, Consumers: *consumers,
 		PayloadBytes: *payload, LatencySamples: *samples, Log: os.Stderr, Only: splitList(*only),
 		CPUProfileDir: *cpuProfile, URL: *brokerURL, AuthToken: *token, PacedFraction: *paced,
+		RowCost: *rowCost, Segments: *segments,
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "queen-bench: %v\n", err)

@@ -61,6 +61,9 @@ func (r *runner) run(ctx context.Context, opts Options) (*Report, error) {
 		opts: opts, payload: makePayload(opts.PayloadBytes), win: window{warmup: opts.Warmup, duration: opts.Duration},
 		clock: sendClock{base: time.Now()}, suffix: hex.EncodeToString(b[:]), rep: &Report{Profile: ProfileUnknown},
 	}
+	if opts.RowCost {
+		return r.rowCost(ctx)
+	}
 	conns := max(opts.Producers+opts.Consumers, manyProducers, 10)
 	if opts.remote() {
 		r.load = newHTTPLoad(strings.TrimRight(opts.URL, "/"), opts.AuthToken, conns)
@@ -93,7 +96,11 @@ func (r *runner) run(ctx context.Context, opts Options) (*Report, error) {
 	// to back, so that both see the same machine: on a shared machine the load of
 	// other processes drifts over minutes, and a ratio of two numbers measured
 	// minutes apart would measure that drift.
-	for _, section := range []func(context.Context) error{r.pushCases, r.popCases, r.mixedCases, r.latency, r.footprint, r.steal} {
+	sections := []func(context.Context) error{r.pushCases, r.popCases, r.mixedCases, r.latency, r.footprint, r.steal}
+	if opts.Segments {
+		sections = []func(context.Context) error{r.segmentCases, r.steal}
+	}
+	for _, section := range sections {
 		if err := section(ctx); err != nil {
 			return nil, err
 		}

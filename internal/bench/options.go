@@ -52,6 +52,16 @@ type Options struct {
 	// during each measured broker window (not the warm-up, not the raw ceilings) into
 	// CPUProfileDir/<case>.pprof. A profile that cannot be fetched is a warning.
 	CPUProfileDir string
+	// RowCost, instead of the broker's cases, measures what each part of a message's
+	// row costs PostgreSQL: the raw insert into copies of queen.messages without the
+	// foreign key, without each secondary index, with the primary key only, and with
+	// the other writes of a push (rowcost.go). No broker runs; Binary prints the schema.
+	RowCost bool
+	// Segments runs the segment prototype instead of the broker cases
+	// (segment_cases.go): raw SQL only, today's raw ceilings beside a layout that
+	// stores many messages per row. The broker is started (it applies the schema) but
+	// takes no load; Only then names seg_… cases.
+	Segments bool
 	// Log receives progress lines (nil: discarded).
 	Log io.Writer
 }
@@ -69,10 +79,17 @@ func (o *Options) validate() error {
 		return errors.New("bench: a CPU profile needs the broker the run starts itself (not -url)")
 	case !o.remote() && (o.DSN == "" || o.Binary == ""):
 		return errors.New("bench: DSN and Binary are required (or URL)")
+	case o.remote() && o.RowCost:
+		return errors.New("bench: -rowcost needs a database of the run's own (not -url)")
 	case o.PacedFraction < 0 || o.PacedFraction > 1:
 		return errors.New("bench: the paced fraction must be between 0 and 1")
+	case o.Segments && o.remote():
+		return errors.New("bench: the segment prototype needs a database of its own (not -url)")
 	}
 	known := o.caseNames()
+	if o.Segments {
+		known = o.segmentCaseNames()
+	}
 	for _, name := range o.Only {
 		if !slices.Contains(known, name) {
 			return fmt.Errorf("bench: no case %q (cases: %s)", name, strings.Join(known, " "))
