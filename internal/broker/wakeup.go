@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/queenmq/queen/internal/store"
@@ -11,12 +12,15 @@ import (
 // wakeup carries wake-ups between replicas through PostgreSQL LISTEN/NOTIFY
 // (never inside the push transaction). Pushes enqueue queue names after their commit; one sender
 // coalesces everything that arrived while its previous NOTIFY was in flight into one
-// statement. A lost notification only costs latency: parked pops also re-check on a
+// statement, and sends none while no other replica listens (a notifying commit flushes
+// the WAL and takes a database-wide lock). A lost notification only costs latency: parked pops also re-check on a
 // timer, and every (re)connection of the listener wakes all local waiters.
 type wakeup struct {
 	mu      sync.Mutex
 	pending map[string]struct{}
 	kick    chan struct{}
+
+	sent, skipped atomic.Uint64
 }
 
 func newWakeup() *wakeup {
@@ -77,7 +81,26 @@ func (b *Broker) Run(ctx context.Context) {
 	wg.Wait()
 }
 
+// wakeListenersRecheck is how long a replica trusts its answer to "does another
+// replica listen?": a replica that starts listening meanwhile gets no wake-ups for at
+// most this long (its parked pops re-check on their timer, and its listener wakes
+// them all once connected).
+const wakeListenersRecheck = time.Second
+
+// WakeNotifications counts this replica's batches of cross-replica wake-ups: sent as
+// a NOTIFY (the statement succeeded), or skipped because no other replica listened.
+type WakeNotifications struct {
+	Sent, Skipped uint64
+}
+
+// WakeNotifications reports the counts so far.
+func (b *Broker) WakeNotifications() WakeNotifications {
+	return WakeNotifications{Sent: b.wakeup.sent.Load(), Skipped: b.wakeup.skipped.Load()}
+}
+
 func (b *Broker) sendWakeups(ctx context.Context) {
+	var others bool
+	var checked time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -89,7 +112,22 @@ func (b *Broker) sendWakeups(ctx context.Context) {
 			continue
 		}
 		sendCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := b.store.QueueNotify(sendCtx, queues)
+		if time.Since(checked) >= wakeListenersRecheck {
+			var err error
+			if others, err = b.store.OtherWakeListeners(sendCtx); err != nil {
+				others = true // unknown: send
+			}
+			checked = time.Now()
+		}
+		var err error
+		switch {
+		case !others:
+			b.wakeup.skipped.Add(1)
+		default:
+			if err = b.store.QueueNotify(sendCtx, queues); err == nil {
+				b.wakeup.sent.Add(1)
+			}
+		}
 		cancel()
 		if err != nil && ctx.Err() == nil {
 			b.logger.Debug("wake-up notification not sent; remote pops re-check on their timer", "err", err)

@@ -3,10 +3,12 @@ package broker_test
 import (
 	"context"
 	url2 "net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/broker"
@@ -63,12 +65,7 @@ func TestPushOnOneReplicaWakesLongPollOnAnother(t *testing.T) {
 	u, err := url2.Parse(url)
 	require.NoError(t, err)
 	dbName := strings.TrimPrefix(u.Path, "/")
-	listening := func() bool {
-		var n int
-		err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE query = 'LISTEN queen_wake' AND datname = $1`,
-			dbName).Scan(&n)
-		return err == nil && n == 2
-	}
+	listening := func() bool { return wakeListeners(t, admin, dbName) == 2 }
 	require.Eventually(t, listening, 10*time.Second, 10*time.Millisecond)
 
 	got := parkPop(t, b, "xwake")
@@ -82,8 +79,8 @@ func TestPushOnOneReplicaWakesLongPollOnAnother(t *testing.T) {
 	}
 
 	t.Run("ListenerReconnectsAfterItsConnectionDies", func(t *testing.T) {
-		_, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN queen_wake' AND datname = $1`,
-			dbName)
+		_, err := admin.Exec(ctx, `SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+			WHERE `+sqlWakeListenerLock+` AND d.datname = $1`, dbName)
 		require.NoError(t, err)
 		require.Eventually(t, listening, 30*time.Second, 20*time.Millisecond, "both listeners are back")
 		got := parkPop(t, b, "xwake")
@@ -96,4 +93,60 @@ func TestPushOnOneReplicaWakesLongPollOnAnother(t *testing.T) {
 			t.Fatal("no wake-up after the listener reconnected")
 		}
 	})
+}
+
+// sqlWakeListenerLock matches the advisory lock a replica's wake-up listener holds
+// while it listens ("quen" "wake", shared).
+const sqlWakeListenerLock = `l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+	AND l.classid = x'7175656e'::int::oid AND l.objid = x'77616b65'::int::oid`
+
+// wakeListeners counts the replicas listening for wake-ups on database dbName.
+func wakeListeners(t *testing.T, admin *pgxpool.Pool, dbName string) int {
+	var n int
+	err := admin.QueryRow(context.Background(), `SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+		WHERE `+sqlWakeListenerLock+` AND d.datname = $1`, dbName).Scan(&n)
+	require.NoError(t, err)
+	return n
+}
+
+// A replica alone on its database sends no NOTIFY (its commit would flush the WAL and
+// take a database-wide lock for nobody); once another replica listens, it does, and
+// the other's parked pops wake.
+func TestAReplicaAloneSendsNoWakeups(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewDBURL(t)
+	admin := pgtest.NewDB(t)
+	u, err := url2.Parse(url)
+	require.NoError(t, err)
+	dbName := strings.TrimPrefix(u.Path, "/")
+	ctx := context.Background()
+
+	a := replica(t, url)
+	require.Eventually(t, func() bool { return wakeListeners(t, admin, dbName) == 1 }, 10*time.Second, 10*time.Millisecond)
+	for i := range 5 {
+		_, err := a.Push(ctx, []queue.PushItem{{Queue: "xalone", Payload: []byte(strconv.Itoa(i))}})
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return a.WakeNotifications().Skipped > 0 }, 10*time.Second, 5*time.Millisecond,
+		"the sender skipped the wake-ups of a replica alone")
+	require.Zero(t, a.WakeNotifications().Sent, "NOTIFYs sent with no other replica listening")
+
+	b := replica(t, url, slowPolls(2*time.Hour)) // only a notification can wake its pops
+	require.Eventually(t, func() bool { return wakeListeners(t, admin, dbName) == 2 }, 10*time.Second, 10*time.Millisecond)
+	got := parkPop(t, b, "xalone2")
+	// Within wakeListenersRecheck, replica A learns that B listens; push until it does.
+	i := 0
+	require.Eventually(t, func() bool {
+		i++
+		_, err := a.Push(ctx, []queue.PushItem{{Queue: "xalone2", Payload: []byte(strconv.Itoa(i))}})
+		require.NoError(t, err)
+		select {
+		case res := <-got:
+			require.Len(t, res.Messages, 1)
+			return true
+		default:
+			return false
+		}
+	}, 30*time.Second, 50*time.Millisecond, "a push on A woke the long-poll parked on B")
+	require.Positive(t, a.WakeNotifications().Sent)
 }

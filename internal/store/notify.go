@@ -20,6 +20,32 @@ func (s *Store) QueueNotify(ctx context.Context, queues []string) error {
 	return interpretError(err)
 }
 
+// The advisory lock (two int4 keys, "quen" "wake") that every replica's wake-up
+// listener holds in shared mode on its connection while it listens. pg_locks, which
+// every role may read, then tells a replica whether another replica of its database
+// listens: a replica alone sends no NOTIFY, whose commit costs a WAL flush of its own
+// and takes a database-wide lock. Being a session lock on the listening connection, it
+// goes when that connection goes.
+const (
+	wakeListenerClass = 0x7175656e
+	wakeListenerObj   = 0x77616b65
+)
+
+const sqlOtherWakeListeners = `SELECT EXISTS (
+    SELECT 1 FROM pg_locks
+    WHERE locktype = 'advisory' AND granted AND objsubid = 2
+      AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND classid = $1::int::oid AND objid = $2::int::oid AND pid <> $3)`
+
+// OtherWakeListeners reports whether a wake-up listener other than this store's own
+// listens on the database: another replica, whose parked pops a NOTIFY would wake.
+func (s *Store) OtherWakeListeners(ctx context.Context) (bool, error) {
+	var others bool
+	err := s.pool.QueryRow(ctx, sqlOtherWakeListeners, wakeListenerClass, wakeListenerObj,
+		int32(s.listenerPID.Load())).Scan(&others)
+	return others, interpretError(err)
+}
+
 // ListenHandlers receive what the wake-up listener hears.
 type ListenHandlers struct {
 	// NotifyFunc gets each announced queue name.
@@ -66,6 +92,11 @@ func (s *Store) listenOnce(ctx context.Context, h ListenHandlers) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+WakeChannel); err != nil {
 		return err
 	}
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock_shared($1::int, $2::int)`, wakeListenerClass, wakeListenerObj); err != nil {
+		return err
+	}
+	s.listenerPID.Store(conn.PgConn().PID())
+	defer s.listenerPID.Store(0)
 	if h.ConnectedFunc != nil {
 		h.ConnectedFunc()
 	}

@@ -11,6 +11,7 @@ import (
 type pushCollector struct {
 	broker                               *broker.Broker
 	statements, pushes, expired, waiting *prometheus.Desc
+	wakeups                              *prometheus.Desc
 }
 
 func newPushCollector(b *broker.Broker) *pushCollector {
@@ -26,11 +27,14 @@ func newPushCollector(b *broker.Broker) *pushCollector {
 		waiting: prometheus.NewDesc("queen_push_waiting",
 			"Pushes of this replica waiting for a push statement (all QUEEN_PUSH_MAX_CONCURRENT busy, or held "+
 				"for QUEEN_PUSH_PREFERRED_BATCH_SIZE).", nil, nil),
+		wakeups: prometheus.NewDesc("queen_wakeup_notifications_total",
+			"Batches of wake-ups for long-polls on other replicas: sent (one NOTIFY each) or skipped (no other "+
+				"replica listened).", []string{"outcome"}, nil),
 	}
 }
 
 func (c *pushCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.statements, c.pushes, c.expired, c.waiting} {
+	for _, d := range []*prometheus.Desc{c.statements, c.pushes, c.expired, c.waiting, c.wakeups} {
 		ch <- d
 	}
 }
@@ -41,4 +45,7 @@ func (c *pushCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.pushes, prometheus.CounterValue, float64(s.Pushes))
 	ch <- prometheus.MustNewConstMetric(c.expired, prometheus.CounterValue, float64(s.Escaped))
 	ch <- prometheus.MustNewConstMetric(c.waiting, prometheus.GaugeValue, float64(s.Waiting))
+	w := c.broker.WakeNotifications()
+	ch <- prometheus.MustNewConstMetric(c.wakeups, prometheus.CounterValue, float64(w.Sent), "sent")
+	ch <- prometheus.MustNewConstMetric(c.wakeups, prometheus.CounterValue, float64(w.Skipped), "skipped")
 }
