@@ -80,7 +80,7 @@ func TestPushOnOneReplicaWakesLongPollOnAnother(t *testing.T) {
 
 	t.Run("ListenerReconnectsAfterItsConnectionDies", func(t *testing.T) {
 		_, err := admin.Exec(ctx, `SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-			WHERE `+sqlWakeListenerLock+` AND d.datname = $1`, dbName)
+			WHERE `+store.WakeListenerLocks+` AND d.datname = $1`, dbName)
 		require.NoError(t, err)
 		require.Eventually(t, listening, 30*time.Second, 20*time.Millisecond, "both listeners are back")
 		got := parkPop(t, b, "xwake")
@@ -95,16 +95,11 @@ func TestPushOnOneReplicaWakesLongPollOnAnother(t *testing.T) {
 	})
 }
 
-// sqlWakeListenerLock matches the advisory lock a replica's wake-up listener holds
-// while it listens ("quen" "wake", shared).
-const sqlWakeListenerLock = `l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
-	AND l.classid = x'7175656e'::int::oid AND l.objid = x'77616b65'::int::oid`
-
 // wakeListeners counts the replicas listening for wake-ups on database dbName.
 func wakeListeners(t *testing.T, admin *pgxpool.Pool, dbName string) int {
 	var n int
 	err := admin.QueryRow(context.Background(), `SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-		WHERE `+sqlWakeListenerLock+` AND d.datname = $1`, dbName).Scan(&n)
+		WHERE `+store.WakeListenerLocks+` AND d.datname = $1`, dbName).Scan(&n)
 	require.NoError(t, err)
 	return n
 }

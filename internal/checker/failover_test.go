@@ -14,6 +14,7 @@ import (
 
 	"github.com/queenmq/queen/internal/checker"
 	"github.com/queenmq/queen/internal/patronitest"
+	"github.com/queenmq/queen/internal/store"
 )
 
 // flagTargetAny runs TestPostgresFailover's brokers with PG_TARGET_SESSION_ATTRS=any.
@@ -109,7 +110,7 @@ func TestPostgresFailover(t *testing.T) {
 }
 
 // requireBrokersOnThePrimary waits until, on the primary of pc, both brokers' wake-up
-// listeners are connected (LISTEN) and a leader-gated background job has run after
+// listeners are connected (they hold their listener lock) and a leader-gated background job has run after
 // since: the brokers followed the primary with everything, not only their pools.
 func requireBrokersOnThePrimary(t *testing.T, pc *patronitest.Cluster, since time.Time) {
 	t.Helper()
@@ -119,7 +120,8 @@ func requireBrokersOnThePrimary(t *testing.T, pc *patronitest.Cluster, since tim
 	var listeners, jobs int
 	require.Eventually(t, func() bool {
 		err := conn.QueryRow(t.Context(), `SELECT
-			(SELECT count(*) FROM pg_stat_activity WHERE application_name = 'queen' AND query = 'LISTEN queen_wake'),
+			(SELECT count(*) FROM pg_locks l WHERE `+store.WakeListenerLocks+`
+			   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())),
 			(SELECT count(*) FROM queen.maintenance_jobs WHERE last_run_at > $1)`, since).Scan(&listeners, &jobs)
 		return err == nil && listeners >= 2 && jobs > 0
 	}, failoverRecovery, 100*time.Millisecond,

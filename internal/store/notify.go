@@ -31,18 +31,22 @@ const (
 	wakeListenerObj   = 0x77616b65
 )
 
+// WakeListenerLocks is a condition on pg_locks (as l) that matches the locks the
+// wake-up listeners hold, one per listening replica (l.database tells the database).
+const WakeListenerLocks = `l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+      AND l.classid = x'7175656e'::int::oid AND l.objid = x'77616b65'::int::oid`
+
 const sqlOtherWakeListeners = `SELECT EXISTS (
-    SELECT 1 FROM pg_locks
-    WHERE locktype = 'advisory' AND granted AND objsubid = 2
-      AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-      AND classid = $1::int::oid AND objid = $2::int::oid AND pid <> $3)`
+    SELECT 1 FROM pg_locks l
+    WHERE ` + WakeListenerLocks + `
+      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND l.pid <> $1)`
 
 // OtherWakeListeners reports whether a wake-up listener other than this store's own
 // listens on the database: another replica, whose parked pops a NOTIFY would wake.
 func (s *Store) OtherWakeListeners(ctx context.Context) (bool, error) {
 	var others bool
-	err := s.pool.QueryRow(ctx, sqlOtherWakeListeners, wakeListenerClass, wakeListenerObj,
-		int32(s.listenerPID.Load())).Scan(&others)
+	err := s.pool.QueryRow(ctx, sqlOtherWakeListeners, int32(s.listenerPID.Load())).Scan(&others)
 	return others, interpretError(err)
 }
 
