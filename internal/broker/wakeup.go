@@ -9,12 +9,13 @@ import (
 	"github.com/queenmq/queen/internal/store"
 )
 
-// wakeup carries wake-ups between replicas through PostgreSQL LISTEN/NOTIFY
-// (never inside the push transaction). Pushes enqueue queue names after their commit; one sender
-// coalesces everything that arrived while its previous NOTIFY was in flight into one
-// statement, and sends none while no other replica listens (a notifying commit flushes
-// the WAL and takes a database-wide lock). A lost notification only costs latency: parked pops also re-check on a
-// timer, and every (re)connection of the listener wakes all local waiters.
+// wakeup carries wake-ups between replicas through PostgreSQL LISTEN/NOTIFY (never
+// inside the push transaction). Pushes enqueue queue names after their commit; one
+// sender coalesces everything that arrived while its previous NOTIFY was in flight
+// into one statement, and sends none while no other replica listens (a notifying
+// commit flushes the WAL and takes a database-wide lock). A lost notification only
+// costs latency: parked pops also re-check on a timer, and every (re)connection of
+// the listener wakes all local waiters.
 type wakeup struct {
 	mu      sync.Mutex
 	pending map[string]struct{}

@@ -32,7 +32,8 @@ const (
 )
 
 // WakeListenerLocks is a condition on pg_locks (as l) that matches the locks the
-// wake-up listeners hold, one per listening replica (l.database tells the database).
+// wake-up listeners hold (the keys above, in hex), one per listening replica
+// (l.database tells the database).
 const WakeListenerLocks = `l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
       AND l.classid = x'7175656e'::int::oid AND l.objid = x'77616b65'::int::oid`
 
