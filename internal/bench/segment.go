@@ -199,18 +199,7 @@ const sqlSegAck = `WITH a AS (
            lease_acquired_at = NULL, lease_expires_at = NULL, worker_id = NULL, batch_size = 0
      WHERE partition_id = $1::uuid AND consumer_group = $2 AND worker_id = $4
     RETURNING partition_id, consumer_group, next_offset
-), h AS (
-    SELECT hd.next_offset FROM bench_seg.heads hd WHERE hd.partition_id = $1::uuid FOR SHARE
-), more AS (
-    UPDATE bench_seg.ready r SET ready_at = now()
-      FROM a, h WHERE r.partition_id = a.partition_id AND r.consumer_group = a.consumer_group
-                  AND a.next_offset < h.next_offset
-), drained AS (
-    DELETE FROM bench_seg.ready r
-     USING a, h WHERE r.partition_id = a.partition_id AND r.consumer_group = a.consumer_group
-                  AND a.next_offset >= h.next_offset
-)
-SELECT a.next_offset FROM a`
+` + sqlSegSettle
 
 // sqlSegRelease clears the lease of worker $3 on partition $1, group $2 without
 // moving the cursor (a claim that read nothing) and handles the ready row as the ack
@@ -220,7 +209,12 @@ const sqlSegRelease = `WITH a AS (
        SET lease_acquired_at = NULL, lease_expires_at = NULL, worker_id = NULL, batch_size = 0
      WHERE partition_id = $1::uuid AND consumer_group = $2 AND worker_id = $3
     RETURNING partition_id, consumer_group, next_offset
-), h AS (
+` + sqlSegSettle
+
+// sqlSegSettle follows the cursor update a of sqlSegAck and sqlSegRelease (partition
+// $1): the ready row goes to the end of the line while the partition has more, and
+// goes when the cursor reached the head (read FOR SHARE, so no push slips between).
+const sqlSegSettle = `), h AS (
     SELECT hd.next_offset FROM bench_seg.heads hd WHERE hd.partition_id = $1::uuid FOR SHARE
 ), more AS (
     UPDATE bench_seg.ready r SET ready_at = now()
