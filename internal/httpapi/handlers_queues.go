@@ -297,11 +297,7 @@ func (s *Server) handleQueueList(w http.ResponseWriter, r *http.Request) error {
 // shape: the stored options (all 21 keys, spelled as configure takes them, so the
 // object can be posted back) and whether queen applies the stored ttl and retryDelay.
 func (s *Server) handleQueueGet(w http.ResponseWriter, r *http.Request) error {
-	name, err := pathParam(r, "queue")
-	if err != nil {
-		return err
-	}
-	stored, err := scopeName(r, "queue", name)
+	stored, err := scopedQueueParam(r)
 	if err != nil {
 		return err
 	}
