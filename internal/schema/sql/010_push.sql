@@ -47,9 +47,7 @@ DECLARE
     r       record;
     v_payloads jsonb := p_payloads::jsonb;
     v_pids  uuid[];
-    v_ts    timestamptz[];
     v_allow boolean[];
-    v_now   timestamptz;
     v_caps  jsonb := '{}';
     v_n     bigint;
     v_pid   uuid;
@@ -62,57 +60,48 @@ BEGIN
               USING ERRCODE = '22023';
     END IF;
     IF cardinality(p_queues) = 1 THEN
-        -- One existing partition of a queue without maxSize (most pushes): the steps
-        -- below in three statements, the locks taken in the same order.
-        SELECT p.id, qq.id, qq.max_queue_size > 0 INTO v_pid, v_qid, v_capped
+        -- One existing partition of a queue without maxSize (most pushes): its ids and
+        -- both locks in one statement, taken in the order of the general path below.
+        SELECT p.id, qq.id, coalesce(qq.max_queue_size, 0) > 0 INTO v_pid, v_qid, v_capped
           FROM queen.queues qq JOIN queen.partitions p ON p.queue_id = qq.id AND p.name = p_partitions[1]
+          LEFT JOIN LATERAL (SELECT pg_advisory_xact_lock_shared(queen.queue_consumers_key(qq.id)),
+                                    pg_advisory_xact_lock(queen.partition_order_key(p.id))
+                              WHERE coalesce(qq.max_queue_size, 0) = 0 OFFSET 0) lk ON true
          WHERE qq.name = p_queues[1];
     END IF;
     IF v_pid IS NOT NULL AND NOT v_capped THEN
-        PERFORM pg_advisory_xact_lock_shared(queen.queue_consumers_key(v_qid)),
-                pg_advisory_xact_lock(queen.partition_order_key(v_pid));
-        v_now := clock_timestamp();
         v_pids := ARRAY[v_pid];
         v_qids := ARRAY[v_qid];
-        v_ts := ARRAY[greatest(v_now, (SELECT pl.last_message_created_at + interval '1 microsecond'
-                                         FROM queen.partition_lookup pl
-                                        WHERE pl.partition_id = v_pid AND pl.queue_name = p_queues[1]))];
     ELSE
         v_pids := queen.partitions_resolve_q1(p_queues, p_partitions);
-        SELECT array_agg(qq.id ORDER BY k.ord) INTO v_qids
+        SELECT array_agg(qq.id ORDER BY k.ord), bool_or(coalesce(qq.max_queue_size, 0) > 0)
+          INTO v_qids, v_capped
           FROM unnest(p_queues) WITH ORDINALITY AS k(qn, ord) LEFT JOIN queen.queues qq ON qq.name = k.qn;
         -- The queues' registration locks in share mode, until commit: a group registering
         -- as a wildcard consumer meanwhile either sees this push or is seen by it (the ready
         -- rows below; 015_ready.sql).
         PERFORM pg_advisory_xact_lock_shared(queen.queue_consumers_key(q.id))
-           FROM (SELECT qq.id FROM queen.queues qq WHERE qq.name = ANY (p_queues) ORDER BY qq.id) q;
+           FROM (SELECT DISTINCT x.id FROM unnest(v_qids) AS x(id) ORDER BY x.id) q;
 
         -- maxSize: queues with a capacity are locked (before any partition, always in this
         -- order) and counted, so concurrent pushes cannot overfill them.
-        FOR r IN
-            SELECT qq.id, qq.name, qq.max_queue_size
-            FROM queen.queues qq
-            WHERE qq.name = ANY (p_queues) AND qq.max_queue_size > 0
-            ORDER BY qq.id
-        LOOP
-            PERFORM pg_advisory_xact_lock(queen.queue_capacity_key(r.id));
-            SELECT count(*) INTO v_n
-            FROM queen.messages m JOIN queen.partitions p ON p.id = m.partition_id
-            WHERE p.queue_id = r.id;
-            v_caps := v_caps || jsonb_build_object(r.name, greatest(r.max_queue_size - v_n, 0));
-        END LOOP;
+        IF v_capped THEN
+            FOR r IN
+                SELECT qq.id, qq.name, qq.max_queue_size
+                FROM queen.queues qq
+                WHERE qq.name = ANY (p_queues) AND qq.max_queue_size > 0
+                ORDER BY qq.id
+            LOOP
+                PERFORM pg_advisory_xact_lock(queen.queue_capacity_key(r.id));
+                SELECT count(*) INTO v_n
+                FROM queen.messages m JOIN queen.partitions p ON p.id = m.partition_id
+                WHERE p.queue_id = r.id;
+                v_caps := v_caps || jsonb_build_object(r.name, greatest(r.max_queue_size - v_n, 0));
+            END LOOP;
+        END IF;
 
-        FOR r IN SELECT DISTINCT x.id FROM unnest(v_pids) AS x(id) ORDER BY x.id LOOP
-            PERFORM pg_advisory_xact_lock(queen.partition_order_key(r.id));
-        END LOOP;
-
-        -- One timestamp per partition, chosen under its lock; ids (generated in item
-        -- order) break the tie inside the batch.
-        v_now := clock_timestamp();
-        SELECT array_agg(greatest(v_now, pl.last_message_created_at + interval '1 microsecond') ORDER BY k.ord)
-          INTO v_ts
-          FROM unnest(v_pids, p_queues) WITH ORDINALITY AS k(pid, qn, ord)
-          LEFT JOIN queen.partition_lookup pl ON pl.partition_id = k.pid AND pl.queue_name = k.qn;
+        PERFORM pg_advisory_xact_lock(queen.partition_order_key(x.id))
+           FROM (SELECT DISTINCT x.id FROM unnest(v_pids) AS x(id) ORDER BY x.id) x;
     END IF;
 
     IF v_caps <> '{}' THEN
@@ -137,12 +126,31 @@ BEGIN
         $q$ INTO v_allow USING v_caps, p_queues, v_pids, p_pair, p_txid;
     END IF;
 
-    WITH ins AS (
+    -- One timestamp per partition, chosen under its lock (this statement's snapshot is
+    -- taken after the locks above, so it sees the partition's latest head); ids
+    -- (generated in item order) break the tie inside the batch. Every item that
+    -- inserted its own row is answered here.
+    RETURN QUERY
+    WITH clock AS MATERIALIZED (
+        SELECT clock_timestamp() AS now
+    ),
+    stamps AS MATERIALIZED (
+        -- A subquery per partition: its head by primary key, whatever the table's size
+        -- (a join planned for few partitions hashed the whole table).
+        SELECT array_agg(greatest(c.now, (SELECT pl.last_message_created_at + interval '1 microsecond'
+                                            FROM queen.partition_lookup pl
+                                           WHERE pl.partition_id = k.pid AND pl.queue_name = k.qn))
+                         ORDER BY k.ord) AS ts
+        FROM clock c
+        CROSS JOIN unnest(v_pids, p_queues) WITH ORDINALITY AS k(pid, qn, ord)
+    ),
+    ins AS (
         INSERT INTO queen.messages (id, transaction_id, partition_id, payload, trace_id,
                                     created_at, is_encrypted, producer_sub)
         SELECT x.mid::uuid, x.txid, v_pids[x.pair], v_payloads -> (x.ord::integer - 1), x.trace::uuid,
-               v_ts[x.pair], coalesce(x.enc, false), x.sub
-        FROM unnest(p_pair, p_txid, p_id, p_trace, p_sub, p_encrypted)
+               s.ts[x.pair], coalesce(x.enc, false), x.sub
+        FROM stamps s
+        CROSS JOIN unnest(p_pair, p_txid, p_id, p_trace, p_sub, p_encrypted)
              WITH ORDINALITY AS x(pair, txid, mid, trace, sub, enc, ord)
         WHERE v_allow IS NULL OR v_allow[x.ord]
         ORDER BY x.ord
@@ -175,37 +183,35 @@ BEGIN
         -- small, hashed every partition of the database on each push.
         INSERT INTO queen.partition_ready (partition_id, consumer_group, queue_id, ready_at)
         SELECT h.partition_id, c.consumer_group, c.queue_id,
-               v_now + make_interval(secs => (array_position(v_pids, h.partition_id) - 1) / 1e6)
+               k.now + make_interval(secs => (array_position(v_pids, h.partition_id) - 1) / 1e6)
         FROM heads h
+        CROSS JOIN clock k
         JOIN queen.queue_consumers c ON c.queue_id = v_qids[array_position(v_pids, h.partition_id)]
         ON CONFLICT (partition_id, consumer_group) DO NOTHING
         RETURNING 1
     )
-    SELECT count(*) INTO v_n FROM ins;
-
+    SELECT (x.ord - 1)::integer, 'queued'::text, x.mid::uuid, v_pids[x.pair]
+    FROM unnest(p_id, p_pair) WITH ORDINALITY AS x(mid, pair, ord)
+    JOIN ins ON ins.id = x.mid::uuid;
+    GET DIAGNOSTICS v_n = ROW_COUNT;
     IF v_n = cardinality(p_id) THEN
-        -- Every item inserted its own row.
-        RETURN QUERY
-        SELECT (x.ord - 1)::integer, 'queued'::text, x.mid::uuid, v_pids[x.pair]
-        FROM unnest(p_id, p_pair) WITH ORDINALITY AS x(mid, pair, ord);
         RETURN;
     END IF;
 
     PERFORM queen.keyed_plans_q1();
-    -- Each item's outcome is what is now stored under its (partition, transaction id):
-    -- its own message id (queued), another one (a duplicate: stored earlier, earlier in
-    -- this batch, or by a concurrent writer), or nothing (refused: the queue is full).
+    -- The other items' outcome is what is now stored under their (partition,
+    -- transaction id): another message id (a duplicate: stored earlier, earlier in this
+    -- batch, or by a concurrent writer), or nothing (refused: the queue is full).
     RETURN QUERY EXECUTE $q$
         SELECT (x.ord - 1)::integer,
-               CASE WHEN m.id IS NULL THEN 'full'
-                    WHEN m.id = x.mid::uuid THEN 'queued'
-                    ELSE 'duplicate' END,
+               CASE WHEN m.id IS NULL THEN 'full' ELSE 'duplicate' END,
                m.id,
                ($4::uuid[])[x.pair]
         FROM unnest($1::text[], $2::integer[], $3::text[]) WITH ORDINALITY AS x(mid, pair, txid, ord)
         LEFT JOIN LATERAL (SELECT mm.id FROM queen.messages mm
                            WHERE mm.partition_id = ($4::uuid[])[x.pair]
                              AND mm.transaction_id COLLATE "C" = x.txid) m ON true
+        WHERE m.id IS DISTINCT FROM x.mid::uuid
         ORDER BY x.ord
     $q$ USING p_id, p_pair, p_txid, v_pids;
 END;
