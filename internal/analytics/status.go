@@ -119,6 +119,9 @@ func (s *Service) Status(ctx context.Context, f Filter) (api.StatusResponse, err
 		out.DeadLetterQueue.TopErrors = append(out.DeadLetterQueue.TopErrors, api.ErrorCount{Error: e.Message, Count: e.Count})
 	}
 	out.Errors = api.StatusErrors{DBErrors: workerTotal.DBErrors, AckFailed: req.AckFailed, DLQMessages: req.DLQ}
+	if out.ConsumerGroups, err = s.consumerGroups(ctx, f); err != nil {
+		return api.StatusResponse{}, err
+	}
 	return out, nil
 }
 

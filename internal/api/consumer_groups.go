@@ -13,10 +13,13 @@ type ConsumerGroupSummary struct {
 	QueueName string `json:"queueName"`
 	// Members counts the group's partition cursors on the queue, not its clients.
 	Members int `json:"members"`
-	// PartitionsWithLag counts the cursors with unconsumed messages.
+	// PartitionsWithLag counts the partitions with unconsumed messages.
 	PartitionsWithLag int `json:"partitionsWithLag"`
-	// TotalLag is the number of unconsumed messages (upstream always sends null).
+	// TotalLag is the number of unconsumed messages, leased ones included, over every
+	// partition of the queue (upstream always sends null).
 	TotalLag int64 `json:"totalLag"`
+	// InFlight counts the leased messages not yet acknowledged. Queen only.
+	InFlight int64 `json:"inFlight"`
 	// MaxTimeLag is the age in seconds of the oldest unconsumed message.
 	MaxTimeLag int64 `json:"maxTimeLag"`
 	// State is "Lagging", "Stable" or "Dead".

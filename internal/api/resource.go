@@ -70,6 +70,9 @@ type QueueDetail struct {
 	// EnforcedOptions says whether queen applies the stored ttl and retryDelay. Queen
 	// only, nil from upstream.
 	EnforcedOptions *EnforcedOptions `json:"enforcedOptions,omitempty"`
+	// ConsumerGroups is how far each consumer of the queue is behind now, by group.
+	// Queen only; the partition stats and totals above are queue mode's, as upstream's.
+	ConsumerGroups []ConsumerGroupLag `json:"consumerGroups"`
 }
 
 // EnforcedOptions reports, for the two options upstream stores on every queue but never
@@ -83,12 +86,10 @@ type EnforcedOptions struct {
 	RetryDelay bool `json:"retryDelay"`
 }
 
-// MarshalJSON renders a nil Partitions as [].
+// MarshalJSON renders a nil Partitions or ConsumerGroups as [].
 func (d QueueDetail) MarshalJSON() ([]byte, error) {
 	type plain QueueDetail
-	if d.Partitions == nil {
-		d.Partitions = []PartitionDetail{}
-	}
+	d.Partitions, d.ConsumerGroups = nonNil(d.Partitions), nonNil(d.ConsumerGroups)
 	return json.Marshal(plain(d))
 }
 

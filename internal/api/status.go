@@ -145,12 +145,16 @@ type StatusResponse struct {
 	Errors          StatusErrors   `json:"errors"`
 	// StatsAge is seconds since this broker last flushed its counters (-1: never).
 	StatsAge int64 `json:"statsAge"`
+	// ConsumerGroups is how far each consumer of the view's queues is behind now, by
+	// queue then group (not windowed). Queen only.
+	ConsumerGroups []ConsumerGroupLag `json:"consumerGroups"`
 }
 
 // MarshalJSON renders nil lists as [].
 func (s StatusResponse) MarshalJSON() ([]byte, error) {
 	type plain StatusResponse
 	s.Throughput, s.Queues, s.Workers = nonNil(s.Throughput), nonNil(s.Queues), nonNil(s.Workers)
+	s.ConsumerGroups = nonNil(s.ConsumerGroups)
 	s.DeadLetterQueue.TopErrors = nonNil(s.DeadLetterQueue.TopErrors)
 	return json.Marshal(plain(s))
 }
@@ -284,12 +288,33 @@ type StatusQueueDetail struct {
 	// Options is the queue's whole stored option set, as in the configure echo.
 	// Queen only (upstream's answer has only queue.config); nil from upstream.
 	Options *QueueOptionsEcho `json:"options,omitempty"`
+	// ConsumerGroups is how far each consumer of the queue is behind now, by group.
+	// Queen only; the partitions and totals above are queue mode's, as upstream's.
+	ConsumerGroups []ConsumerGroupLag `json:"consumerGroups"`
 }
 
-// MarshalJSON renders nil Partitions as [].
+// ConsumerGroupLag is how far one consumer group (queue mode: "__QUEUE_MODE__") is
+// behind on one queue, now: the numbers of the queen_consumer_group_* gauges.
+type ConsumerGroupLag struct {
+	Queue string `json:"queue"`
+	Group string `json:"group"`
+	// Lag counts the messages the group has not consumed yet, leased ones included,
+	// over every partition of the queue.
+	Lag int64 `json:"lag"`
+	// Pending is Lag less InFlight: not consumed and not leased.
+	Pending int64 `json:"pending"`
+	// InFlight counts leased messages not yet acknowledged.
+	InFlight int64 `json:"inFlight"`
+	// LagSeconds is the age of the oldest message not consumed yet (0 when none).
+	LagSeconds float64 `json:"lagSeconds"`
+	// PartitionsWithLag counts the partitions with messages not consumed yet.
+	PartitionsWithLag int `json:"partitionsWithLag"`
+}
+
+// MarshalJSON renders nil Partitions and ConsumerGroups as [].
 func (d StatusQueueDetail) MarshalJSON() ([]byte, error) {
 	type plain StatusQueueDetail
-	d.Partitions = nonNil(d.Partitions)
+	d.Partitions, d.ConsumerGroups = nonNil(d.Partitions), nonNil(d.ConsumerGroups)
 	return json.Marshal(plain(d))
 }
 

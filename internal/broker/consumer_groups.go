@@ -12,10 +12,17 @@ import (
 // overview, cursors of the lagging list and of one group.
 const MaxConsumerGroupRows = 10000
 
-// ConsumerGroups summarises every consumer group (queue mode included) on every queue
-// of the scope it has cursors on, ordered by group then queue.
+// ConsumerGroups summarises every consumer group (queue mode included) of every queue
+// of the scope (a group with a cursor, a subscription or a wildcard registration on
+// it), ordered by group then queue.
 func (b *Broker) ConsumerGroups(ctx context.Context, sc queue.Scope) ([]queue.ConsumerGroupSummary, error) {
 	return b.store.ConsumerGroupList(ctx, sc, MaxConsumerGroupRows)
+}
+
+// QueueConsumerGroups says how far each consumer group (queue mode included) of one
+// queue (its full name) is behind, by group.
+func (b *Broker) QueueConsumerGroups(ctx context.Context, name string) ([]queue.ConsumerGroupSummary, error) {
+	return b.store.QueueConsumerGroups(ctx, name, MaxConsumerGroupRows)
 }
 
 // ConsumerGroupsLagging returns the cursors, of every group, whose oldest unconsumed

@@ -111,9 +111,20 @@ func showGroups(t *tw, l []api.ConsumerGroupSummary) {
 			sub += " " + *g.SubscriptionTimestamp
 		}
 		rows[i] = []string{g.Name, g.QueueName, itoa(g.Members), itoa(g.PartitionsWithLag), itoa(g.TotalLag),
-			ago(g.MaxTimeLag), t.state(g.State), sub}
+			itoa(g.InFlight), ago(g.MaxTimeLag), t.state(g.State), sub}
 	}
-	t.table([]string{"GROUP", "QUEUE", "PARTITIONS", "LAGGING", "LAG", "MAX TIME LAG", "STATE", "SUBSCRIPTION"}, rows, "No consumer groups.")
+	t.table([]string{"GROUP", "QUEUE", "PARTITIONS", "LAGGING", "LAG", "IN FLIGHT", "MAX TIME LAG", "STATE", "SUBSCRIPTION"},
+		rows, "No consumer groups.")
+}
+
+// showGroupLags renders how far each consumer group is behind on its queue.
+func showGroupLags(t *tw, l []api.ConsumerGroupLag) {
+	rows := make([][]string, len(l))
+	for i, g := range l {
+		rows[i] = []string{g.Group, g.Queue, itoa(g.Lag), t.yellow(itoa(g.Pending)), itoa(g.InFlight),
+			ago(int64(g.LagSeconds)), itoa(g.PartitionsWithLag)}
+	}
+	t.table([]string{"GROUP", "QUEUE", "LAG", "PENDING", "IN FLIGHT", "OLDEST", "LAGGING PARTITIONS"}, rows, "No consumer groups.")
 }
 
 // showGroup renders one group, its queues in name order.

@@ -102,6 +102,10 @@ func showStatus(t *tw, s *api.StatusResponse) {
 		rows[i] = []string{q.Name, orDash(q.Namespace), orDash(q.Task), itoa(q.Partitions), itoa(q.TotalConsumed)}
 	}
 	t.table([]string{"QUEUE", "NAMESPACE", "TASK", "PARTITIONS", "CONSUMED"}, rows, "No queue received messages in the window.")
+	if s.ConsumerGroups != nil { // an upstream broker sends none
+		t.line("")
+		showGroupLags(t, s.ConsumerGroups)
+	}
 }
 
 // redIf colours a count red when it is not zero.

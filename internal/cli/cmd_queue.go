@@ -103,7 +103,7 @@ func showQueue(t *tw, d *api.QueueDetail) {
 		{"Namespace", orDash(d.Namespace)},
 		{"Task", orDash(d.Task)},
 		{"Created", d.CreatedAt},
-		{"Messages", counters(t, c)},
+		{"Messages (queue mode)", counters(t, c)},
 	})
 	t.line("")
 	if d.Options != nil { // an upstream broker sends no options
@@ -118,6 +118,10 @@ func showQueue(t *tw, d *api.QueueDetail) {
 	}
 	t.table([]string{"PARTITION", "TOTAL", "PENDING", "PROCESSING", "COMPLETED", "FAILED", "DEAD-LETTER", "OLDEST", "NEWEST"},
 		rows, "No partitions.")
+	if d.ConsumerGroups != nil { // an upstream broker sends none
+		t.line("")
+		showGroupLags(t, d.ConsumerGroups)
+	}
 }
 
 // counters renders the six message counters on one line.

@@ -28,7 +28,7 @@ func (s *Server) handleConsumerGroupList(w http.ResponseWriter, r *http.Request)
 		out[i] = api.ConsumerGroupSummary{
 			Name: unscopeName(r, g.Group), Topics: []string{unscopeName(r, g.Queue)}, QueueName: unscopeName(r, g.Queue),
 			Members:           g.Members,
-			PartitionsWithLag: g.PartitionsWithLag, TotalLag: g.TotalLag,
+			PartitionsWithLag: g.PartitionsWithLag, TotalLag: g.TotalLag, InFlight: g.InFlight,
 			MaxTimeLag: wholeSeconds(g.MaxTimeLag), State: g.State(),
 		}
 		if sub := g.Subscription; sub != nil {

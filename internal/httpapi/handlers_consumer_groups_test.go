@@ -23,7 +23,8 @@ const cgMillisRE = `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`
 
 // Keys of the consumer-group answers.
 var (
-	cgSummaryKeys = sortedKeys("name", "topics", "queueName", "members", "partitionsWithLag", "totalLag",
+	// inFlight is queen's; the others are upstream's.
+	cgSummaryKeys = sortedKeys("name", "topics", "queueName", "members", "partitionsWithLag", "totalLag", "inFlight",
 		"maxTimeLag", "state", "subscriptionMode", "subscriptionTimestamp", "subscriptionCreatedAt")
 	cgLaggingKeys = sortedKeys("consumer_group", "queue_name", "partition_name", "partition_id", "worker_id",
 		"offset_lag", "time_lag_seconds", "lag_hours", "oldest_unconsumed_at", "last_consumed_at")
@@ -155,6 +156,7 @@ func TestConsumerGroupViews(t *testing.T) {
 		require.Equal(t, 1.0, g["members"])
 		require.Equal(t, 1.0, g["partitionsWithLag"])
 		require.Equal(t, 2.0, g["totalLag"])
+		require.Equal(t, 2.0, g["inFlight"], "three leased, one acked")
 		require.IsType(t, 0.0, g["maxTimeLag"])
 		require.Less(t, g["maxTimeLag"], 300.0)
 		require.Equal(t, "Stable", g["state"])
@@ -168,6 +170,7 @@ func TestConsumerGroupViews(t *testing.T) {
 
 		dead := cgSummary(t, b, "ld", "cg-view")
 		require.Equal(t, 3.0, dead["totalLag"], "a lease is not consumption")
+		require.Equal(t, 1.0, dead["inFlight"])
 		require.Equal(t, "Dead", dead["state"])
 
 		sub := cgSummary(t, b, "ln", "cg-view")

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/queenmq/queen/internal/analytics"
 	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/queue"
 )
@@ -295,7 +296,8 @@ func (s *Server) handleQueueList(w http.ResponseWriter, r *http.Request) error {
 // handleQueueGet is GET /api/v1/resources/queues/{queue}: the queue with
 // its partitions and counters, or 404 {"error":"Queue not found"}. Added to upstream's
 // shape: the stored options (all 21 keys, spelled as configure takes them, so the
-// object can be posted back) and whether queen applies the stored ttl and retryDelay.
+// object can be posted back), whether queen applies the stored ttl and retryDelay, and
+// how far each consumer group is behind.
 func (s *Server) handleQueueGet(w http.ResponseWriter, r *http.Request) error {
 	stored, err := scopedQueueParam(r)
 	if err != nil {
@@ -324,6 +326,11 @@ func (s *Server) handleQueueGet(w http.ResponseWriter, r *http.Request) error {
 			OldestMessage: optionalTime(p.OldestMessage), NewestMessage: optionalTime(p.NewestMessage),
 		}
 	}
+	groups, err := s.broker.QueueConsumerGroups(r.Context(), stored)
+	if err != nil {
+		return err
+	}
+	d.ConsumerGroups = analytics.GroupLags(scopeOf(r), groups)
 	return writeJSON(w, http.StatusOK, d)
 }
 

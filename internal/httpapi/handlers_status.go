@@ -95,7 +95,8 @@ func (s *Server) handleStatusQueues(w http.ResponseWriter, r *http.Request) erro
 
 // handleStatusQueue is GET /api/v1/status/queues/{queue}: the queue, its
 // configuration and every partition with live counters and the queue-mode cursor,
-// plus (queen only) the whole stored option set as options; 404 {"error":"Queue not
+// plus (queen only) the whole stored option set as options and how far each consumer
+// group is behind as consumerGroups; 404 {"error":"Queue not
 // found"} for an unknown queue.
 func (s *Server) handleStatusQueue(w http.ResponseWriter, r *http.Request) error {
 	name, err := scopedQueueParam(r)
@@ -130,6 +131,11 @@ func (s *Server) handleStatusQueue(w http.ResponseWriter, r *http.Request) error
 	out.Totals = api.StatusTotals{Messages: counters(totals), Counters: counters(totals)}
 	opts := optionsEcho(o)
 	out.Options = &opts
+	groups, err := s.broker.QueueConsumerGroups(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	out.ConsumerGroups = analytics.GroupLags(scopeOf(r), groups)
 	return writeJSON(w, http.StatusOK, out)
 }
 

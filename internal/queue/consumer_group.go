@@ -34,16 +34,22 @@ type ConsumerGroupSubscription struct {
 	CreatedAt time.Time
 }
 
-// ConsumerGroupSummary summarises the cursors of one consumer group on one queue.
+// ConsumerGroupSummary is how far one consumer group (queue mode included) is behind
+// on one queue.
 type ConsumerGroupSummary struct {
 	Group string
 	Queue string
 	// Members counts the group's partition cursors on the queue (not its clients).
 	Members int
-	// PartitionsWithLag counts the cursors with at least one unconsumed message.
+	// PartitionsWithLag counts the partitions of the queue with at least one message
+	// the group has not consumed (with or without a cursor there).
 	PartitionsWithLag int
-	// TotalLag is the number of unconsumed messages over all the cursors.
+	// TotalLag is the number of messages of the queue the group has not consumed yet,
+	// leased ones included, on every partition: a partition the group has no cursor on
+	// owes what the group will read there.
 	TotalLag int64
+	// InFlight is the part of TotalLag held by live leases, not yet acknowledged.
+	InFlight int64
 	// MaxTimeLag is the age of the oldest unconsumed message (0 when none).
 	MaxTimeLag time.Duration
 	// EverConsumed reports that some cursor has a last-consumed time.

@@ -52,65 +52,6 @@ CROSS JOIN LATERAL (
 WHERE ($1::text IS NULL OR pc.consumer_group = $1::text)
   AND ($2::text = '' OR starts_with(q.name::text, $2::text))`
 
-// sqlGroupQueueList aggregates sqlCursorLag per (group, queue), with the group's
-// subscription on the queue (the queue-wide one, else the oldest partition-specific
-// one). $3 caps the rows.
-const sqlGroupQueueList = `
-WITH c AS (` + sqlCursorLag + `),
-g AS (
-    SELECT c.grp, c.qname, count(*)::int AS members,
-           (count(*) FILTER (WHERE c.lag > 0))::int AS with_lag,
-           coalesce(sum(c.lag), 0)::bigint AS total_lag,
-           min(c.oldest) AS oldest,
-           bool_or(c.last_consumed_at IS NOT NULL) AS ever_consumed
-    FROM c
-    GROUP BY c.grp, c.qname
-)
-SELECT g.grp, g.qname, g.members, g.with_lag, g.total_lag,
-       coalesce(extract(epoch FROM now() - g.oldest), 0)::float8, g.ever_consumed,
-       md.subscription_mode, md.subscription_timestamp, md.created_at
-FROM g
-LEFT JOIN LATERAL (
-    SELECT coalesce(m.subscription_mode, '')::text AS subscription_mode, m.subscription_timestamp,
-           coalesce(m.created_at, now()) AS created_at
-    FROM queen.consumer_groups_metadata m
-    WHERE m.consumer_group = g.grp AND m.queue_name = g.qname AND m.namespace = '' AND m.task = ''
-    ORDER BY (m.partition_name = '') DESC, m.created_at, m.id
-    LIMIT 1
-) md ON true
-ORDER BY g.grp, g.qname
-LIMIT $3`
-
-// ConsumerGroupList summarises every consumer group on every queue of the scope it has
-// cursors on, ordered by group then queue, at most limit rows.
-func (s *Store) ConsumerGroupList(ctx context.Context, sc queue.Scope, limit int) ([]queue.ConsumerGroupSummary, error) {
-	rows, err := s.pool.Query(ctx, sqlGroupQueueList, nil, sc.Prefix(), limit)
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	defer rows.Close()
-	var out []queue.ConsumerGroupSummary
-	for rows.Next() {
-		var g queue.ConsumerGroupSummary
-		var lagSeconds float64
-		var mode *string
-		var subTS, subCreated *time.Time
-		if err := rows.Scan(&g.Group, &g.Queue, &g.Members, &g.PartitionsWithLag, &g.TotalLag, &lagSeconds,
-			&g.EverConsumed, &mode, &subTS, &subCreated); err != nil {
-			return nil, interpretError(err)
-		}
-		g.MaxTimeLag = secondsDuration(lagSeconds)
-		if mode != nil {
-			g.Subscription = &queue.ConsumerGroupSubscription{Mode: *mode, Timestamp: utcPtr(subTS)}
-			if subCreated != nil {
-				g.Subscription.CreatedAt = subCreated.UTC()
-			}
-		}
-		out = append(out, g)
-	}
-	return out, interpretError(rows.Err())
-}
-
 // sqlCursorLagList selects sqlCursorLag rows with their time lag in seconds.
 const sqlCursorLagList = `
 WITH c AS (` + sqlCursorLag + `)

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/queenmq/queen/internal/queue"
 )
 
 // QueueBacklog is the backlog of one queue as seen by its queue-mode cursor (the
@@ -33,6 +35,12 @@ type BacklogReading struct {
 	Truncated bool
 	// DeadLetterTotal counts every dead-letter entry of the cluster, truncated or not.
 	DeadLetterTotal int64
+	// Groups holds how far each consumer of each queue is behind (see
+	// [Store.ConsumerGroupList]), at most the group limit passed to
+	// [Store.QueueBacklogList], ordered by group then queue.
+	Groups []queue.ConsumerGroupSummary
+	// GroupsTruncated reports that more (group, queue) pairs exist than Groups holds.
+	GroupsTruncated bool
 }
 
 // sqlQueueBacklog computes, for the first $1 queues by name, the queue-mode backlog
@@ -81,11 +89,12 @@ FROM part
 GROUP BY name
 ORDER BY name`
 
-// QueueBacklogList reads the backlog of the first limit queues by name, and the
-// cluster's dead-letter total, in one read-only snapshot. now is the instant leases
+// QueueBacklogList reads the backlog of the first limit queues by name, the
+// cluster's dead-letter total and the lag of the first groupLimit (consumer group,
+// queue) pairs, in one read-only snapshot. now is the instant leases
 // and ages are judged at (pass time.Now(); tests pin it). It may scan every message
 // of those queues: run it from a background job with a timeout, never on a request.
-func (s *Store) QueueBacklogList(ctx context.Context, now time.Time, limit int) (BacklogReading, error) {
+func (s *Store) QueueBacklogList(ctx context.Context, now time.Time, limit, groupLimit int) (BacklogReading, error) {
 	var out BacklogReading
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
 		func(tx pgx.Tx) error {
@@ -105,6 +114,9 @@ func (s *Store) QueueBacklogList(ctx context.Context, now time.Time, limit int) 
 			if err != nil {
 				return err
 			}
+			if out.Groups, err = groupLag(ctx, tx, queue.Scope{}, nil, groupLimit+1); err != nil {
+				return err
+			}
 			return tx.QueryRow(ctx, `SELECT count(*) FROM queen.dead_letter_queue`).Scan(&out.DeadLetterTotal)
 		})
 	if err != nil {
@@ -112,6 +124,9 @@ func (s *Store) QueueBacklogList(ctx context.Context, now time.Time, limit int) 
 	}
 	if len(out.Queues) > limit {
 		out.Queues, out.Truncated = out.Queues[:limit], true
+	}
+	if len(out.Groups) > groupLimit {
+		out.Groups, out.GroupsTruncated = out.Groups[:groupLimit], true
 	}
 	return out, nil
 }

@@ -97,7 +97,7 @@ func TestQueueBacklogList(t *testing.T) {
 		}
 
 		now := time.Now().Add(time.Minute) // every message is at least a minute old
-		r, err := b.st.QueueBacklogList(t.Context(), now, 10)
+		r, err := b.st.QueueBacklogList(t.Context(), now, 10, 10)
 		require.NoError(t, err)
 		require.False(t, r.Truncated)
 		require.Equal(t, int64(1), r.DeadLetterTotal)
@@ -125,12 +125,12 @@ func TestQueueBacklogList(t *testing.T) {
 		b.push(t, "gauge-lease", "Default", 3)
 		b.claim(t, "gauge-lease", "Default", 2)
 
-		r, err := b.st.QueueBacklogList(t.Context(), time.Now(), 10)
+		r, err := b.st.QueueBacklogList(t.Context(), time.Now(), 10, 10)
 		require.NoError(t, err)
 		require.Equal(t, int64(2), byName(r)["gauge-lease"].Processing)
 
 		// The default lease is 300 s; an hour later it has expired.
-		r, err = b.st.QueueBacklogList(t.Context(), time.Now().Add(time.Hour), 10)
+		r, err = b.st.QueueBacklogList(t.Context(), time.Now().Add(time.Hour), 10, 10)
 		require.NoError(t, err)
 		q := byName(r)["gauge-lease"]
 		require.Equal(t, int64(0), q.Processing)
@@ -144,13 +144,13 @@ func TestQueueBacklogList(t *testing.T) {
 		for i := range 4 {
 			b.configure(t, fmt.Sprintf("gauge-lim-%d", i))
 		}
-		r, err := b.st.QueueBacklogList(t.Context(), time.Now(), 3)
+		r, err := b.st.QueueBacklogList(t.Context(), time.Now(), 3, 10)
 		require.NoError(t, err)
 		require.True(t, r.Truncated)
 		require.Equal(t, []string{"gauge-lim-0", "gauge-lim-1", "gauge-lim-2"},
 			[]string{r.Queues[0].Name, r.Queues[1].Name, r.Queues[2].Name})
 
-		r, err = b.st.QueueBacklogList(t.Context(), time.Now(), 4)
+		r, err = b.st.QueueBacklogList(t.Context(), time.Now(), 4, 10)
 		require.NoError(t, err)
 		require.False(t, r.Truncated)
 		require.Len(t, r.Queues, 4)

@@ -10,6 +10,7 @@ import (
 type backlogCollector struct {
 	t                                           *Telemetry
 	messages, dlq, dlqByQueue, dlqDepth, oldest *prometheus.Desc
+	groupLag, groupLagSeconds, groupInFlight    *prometheus.Desc
 }
 
 func newBacklogCollector(t *Telemetry) *backlogCollector {
@@ -32,11 +33,25 @@ func newBacklogCollector(t *Telemetry) *backlogCollector {
 			"Age of the oldest message of a queue not yet acknowledged in queue mode (its consumer lag); "+
 				"0 when nothing is pending. Cached by the backlog refresh.",
 			[]string{"queue"}, nil),
+		groupLag: prometheus.NewDesc("queen_consumer_group_lag_messages",
+			"Messages of a queue a consumer group (queue mode: __QUEUE_MODE__) has not consumed yet, leased ones "+
+				"included, over every partition (one without the group's cursor owes what the group will read there). "+
+				"Cached by the backlog refresh.",
+			[]string{"queue", "group"}, nil),
+		groupLagSeconds: prometheus.NewDesc("queen_consumer_group_lag_seconds",
+			"Age of the oldest message of a queue a consumer group has not consumed yet; 0 when it is caught up. "+
+				"Cached by the backlog refresh.",
+			[]string{"queue", "group"}, nil),
+		groupInFlight: prometheus.NewDesc("queen_consumer_group_in_flight",
+			"Messages of a queue leased to a consumer group and not yet acknowledged (live leases only). "+
+				"Cached by the backlog refresh.",
+			[]string{"queue", "group"}, nil),
 	}
 }
 
 func (c *backlogCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.messages, c.dlq, c.dlqByQueue, c.dlqDepth, c.oldest} {
+	for _, d := range []*prometheus.Desc{c.messages, c.dlq, c.dlqByQueue, c.dlqDepth, c.oldest,
+		c.groupLag, c.groupLagSeconds, c.groupInFlight} {
 		ch <- d
 	}
 }
@@ -58,6 +73,11 @@ func (c *backlogCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.oldest, q.OldestPendingAge.Seconds(), q.Name)
 	}
 	gauge(c.dlqDepth, float64(r.DeadLetterTotal), "cluster")
+	for _, g := range r.Groups {
+		gauge(c.groupLag, float64(g.TotalLag), g.Queue, g.Group)
+		gauge(c.groupLagSeconds, g.MaxTimeLag.Seconds(), g.Queue, g.Group)
+		gauge(c.groupInFlight, float64(g.InFlight), g.Queue, g.Group)
+	}
 }
 
 // poolCollector reads the pgx pool's in-memory statistics at scrape time.

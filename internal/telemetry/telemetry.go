@@ -24,6 +24,12 @@ const DefaultRefreshInterval = 15 * time.Second
 // which also bounds the cardinality of the queue label.
 const MaxQueues = 1000
 
+// MaxGroupSeries bounds the (consumer group, queue) pairs covered by the consumer
+// group gauges (the first ones by group, then queue name), which bounds the
+// cardinality of their group and queue labels; past it the gauges leave the other
+// pairs out and queen_metrics_refresh_groups_truncated is 1.
+const MaxGroupSeries = 1000
+
 // refreshTimeout bounds one backlog query.
 const refreshTimeout = 10 * time.Second
 
@@ -54,6 +60,7 @@ type Telemetry struct {
 	refreshSuccess  prometheus.Gauge
 	refreshTime     prometheus.Gauge
 	refreshTrunc    prometheus.Gauge
+	groupsTrunc     prometheus.Gauge
 
 	// refreshMu serialises refreshes (the loop and direct calls).
 	refreshMu sync.Mutex
@@ -99,11 +106,16 @@ func New(reg prometheus.Registerer, opts Options) (*Telemetry, error) {
 			Namespace: namespace, Subsystem: "metrics", Name: "refresh_truncated",
 			Help: "1 if more queues exist than the backlog gauges cover (the first 1000 by name).",
 		}),
+		groupsTrunc: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Subsystem: "metrics", Name: "refresh_groups_truncated",
+			Help: "1 if more (consumer group, queue) pairs exist than the consumer group gauges cover " +
+				"(the first 1000 by group, then queue name).",
+		}),
 	}
 	t.rates.last = t.readActivity()
 	t.rates.at = opts.Started
 	cs := []prometheus.Collector{
-		t.refreshDuration, t.refreshSuccess, t.refreshTime, t.refreshTrunc,
+		t.refreshDuration, t.refreshSuccess, t.refreshTime, t.refreshTrunc, t.groupsTrunc,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "uptime_seconds",
 			Help: "Seconds since the broker process started.",
@@ -148,7 +160,7 @@ func (t *Telemetry) Refresh(ctx context.Context) error {
 	qctx, cancel := context.WithTimeout(ctx, refreshTimeout)
 	defer cancel()
 	start := time.Now()
-	r, err := t.store.QueueBacklogList(qctx, start, MaxQueues)
+	r, err := t.store.QueueBacklogList(qctx, start, MaxQueues, MaxGroupSeries)
 	if err != nil && ctx.Err() != nil {
 		return err // shutting down: keep the last state, say nothing
 	}
@@ -171,6 +183,7 @@ func (t *Telemetry) Refresh(ctx context.Context) error {
 	t.refreshSuccess.Set(1)
 	t.refreshTime.Set(float64(start.UnixNano()) / 1e9)
 	t.refreshTrunc.Set(boolFloat(r.Truncated))
+	t.groupsTrunc.Set(boolFloat(r.GroupsTruncated))
 	t.setBacklog(&r)
 	return nil
 }

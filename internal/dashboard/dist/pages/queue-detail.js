@@ -7,7 +7,7 @@ import { rangeWindow, series, latest, sum, byBucket } from '../lib/time.js';
 import { points } from '../lib/chart.js';
 import { navigate } from '../lib/router.js';
 import { MetricRows } from '../lib/metrics.js';
-import { Card, Stat, Stats, ErrorBox, Loading, PageHead, Range, Action, Banner, KV, Tabs, Empty } from '../lib/ui.js';
+import { Card, Stat, Stats, ErrorBox, Loading, PageHead, Range, Action, Banner, KV, Tabs, Empty, Table } from '../lib/ui.js';
 import { PartitionBrowser, LatestMessages } from './queue-partitions.js';
 import { QueueSettings } from './queue-settings.js';
 import { LongPolls } from './parts/longpolls.js';
@@ -22,7 +22,7 @@ async function loadQueue(name) {
     try {
       const r = await api(`/api/v1/resources/queues/${enc(name)}`);
       // The resource view has the same counters under partitions[].stats and totals.
-      return { source: 'resources', queue: r, partitions: r.partitions || [], totals: { messages: r.totals || {} } };
+      return { source: 'resources', queue: r, partitions: r.partitions || [], totals: { messages: r.totals || {} }, consumerGroups: r.consumerGroups };
     } catch (err2) {
       if (err2.status === 404 || err.status === 404) return { notFound: true };
       throw err2;
@@ -59,6 +59,22 @@ function rowsOf(ops, consumed) {
 
 const TABS = ['Overview', 'Partitions', 'Messages', 'Long-polls', 'Settings'];
 
+// GroupLag lists how far each consumer group (queue mode included) is behind on the
+// queue, from its cursors and leases: the numbers of the queen_consumer_group_* gauges.
+function GroupLag({ groups }) {
+  return html`<${Card} title="Consumer groups" testid="card-queue-groups">
+    <${Table} testid="table-queue-groups" rows=${groups} rowKey=${(g) => g.group} empty="Nobody consumes this queue yet."
+      columns=${[
+        { key: 'group', label: 'Group', render: (g) => html`<a href=${'/consumers?search=' + encodeURIComponent(g.group)} data-testid="group-name">${f.group(g.group)}</a>` },
+        { key: 'lag', label: 'Unconsumed', cls: 'num', sort: (g) => g.lag, render: (g) => html`<span data-testid="group-lag">${f.num(g.lag)}</span>` },
+        { key: 'pending', label: 'Pending', cls: 'num', sort: (g) => g.pending, render: (g) => html`<span data-testid="group-pending">${f.num(g.pending)}</span>` },
+        { key: 'inFlight', label: 'In flight', cls: 'num', sort: (g) => g.inFlight, render: (g) => html`<span data-testid="group-in-flight">${f.num(g.inFlight)}</span>` },
+        { key: 'age', label: 'Oldest', cls: 'num', sort: (g) => g.lagSeconds, render: (g) => html`<span class=${sev.timeLag(g.lagSeconds)}>${f.secs(g.lagSeconds)}</span>` },
+        { key: 'parts', label: 'Lagging partitions', cls: 'num', render: (g) => html`<span data-testid="group-lagging-partitions">${f.num(g.partitionsWithLag)}</span>` },
+      ]} />
+  </${Card}>`;
+}
+
 export function QueueDetailPage({ params, query }) {
   const name = params.queueName;
   const [range, setRange] = useState('1h');
@@ -76,6 +92,12 @@ export function QueueDetailPage({ params, query }) {
   const parts = (d.q && d.q.partitions) || [];
   const t = (d.q && d.q.totals && (d.q.totals.messages || d.q.totals)) || {};
   const cfg = q.config || {};
+  const groups = (d.q && d.q.consumerGroups) || null;
+  // The counters above the tabs are queue mode's (as upstream's); say so when named
+  // groups consume the queue too.
+  const named = (groups || []).some((g) => g.group !== '__QUEUE_MODE__');
+  const qm = named ? ' (queue mode)' : '';
+  const mostPending = (groups || []).reduce((a, g) => Math.max(a, g.pending), 0);
   const consumed = parts.reduce((a, p) => a + ((p.cursor && Number(p.cursor.totalConsumed)) || 0), 0);
   const m = rowsOf(d.ops, d.q ? consumed : null);
   const qs = `?queue=${enc(name)}`;
@@ -97,10 +119,10 @@ export function QueueDetailPage({ params, query }) {
     <${ErrorBox} error=${st.error} />
     ${t.deadLetter > 0 && html`<${Banner} kind="bad" testid="banner-queue-dlq">${f.num(t.deadLetter)} messages in the dead-letter queue. <a href=${'/dlq' + qs}>Open</a></${Banner}>`}
     ${m.now.failed > 0 && html`<${Banner} kind="warn" testid="banner-queue-ack-failed">${f.num(m.now.failed)} failed acks in this range.</${Banner}>`}
-    ${t.pending > 10000 && html`<${Banner} kind="warn" testid="banner-queue-pending">${f.num(t.pending)} messages pending.</${Banner}>`}
+    ${(groups ? mostPending : t.pending) > 10000 && html`<${Banner} kind="warn" testid="banner-queue-pending">${f.num(groups ? mostPending : t.pending)} messages pending${groups ? ' for a consumer group' : ''}.</${Banner}>`}
     <${Stats} testid="queue-counts">
-      <${Stat} label="Pending" value=${f.num(t.pending)} sev=${sev.pending(t.pending)} testid="stat-pending" />
-      <${Stat} label="Processing" value=${f.num(t.processing)} testid="stat-processing" />
+      <${Stat} label=${'Pending' + qm} value=${f.num(t.pending)} sev=${named ? '' : sev.pending(t.pending)} testid="stat-pending" />
+      <${Stat} label=${'Processing' + qm} value=${f.num(t.processing)} testid="stat-processing" />
       <${Stat} label="Completed" value=${f.num(t.completed)} testid="stat-completed" />
       <${Stat} label="Failed" value=${f.num(t.failed)} testid="stat-failed" />
       <${Stat} label="Dead letter" value=${f.num(t.deadLetter)} sev=${t.deadLetter > 0 ? 'bad' : ''} testid="stat-dlq" href=${'/dlq' + qs} />
@@ -112,6 +134,7 @@ export function QueueDetailPage({ params, query }) {
       <${Stat} label="Parked" value=${f.num(m.now.parked, 1)} testid="stat-parked" />
     </${Stats}>
     <${Tabs} tabs=${TABS} value=${tab} onChange=${setTab} testid="queue-tabs" />
+    ${tab === 'Overview' && groups && html`<${GroupLag} groups=${groups} />`}
     ${tab === 'Overview' && html`<div class="grid-main">
       <${Card} title="Metrics" testid="card-queue-metrics"><${MetricRows} rows=${m.rows} /></${Card}>
       <${Card} title="Configuration" testid="card-queue-config"><${KV} testid="queue-config" items=${[
