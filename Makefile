@@ -43,6 +43,7 @@ test: lint build ## lint, build, every Go test and one pass of every benchmark (
 	@# The dashboard's browser tests need a Chromium: installed here when possible, else they skip.
 	scripts/ensure-chromium.sh
 	scripts/ensure-patroni.sh
+	scripts/ensure-promtool.sh
 	scripts/pgtest.sh run -- bash -c '$(GO) test $(TEST_FLAGS) -bench . -benchtime 1x ./... && bin/queen-bench -quick'
 	scripts/systemd-test.sh
 	scripts/container-test.sh

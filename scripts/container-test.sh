@@ -242,6 +242,11 @@ if out=$(podman exec "$name" queenctl pop container-test --auto-ack 2>&1) && gre
 else
 	bad "podman exec queenctl pop: $out"
 fi
+if out=$(podman exec "$name" queen-proxy -version 2>&1) && grep -q '^queen ' <<<"$out"; then
+	ok "podman exec queen-proxy -version: the image holds the tenant gateway"
+else
+	bad "podman exec queen-proxy -version: $out"
+fi
 expect "the broker runs as 65532" "65532" "$(podman top "$name" huser 2>/dev/null | awk 'NR==2 {print $1}')"
 if [ -e "$spool/.lock" ]; then ok "the spool is in the mounted FILE_BUFFER_DIR"; else bad "no $spool/.lock: $(ls -A "$spool")"; fi
 

@@ -91,9 +91,9 @@ rootfs=$ctx/rootfs
 mkdir -p "$rootfs/usr/bin" "$rootfs/etc/ssl/certs" "$rootfs/var/lib/queen" "$ctx/spool"
 chmod 0750 "$ctx/spool"
 ldflags="-s -w -X $module/internal/buildinfo.Version=$version -X $module/internal/buildinfo.Commit=$commit -X $module/internal/buildinfo.Date=$created"
-say "building queen and queenctl $version for linux/$arch"
+say "building queen, queenctl and queen-proxy $version for linux/$arch"
 CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build -trimpath -ldflags "$ldflags" \
-	-o "$rootfs/usr/bin/" ./cmd/queen ./cmd/queenctl
+	-o "$rootfs/usr/bin/" ./cmd/queen ./cmd/queenctl ./cmd/queen-proxy
 printf '%s\n' 'root:x:0:0:root:/root:/sbin/nologin' \
 	"queen:x:$uid:$uid:queen message broker:/var/lib/queen:/sbin/nologin" >"$rootfs/etc/passwd"
 printf '%s\n' 'root:x:0:' "queen:x:$uid:" >"$rootfs/etc/group"
