@@ -75,7 +75,7 @@ func TestQueue(t *testing.T) {
 		b.push(t, "get.q", "p2", `{"a":2}`, `{"a":3}`)
 		out := ok(t, b.run(t, "queue", "get", "get.q"))
 		require.Contains(t, out, "Queue:     get.q\n")
-		require.Contains(t, out, "Messages:  3 total, 3 pending, 0 processing, 0 completed, 0 failed, 0 dead-letter\n")
+		require.Contains(t, out, "Messages:  3 total, 3 pending, 0 processing, 0 completed, 0 failed, 0 dead-letter, in queue mode\n")
 		rows := fields(out)
 		require.Contains(t, rows, []string{"PARTITION", "TOTAL", "PENDING", "PROCESSING", "COMPLETED", "FAILED", "DEAD-LETTER", "OLDEST", "NEWEST"})
 		var p2 []string

@@ -70,9 +70,10 @@ type QueueDetail struct {
 	// EnforcedOptions says whether queen applies the stored ttl and retryDelay. Queen
 	// only, nil from upstream.
 	EnforcedOptions *EnforcedOptions `json:"enforcedOptions,omitempty"`
-	// ConsumerGroups is how far each consumer of the queue is behind now, by group.
-	// Queen only; the partition stats and totals above are queue mode's, as upstream's.
-	ConsumerGroups []ConsumerGroupLag `json:"consumerGroups"`
+	// ConsumerGroups is how far each consumer of the queue is behind now, by group
+	// (omitted when nobody consumes it). Queen only, nil from upstream; the partition
+	// stats and totals above are queue mode's, as upstream's.
+	ConsumerGroups []ConsumerGroupLag `json:"consumerGroups,omitempty"`
 }
 
 // EnforcedOptions reports, for the two options upstream stores on every queue but never
@@ -86,10 +87,10 @@ type EnforcedOptions struct {
 	RetryDelay bool `json:"retryDelay"`
 }
 
-// MarshalJSON renders a nil Partitions or ConsumerGroups as [].
+// MarshalJSON renders a nil Partitions as [].
 func (d QueueDetail) MarshalJSON() ([]byte, error) {
 	type plain QueueDetail
-	d.Partitions, d.ConsumerGroups = nonNil(d.Partitions), nonNil(d.ConsumerGroups)
+	d.Partitions = nonNil(d.Partitions)
 	return json.Marshal(plain(d))
 }
 

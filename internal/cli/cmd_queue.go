@@ -103,7 +103,7 @@ func showQueue(t *tw, d *api.QueueDetail) {
 		{"Namespace", orDash(d.Namespace)},
 		{"Task", orDash(d.Task)},
 		{"Created", d.CreatedAt},
-		{"Messages (queue mode)", counters(t, c)},
+		{"Messages", counters(t, c) + ", in queue mode"},
 	})
 	t.line("")
 	if d.Options != nil { // an upstream broker sends no options
@@ -118,7 +118,7 @@ func showQueue(t *tw, d *api.QueueDetail) {
 	}
 	t.table([]string{"PARTITION", "TOTAL", "PENDING", "PROCESSING", "COMPLETED", "FAILED", "DEAD-LETTER", "OLDEST", "NEWEST"},
 		rows, "No partitions.")
-	if d.ConsumerGroups != nil { // an upstream broker sends none
+	if len(d.ConsumerGroups) > 0 { // omitted when nobody consumes the queue, and by upstream
 		t.line("")
 		showGroupLags(t, d.ConsumerGroups)
 	}

@@ -61,6 +61,6 @@ func TestShowQueueOptions(t *testing.T) {
 		ttl, _, out := optionLines(api.QueueDetail{Name: "q"})
 		require.Empty(t, ttl)
 		require.NotContains(t, out, "OPTION")
-		require.Contains(t, out, "Messages (queue mode): 0 total")
+		require.Contains(t, out, "Messages:  0 total")
 	})
 }

@@ -154,7 +154,7 @@ func TestQueueResources(t *testing.T) {
 		requireStatus(t, http.StatusOK, r)
 		d := r.object(t)
 		require.Equal(t, sortedKeys("id", "name", "namespace", "task", "createdAt", "partitions", "totals",
-			"options", "enforcedOptions", "consumerGroups"), keys(d))
+			"options", "enforcedOptions"), keys(d), "consumerGroups is omitted: nobody consumes the queue")
 		require.Equal(t, "res-a", d["name"])
 		opts := d["options"].(map[string]any)
 		require.Equal(t, "billing", opts["namespace"], "namespace and task are options too")
