@@ -160,8 +160,8 @@ $$;
 -- for the ack of a pop. p_pid, p_lease, p_status and p_error hold one element per item
 -- of p_txid, or a single element that stands for every item. The ack of a pop (every
 -- item completed, one lease value, the items naming, in order, one partition's next
--- messages after the group's cursor) is applied with one range scan (which also takes
--- the ack lock) and one update of the cursor row, and answered with a single row of o_idx -1: every
+-- messages after the group's cursor) is applied with one range scan, one locked read
+-- and one update of the cursor row, and answered with a single row of o_idx -1: every
 -- item succeeded, in o_queue and o_partition, and the last item released the lease when
 -- o_lease_released. Any other batch is answered by queen.ack_q1, one row per item. The
 -- outcome is the one queen.ack_q1 gives (a test runs random acks through both).
@@ -189,9 +189,11 @@ DECLARE
     v_mid   uuid[];
     v_mts   timestamptz[];
     v_wtx   text[];
-    v_locked boolean;
+    v_cid   uuid;
     v_qname text;
     v_pname text;
+    v_ok    boolean;
+    v_fwd   boolean;
     v_rel   boolean;
     v_cts   timestamptz;
     v_cmid  uuid;
@@ -209,13 +211,9 @@ BEGIN
        AND p_status <@ ARRAY['completed', 'success'] THEN
         v_pid := p_pid[1]::uuid;
         -- The messages right after the cursor, in the scan's order; used only if they
-        -- are the batch, in its order ((partition, transaction id) is unique). When
-        -- they are, queen.ack_q1's advisory lock is taken by the same statement, before
-        -- the cursor row's (its order); otherwise no lock at all.
-        SELECT array_agg(w.id), array_agg(w.created_at), array_agg(w.transaction_id::text),
-               CASE WHEN array_agg(w.transaction_id::text) = p_txid
-                    THEN pg_advisory_xact_lock(queen.ack_lock_key(v_pid, p_group)) IS NOT NULL END
-          INTO v_mid, v_mts, v_wtx, v_locked
+        -- are the batch, in its order ((partition, transaction id) is unique).
+        SELECT array_agg(w.id), array_agg(w.created_at), array_agg(w.transaction_id::text)
+          INTO v_mid, v_mts, v_wtx
           FROM queen.partition_consumers c
           CROSS JOIN LATERAL (
               SELECT mm.id, mm.created_at, mm.transaction_id
@@ -226,51 +224,52 @@ BEGIN
               ORDER BY mm.created_at, mm.id
               LIMIT v_n) w
          WHERE c.partition_id = v_pid AND c.consumer_group = p_group;
-        IF v_locked THEN
-            -- The cursor row, locked by the update and read at its latest version: the
-            -- lease must be the batch's and live, and the batch no larger than what the
-            -- lease has left. The cursor moves to the last item (the greatest: the
-            -- batch is in order), never back; the item that completes the leased batch
-            -- releases the lease. No row: queen.ack_q1 would refuse the batch on the
-            -- same checks, so straight to its item loop.
-            UPDATE queen.partition_consumers c
-               SET last_consumed_created_at = CASE WHEN c.last_consumed_created_at IS NULL
-                                                     OR (v_mts[v_n], v_mid[v_n]) > (c.last_consumed_created_at, c.last_consumed_id)
-                                                   THEN v_mts[v_n] ELSE c.last_consumed_created_at END,
-                   last_consumed_id = CASE WHEN c.last_consumed_created_at IS NULL
-                                             OR (v_mts[v_n], v_mid[v_n]) > (c.last_consumed_created_at, c.last_consumed_id)
-                                           THEN v_mid[v_n] ELSE c.last_consumed_id END,
-                   last_consumed_at = v_now,
-                   total_messages_consumed = c.total_messages_consumed + v_n,
-                   acked_count = CASE WHEN coalesce(c.batch_size > 0 AND coalesce(c.acked_count, 0) + v_n >= c.batch_size, false)
-                                      THEN 0 ELSE coalesce(c.acked_count, 0) + v_n END,
-                   batch_retry_count = CASE WHEN c.last_consumed_created_at IS NULL
-                                              OR (v_mts[v_n], v_mid[v_n]) > (c.last_consumed_created_at, c.last_consumed_id)
-                                              OR coalesce(c.batch_size > 0 AND coalesce(c.acked_count, 0) + v_n >= c.batch_size, false)
-                                            THEN 0 ELSE c.batch_retry_count END,
-                   batch_size = CASE WHEN coalesce(c.batch_size > 0 AND coalesce(c.acked_count, 0) + v_n >= c.batch_size, false)
-                                     THEN 0 ELSE c.batch_size END,
-                   lease_acquired_at = CASE WHEN coalesce(c.batch_size > 0 AND coalesce(c.acked_count, 0) + v_n >= c.batch_size, false)
-                                            THEN NULL ELSE c.lease_acquired_at END,
-                   lease_expires_at = CASE WHEN coalesce(c.batch_size > 0 AND coalesce(c.acked_count, 0) + v_n >= c.batch_size, false)
-                                           THEN NULL ELSE c.lease_expires_at END,
-                   worker_id = CASE WHEN coalesce(c.batch_size > 0 AND coalesce(c.acked_count, 0) + v_n >= c.batch_size, false)
-                                    THEN NULL ELSE c.worker_id END
-              FROM queen.partitions p
+        IF v_wtx = p_txid THEN
+            -- The locks of queen.ack_q1, in its order: advisory lock, then cursor row.
+            PERFORM pg_advisory_xact_lock(queen.ack_lock_key(v_pid, p_group));
+            SELECT c.id, q.name::text, p.name::text,
+                   (coalesce(p_lease[1], '') = ''
+                    OR (c.worker_id = p_lease[1] AND c.lease_expires_at > v_now))
+                   AND (coalesce(c.batch_size, 0) <= 0 OR v_n <= c.batch_size - coalesce(c.acked_count, 0)),
+                   c.last_consumed_created_at IS NULL
+                   OR (v_mts[v_n], v_mid[v_n]) > (c.last_consumed_created_at, c.last_consumed_id),
+                   coalesce(c.batch_size > 0 AND coalesce(c.acked_count, 0) + v_n >= c.batch_size, false),
+                   c.last_consumed_created_at, c.last_consumed_id, c.lease_expires_at
+              INTO v_cid, v_qname, v_pname, v_ok, v_fwd, v_rel, v_cts, v_cmid, v_exp
+              FROM queen.partition_consumers c
+              JOIN queen.partitions p ON p.id = c.partition_id
               JOIN queen.queues q ON q.id = p.queue_id
-             WHERE c.partition_id = v_pid AND c.consumer_group = p_group AND p.id = c.partition_id
-               AND (coalesce(p_lease[1], '') = '' OR (c.worker_id = p_lease[1] AND c.lease_expires_at > v_now))
-               AND (coalesce(c.batch_size, 0) <= 0 OR v_n <= c.batch_size - coalesce(c.acked_count, 0))
-            RETURNING q.name::text, p.name::text, c.last_consumed_created_at, c.last_consumed_id, c.lease_expires_at,
-                      c.batch_size = 0 AND c.acked_count = 0 -- released: a kept lease has acks counted
-              INTO v_qname, v_pname, v_cts, v_cmid, v_exp, v_rel;
-            IF FOUND THEN
+             WHERE c.partition_id = v_pid AND c.consumer_group = p_group
+               FOR UPDATE OF c;
+            IF v_ok THEN
+                -- The cursor moves to the last item (the greatest: the batch is in
+                -- order), never back; the item that completes the leased batch releases
+                -- the lease.
+                IF v_fwd THEN
+                    v_cts := v_mts[v_n];
+                    v_cmid := v_mid[v_n];
+                END IF;
+                IF v_rel THEN
+                    v_exp := NULL;
+                END IF;
+                UPDATE queen.partition_consumers c
+                   SET last_consumed_created_at = v_cts, last_consumed_id = v_cmid, last_consumed_at = v_now,
+                       total_messages_consumed = c.total_messages_consumed + v_n,
+                       acked_count = CASE WHEN v_rel THEN 0 ELSE coalesce(c.acked_count, 0) + v_n END,
+                       batch_retry_count = CASE WHEN v_fwd OR v_rel THEN 0 ELSE c.batch_retry_count END,
+                       batch_size = CASE WHEN v_rel THEN 0 ELSE c.batch_size END,
+                       lease_acquired_at = CASE WHEN v_rel THEN NULL ELSE c.lease_acquired_at END,
+                       lease_expires_at = v_exp,
+                       worker_id = CASE WHEN v_rel THEN NULL ELSE c.worker_id END
+                 WHERE c.id = v_cid;
                 PERFORM queen.ready_settle_q1(v_pid, p_group, v_cts, v_cmid, v_exp);
                 o_idx := -1; o_success := true; o_error := NULL; o_queue := v_qname;
                 o_partition := v_pname; o_lease_released := v_rel; o_dlq := false;
                 RETURN NEXT;
                 RETURN;
             END IF;
+            -- queen.ack_q1 would find this batch the same way and refuse it on the
+            -- same lease check: straight to its item loop.
             v_loop := true;
         END IF;
     END IF;
