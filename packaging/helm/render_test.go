@@ -1,10 +1,6 @@
 package helm_test
 
 import (
-	"bufio"
-	"errors"
-	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -21,8 +17,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/queenmq/queen/internal/k8sdecode"
 )
 
 const (
@@ -165,46 +161,15 @@ type rendered struct {
 // fields, wrong case and wrong value types are errors.
 func decoder(t *testing.T) runtime.Decoder {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
-		corev1.AddToScheme, appsv1.AddToScheme, policyv1.AddToScheme, networkingv1.AddToScheme, monitoringv1.AddToScheme,
-	} {
-		require.NoError(t, add(scheme))
-	}
-	return serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer()
+	dec, err := k8sdecode.NewDecoder(corev1.AddToScheme, appsv1.AddToScheme, policyv1.AddToScheme,
+		networkingv1.AddToScheme, monitoringv1.AddToScheme)
+	require.NoError(t, err)
+	return dec
 }
 
 // decodeAll decodes every YAML document of data.
 func decodeAll(dec runtime.Decoder, data string) ([]runtime.Object, error) {
-	r := k8syaml.NewYAMLReader(bufio.NewReader(strings.NewReader(data)))
-	var out []runtime.Object
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if onlyComments(doc) {
-			continue
-		}
-		obj, _, err := dec.Decode(doc, nil, nil)
-		if err != nil {
-			return nil, fmt.Errorf("%w\n%s", err, doc)
-		}
-		out = append(out, obj)
-	}
-}
-
-func onlyComments(doc []byte) bool {
-	for line := range strings.SplitSeq(string(doc), "\n") {
-		line = strings.TrimSpace(line)
-		if line != "" && line != "---" && !strings.HasPrefix(line, "#") {
-			return false
-		}
-	}
-	return true
+	return k8sdecode.All(dec, []byte(data))
 }
 
 // render renders a case and decodes every object strictly; it fails the test on any

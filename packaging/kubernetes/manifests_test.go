@@ -5,12 +5,8 @@
 package kubernetes_test
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -30,12 +26,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/queenmq/queen/internal/config"
 	"github.com/queenmq/queen/internal/httpapi"
+	"github.com/queenmq/queen/internal/k8sdecode"
 )
 
 const (
@@ -72,45 +67,14 @@ type object struct {
 // kubectl apply --validate=strict.
 func decoder(t *testing.T) runtime.Decoder {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, policyv1.AddToScheme} {
-		require.NoError(t, add(scheme))
-	}
-	return serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer()
+	dec, err := k8sdecode.NewDecoder(corev1.AddToScheme, appsv1.AddToScheme, policyv1.AddToScheme)
+	require.NoError(t, err)
+	return dec
 }
 
-// decodeAll splits a YAML stream into documents and decodes each one strictly; a
-// document of comments only is skipped.
+// decodeAll decodes every document of a YAML stream strictly (k8sdecode.All).
 func decodeAll(dec runtime.Decoder, data []byte) ([]runtime.Object, error) {
-	r := k8syaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var out []runtime.Object
-	for i := 1; ; i++ {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if onlyComments(doc) {
-			continue
-		}
-		obj, _, err := dec.Decode(doc, nil, nil)
-		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", i, err)
-		}
-		out = append(out, obj)
-	}
-}
-
-func onlyComments(doc []byte) bool {
-	for line := range strings.SplitSeq(string(doc), "\n") {
-		line = strings.TrimSpace(line)
-		if line != "" && line != "---" && !strings.HasPrefix(line, "#") {
-			return false
-		}
-	}
-	return true
+	return k8sdecode.All(dec, data)
 }
 
 // loadObjects decodes every *.yaml file under this directory.
