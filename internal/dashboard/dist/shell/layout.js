@@ -1,6 +1,6 @@
 // The shell around every page: sidebar (navigation, version, health, who is signed in),
 // top bar (breadcrumb, search, refresh, maintenance toggles) and banners.
-import { html, useState, useEffect } from '../lib/html.js';
+import { html, useState, useEffect, useLayoutEffect } from '../lib/html.js';
 import { api } from '../lib/api.js';
 import { version, authMode, behindProxy, can } from '../lib/auth.js';
 import { useLoader, refreshAll } from '../lib/data.js';
@@ -64,7 +64,8 @@ export function Layout({ session, onSignOut }) {
   const route = m ? m.route : null;
   const params = m ? m.params : {};
   const title = route ? (route.id === 'queue' ? params.queueName : route.title) : 'Not found';
-  useEffect(() => { document.title = `${title} | Queen Dashboard`; }, [title]);
+  // Set with the render, not after the next frame: a page on screen has its title.
+  useLayoutEffect(() => { document.title = `${title} | Queen Dashboard`; }, [title]);
   useEffect(() => {
     const onKey = (e) => {
       if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') { e.preventDefault(); setSearching(true); }
