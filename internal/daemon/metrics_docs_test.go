@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -120,7 +121,7 @@ func TestMetricDocsMatchTheRegistry(t *testing.T) {
 	testwait.For(t, 45*time.Second, 200*time.Millisecond, func() error {
 		served = scrapeFamilies(t, srv.URL)
 		if served["queen_consumer_group_lag_messages"] == nil {
-			return io.EOF // the first backlog refresh after the traffic has not run yet
+			return errors.New("no backlog refresh since the traffic yet: no consumer group gauges")
 		}
 		return nil
 	})

@@ -7,9 +7,9 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// sqlGroupLag computes, for every consumer of every queue of the scope prefix $2 (""
-// = every queue; $4 one queue by full name, NULL = all; $1 one group, NULL = all), how
-// far it is behind on each partition of the queue, and sums that per (group, queue).
+// sqlGroupLag computes, for every consumer of every queue of the scope prefix $1 (""
+// = every queue; $3 one queue by full name, NULL = all), how far it is behind on each
+// partition of the queue, and sums that per (group, queue).
 // The consumers of a queue are the groups (queue mode, "__QUEUE_MODE__", included)
 // with a cursor on one of its partitions, a subscription to it, or a wildcard
 // registration on it. A partition without the group's cursor owes what the group will
@@ -18,14 +18,14 @@ import (
 // without one. Messages past the queue's ttl are left out when pop applies that ttl:
 // pop never delivers them. In flight is the unacknowledged part of a live lease. Each
 // (group, partition) costs one range scan of idx_messages_partition_created, as long
-// as its lag. $3 caps the rows.
+// as its lag. $2 caps the rows.
 const sqlGroupLag = `
 WITH q AS (
     SELECT qq.id, qq.name::text AS qname,
            CASE WHEN queen.enforced_option_q1(qq.ttl, qq.queen_options, 'ttl') > 0
                 THEN now() - make_interval(secs => qq.ttl) ELSE '-infinity' END AS ttl_cut
     FROM queen.queues qq
-    WHERE ($2::text = '' OR starts_with(qq.name::text, $2::text)) AND ($4::text IS NULL OR qq.name = $4::text)
+    WHERE ($1::text = '' OR starts_with(qq.name::text, $1::text)) AND ($3::text IS NULL OR qq.name = $3::text)
 ),
 gq AS (
     SELECT DISTINCT x.qid, x.grp
@@ -40,7 +40,6 @@ gq AS (
         SELECT qc.queue_id, qc.consumer_group::text FROM queen.queue_consumers qc
     ) x
     JOIN q ON q.id = x.qid
-    WHERE $1::text IS NULL OR x.grp = $1::text
 ),
 c AS (
     SELECT gq.grp, q.qname, pc.partition_id IS NOT NULL AS has_cursor, pc.last_consumed_at, l.lag, l.oldest,
@@ -94,25 +93,21 @@ LEFT JOIN LATERAL (
     LIMIT 1
 ) md ON true
 ORDER BY g.grp, g.qname
-LIMIT $3`
+LIMIT $2`
 
 // ConsumerGroupList summarises every consumer (named group or queue mode) of every
 // queue of the scope, ordered by group then queue, at most limit rows.
 func (s *Store) ConsumerGroupList(ctx context.Context, sc queue.Scope, limit int) ([]queue.ConsumerGroupSummary, error) {
-	return s.groupLag(ctx, sc, nil, limit)
+	return groupLag(ctx, s.pool, sc, nil, limit)
 }
 
 // QueueConsumerGroups summarises every consumer of one queue (its full name), by group.
 func (s *Store) QueueConsumerGroups(ctx context.Context, name string, limit int) ([]queue.ConsumerGroupSummary, error) {
-	return s.groupLag(ctx, queue.Scope{}, &name, limit)
-}
-
-func (s *Store) groupLag(ctx context.Context, sc queue.Scope, name *string, limit int) ([]queue.ConsumerGroupSummary, error) {
-	return groupLag(ctx, s.pool, sc, name, limit)
+	return groupLag(ctx, s.pool, queue.Scope{}, &name, limit)
 }
 
 func groupLag(ctx context.Context, q pgxQuerier, sc queue.Scope, name *string, limit int) ([]queue.ConsumerGroupSummary, error) {
-	rows, err := q.Query(ctx, sqlGroupLag, nil, sc.Prefix(), limit, name)
+	rows, err := q.Query(ctx, sqlGroupLag, sc.Prefix(), limit, name)
 	if err != nil {
 		return nil, interpretError(err)
 	}
