@@ -54,18 +54,20 @@ func newHTTPMetrics(reg *prometheus.Registry) *httpMetrics {
 		registry: reg,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "queen", Subsystem: "http", Name: "requests_total",
-			Help: "HTTP requests answered, by route pattern, method and status code (499: client went away).",
+			Help: "HTTP requests answered, by route pattern, method and status code. route=\"unmatched\" counts " +
+				"unknown paths and CORS preflights; code=\"499\" means the client went away before the answer.",
 		}, []string{"route", "method", "code"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "queen", Subsystem: "http", Name: "request_duration_seconds",
-			Help: "Time to answer an HTTP request, by route pattern and method; long-poll pops include their wait.",
+			Help: "Time to answer an HTTP request, by route pattern and method. Long-poll pops include their " +
+				"wait (up to the pop timeout, 120 s at most): exclude /api/v1/pop routes from latency objectives.",
 			// Fast API calls, and long-poll pops that park up to the maximum pop
 			// timeout (120 s by default).
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120},
 		}, []string{"route", "method"}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: "queen", Subsystem: "http", Name: "requests_in_flight",
-			Help: "HTTP requests being served, parked long-polls included.",
+			Help: "HTTP requests being served, parked long-polls and the scrape itself included.",
 		}),
 		started: time.Now(),
 	}

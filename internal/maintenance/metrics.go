@@ -18,12 +18,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "queen", Subsystem: "maintenance", Name: "runs_total",
-			Help: "Maintenance job cycles on this replica by result: success, error, skipped_locked " +
+			Help: "Maintenance job cycles on this replica by job and result: success, error, skipped_locked " +
 				"(another replica is running the job) or skipped_not_due (another replica already ran this cycle).",
 		}, []string{"job", "result"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "queen", Subsystem: "maintenance", Name: "run_duration_seconds",
-			Help:    "Duration of the maintenance job runs of this replica (successful or failed).",
+			Help:    "Duration of the maintenance job runs of this replica, successful or failed.",
 			Buckets: []float64{0.005, 0.025, 0.1, 0.5, 2, 10, 60, 300},
 		}, []string{"job"}),
 		rows: prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -31,14 +31,14 @@ func (t *Telemetry) brokerCollectors() []prometheus.Collector {
 		newPushCollector(t.broker),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "maintenance_mode_enabled",
-			Help: "1 while push maintenance mode is on (pushes go to the disk spool), as this replica last read it (upstream name).",
+			Help: "1 while push maintenance mode is on, as this replica last read it: pushes go to the disk spool (upstream name).",
 		}, func() float64 {
 			push, _ := t.broker.Paused()
 			return boolFloat(push)
 		}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: namespace, Subsystem: "pop", Name: "maintenance_mode_enabled",
-			Help: "1 while pop maintenance mode is on (pops answer empty at once), as this replica last read it.",
+			Help: "1 while pop maintenance mode is on, as this replica last read it: pops answer empty at once.",
 		}, func() float64 {
 			_, pop := t.broker.Paused()
 			return boolFloat(pop)
@@ -67,15 +67,17 @@ func newActivityCollector(b *broker.Broker) *activityCollector {
 			"Acknowledged messages by result: success completed the message; failed counts negative "+
 				"acks (failed, dlq, retry) and refused ones.", []string{"queue", "result"}, nil),
 		deadLettered: prometheus.NewDesc("queen_messages_dead_lettered_total",
-			"Messages moved to the dead-letter queue by this process.", q, nil),
+			"Messages this process moved to the dead-letter queue.", q, nil),
 		requests: prometheus.NewDesc("queen_requests_total",
-			"Broker operations served by this process, by op (push, pop, ack, transaction).", []string{"op"}, nil),
+			"Broker operations served by this process, by op: push, pop, ack, transaction.", []string{"op"}, nil),
 		dbErrors: prometheus.NewDesc("queen_db_errors_total",
 			"Broker operations of this process that failed in the database.", nil, nil),
 		pendingMin: prometheus.NewDesc("queen_activity_pending_buckets",
-			"One-minute buckets of analytics counters held in memory, not yet written to PostgreSQL.", nil, nil),
+			"One-minute buckets of analytics counters held in memory, not yet written to PostgreSQL "+
+				"(normally 0 or 1).", nil, nil),
 		dropped: prometheus.NewDesc("queen_activity_dropped_buckets_total",
-			"One-minute buckets of analytics counters dropped because PostgreSQL refused them for too long.", nil, nil),
+			"One-minute buckets of analytics counters dropped because PostgreSQL refused them for too long "+
+				"(the dashboard's history has a gap).", nil, nil),
 	}
 }
 

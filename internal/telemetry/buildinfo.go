@@ -11,7 +11,8 @@ import (
 func NewBuildInfo(version, revision string) prometheus.Collector {
 	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "build_info",
-		Help: "Always 1; the labels name the version, VCS revision and Go toolchain of the binary.",
+		Help: "Always 1; the labels name the version, VCS revision and Go toolchain of the binary: " +
+			"join on it to show what each replica runs.",
 		ConstLabels: prometheus.Labels{
 			"version": version, "revision": revision, "goversion": runtime.Version(),
 		},

@@ -17,34 +17,37 @@ func newBacklogCollector(t *Telemetry) *backlogCollector {
 	return &backlogCollector{
 		t: t,
 		messages: prometheus.NewDesc("queen_queue_messages",
-			"Messages of a queue by state, in queue mode: pending (past the cursor, not leased), "+
-				"processing (leased, not yet acknowledged) and total (stored). Cached by the backlog refresh.",
+			"Messages of a queue by state, seen through the queue-mode cursor: pending (past the cursor and "+
+				"not leased: the depth), processing (leased, not yet acknowledged) and total (stored, consumed or "+
+				"not; retention decides when they go). Cached by the backlog refresh.",
 			[]string{"queue", "state"}, nil),
 		dlq: prometheus.NewDesc("queen_queue_dlq_messages",
 			"Dead-letter entries of a queue (every consumer group). Cached by the backlog refresh.",
 			[]string{"queue"}, nil),
 		dlqByQueue: prometheus.NewDesc("queen_dlq_depth_by_queue",
-			"Dead-letter entries of a queue; upstream's name for queen_queue_dlq_messages.",
+			"Dead-letter entries of a queue: upstream's name for queen_queue_dlq_messages, same value.",
 			[]string{"queue"}, nil),
 		dlqDepth: prometheus.NewDesc("queen_dlq_depth",
-			"Dead-letter entries of the whole cluster (upstream name). Cached by the backlog refresh.",
+			"Dead-letter entries of the whole cluster, every queue included; one series, scope=\"cluster\" "+
+				"(upstream name). Cached by the backlog refresh.",
 			[]string{"scope"}, nil),
 		oldest: prometheus.NewDesc("queen_queue_oldest_pending_age_seconds",
-			"Age of the oldest message of a queue not yet acknowledged in queue mode (its consumer lag); "+
-				"0 when nothing is pending. Cached by the backlog refresh.",
+			"Age of the oldest message of a queue not yet acknowledged in queue mode (pending or processing): "+
+				"the queue's consumer lag; 0 when nothing is pending. Measured with the database clock; "+
+				"cached by the backlog refresh.",
 			[]string{"queue"}, nil),
 		groupLag: prometheus.NewDesc("queen_consumer_group_lag_messages",
 			"Messages of a queue a consumer group (queue mode: __QUEUE_MODE__) has not consumed yet, leased ones "+
-				"included, over every partition (one without the group's cursor owes what the group will read there). "+
-				"Cached by the backlog refresh.",
+				"included, over every partition (one without the group's cursor owes what the group will read there); "+
+				"messages past an enforced ttl are not counted. Cached by the backlog refresh.",
 			[]string{"queue", "group"}, nil),
 		groupLagSeconds: prometheus.NewDesc("queen_consumer_group_lag_seconds",
 			"Age of the oldest message of a queue a consumer group has not consumed yet; 0 when it is caught up. "+
 				"Cached by the backlog refresh.",
 			[]string{"queue", "group"}, nil),
 		groupInFlight: prometheus.NewDesc("queen_consumer_group_in_flight",
-			"Messages of a queue leased to a consumer group and not yet acknowledged (live leases only). "+
-				"Cached by the backlog refresh.",
+			"Messages of a queue leased to a consumer group and not yet acknowledged (live leases only); "+
+				"lag_messages minus in_flight is what waits for a consumer. Cached by the backlog refresh.",
 			[]string{"queue", "group"}, nil),
 	}
 }
@@ -90,20 +93,22 @@ func newPoolCollector(st *store.Store) *poolCollector {
 	return &poolCollector{
 		store: st,
 		max: prometheus.NewDesc("queen_db_pool_max_connections",
-			"Maximum connections of the PostgreSQL pool (DB_POOL_SIZE).", nil, nil),
+			"Capacity of the PostgreSQL pool (DB_POOL_SIZE).", nil, nil),
 		conns: prometheus.NewDesc("queen_db_pool_connections",
-			"Open connections of the PostgreSQL pool by state (idle or acquired).", []string{"state"}, nil),
+			"Open connections of the PostgreSQL pool by state: idle or acquired. Connections are opened on "+
+				"demand, so idle + acquired may be below the capacity.", []string{"state"}, nil),
 		size: prometheus.NewDesc("queen_db_pool_size",
-			"Capacity of the PostgreSQL pool (upstream name; equals queen_db_pool_max_connections, "+
-				"connections are opened lazily).", nil, nil),
+			"Upstream name for the capacity of the PostgreSQL pool (same value as queen_db_pool_max_connections).",
+			nil, nil),
 		idle: prometheus.NewDesc("queen_db_pool_idle",
-			"Idle connections of the PostgreSQL pool (upstream name).", nil, nil),
+			"Upstream name for queen_db_pool_connections{state=\"idle\"}.", nil, nil),
 		active: prometheus.NewDesc("queen_db_pool_active",
-			"Connections of the PostgreSQL pool in use (upstream name).", nil, nil),
+			"Upstream name for queen_db_pool_connections{state=\"acquired\"}.", nil, nil),
 		waits: prometheus.NewDesc("queen_db_pool_acquire_waits_total",
-			"Connection acquisitions that had to wait because no idle connection was available.", nil, nil),
+			"Connection acquisitions that had to wait because no connection was idle (this includes waiting "+
+				"for a new connection to open).", nil, nil),
 		waitSeconds: prometheus.NewDesc("queen_db_pool_acquire_wait_seconds_total",
-			"Cumulative time spent waiting for a pool connection.", nil, nil),
+			"Time spent in the waits of queen_db_pool_acquire_waits_total.", nil, nil),
 	}
 }
 

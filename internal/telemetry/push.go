@@ -21,15 +21,17 @@ func newPushCollector(b *broker.Broker) *pushCollector {
 			"Insert statements this replica ran for pushes; with queen_push_statement_pushes_total, how many "+
 				"pushes shared one (QUEEN_PUSH_MAX_CONCURRENT).", nil, nil),
 		pushes: prometheus.NewDesc("queen_push_statement_pushes_total",
-			"Pushes carried by the insert statements of queen_push_statements_total.", nil, nil),
+			"Pushes carried by the insert statements of queen_push_statements_total: the rate of this one "+
+				"over theirs above 1 means pushes are being combined.", nil, nil),
 		expired: prometheus.NewDesc("queen_push_wait_expired_total",
-			"Pushes that waited QUEEN_PUSH_MAX_HOLD_MS + 20 ms for a busy push statement and then ran alone.", nil, nil),
+			"Pushes that waited QUEEN_PUSH_MAX_HOLD_MS + 20 ms for a busy push statement and then ran alone: "+
+				"push statements are slow (locks, a capped queue's count).", nil, nil),
 		waiting: prometheus.NewDesc("queen_push_waiting",
-			"Pushes of this replica waiting for a push statement (all QUEEN_PUSH_MAX_CONCURRENT busy, or held "+
-				"for QUEEN_PUSH_PREFERRED_BATCH_SIZE).", nil, nil),
+			"Pushes of this replica waiting for a push statement right now (all QUEEN_PUSH_MAX_CONCURRENT "+
+				"busy, or held for QUEEN_PUSH_PREFERRED_BATCH_SIZE).", nil, nil),
 		wakeups: prometheus.NewDesc("queen_wakeup_notifications_total",
-			"Batches of wake-ups for long-polls on other replicas: sent (one NOTIFY each) or skipped (no other "+
-				"replica listened).", []string{"outcome"}, nil),
+			"Batches of wake-ups for long-polls parked on other replicas, by outcome: sent (one NOTIFY each) "+
+				"or skipped (no other replica listened).", []string{"outcome"}, nil),
 	}
 }
 

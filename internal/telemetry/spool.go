@@ -25,20 +25,21 @@ func newSpoolCollector(b *broker.Broker) *spoolCollector {
 			"Pushes in this replica's disk spool waiting to be replayed into PostgreSQL."),
 		bytes: d("queen_spool_bytes", "Bytes of the spool's pending records."),
 		oldest: d("queen_spool_oldest_age_seconds",
-			"Age of the oldest pending spool record; 0 when the spool is empty."),
+			"How long the oldest pending spool record has waited; 0 when the spool is empty."),
 		failed: d("queen_spool_failed_records",
-			"Spool records quarantined to dead-letter files because PostgreSQL refused them (see FILE_BUFFER_DIR/dead)."),
+			"Spool records PostgreSQL refused, kept in FILE_BUFFER_DIR/dead/quarantine-*.spool."),
 		segments: d("queen_spool_segments", "Spool files holding pending records."),
 		corrupt: d("queen_spool_corrupt_regions_total",
-			"Torn or corrupt spool ranges skipped since the process started (the records around them are replayed)."),
+			"Torn or damaged spool ranges skipped since the process started, those found at start-up included "+
+				"(the records around them are replayed)."),
 		healthy:  d("queen_spool_healthy", "1 while spool writes succeed; 0 after a failed write (pushes that need the spool get 503)."),
 		appended: d("queen_spool_appended_records_total", "Records written to the spool since the process started."),
 		drained:  d("queen_spool_replayed_records_total", "Spool records replayed (or quarantined) since the process started."),
 		writeErrs: d("queen_spool_write_errors_total",
-			"Spool appends that failed (disk full, read-only, I/O error); each failed a push with 503."),
+			"Spool appends that failed (disk full, read-only, I/O error): each answered a push with 503."),
 		upstreamPending:   d("queen_file_buffer_pending", "Upstream name for queen_spool_pending_records."),
 		upstreamFailed:    d("queen_file_buffer_failed", "Upstream name for queen_spool_failed_records."),
-		upstreamDBHealthy: d("queen_file_buffer_db_healthy", "1 when the last push or replay reached PostgreSQL (upstream name)."),
+		upstreamDBHealthy: d("queen_file_buffer_db_healthy", "1 when the last push or replay of this replica reached PostgreSQL (upstream name)."),
 	}
 }
 

@@ -92,11 +92,13 @@ func New(reg prometheus.Registerer, opts Options) (*Telemetry, error) {
 		started:  opts.Started,
 		refreshDuration: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Subsystem: "metrics", Name: "refresh_duration_seconds",
-			Help: "Duration of the last backlog refresh (the per-queue depth, age and dead-letter query).",
+			Help: "Duration of the last backlog refresh (the per-queue depth, age and dead-letter query); " +
+				"growing towards its 10 s timeout means the backlog is large enough that the query needs attention.",
 		}),
 		refreshSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Subsystem: "metrics", Name: "refresh_success",
-			Help: "1 if the last backlog refresh succeeded, 0 if it failed or none has run yet.",
+			Help: "1 if the last backlog refresh succeeded; 0 if it failed or none has run yet (until the " +
+				"database is reachable at startup).",
 		}),
 		refreshTime: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Subsystem: "metrics", Name: "refresh_timestamp_seconds",
@@ -104,12 +106,14 @@ func New(reg prometheus.Registerer, opts Options) (*Telemetry, error) {
 		}),
 		refreshTrunc: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Subsystem: "metrics", Name: "refresh_truncated",
-			Help: "1 if more queues exist than the backlog gauges cover (the first 1000 by name).",
+			Help: "1 when more than 1000 queues exist: the per-queue backlog families cover only the first 1000 " +
+				"by name (queen_dlq_depth still counts everything).",
 		}),
 		groupsTrunc: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Subsystem: "metrics", Name: "refresh_groups_truncated",
-			Help: "1 if more (consumer group, queue) pairs exist than the consumer group gauges cover " +
-				"(the first 1000 by group, then queue name).",
+			Help: "1 when more than 1000 (consumer group, queue) pairs exist: the queen_consumer_group_* gauges " +
+				"cover only the first 1000 by group, then queue name (a bound on their label cardinality; the " +
+				"API views list up to 10 000 pairs).",
 		}),
 	}
 	t.rates.last = t.readActivity()
@@ -118,11 +122,12 @@ func New(reg prometheus.Registerer, opts Options) (*Telemetry, error) {
 		t.refreshDuration, t.refreshSuccess, t.refreshTime, t.refreshTrunc, t.groupsTrunc,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "uptime_seconds",
-			Help: "Seconds since the broker process started.",
+			Help: "Seconds since the broker process started (upstream name).",
 		}, func() float64 { return time.Since(t.started).Seconds() }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: namespace, Subsystem: "pop", Name: "longpolls_parked",
-			Help: "Long-poll pops of this replica currently parked, waiting for messages.",
+			Help: "Long-poll pops parked on this replica right now, waiting for messages; about the number of " +
+				"idle consumers connected to it.",
 		}, func() float64 { return float64(t.broker.ParkedPolls()) }),
 		newPoolCollector(t.store),
 		newBacklogCollector(t),

@@ -263,7 +263,7 @@ func TestNew(t *testing.T) {
 func TestBuildInfo(t *testing.T) {
 	t.Parallel()
 	c := telemetry.NewBuildInfo("1.2.3", "abc1234")
-	want := fmt.Sprintf(`# HELP queen_build_info Always 1; the labels name the version, VCS revision and Go toolchain of the binary.
+	want := fmt.Sprintf(`# HELP queen_build_info Always 1; the labels name the version, VCS revision and Go toolchain of the binary: join on it to show what each replica runs.
 # TYPE queen_build_info gauge
 queen_build_info{goversion=%q,revision="abc1234",version="1.2.3"} 1
 `, runtime.Version())
