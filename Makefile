@@ -157,6 +157,16 @@ dashboard-screenshots: ## regenerate docs/dashboard/*.png with the dashboard's b
 	scripts/pgtest.sh run -- $(GO) test -count=1 -run '^(TestPages|TestActions|TestAuth)$$' ./internal/dashboard/browsertest/ \
 		-args -dashboard.screenshots=$(CURDIR)/docs/dashboard
 
+# The picture of the Grafana dashboard in docs/observability.md: the test draws the
+# shipped dashboard's panels from its own queries, run by a real Prometheus scraping a
+# broker under load (Grafana itself is not packaged in Debian). Not part of make test.
+.PHONY: monitoring-screenshot
+monitoring-screenshot: ## regenerate docs/monitoring/grafana-dashboard.png from Prometheus scraping a loaded broker (needs Chromium, Prometheus; about 3 min)
+	scripts/ensure-chromium.sh
+	scripts/ensure-promtool.sh
+	scripts/pgtest.sh run -- $(GO) test -count=1 -timeout 15m -run '^TestDashboardPreview$$' ./packaging/monitoring/ \
+		-args -monitoring.screenshot=$(CURDIR)/docs/monitoring
+
 .PHONY: dashboard-verify
 dashboard-verify: ## prove the dashboard's vendored JS files are byte for byte the npm registry's (needs npm)
 	scripts/dashboard-vendor.sh verify
