@@ -120,4 +120,8 @@ type Message struct {
 	Queue string `json:"queue"`
 	// RetryCount is the number of failed deliveries so far (additive; absent upstream).
 	RetryCount int `json:"retryCount"`
+	// Traceparent and Tracestate are the W3C trace context the message was pushed
+	// under (docs/tracing.md); absent when it had none (additive; absent upstream).
+	Traceparent string `json:"traceparent,omitempty"`
+	Tracestate  string `json:"tracestate,omitempty"`
 }

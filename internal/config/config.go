@@ -157,6 +157,9 @@ type Config struct {
 	// Encryption.
 	EncryptionKey []byte // QUEEN_ENCRYPTION_KEY: 32 bytes, or nil when encryption is off.
 
+	// Tracing holds the standard OpenTelemetry variables (OTEL_*) of the span exporter.
+	Tracing Tracing
+
 	sources  map[string]string
 	warnings []string
 	unknown  []UnknownVariable

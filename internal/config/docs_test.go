@@ -63,18 +63,28 @@ func TestTableIsConsistent(t *testing.T) {
 		}
 		require.Equal(t, want, s.bind(c).Get(), s.name)
 	}
-	require.ElementsMatch(t, []string{"PG_PASSWORD", "PG_SSL_KEY", "JWT_SECRET", "QUEEN_ENCRYPTION_KEY"}, secrets)
+	require.ElementsMatch(t, []string{"PG_PASSWORD", "PG_SSL_KEY", "JWT_SECRET", "QUEEN_ENCRYPTION_KEY",
+		"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"}, secrets)
 }
 
 func TestEveryFieldHasASetting(t *testing.T) {
 	t.Parallel()
 
-	// One setting per exported field, plus DashboardEnabled, which WEBAPP_ROOT also sets.
-	n := 0
-	for f := range reflect.TypeFor[Config]().Fields() {
-		if f.IsExported() {
-			n++
+	// One setting per exported field, plus DashboardEnabled, which WEBAPP_ROOT also sets;
+	// the fields of the Tracing and OTLP structs count one by one.
+	var count func(t reflect.Type) int
+	count = func(t reflect.Type) int {
+		n := 0
+		for f := range t.Fields() {
+			switch {
+			case !f.IsExported():
+			case f.Type == reflect.TypeFor[Tracing]() || f.Type == reflect.TypeFor[OTLP]():
+				n += count(f.Type)
+			default:
+				n++
+			}
 		}
+		return n
 	}
-	require.Equal(t, len(table())+1, n)
+	require.Equal(t, len(table())+1, count(reflect.TypeFor[Config]()))
 }

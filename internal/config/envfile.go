@@ -19,7 +19,7 @@ func EnvFile() string {
 	var b strings.Builder
 	b.WriteString(envFileHeader)
 	t := table()
-	for g := groupServer; g <= groupEncryption; g++ {
+	for g := groupServer; g <= groupLast; g++ {
 		fmt.Fprintf(&b, "\n## %s\n", g.title())
 		for _, s := range t {
 			if s.group != g {

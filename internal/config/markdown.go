@@ -27,7 +27,7 @@ func Markdown() string {
 	w("effective values, secrets redacted, with `queen -print-config`.\n\n")
 
 	t := table()
-	for g := groupServer; g <= groupEncryption; g++ {
+	for g := groupServer; g <= groupLast; g++ {
 		w("## %s\n\n", g.title())
 		w("| Variable | Default | Type | Description |\n|---|---|---|---|\n")
 		for _, s := range t {

@@ -43,6 +43,8 @@ const (
 	groupMaintenance
 	groupJWT
 	groupEncryption
+	groupTracing
+	groupLast = groupTracing
 )
 
 // title is the group's section heading in the docs.
@@ -58,6 +60,7 @@ func (g group) title() string {
 		groupMaintenance: "Maintenance, retention and statistics",
 		groupJWT:         "Authentication (JWT)",
 		groupEncryption:  "Encryption",
+		groupTracing:     "OpenTelemetry traces",
 	}[g]
 }
 
@@ -75,6 +78,7 @@ func table() []setting {
 		maintenanceSettings(),
 		jwtSettings(),
 		encryptionSettings(),
+		tracingSettings(),
 	)
 }
 

@@ -146,20 +146,21 @@ func (u UnknownVariable) String() string {
 	return s
 }
 
-// UnknownVariables lists, sorted by name, the unknown QUEEN_* variables of the
+// UnknownVariables lists, sorted by name, the unknown QUEEN_* and OTEL_* variables of the
 // environment the configuration was loaded from.
 func (c *Config) UnknownVariables() []UnknownVariable {
 	return append([]UnknownVariable(nil), c.unknown...)
 }
 
-// FindUnknownVariables lists, sorted by name, the unknown QUEEN_* variables of
+// FindUnknownVariables lists, sorted by name, the unknown QUEEN_* and OTEL_* variables of
 // environ, whether or not the rest of it loads: `queen -check-config` reports them
 // next to invalid values too.
 func FindUnknownVariables(environ []string) []UnknownVariable {
 	return unknownIn(environMap(environ))
 }
 
-// unknownIn finds the unknown QUEEN_* variables of env, with a "did you mean" hint
+// unknownIn finds the unknown QUEEN_* and OTEL_* variables of env (an OTEL_* variable
+// queen does not list, such as OTEL_PROPAGATORS, is not honoured), with a "did you mean" hint
 // for each one close to a name queen knows.
 func unknownIn(env map[string]string) []UnknownVariable {
 	known := make(map[string]bool)
@@ -177,7 +178,7 @@ func unknownIn(env map[string]string) []UnknownVariable {
 	}
 	var out []UnknownVariable
 	for n, raw := range env {
-		if _, ok := unused[n]; ok || known[n] || !strings.HasPrefix(n, "QUEEN_") || isServiceLink(n, raw) {
+		if _, ok := unused[n]; ok || known[n] || !(strings.HasPrefix(n, "QUEEN_") || strings.HasPrefix(n, "OTEL_")) || isServiceLink(n, raw) {
 			continue
 		}
 		u := UnknownVariable{Name: n, Hint: closest(n, known, unused), LinkShaped: serviceLinkCheck(n) != nil}

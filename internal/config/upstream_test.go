@@ -146,7 +146,8 @@ func TestServiceLinksOfAPodAreSilent(t *testing.T) {
 	require.Equal(t, 6632, c.Port)
 	require.Equal(t, mustLoad(t).String(), c.String(), "-print-config lists no service link")
 	for _, a := range c.LogAttrs() {
-		require.NotContains(t, a.Key, "SERVICE", "the effective-configuration block lists settings only")
+		require.NotContains(t, a.Key, "SERVICE_HOST", "the effective-configuration block lists settings only")
+		require.NotContains(t, a.Key, "SERVICE_PORT", "the effective-configuration block lists settings only")
 		require.False(t, strings.HasPrefix(a.Key, "QUEEN_PORT"), a.Key)
 	}
 }

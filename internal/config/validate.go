@@ -39,6 +39,17 @@ func (c *Config) problems() []*Error {
 	add(c.jwtProblem())
 	add(c.pgPortsProblem())
 	add(c.pgClientCertProblem())
+	add(c.notAbove("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", c.Tracing.BatchSize > c.Tracing.BatchQueue, "OTEL_BSP_MAX_QUEUE_SIZE"))
+	for _, prefix := range []string{"OTEL_EXPORTER_OTLP_", "OTEL_EXPORTER_OTLP_TRACES_"} {
+		o := c.Tracing.OTLP
+		if prefix != "OTEL_EXPORTER_OTLP_" {
+			o = c.Tracing.Traces
+		}
+		if (o.ClientCert == "") != (o.ClientKey == "") {
+			add(c.combination(prefix+"CLIENT_CERTIFICATE", "needs "+prefix+"CLIENT_KEY beside it (or neither)",
+				prefix+"CLIENT_KEY"))
+		}
+	}
 	return ps
 }
 

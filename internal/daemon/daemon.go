@@ -24,6 +24,7 @@ import (
 	"github.com/queenmq/queen/internal/spool"
 	"github.com/queenmq/queen/internal/store"
 	"github.com/queenmq/queen/internal/telemetry"
+	"github.com/queenmq/queen/internal/tracing"
 )
 
 // Options are the parts of a daemon run that are not configuration: where logs go and,
@@ -89,6 +90,7 @@ type daemon struct {
 	tel      *telemetry.Telemetry
 	maint    *maintenance.Runner
 	http     *appliance.Server
+	tracer   *tracing.Tracer // nil: tracing off
 	gate     *startGate
 	pushGate *pushGate
 	// ready is what /health/ready reports before it pings the database: true from the
@@ -168,6 +170,10 @@ func (d *daemon) open(ctx context.Context, opts Options, undo *appliance.Undo) (
 	if err != nil {
 		return err
 	}
+	if d.tracer, err = newTracer(ctx, cfg, logger); err != nil {
+		return err
+	}
+	undo.Push(func() { flushTracer(d.tracer, logger) })
 	api := httpapi.New(httpapi.Options{
 		Dashboard:          dash,
 		MaxBodyBytes:       cfg.MaxBodyBytes,
@@ -177,6 +183,7 @@ func (d *daemon) open(ctx context.Context, opts Options, undo *appliance.Undo) (
 		Verifier:           d.verifier,
 		AuthSkipPaths:      cfg.JWTSkipPaths,
 		TenancyHeader:      cfg.TenancyHeader,
+		Tracer:             d.tracer,
 		ReadyFunc: func(context.Context) error {
 			if !d.ready.Load() {
 				return errors.New("starting or draining")

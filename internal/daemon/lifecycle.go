@@ -59,7 +59,7 @@ func (d *daemon) stopStages(t *tiers, wasReady bool) []appliance.Stage {
 	} else {
 		stages = []appliance.Stage{{Name: "abandon the start", Run: func() { d.abandonStart(t) }}}
 	}
-	return append(stages,
+	stages = append(stages,
 		appliance.Stage{Name: "stop accepting", Run: func() {
 			if wasReady {
 				appliance.NotifyWarn(d.logger, "STOPPING=1", d.notifier.Stopping(fmt.Sprintf(
@@ -77,7 +77,11 @@ func (d *daemon) stopStages(t *tiers, wasReady bool) []appliance.Stage {
 			t.workers.Stop() // the analytics recorder's last flush and the last heartbeat happen here
 			t.watchdog.Stop()
 		}},
-		appliance.Stage{Name: "flush and close the spool", Run: func() { closeSpool(d.spool, d.logger) }},
+		appliance.Stage{Name: "flush and close the spool", Run: func() { closeSpool(d.spool, d.logger) }})
+	if d.tracer != nil {
+		stages = append(stages, appliance.Stage{Name: "export the last spans", Run: func() { flushTracer(d.tracer, d.logger) }})
+	}
+	return append(stages,
 		appliance.Stage{Name: "close the pool", Run: func() {
 			appliance.NotifyWarn(d.logger, "STATUS", d.notifier.Status("stopped: closing the PostgreSQL pool"))
 			d.store.Close()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -154,3 +155,51 @@ func (v PEM) Get() string { return *v.P }
 
 // Kind is "PEM".
 func (PEM) Kind() string { return "PEM" }
+
+// Pairs is a comma-separated list of key=value pairs, the format of the OpenTelemetry
+// variables OTEL_EXPORTER_OTLP_HEADERS and OTEL_RESOURCE_ATTRIBUTES: keys and values
+// are trimmed and values percent-decoded; an empty list is nil.
+type Pairs struct{ P *map[string]string }
+
+// Set parses raw; a pair without '=', with an empty key, or with a value that does
+// not percent-decode is an error.
+func (v Pairs) Set(raw string) error {
+	var m map[string]string
+	for _, entry := range strings.Split(raw, ",") {
+		if strings.TrimSpace(entry) == "" {
+			continue
+		}
+		k, val, ok := strings.Cut(entry, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return fmt.Errorf("%q is not key=value", strings.TrimSpace(entry))
+		}
+		dec, err := url.PathUnescape(strings.TrimSpace(val))
+		if err != nil {
+			return fmt.Errorf("the value of %q is not percent-encoded", k)
+		}
+		if m == nil {
+			m = make(map[string]string)
+		}
+		m[k] = dec
+	}
+	*v.P = m
+	return nil
+}
+
+// Get formats the pairs sorted by key, values percent-encoded.
+func (v Pairs) Get() string {
+	keys := make([]string, 0, len(*v.P))
+	for k := range *v.P {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + url.PathEscape((*v.P)[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+// Kind is "key=value list".
+func (Pairs) Kind() string { return "comma-separated key=value list" }

@@ -137,10 +137,10 @@ func (v Int[T]) Get() string { return strconv.FormatInt(int64(*v.P), 10) }
 // Kind names the type and its bounds.
 func (v Int[T]) Kind() string { return "integer" + RangeDoc(v.Min, v.Max) }
 
-// Float is a finite decimal number of at least Min.
+// Float is a finite decimal number of at least Min and, when Max > Min, at most Max.
 type Float struct {
-	P   *float64
-	Min float64
+	P        *float64
+	Min, Max float64
 }
 
 // Set parses raw as a finite number of at least Min.
@@ -155,6 +155,12 @@ func (v Float) Set(raw string) error {
 			reason: fmt.Sprintf("must be at least %g", v.Min),
 		}
 	}
+	if v.Max > v.Min && f > v.Max {
+		return &RangeError{
+			Got: strconv.FormatFloat(f, 'g', -1, 64), Min: strconv.FormatFloat(v.Min, 'g', -1, 64),
+			Max: strconv.FormatFloat(v.Max, 'g', -1, 64), reason: fmt.Sprintf("must be between %g and %g", v.Min, v.Max),
+		}
+	}
 	*v.P = f
 	return nil
 }
@@ -162,8 +168,13 @@ func (v Float) Set(raw string) error {
 // Get formats the field in its shortest exact form.
 func (v Float) Get() string { return strconv.FormatFloat(*v.P, 'g', -1, 64) }
 
-// Kind names the type and its bound.
-func (v Float) Kind() string { return fmt.Sprintf("number ≥ %g", v.Min) }
+// Kind names the type and its bounds.
+func (v Float) Kind() string {
+	if v.Max > v.Min {
+		return fmt.Sprintf("number between %g and %g", v.Min, v.Max)
+	}
+	return fmt.Sprintf("number ≥ %g", v.Min)
+}
 
 // Text is any string.
 type Text struct{ P *string }

@@ -103,6 +103,14 @@ func appendPopMessage(dst []byte, m *queue.Message, res queue.PopResult) ([]byte
 	dst = appendString(dst, qn, html)
 	dst = append(dst, `,"retryCount":`...)
 	dst = strconv.AppendInt(dst, int64(m.RetryCount), 10)
+	if m.Traceparent != "" {
+		dst = append(dst, `,"traceparent":`...)
+		dst = appendString(dst, m.Traceparent, html)
+	}
+	if m.Tracestate != "" {
+		dst = append(dst, `,"tracestate":`...)
+		dst = appendString(dst, m.Tracestate, html)
+	}
 	return append(dst, '}'), true
 }
 

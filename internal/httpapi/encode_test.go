@@ -150,6 +150,7 @@ func TestAppendPop(t *testing.T) {
 			m := queue.Message{ID: randString(rng), TransactionID: randString(rng), TraceID: optionalString(),
 				ProducerSub: optionalString(), PartitionID: randString(rng), Partition: randString(rng),
 				Queue: optionalString(), RetryCount: rng.IntN(1000) - 10,
+				Traceparent: optionalString(), Tracestate: optionalString(),
 				CreatedAt: time.Unix(rng.Int64N(1<<36)-1<<34, rng.Int64N(1e9)).In(time.FixedZone("x", 3600*rng.IntN(10)))}
 			if rng.IntN(10) > 0 {
 				m.Payload = randPayloadBytes(rng)

@@ -26,6 +26,7 @@ func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) error {
 	if err := checkAck(a, ""); err != nil {
 		return err
 	}
+	s.traceAck(r, group, 1)
 	if group, err = scopeGroup(r, "consumerGroup", group); err != nil {
 		return err
 	}
@@ -74,6 +75,7 @@ func (s *Server) handleAckBatch(w http.ResponseWriter, r *http.Request) error {
 			return checkAck(a, fmt.Sprintf("acknowledgments[%d].", i)) // only a bad item pays for its name
 		}
 	}
+	s.traceAck(r, group, len(acks))
 	if group, err = scopeGroup(r, "consumerGroup", group); err != nil {
 		return err
 	}

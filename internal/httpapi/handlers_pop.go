@@ -38,6 +38,7 @@ func (s *Server) handlePop(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	unscopePop(r, &res)
+	s.tracePop(r, req, res)
 	return s.writePop(w, res)
 }
 
@@ -72,6 +73,7 @@ func (s *Server) handlePopNamespace(w http.ResponseWriter, r *http.Request) erro
 		return nil
 	}
 	unscopePop(r, &res)
+	s.tracePop(r, req, res)
 	return s.writePop(w, res)
 }
 
@@ -208,6 +210,7 @@ func popResponse(res queue.PopResult) api.PopResponse {
 			ProducerSub: optional(m.ProducerSub), CreatedAt: api.FormatMicros(m.CreatedAt),
 			PartitionID: m.PartitionID, Partition: m.Partition, LeaseID: res.LeaseID,
 			ConsumerGroup: res.ConsumerGroup, Queue: qn, RetryCount: m.RetryCount,
+			Traceparent: m.Traceparent, Tracestate: m.Tracestate,
 		}
 	}
 	first := res.Messages[0]

@@ -32,6 +32,7 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	s.pushTraceContext(r, items) // before scoping: the span names the client's queue
 	if err := scopePush(r, items); err != nil {
 		return err
 	}

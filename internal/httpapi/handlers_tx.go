@@ -53,6 +53,7 @@ func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error
 		}
 		flat += max(1, len(ops[i].Push))
 	}
+	s.txTraceContext(r, ops)
 	if refused, err := s.prepareTxTimers(r, riders.timers); refused != nil || err != nil {
 		if err != nil {
 			return err

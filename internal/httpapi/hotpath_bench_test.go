@@ -23,7 +23,10 @@ import (
 // measures the same routes with the broker as a separate process.
 
 // benchServer serves a broker on a fresh database, logging nothing.
-func benchServer(b *testing.B) *httptest.Server {
+func benchServer(b *testing.B) *httptest.Server { return benchServerWith(b, Options{}) }
+
+// benchServerWith is benchServer with the server's options.
+func benchServerWith(b *testing.B, opts Options) *httptest.Server {
 	b.Helper()
 	st, err := store.Open(store.Options{ConnString: pgtest.NewDBURL(b), MaxConns: 8})
 	if err != nil {
@@ -31,7 +34,7 @@ func benchServer(b *testing.B) *httptest.Server {
 	}
 	b.Cleanup(st.Close)
 	logger := slog.New(slog.DiscardHandler)
-	srv := httptest.NewServer(New(Options{}, broker.New(broker.DefaultConfig(), st, logger), logger).Handler())
+	srv := httptest.NewServer(New(opts, broker.New(broker.DefaultConfig(), st, logger), logger).Handler())
 	b.Cleanup(srv.Close)
 	return srv
 }

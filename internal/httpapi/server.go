@@ -14,6 +14,7 @@ import (
 	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/dashboard"
 	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/tracing"
 )
 
 // DefaultMaxBodyBytes is the body size limit used when [Options.MaxBodyBytes] is 0: the
@@ -49,6 +50,9 @@ type Options struct {
 	// to no API path (/, its assets, and the app's own deep links); nil serves none.
 	// Those requests never need a token: the app sends its own on its API calls.
 	Dashboard *dashboard.Handler
+	// Tracer records spans of push, pop, ack and transactions (OTEL_TRACES_EXPORTER);
+	// nil means tracing is off. Trace contexts sent with pushes are stored either way.
+	Tracer *tracing.Tracer
 	// TenancyHeader (QUEEN_TENANCY_HEADER) turns tenant scoping on: a request that
 	// names a tenant in this header (or in its token's queen_tenant claim) sees only
 	// that tenant's queues (tenancy.go). "" means off: the header is never read.
@@ -130,16 +134,16 @@ func (s *Server) routes() {
 
 	const v1 = "/api/v1"
 	r.Post(v1+"/configure", s.handle(s.handleConfigure))
-	r.Post(v1+"/push", s.handle(s.handlePush))
+	r.Post(v1+"/push", s.handle(s.traced(tracing.OpPush, s.handlePush)))
 
-	r.Get(v1+"/pop", s.handle(s.handlePopNamespace))
-	r.Get(v1+"/pop/queue/{queue}", s.handle(s.handlePop))
-	r.Get(v1+"/pop/queue/{queue}/partition/{partition}", s.handle(s.handlePop))
+	r.Get(v1+"/pop", s.handle(s.traced(tracing.OpPop, s.handlePopNamespace)))
+	r.Get(v1+"/pop/queue/{queue}", s.handle(s.traced(tracing.OpPop, s.handlePop)))
+	r.Get(v1+"/pop/queue/{queue}/partition/{partition}", s.handle(s.traced(tracing.OpPop, s.handlePop)))
 
-	r.Post(v1+"/ack", s.handle(s.handleAck))
-	r.Post(v1+"/ack/batch", s.handle(s.handleAckBatch))
+	r.Post(v1+"/ack", s.handle(s.traced(tracing.OpAck, s.handleAck)))
+	r.Post(v1+"/ack/batch", s.handle(s.traced(tracing.OpAck, s.handleAckBatch)))
 	r.Post(v1+"/lease/{leaseId}/extend", s.handle(s.handleLeaseExtend))
-	r.Post(v1+"/transaction", s.handle(s.handleTransaction))
+	r.Post(v1+"/transaction", s.handle(s.traced(tracing.OpTransaction, s.handleTransaction)))
 	r.Post(v1+"/kv", s.kvServe(s.handleKV))
 	r.Get(v1+"/kv/{ns}/*", s.kvServe(s.handleKVPath))
 	r.Put(v1+"/kv/{ns}/*", s.kvServe(s.handleKVPath))

@@ -25,6 +25,9 @@ type PushItem struct {
 	ProducerSub   string
 	MessageID     string
 	Encrypted     bool
+	// Traceparent and Tracestate are the W3C trace context the message is stored
+	// under ("" when none), returned with it on pop.
+	Traceparent, Tracestate string
 }
 
 // PushResult is the outcome of one PushItem, in request order.
@@ -90,6 +93,9 @@ type Message struct {
 	Partition     string
 	Queue         string
 	RetryCount    int
+	// Traceparent and Tracestate are the W3C trace context the message was pushed
+	// under ("" when none).
+	Traceparent, Tracestate string
 }
 
 // PopResult is what one pop delivered. LeaseID is empty for autoAck pops and when

@@ -21,6 +21,9 @@ type event struct {
 	TransactionID string          `json:"transactionId"`
 	TraceID       string          `json:"traceId,omitempty"`
 	ProducerSub   string          `json:"producerSub,omitempty"`
+	// Traceparent and Tracestate are the W3C trace context of the push (queen only).
+	Traceparent string `json:"traceparent,omitempty"`
+	Tracestate  string `json:"tracestate,omitempty"`
 	// SpooledAt is when queen wrote the record (Unix milliseconds); upstream
 	// records have none.
 	SpooledAt int64 `json:"spooledAt,omitempty"`
@@ -39,7 +42,7 @@ func encodeEvent(it queue.PushItem, at time.Time) ([]byte, error) {
 	b, err := json.Marshal(event{
 		Queue: it.Queue, Partition: it.Partition, Payload: payload, Failover: true,
 		TransactionID: it.TransactionID, TraceID: it.TraceID, ProducerSub: it.ProducerSub,
-		SpooledAt: at.UnixMilli(),
+		Traceparent: it.Traceparent, Tracestate: it.Tracestate, SpooledAt: at.UnixMilli(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("spool: encode record for queue %q: %w", it.Queue, err)
@@ -68,6 +71,7 @@ func decodeEvent(body []byte) (queue.PushItem, time.Time, error) {
 	return queue.PushItem{
 		Queue: ev.Queue, Partition: ev.Partition, Payload: ev.Payload,
 		TransactionID: ev.TransactionID, TraceID: ev.TraceID, ProducerSub: ev.ProducerSub,
+		Traceparent: ev.Traceparent, Tracestate: ev.Tracestate,
 	}, at, nil
 }
 

@@ -46,10 +46,11 @@ FOR UPDATE OF d SKIP LOCKED`
 
 // sqlDLQMessages reads the messages to push again, in partition order: by
 // partition, then (created_at, id), so messages requeued together keep their order.
+// A message pushed again keeps its trace context.
 const sqlDLQMessages = `
 SELECT m.id::text, m.transaction_id, m.partition_id::text, q.name::text, p.name::text, m.payload,
        coalesce(m.is_encrypted, false), coalesce(m.trace_id::text, ''), coalesce(m.producer_sub, ''),
-       coalesce(q.encryption_enabled, false)
+       coalesce(q.encryption_enabled, false), coalesce(m.traceparent, ''), coalesce(m.tracestate, '')
 FROM queen.messages m
 JOIN queen.partitions p ON p.id = m.partition_id
 JOIN queen.queues q ON q.id = p.queue_id
@@ -184,7 +185,7 @@ func dlqRequeueItems(ctx context.Context, tx pgx.Tx, messageIDs []string) ([]que
 		var payload []byte
 		var queueEncrypted bool
 		err := r.Scan(&it.MessageID, &it.OriginalTransactionID, &it.PartitionID, &it.Queue, &it.Partition, &payload,
-			&it.Encrypted, &it.TraceID, &it.ProducerSub, &queueEncrypted)
+			&it.Encrypted, &it.TraceID, &it.ProducerSub, &queueEncrypted, &it.Traceparent, &it.Tracestate)
 		it.Payload = json.RawMessage(payload)
 		it.Seal = queueEncrypted && !it.Encrypted
 		return it, err

@@ -12,8 +12,9 @@ import (
 )
 
 const sqlPartitionClaim = `SELECT o_partition_id::text, o_partition, o_id::text, o_transaction_id,
-       coalesce(o_trace_id::text, ''), o_payload, coalesce(o_producer_sub, ''), o_created_at, o_retry_count
-FROM queen.pop_q1($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
+       coalesce(o_trace_id::text, ''), o_payload, coalesce(o_producer_sub, ''), o_created_at, o_retry_count,
+       coalesce(o_traceparent, ''), coalesce(o_tracestate, '')
+FROM queen.pop_q2($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
 
 // claimAttempts bounds how often PartitionClaim runs its statement when PostgreSQL
 // aborts it as a deadlock victim or for a serialization failure.
@@ -65,13 +66,13 @@ func (s *Store) partitionClaimOnce(ctx context.Context, req queue.PopRequest, le
 	var text textArena
 	var payloads []byte
 	pos := make([]spans, 0, cap(msgs))
-	var lastPID, lastPart, lastTrace, lastSub string
+	var lastPID, lastPart, lastTrace, lastSub, lastParent, lastState string
 	// Scan targets live across rows: their addresses escape into Scan.
-	var pid, part, id, txid, trace, payload, sub pgtype.DriverBytes
+	var pid, part, id, txid, trace, payload, sub, parent, state pgtype.DriverBytes
 	var created time.Time
 	var retries int
 	for rows.Next() {
-		if err := rows.Scan(&pid, &part, &id, &txid, &trace, &payload, &sub, &created, &retries); err != nil {
+		if err := rows.Scan(&pid, &part, &id, &txid, &trace, &payload, &sub, &created, &retries, &parent, &state); err != nil {
 			return nil, interpretError(err)
 		}
 		m := queue.Message{RetryCount: retries}
@@ -79,6 +80,8 @@ func (s *Store) partitionClaimOnce(ctx context.Context, req queue.PopRequest, le
 		m.Partition = reuse(&lastPart, part)
 		m.TraceID = reuse(&lastTrace, trace)
 		m.ProducerSub = reuse(&lastSub, sub)
+		m.Traceparent = reuse(&lastParent, parent)
+		m.Tracestate = reuse(&lastState, state)
 		m.CreatedAt = created.UTC()
 		m.Queue = req.Queue
 		at := len(payloads)

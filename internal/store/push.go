@@ -20,10 +20,11 @@ type pgxQuerier interface {
 }
 
 const sqlMessageInsertBatch = `SELECT o_idx, o_status, coalesce(o_message_id::text, ''), o_partition_id::text
-FROM queen.push_q2($1::text[], $2::text[], $3::integer[], $4::text[], $5::text[], $6::text, $7::text[], $8::text[], $9::boolean[])`
+FROM queen.push_q3($1::text[], $2::text[], $3::integer[], $4::text[], $5::text[], $6::text, $7::text[], $8::text[], $9::boolean[],
+                   $10::text[], $11::text[])`
 
 // pushAttempts bounds the retries of a push whose partition was deleted by the cleanup
-// job between its resolution and its lock (queen.push_q2: 23503), or between its
+// job between its resolution and its lock (queen.push_q3: 23503), or between its
 // creation and its resolution (queen.partitions_resolve_q1: 40001): the failed call
 // wrote nothing, and the next one creates the partition again.
 const pushAttempts = 3
@@ -48,7 +49,7 @@ func isPartitionRace(err error) bool {
 	return errors.As(err, &pgErr) && (pgErr.Code == "23503" || pgErr.Code == "40001")
 }
 
-// pushArgs are the parameters of one push_q2 call: the distinct (queue, partition)
+// pushArgs are the parameters of one push_q3 call: the distinct (queue, partition)
 // pairs, per item the 1-based index of its pair and its columns, the payloads as one
 // JSON array, and nil (SQL NULL) for the optional columns no item uses.
 type pushArgs struct {
@@ -58,6 +59,7 @@ type pushArgs struct {
 	payloads           string
 	traces, subs       []*string
 	encrypted          []bool
+	parents, states    []*string // W3C trace contexts
 }
 
 func newPushArgs(items []queue.PushItem) *pushArgs {
@@ -99,6 +101,18 @@ func newPushArgs(items []queue.PushItem) *pushArgs {
 			}
 			a.subs[i] = &it.ProducerSub
 		}
+		if it.Traceparent != "" {
+			if a.parents == nil {
+				a.parents = make([]*string, n)
+			}
+			a.parents[i] = &it.Traceparent
+			if it.Tracestate != "" {
+				if a.states == nil {
+					a.states = make([]*string, n)
+				}
+				a.states[i] = &it.Tracestate
+			}
+		}
 		if it.Encrypted {
 			if a.encrypted == nil {
 				a.encrypted = make([]bool, n)
@@ -113,7 +127,7 @@ func newPushArgs(items []queue.PushItem) *pushArgs {
 func messageInsertBatch(ctx context.Context, q pgxQuerier, items []queue.PushItem, a *pushArgs) ([]queue.PushResult, error) {
 	n := len(items)
 	rows, err := q.Query(ctx, sqlMessageInsertBatch, a.queues, a.partitions, a.pair, a.txids, a.ids,
-		a.payloads, a.traces, a.subs, a.encrypted)
+		a.payloads, a.traces, a.subs, a.encrypted, a.parents, a.states)
 	if err != nil {
 		return nil, interpretError(err)
 	}

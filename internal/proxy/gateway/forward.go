@@ -104,7 +104,9 @@ func (s *Server) send(ctx context.Context, r *http.Request, up *Backend, cred *p
 		return nil, err
 	}
 	out.ContentLength = length
-	for _, h := range []string{"Content-Type", "Accept"} {
+	// traceparent and tracestate carry the client's W3C trace context to the broker,
+	// which stores it with pushed messages (docs/tracing.md).
+	for _, h := range []string{"Content-Type", "Accept", "Traceparent", "Tracestate"} {
 		if v := r.Header.Get(h); v != "" {
 			out.Header.Set(h, v)
 		}

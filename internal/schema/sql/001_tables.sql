@@ -15,6 +15,25 @@
 --     CONCURRENTLY after the broker is ready (its list must match the indexes below).
 --   * Upstream's columns keep their types; queen's other shapes live in its own tables.
 
+-- queen.messages of an earlier schema (queen's or upstream's) gains the W3C trace
+-- context (traceparent, tracestate headers) a message was pushed under, returned with it
+-- on pop so a consumer continues the producer's trace; NULL for messages pushed without
+-- one (a NULL costs a bit of the row's null map, and adding the columns rewrites
+-- nothing). This is the boot's first table lock: a producer's insert locks messages
+-- before the tables it reads (queues, partitions), so locking messages after one of
+-- those would deadlock with it.
+DO $$
+BEGIN
+    IF to_regclass('queen.messages') IS NOT NULL THEN
+        IF NOT EXISTS (SELECT 1 FROM pg_attribute
+                       WHERE attrelid = to_regclass('queen.messages') AND attname = 'tracestate' AND NOT attisdropped) THEN
+            ALTER TABLE queen.messages ADD COLUMN IF NOT EXISTS traceparent text,
+                                       ADD COLUMN IF NOT EXISTS tracestate text;
+        END IF;
+    END IF;
+END
+$$;
+
 DO $$
 BEGIN
     IF to_regclass('queen.queues') IS NULL THEN
@@ -82,7 +101,9 @@ BEGIN
             trace_id       uuid DEFAULT gen_random_uuid(),
             created_at     timestamptz NOT NULL DEFAULT now(),
             is_encrypted   boolean DEFAULT false,
-            producer_sub   text
+            producer_sub   text,
+            traceparent    text,
+            tracestate     text
         );
         CREATE UNIQUE INDEX messages_partition_transaction_unique
             ON queen.messages (partition_id, transaction_id COLLATE "C");

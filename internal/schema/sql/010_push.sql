@@ -1,4 +1,4 @@
--- queen.push_q2 appends a batch of messages. One call = one
+-- queen.push_q3 appends a batch of messages. One call = one
 -- transaction. The items name their partition by index (p_pair, 1-based) into the
 -- distinct (queue, partition) pairs p_queues/p_partitions, so each partition is
 -- resolved once, not once per item. The payloads come as one JSON array (one text
@@ -31,7 +31,7 @@
 -- A partition deleted by the cleanup job between its resolution and its lock makes
 -- the insert fail on the foreign key (23503); nothing is written and the caller
 -- retries the call.
-CREATE OR REPLACE FUNCTION queen.push_q2(
+CREATE OR REPLACE FUNCTION queen.push_q3(
     p_queues     text[],
     p_partitions text[],
     p_pair       integer[],
@@ -40,7 +40,9 @@ CREATE OR REPLACE FUNCTION queen.push_q2(
     p_payloads   text,      -- one JSON array, element i is item i's payload
     p_trace      text[],    -- NULL when no item has a trace id
     p_sub        text[],    -- NULL when no item has a producer
-    p_encrypted  boolean[]  -- NULL when no item is encrypted
+    p_encrypted  boolean[], -- NULL when no item is encrypted
+    p_traceparent text[],   -- NULL when no item has a trace context
+    p_tracestate text[]     -- NULL when no item has a tracestate
 ) RETURNS TABLE (o_idx integer, o_status text, o_message_id uuid, o_partition_id uuid)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -146,12 +148,12 @@ BEGIN
     ),
     ins AS (
         INSERT INTO queen.messages (id, transaction_id, partition_id, payload, trace_id,
-                                    created_at, is_encrypted, producer_sub)
+                                    created_at, is_encrypted, producer_sub, traceparent, tracestate)
         SELECT x.mid::uuid, x.txid, v_pids[x.pair], v_payloads -> (x.ord::integer - 1), x.trace::uuid,
-               s.ts[x.pair], coalesce(x.enc, false), x.sub
+               s.ts[x.pair], coalesce(x.enc, false), x.sub, x.tparent, x.tstate
         FROM stamps s
-        CROSS JOIN unnest(p_pair, p_txid, p_id, p_trace, p_sub, p_encrypted)
-             WITH ORDINALITY AS x(pair, txid, mid, trace, sub, enc, ord)
+        CROSS JOIN unnest(p_pair, p_txid, p_id, p_trace, p_sub, p_encrypted, p_traceparent, p_tracestate)
+             WITH ORDINALITY AS x(pair, txid, mid, trace, sub, enc, tparent, tstate, ord)
         WHERE v_allow IS NULL OR v_allow[x.ord]
         ORDER BY x.ord
         ON CONFLICT (partition_id, transaction_id) DO NOTHING
@@ -215,6 +217,24 @@ BEGIN
         ORDER BY x.ord
     $q$ USING p_id, p_pair, p_txid, v_pids;
 END;
+$$;
+
+-- The nine-argument queen.push_q2 of earlier brokers: no trace contexts. Kept so that
+-- a broker of the previous release still pushes against this schema.
+CREATE OR REPLACE FUNCTION queen.push_q2(
+    p_queues     text[],
+    p_partitions text[],
+    p_pair       integer[],
+    p_txid       text[],
+    p_id         text[],
+    p_payloads   text,
+    p_trace      text[],
+    p_sub        text[],
+    p_encrypted  boolean[]
+) RETURNS TABLE (o_idx integer, o_status text, o_message_id uuid, o_partition_id uuid)
+LANGUAGE sql AS $$
+    SELECT * FROM queen.push_q3(p_queues, p_partitions, p_pair, p_txid, p_id, p_payloads, p_trace, p_sub,
+                                p_encrypted, NULL::text[], NULL::text[])
 $$;
 
 -- queen.keyed_plans_q1 restricts the planner, until the end of the transaction, to the

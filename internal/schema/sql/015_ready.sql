@@ -13,7 +13,7 @@
 -- ready row for that group, whose ready_at is not later than the moment the message may
 -- be delivered. A ready row without such a message is harmless: the pop that examines it
 -- finds nothing and deletes it. So rows are added freely and deleted only with proof:
---   * queen.push_q2 adds the rows of the partitions it wrote to, for the queue's
+--   * queen.push_q3 adds the rows of the partitions it wrote to, for the queue's
 --     registered groups;
 --   * every write of a cursor row (queen.partition_consumers: by a pop, an ack, a
 --     transaction, a stream cycle) ends with queen.ready_settle_q1, which parks the

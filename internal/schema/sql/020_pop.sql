@@ -1,11 +1,11 @@
--- queen.pop_q1 claims partitions for one consumer group and returns their next
--- messages. p_partition NULL means a wildcard pop over the queue's
+-- queen.pop_q2 claims partitions for one consumer group and returns their next
+-- messages, each with the trace context it was pushed under. p_partition NULL means a wildcard pop over the queue's
 -- partitions, claiming up to p_max_partitions of them; otherwise exactly that
 -- partition. Every claimed partition gets the lease p_lease_id for p_lease_seconds
 -- when it is above 0, else for the queue's lease_time (60 s when 0). Partitions that
 -- yield no message are released at once and do not count toward p_max_partitions (no
 -- starvation behind delayed partitions).
-CREATE OR REPLACE FUNCTION queen.pop_q1(
+CREATE OR REPLACE FUNCTION queen.pop_q2(
     p_queue          text,
     p_partition      text,
     p_group          text,
@@ -18,7 +18,7 @@ CREATE OR REPLACE FUNCTION queen.pop_q1(
     p_lease_seconds  integer
 ) RETURNS TABLE (o_partition_id uuid, o_partition text, o_id uuid, o_transaction_id text,
                  o_trace_id uuid, o_payload jsonb, o_producer_sub text, o_created_at timestamptz,
-                 o_retry_count integer)
+                 o_retry_count integer, o_traceparent text, o_tracestate text)
 -- Plans: the message read is an ordered range of the (partition_id, created_at, id)
 -- index and must stay one whatever the statistics say: queen.messages statistics lag
 -- behind a queue's growth, and with a partition that looks small a planner chose a
@@ -230,7 +230,7 @@ BEGIN
         IF NOT p_auto_ack THEN
             RETURN QUERY
             SELECT v_pid, v_pname, mm.id, mm.transaction_id::text, mm.trace_id, mm.payload, mm.producer_sub,
-                   mm.created_at, coalesce(v_retries, 0)
+                   mm.created_at, coalesce(v_retries, 0), mm.traceparent, mm.tracestate
               FROM queen.messages mm
              WHERE mm.partition_id = v_pid
                AND (mm.created_at, mm.id) > (coalesce(v_cur_ts, '-infinity'::timestamptz), coalesce(v_cur_id, c_zero))
@@ -255,7 +255,7 @@ BEGIN
                 v_last_id := v_rows[v_n].id;
                 RETURN QUERY
                 SELECT v_pid, v_pname, x.id, x.transaction_id::text, x.trace_id, x.payload, x.producer_sub,
-                       x.created_at, coalesce(v_retries, 0)
+                       x.created_at, coalesce(v_retries, 0), x.traceparent, x.tracestate
                   FROM unnest(v_rows) AS x;
             END IF;
         END IF;
@@ -313,8 +313,31 @@ BEGIN
 END;
 $$;
 
--- The nine-argument queen.pop_q1 of earlier brokers: each queue's own lease_time.
--- Kept so that a broker of the previous release still pops against this schema.
+-- The ten-argument queen.pop_q1 of earlier brokers: no trace contexts. Kept so that a
+-- broker of the previous release still pops against this schema.
+CREATE OR REPLACE FUNCTION queen.pop_q1(
+    p_queue          text,
+    p_partition      text,
+    p_group          text,
+    p_lease_id       text,
+    p_batch          integer,
+    p_max_partitions integer,
+    p_auto_ack       boolean,
+    p_sub_mode       text,
+    p_sub_from       text,
+    p_lease_seconds  integer
+) RETURNS TABLE (o_partition_id uuid, o_partition text, o_id uuid, o_transaction_id text,
+                 o_trace_id uuid, o_payload jsonb, o_producer_sub text, o_created_at timestamptz,
+                 o_retry_count integer)
+LANGUAGE sql
+AS $$
+    SELECT o_partition_id, o_partition, o_id, o_transaction_id, o_trace_id, o_payload, o_producer_sub,
+           o_created_at, o_retry_count
+      FROM queen.pop_q2(p_queue, p_partition, p_group, p_lease_id, p_batch, p_max_partitions,
+                        p_auto_ack, p_sub_mode, p_sub_from, p_lease_seconds)
+$$;
+
+-- The nine-argument queen.pop_q1 of the release before: each queue's own lease_time.
 CREATE OR REPLACE FUNCTION queen.pop_q1(
     p_queue          text,
     p_partition      text,

@@ -1,7 +1,7 @@
 -- queen.send and queen.send_batch push messages from SQL, inside the caller's own
 -- transaction (the transactional outbox): the messages commit or roll back with it, and
 -- parked long-polls wake after its commit. Their names and signatures are a public,
--- stable contract (docs/sql.md). They run queen.push_q2, so the semantics are those of
+-- stable contract (docs/sql.md). They run queen.push_q3, so the semantics are those of
 -- POST /api/v1/push: queues and partitions created on first use, dedup by (partition,
 -- transactionId) with the stored message's id answered, the per-partition ordering
 -- lock, maxSize. They differ where SQL must: a full queue raises (the caller's
@@ -11,7 +11,7 @@
 --
 -- SECURITY DEFINER with a fixed search_path: a role granted USAGE on schema queen and
 -- EXECUTE on these functions can send without any privilege on the tables. The planner
--- settings are function-local, so the lookups push_q2 restricts never leak into the
+-- settings are function-local, so the lookups push_q3 restricts never leak into the
 -- rest of the caller's transaction.
 
 -- queen.send_ids_q1 makes n message ids that increase in order: a UUIDv7 layout (48-bit
@@ -120,7 +120,7 @@ BEGIN
 
     SELECT array_agg(r.o_status ORDER BY r.o_idx), array_agg(r.o_message_id ORDER BY r.o_idx)
       INTO v_status, v_mids
-      FROM queen.push_q2(v_queues, v_parts, v_pair, v_txid, v_ids, v_payloads::text, v_trace, NULL, NULL) r;
+      FROM queen.push_q3(v_queues, v_parts, v_pair, v_txid, v_ids, v_payloads::text, v_trace, NULL, NULL, NULL, NULL) r;
     v_full := (SELECT v_queues[v_pair[k]] FROM generate_subscripts(v_status, 1) AS k WHERE v_status[k] = 'full' LIMIT 1);
     IF v_full IS NOT NULL THEN
         RAISE EXCEPTION 'queen.send: queue % is full: maxSize reached', v_full USING ERRCODE = '53400';
