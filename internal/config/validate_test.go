@@ -41,6 +41,18 @@ func TestValidateCombinations(t *testing.T) {
 		{"AutoNeedsAnyKey", []string{"JWT_ENABLED=true", "JWT_ALGORITHM=auto"},
 			"needs JWT_SECRET, JWT_JWKS_URL or JWT_PUBLIC_KEY"},
 		{"AutoWithJWKS", []string{"JWT_ENABLED=true", "JWT_ALGORITHM=auto", "JWT_JWKS_URL=http://idp/jwks"}, ""},
+		{"OTLPClientCertNeedsKey", []string{"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE=/c.pem"},
+			`config: OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE="/c.pem": needs OTEL_EXPORTER_OTLP_CLIENT_KEY beside it`},
+		{"OTLPTracesKeyNeedsCert", []string{"OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY=/k.pem"},
+			"OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE"},
+		{"OTLPBatchAboveQueue", []string{"OTEL_BSP_MAX_EXPORT_BATCH_SIZE=4096"},
+			`config: OTEL_BSP_MAX_EXPORT_BATCH_SIZE="4096": must not exceed OTEL_BSP_MAX_QUEUE_SIZE="2048"`},
+		{"OTLPSamplerRatioAboveOne", []string{"OTEL_TRACES_SAMPLER_ARG=1.5"}, "must be between 0 and 1"},
+		{"OTLPJSONProtocol", []string{"OTEL_EXPORTER_OTLP_PROTOCOL=http/json"}, "must be one of http/protobuf, grpc"},
+		{"OTLPHeadersNotPairs", []string{"OTEL_EXPORTER_OTLP_HEADERS=token"}, "OTEL_EXPORTER_OTLP_HEADERS"},
+		{"OTLPOn", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
+			"OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20x,tenant=a", "OTEL_TRACES_SAMPLER=parentbased_traceidratio",
+			"OTEL_TRACES_SAMPLER_ARG=0.01"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -66,4 +78,32 @@ func TestValidateAfterChangingByHand(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalid)
 	require.Contains(t, err.Error(), `config: POP_WAIT_INITIAL_INTERVAL_MS="5000": must not exceed`)
 	require.Contains(t, err.Error(), "needs JWT_SECRET")
+}
+
+// TestTracingSettingsPickTheTracesOnlyVariables: each OTEL_EXPORTER_OTLP_TRACES_* wins
+// over its general variable, an unset one falls back to it, and an OTEL_* variable
+// queen does not list is reported as unknown.
+func TestTracingSettingsPickTheTracesOnlyVariables(t *testing.T) {
+	t.Parallel()
+	c, err := Load([]string{
+		"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318",
+		"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc", "OTEL_EXPORTER_OTLP_HEADERS=a=1,b=x%2Cy",
+		"OTEL_EXPORTER_OTLP_TIMEOUT=2500", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION=gzip",
+		"OTEL_PROPAGATORS=b3",
+	})
+	require.NoError(t, err)
+	require.True(t, c.Tracing.Enabled())
+	e := c.Tracing.Effective()
+	require.Equal(t, "grpc", e.Protocol)
+	require.Equal(t, "http://collector:4318", e.Endpoint)
+	require.Equal(t, map[string]string{"a": "1", "b": "x,y"}, e.Headers)
+	require.Equal(t, 2500*time.Millisecond, e.Timeout)
+	require.Equal(t, "gzip", e.Compression)
+	require.Len(t, c.UnknownVariables(), 1)
+	require.Equal(t, "OTEL_PROPAGATORS", c.UnknownVariables()[0].Name)
+	require.NotContains(t, c.String(), "x%2Cy", "headers are a secret: never printed")
+
+	off, err := Load([]string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_SDK_DISABLED=true"})
+	require.NoError(t, err)
+	require.False(t, off.Tracing.Enabled())
 }

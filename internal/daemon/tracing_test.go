@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -18,6 +19,9 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc"
+	_ "google.golang.org/grpc/encoding/gzip" // the receiver takes gzip-compressed exports
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/queenmq/queen/internal/daemontest"
@@ -30,6 +34,8 @@ type receiver struct {
 	mu      sync.Mutex
 	spans   []*tracepb.Span
 	service []string // service.name of each resource seen
+	auth    []string // the authorization header (HTTP) or metadata (gRPC) of each export
+	enc     []string // the content encoding of each export
 }
 
 func (rc *receiver) add(req *coltracepb.ExportTraceServiceRequest) {
@@ -48,7 +54,11 @@ func (rc *receiver) add(req *coltracepb.ExportTraceServiceRequest) {
 }
 
 // Export is the gRPC TraceService's one method.
-func (rc *receiver) Export(_ context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+func (rc *receiver) Export(ctx context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	rc.mu.Lock()
+	rc.auth = append(rc.auth, md.Get("authorization")...)
+	rc.mu.Unlock()
 	rc.add(req)
 	return &coltracepb.ExportTraceServiceResponse{}, nil
 }
@@ -59,7 +69,16 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not an OTLP/HTTP protobuf export", http.StatusNotFound)
 		return
 	}
-	body, err := io.ReadAll(r.Body)
+	var rd io.Reader = r.Body
+	if r.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		rd = zr
+	}
+	body, err := io.ReadAll(rd)
 	req := &coltracepb.ExportTraceServiceRequest{}
 	if err == nil {
 		err = proto.Unmarshal(body, req)
@@ -68,6 +87,10 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	rc.mu.Lock()
+	rc.auth = append(rc.auth, r.Header.Get("Authorization"))
+	rc.enc = append(rc.enc, r.Header.Get("Content-Encoding"))
+	rc.mu.Unlock()
 	rc.add(req)
 	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
 	w.Header().Set("Content-Type", "application/x-protobuf")
@@ -110,12 +133,26 @@ func startHTTPReceiver(t *testing.T) (*receiver, string) {
 	return rc, "http://" + ln.Addr().String()
 }
 
+// encodings records the compression of each gRPC request the receiver gets.
+type encodings struct{ rc *receiver }
+
+func (e encodings) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context   { return ctx }
+func (e encodings) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (e encodings) HandleConn(context.Context, stats.ConnStats)                       {}
+func (e encodings) HandleRPC(_ context.Context, s stats.RPCStats) {
+	if h, ok := s.(*stats.InHeader); ok {
+		e.rc.mu.Lock()
+		e.rc.enc = append(e.rc.enc, h.Compression)
+		e.rc.mu.Unlock()
+	}
+}
+
 func startGRPCReceiver(t *testing.T) (*receiver, string) {
 	t.Helper()
 	rc := &receiver{}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	srv := grpc.NewServer()
+	srv := grpc.NewServer(grpc.StatsHandler(encodings{rc}))
 	coltracepb.RegisterTraceServiceServer(srv, rc)
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(srv.Stop)
@@ -174,7 +211,8 @@ func TestPushedTraceContextReachesTheConsumerAndTheCollector(t *testing.T) {
 			srv := daemontest.Start(t, daemontest.Options{Env: []string{
 				"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=" + proto,
 				"OTEL_EXPORTER_OTLP_ENDPOINT=" + endpoint, "OTEL_BSP_SCHEDULE_DELAY=50",
-				"OTEL_SERVICE_NAME=queen-test",
+				"OTEL_SERVICE_NAME=queen-test", "OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20collector-token",
+				"OTEL_EXPORTER_OTLP_COMPRESSION=gzip",
 			}})
 			traceCall(t, http.MethodPost, srv.URL+"/api/v1/push",
 				`{"items":[{"queue":"traced","partition":"p1","transactionId":"t1","payload":{"n":1}}]}`, nil)
@@ -223,9 +261,13 @@ func TestPushedTraceContextReachesTheConsumerAndTheCollector(t *testing.T) {
 			require.Equal(t, "billing", attr(ack, "messaging.consumer.group.name"))
 			require.Equal(t, "settle", attr(ack, "messaging.operation.type"))
 			require.Equal(t, "1", attr(tx, "messaging.batch.message_count"))
+			require.Equal(t, "transaction traced", tx.GetName())
+			require.Equal(t, "p2", attr(tx, "messaging.destination.partition.id"))
 
 			rc.mu.Lock()
 			require.Contains(t, rc.service, "queen-test")
+			require.Contains(t, rc.auth, "Bearer collector-token", "OTEL_EXPORTER_OTLP_HEADERS go with every export")
+			require.Contains(t, rc.enc, "gzip", "OTEL_EXPORTER_OTLP_COMPRESSION=gzip compresses the exports")
 			rc.mu.Unlock()
 		})
 	}

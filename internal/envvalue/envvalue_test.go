@@ -97,3 +97,32 @@ func TestListTrimsAndDropsEmptyEntries(t *testing.T) {
 	err := envvalue.List{P: &l, Check: func(string) error { return refuse }}.Set("x")
 	require.ErrorIs(t, err, refuse)
 }
+
+func TestPairsDecodeTheOpenTelemetryFormat(t *testing.T) {
+	t.Parallel()
+	var m map[string]string
+	v := envvalue.Pairs{P: &m}
+	require.NoError(t, v.Set(" authorization = Bearer%20abc , x-tenant=a%3Db ,"))
+	require.Equal(t, map[string]string{"authorization": "Bearer abc", "x-tenant": "a=b"}, m)
+	require.Equal(t, "authorization=Bearer%20abc,x-tenant=a=b", v.Get())
+	for _, bad := range []string{"novalue", "=v", "k=%zz"} {
+		require.Error(t, v.Set(bad), bad)
+	}
+	require.Equal(t, "Bearer abc", m["authorization"], "a failed Set leaves the field")
+	require.NoError(t, v.Set(""))
+	require.Nil(t, m)
+}
+
+func TestFloatWithAnUpperBound(t *testing.T) {
+	t.Parallel()
+	f := 0.5
+	v := envvalue.Float{P: &f, Min: 0, Max: 1}
+	require.NoError(t, v.Set("0.01"))
+	require.Equal(t, 0.01, f)
+	require.EqualError(t, v.Set("1.5"), "must be between 0 and 1")
+	require.Equal(t, "number between 0 and 1", v.Kind())
+	require.Equal(t, 0.01, f)
+	unbounded := envvalue.Float{P: &f, Min: 1}
+	require.NoError(t, unbounded.Set("1e6"))
+	require.Equal(t, "number ≥ 1", unbounded.Kind())
+}

@@ -113,10 +113,18 @@ func (s *Server) traceAck(r *http.Request, group string, n int) {
 }
 
 // txTraceContext stamps the push items of a transaction with the trace context they
-// are stored under, and counts the operations on its span.
+// are stored under, and counts the operations on its span (and names the queue its
+// pushes go to, when they all go to one).
 func (s *Server) txTraceContext(r *http.Request, ops []queue.TxOp) {
 	sp := s.span(r)
-	sp.SetCount(len(ops))
+	if sp.Recording() {
+		sp.SetCount(len(ops))
+		var pushed []queue.PushItem
+		for i := range ops {
+			pushed = append(pushed, ops[i].Push...)
+		}
+		sp.SetDestination(commonDestination(pushed))
+	}
 	parent, state := sp.Stored(r.Header)
 	if parent == "" {
 		return
