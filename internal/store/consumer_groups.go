@@ -13,8 +13,8 @@ import (
 // sqlCursorLag selects the cursor rows of group $1 (NULL = every group) on the queues
 // of the scope prefix $2 ("" = every queue) with their lag.
 // A cursor's unconsumed messages are those after it or, when it is NULL, after the
-// group's subscription timestamp (a partition-specific subscription
-// wins over the queue-wide one, as in queen.subscription_start_q1), or all of them for
+// group's subscription timestamp (queen.subscription_stored_q1: a partition-specific
+// subscription wins over the queue-wide one), or all of them for
 // queue mode and groups without a subscription. Messages past the queue's ttl are left
 // out when pop applies that ttl (queen.enforced_option_q1): pop never delivers them.
 // The count is one range scan of idx_messages_partition_created per cursor, as long
@@ -30,12 +30,8 @@ JOIN queen.partitions p ON p.id = pc.partition_id
 JOIN queen.queues q ON q.id = p.queue_id
 CROSS JOIN LATERAL (
     SELECT coalesce(pc.last_consumed_created_at,
-                    CASE WHEN pc.consumer_group <> '__QUEUE_MODE__' THEN (
-                        SELECT md.subscription_timestamp FROM queen.consumer_groups_metadata md
-                        WHERE md.consumer_group = pc.consumer_group AND md.queue_name = q.name
-                          AND md.partition_name IN (p.name, '') AND md.namespace = '' AND md.task = ''
-                        ORDER BY (md.partition_name = '') ASC
-                        LIMIT 1) END,
+                    CASE WHEN pc.consumer_group <> '__QUEUE_MODE__'
+                         THEN queen.subscription_stored_q1(q.name, p.name, pc.consumer_group, NULL) END,
                     '-infinity') AS ts,
            CASE WHEN pc.last_consumed_created_at IS NULL THEN '00000000-0000-0000-0000-000000000000'::uuid
                 ELSE pc.last_consumed_id END AS id,

@@ -13,10 +13,10 @@ import (
 // The consumers of a queue are the groups (queue mode, "__QUEUE_MODE__", included)
 // with a cursor on one of its partitions, a subscription to it, or a wildcard
 // registration on it. A partition without the group's cursor owes what the group will
-// read there: everything after its subscription timestamp (a partition-specific
-// subscription wins over the queue-wide one), or everything for queue mode and groups
-// without one. Messages past the queue's ttl are left out when pop applies that ttl:
-// pop never delivers them. In flight is the unacknowledged part of a live lease. Each
+// read there: everything after its subscription timestamp (queen.subscription_stored_q1:
+// a partition-specific subscription wins over the queue-wide one), or everything for
+// queue mode and groups without one. Messages past the queue's ttl are left out when
+// pop applies that ttl: pop never delivers them. In flight is the unacknowledged part of a live lease. Each
 // (group, partition) costs one range scan of idx_messages_partition_created, as long
 // as its lag. $2 caps the rows.
 const sqlGroupLag = `
@@ -52,12 +52,8 @@ c AS (
     LEFT JOIN queen.partition_consumers pc ON pc.partition_id = p.id AND pc.consumer_group = gq.grp
     CROSS JOIN LATERAL (
         SELECT coalesce(pc.last_consumed_created_at,
-                        CASE WHEN gq.grp <> '__QUEUE_MODE__' THEN (
-                            SELECT md.subscription_timestamp FROM queen.consumer_groups_metadata md
-                            WHERE md.consumer_group = gq.grp AND md.queue_name = q.qname
-                              AND md.partition_name IN (p.name, '') AND md.namespace = '' AND md.task = ''
-                            ORDER BY (md.partition_name = '') ASC
-                            LIMIT 1) END,
+                        CASE WHEN gq.grp <> '__QUEUE_MODE__'
+                             THEN queen.subscription_stored_q1(q.qname, p.name, gq.grp, NULL) END,
                         '-infinity') AS ts,
                CASE WHEN pc.last_consumed_created_at IS NULL THEN '00000000-0000-0000-0000-000000000000'::uuid
                     ELSE pc.last_consumed_id END AS id
