@@ -44,6 +44,7 @@ test: lint build ## lint, build, every Go test and one pass of every benchmark (
 	scripts/ensure-chromium.sh
 	scripts/ensure-patroni.sh
 	scripts/ensure-promtool.sh
+	scripts/ensure-release-tools.sh
 	scripts/pgtest.sh run -- bash -c '$(GO) test $(TEST_FLAGS) -bench . -benchtime 1x ./... && bin/queen-bench -quick'
 	scripts/systemd-test.sh
 	scripts/container-test.sh
@@ -187,6 +188,22 @@ deb: ## only the deb packages (dist/queen_<version>-1_<arch>.deb)
 .PHONY: rpm
 rpm: ## only the rpm packages (dist/queen-<version>-1.<arch>.rpm; signed with QUEEN_PKG_SIGNING_KEY when set)
 	$(GO) run ./scripts/packages $(PKG_FLAGS) -formats rpm
+
+# A release (docs/releasing.md): signed apt and dnf repositories, the images as OCI
+# archives with their SBOM, SHA256SUMS and the public key, in dist/release/ (RELEASE_OUT=).
+# The key comes from QUEEN_RELEASE_KEY (+ QUEEN_RELEASE_KEY_PASSPHRASE) or
+# QUEEN_RELEASE_GNUPGHOME (+ QUEEN_RELEASE_KEY_ID); RELEASE_UNSIGNED=1 for a local trial.
+# RELEASE_VERSION=, RELEASE_ARCH= (default amd64,arm64) and RELEASE_IMAGE=0 override.
+.PHONY: release
+release: ## signed apt and dnf repositories, OCI images, SBOM and SHA256SUMS into dist/release/ (key in QUEEN_RELEASE_KEY; docs/releasing.md)
+	scripts/ensure-release-tools.sh
+	$(GO) run ./scripts/release
+
+# make test runs the cheap version (amd64, no image, one Go build cache) in go test.
+.PHONY: test-reproducible
+test-reproducible: ## two signed releases (amd64 and arm64, images) in two clean clones, fresh Go caches: byte-identical binaries, debs, rpms (diffoscope on a difference)
+	scripts/ensure-release-tools.sh
+	$(GO) test -count=1 -timeout 60m -run '^TestReproducibleRelease$$' -v ./scripts/release/ -args -release.full
 
 # make test runs these checks inside scripts/systemd-test.sh, on the packages it builds.
 .PHONY: package-lint

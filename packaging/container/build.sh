@@ -90,7 +90,7 @@ umask 022
 rootfs=$ctx/rootfs
 mkdir -p "$rootfs/usr/bin" "$rootfs/etc/ssl/certs" "$rootfs/var/lib/queen" "$ctx/spool"
 chmod 0750 "$ctx/spool"
-ldflags="-s -w -X $module/internal/buildinfo.Version=$version -X $module/internal/buildinfo.Commit=$commit -X $module/internal/buildinfo.Date=$created"
+ldflags="-s -w -buildid= -X $module/internal/buildinfo.Version=$version -X $module/internal/buildinfo.Commit=$commit -X $module/internal/buildinfo.Date=$created"
 say "building queen, queenctl and queen-proxy $version for linux/$arch"
 CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build -trimpath -ldflags "$ldflags" \
 	-o "$rootfs/usr/bin/" ./cmd/queen ./cmd/queenctl ./cmd/queen-proxy

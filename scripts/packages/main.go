@@ -14,8 +14,16 @@
 //	dist/queen-<version>-<release>.<arch>.rpm   (arch: x86_64, aarch64)
 //
 // and prints one path per line (release: nfpm.yaml's, 1). The version comes from git
-// (see versionFromDescribe) unless -version or $QUEEN_PKG_VERSION gives one; file
-// dates are the commit's, so a rebuild of the same commit gives the same contents.
+// (see versionFromDescribe) unless -version or $QUEEN_PKG_VERSION gives one.
+//
+// The packages are reproducible: a rebuild of the same commit, in another directory,
+// at another time, on another host, gives byte-identical binaries, debs and rpms
+// (`make test-reproducible` proves it). File dates, the binaries' build date and the
+// packages' own dates are the commit's time ($SOURCE_DATE_EPOCH when set); the
+// binaries are built with -trimpath and an empty build id, the environment's GOFLAGS
+// ignored; nfpm writes sorted archive members owned by root:root, gzip without names
+// or times, and the rpm's build host is "reproducible". The changelog comes from
+// CHANGELOG.md (changelog.go).
 //
 // With $QUEEN_PKG_SIGNING_KEY (an OpenPGP secret key file, armored or not; its
 // passphrase in $QUEEN_PKG_SIGNING_PASSPHRASE) the rpm is signed (rpm -K checks
@@ -111,7 +119,7 @@ func build(arch, version, commit string, mtime time.Time) error {
 // the machine's own), stamped with the version, commit and date.
 func goBuild(dir string, env []string, version, commit string, mtime time.Time) error {
 	ldflags := strings.Join([]string{
-		"-s -w",
+		"-s -w -buildid=",
 		"-X " + module + "/internal/buildinfo.Version=" + version,
 		"-X " + module + "/internal/buildinfo.Commit=" + commit,
 		"-X " + module + "/internal/buildinfo.Date=" + mtime.UTC().Format(time.RFC3339),
@@ -119,7 +127,9 @@ func goBuild(dir string, env []string, version, commit string, mtime time.Time) 
 	for _, name := range binaries() {
 		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags,
 			"-o", filepath.Join(dir, name), "./cmd/"+name)
-		cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0"), env...)
+		// What the environment may change in a binary is pinned: a rebuild of the
+		// commit anywhere gives the same bytes (GOAMD64 and GOARM64 at Go's defaults).
+		cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", "GOAMD64=v1", "GOARM64=v8.0"), env...)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("go build ./cmd/%s (%s): %w", name, strings.Join(env, " "), err)
@@ -159,6 +169,9 @@ func pack(format, arch, version string, mtime time.Time, key signingKey, out str
 		info.RPM.Signature.PackageSignature = nfpm.PackageSignature{KeyFile: key.file, KeyPassphrase: key.passphrase}
 	}
 	info.MTime = mtime
+	// The rpm header records a build host: a fixed name, not this machine's, so
+	// that a rebuild elsewhere is byte-identical (rpm's own %_buildhost convention).
+	info.RPM.BuildHost = "reproducible"
 	info = nfpm.WithDefaults(info)
 	if err := nfpm.Validate(info); err != nil {
 		return "", err
@@ -231,15 +244,19 @@ var versionRE = regexp.MustCompile(`^[0-9][0-9A-Za-z.+~]*$`)
 
 func validVersion(v string) bool { return versionRE.MatchString(v) }
 
-// gitCommit returns HEAD's short hash and commit time.
+// gitCommit returns HEAD's short hash and commit time, or $SOURCE_DATE_EPOCH when
+// it is set (the reproducible-builds convention; `make release` sets it to the
+// commit time).
 func gitCommit() (string, time.Time, error) {
 	commit, err := git("rev-parse", "--short=12", "HEAD")
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("the version comes from git; give -version outside a git checkout: %w", err)
 	}
-	ct, err := git("log", "-1", "--format=%ct")
-	if err != nil {
-		return "", time.Time{}, err
+	ct := os.Getenv("SOURCE_DATE_EPOCH")
+	if ct == "" {
+		if ct, err = git("log", "-1", "--format=%ct"); err != nil {
+			return "", time.Time{}, err
+		}
 	}
 	sec, err := strconv.ParseInt(ct, 10, 64)
 	if err != nil {

@@ -35,7 +35,11 @@ func stage(version, commit string, mtime time.Time) error {
 	if err := goBuild(host, nil, version, commit, mtime); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(stageDir, "changelog.yml"), changelog(version+"-1", commit, mtime)); err != nil {
+	releases, err := readChangelog()
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(stageDir, "changelog.yml"), changelog(version+"-1", commit, mtime, releases)); err != nil {
 		return err
 	}
 	for _, p := range manPages() {
@@ -64,29 +68,49 @@ func stage(version, commit string, mtime time.Time) error {
 }
 
 // changelog is the chglog file nfpm turns into the deb's changelog.Debian.gz and
-// the rpm's %changelog, newest first: this build, named by its full version, then
-// the first packaging of queen (the commit that added packaging/nfpm.yaml, as
+// the rpm's %changelog, newest first: this build, named by its full version, with
+// its section of CHANGELOG.md when the version is a release listed there (else one
+// line naming the commit: a dev build); then the older releases CHANGELOG.md lists;
+// then the first packaging of queen (the commit that added packaging/nfpm.yaml, as
 // 0.0.0-0), which is the history this changelog starts from.
-func changelog(fullVersion, commit string, mtime time.Time) []byte {
-	// The entry's line stays under lintian's 80 columns: the version is in its header.
-	b := changelogEntry(nil, fullVersion, commit, mtime, "Build of commit "+commit+".")
+func changelog(fullVersion, commit string, mtime time.Time, releases []release) []byte {
+	version, release, _ := strings.Cut(fullVersion, "-")
+	var b []byte
+	for _, r := range releases {
+		if r.version == version {
+			b = changelogEntry(b, fullVersion, commit, mtime, r.notes)
+		}
+	}
+	if b == nil {
+		// The entry's line stays under lintian's 80 columns: the version is in its header.
+		b = changelogEntry(nil, fullVersion, commit, mtime, []string{"Build of commit " + commit + "."})
+	}
+	for _, r := range releases {
+		if r.version != version && !semverLess(version, r.version) {
+			b = changelogEntry(b, r.version+"-"+release, "v"+r.version, r.date, r.notes)
+		}
+	}
 	if first, at, ok := firstPackaging(); ok {
-		b = changelogEntry(b, "0.0.0-0", first, at, "Initial packaging: queen as a systemd service in a deb and an rpm.")
+		b = changelogEntry(b, "0.0.0-0", first, at, []string{"Initial packaging: queen as a systemd service in a deb and an rpm."})
 	}
 	return b
 }
 
-func changelogEntry(b []byte, fullVersion, commit string, at time.Time, note string) []byte {
-	return fmt.Appendf(b, `- semver: %q
+// changelogEntry appends one chglog entry: a version, its date and its notes, each
+// note one change.
+func changelogEntry(b []byte, fullVersion, commit string, at time.Time, notes []string) []byte {
+	b = fmt.Appendf(b, `- semver: %q
   date: %s
   packager: %q
   deb:
     urgency: medium
     distributions: [stable]
   changes:
-    - commit: %q
-      note: %q
-`, fullVersion, at.UTC().Format(time.RFC3339), maintainer, commit, note)
+`, fullVersion, at.UTC().Format(time.RFC3339), maintainer)
+	for _, n := range notes {
+		b = fmt.Appendf(b, "    - commit: %q\n      note: %q\n", commit, n)
+	}
+	return b
 }
 
 // firstPackaging is the commit that added packaging/nfpm.yaml and its time; not ok
