@@ -58,8 +58,12 @@ test-repeat: build ## the whole Go suite REPEAT times in a row (default 5) on on
 		echo "run $$i of $(REPEAT): green in $$(( $$(date +%s) - start )) s"; done; rm -f "$$log"'
 
 .PHONY: test-systemd
-test-systemd: ## units, packages (lintian, rpmlint), deb/rpm lifecycle in a disposable systemd (root; skips what the machine cannot do)
+test-systemd: ## units, packages (lintian, rpmlint), deb/rpm lifecycle and install from the signed repositories in a disposable systemd (root; skips what the machine cannot do)
 	scripts/systemd-test.sh
+
+.PHONY: test-upgrade
+test-upgrade: ## apt-get upgrade and downgrade from the signed repository under the checker's traffic, one broker then two replicas, in a disposable systemd (root; about 5 min)
+	SYSTEMD_TEST_STATIC=no scripts/systemd-test.sh upgrade
 
 .PHONY: test-container
 test-container: ## build the image (FROM scratch) and run the broker from it with podman (root; skips where podman cannot run)

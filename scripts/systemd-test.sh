@@ -3,7 +3,10 @@
 # systemd-test.sh: the systemd and packaging tests (`make test-systemd`, part of
 # `make test`).
 #
-#   scripts/systemd-test.sh [SCENARIO...]     (default: every scenario)
+#   scripts/systemd-test.sh [SCENARIO...]     (default: deb rpm repo)
+#
+# SYSTEMD_TEST_STATIC=no skips the static checks and the distributions' checkers
+# (make test-upgrade: only the packages and the scenario).
 #
 # 1. Static checks, no box needed: the maintainer scripts parse (sh -n), the
 #    maintainer and test scripts pass the shell linter (installed with apt-get when
@@ -13,10 +16,14 @@
 #    and rpm %config(noreplace); then scripts/package-lint.sh: lintian and rpmlint
 #    (the rpm signed with a throwaway key when gpg is installed).
 # 2. Scenarios, each in its own disposable systemd (scripts/sdbox.sh) with its own
-#    PostgreSQL cluster, the two of them in parallel: scripts/systemd-test/deb.sh and
-#    rpm.sh (see their headers). They need root, util-linux unshare/nsenter,
+#    PostgreSQL cluster, all of them in parallel: scripts/systemd-test/deb.sh, rpm.sh
+#    and repo.sh (install from the signed repositories), and, only when named,
+#    upgrade.sh (upgrade and downgrade under the checker's traffic: make
+#    test-upgrade); see their headers. They need root, util-linux unshare/nsenter,
 #    overlayfs and cgroup2; where the machine cannot boot a box they are SKIPPED with
-#    the reason. rpm.sh needs `rpm`: installed with apt-get when missing (root).
+#    the reason. rpm.sh needs `rpm`, repo.sh `dnf` too: installed with apt-get when
+#    missing (root). The repositories come from make release
+#    (scripts/systemd-test/repo-build.sh).
 #
 # Packages: two amd64 builds of the working tree, v1 = the version from git and
 # v2 = v1 + ".upgrade" (sorts higher for dpkg and rpm), built with
@@ -29,7 +36,17 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 sdbox=$root/scripts/sdbox.sh
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(deb rpm)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(deb rpm repo)
+static=${SYSTEMD_TEST_STATIC:-yes}
+# wants SCENARIO: whether SCENARIO is to run.
+wants() { printf '%s\n' "${scenarios[@]}" | grep -qx "$1"; }
+# apt_install PKG...: installs Debian packages when root can (quietly; false on failure).
+apt_install() {
+	[ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || return 1
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "$@" >/dev/null 2>&1 ||
+		{ apt-get -o DPkg::Lock::Timeout=300 update -qq >/dev/null 2>&1 &&
+			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "$@" >/dev/null 2>&1; }
+}
 
 passed=0 failed=0 skipped=0
 say() { printf 'systemd-test: %s\n' "$*"; }
@@ -54,6 +71,7 @@ mkdir -p "$work"
 
 # --- static checks ------------------------------------------------------------------
 maint=(packaging/scripts/deb/* packaging/scripts/rpm/*.sh packaging/queen-backup.sh)
+[ "$static" = yes ] || maint=()
 for s in "${maint[@]}"; do
 	if sh -n "$s"; then ok "sh -n $s"; else bad "sh -n $s"; fi
 done
@@ -63,7 +81,9 @@ if ! command -v shellcheck >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v a
 		{ apt-get -o DPkg::Lock::Timeout=300 update -qq >/dev/null 2>&1 &&
 			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq shellcheck >/dev/null 2>&1; } || true
 fi
-if command -v shellcheck >/dev/null 2>&1; then
+if [ "$static" != yes ]; then
+	:
+elif command -v shellcheck >/dev/null 2>&1; then
 	if out=$(shellcheck -s sh "${maint[@]}" 2>&1 &&
 		shellcheck -x scripts/systemd-test.sh scripts/systemd-test/*.sh scripts/package-lint.sh scripts/sdbox.sh 2>&1); then
 		ok "shellcheck maintainer, backup and test scripts"
@@ -73,7 +93,9 @@ if command -v shellcheck >/dev/null 2>&1; then
 else
 	skip "shellcheck: not installed and not installable here (not root, or apt-get failed)"
 fi
-if command -v systemd-analyze >/dev/null 2>&1; then
+if [ "$static" != yes ]; then
+	:
+elif command -v systemd-analyze >/dev/null 2>&1; then
 	for u in systemd/*.service; do
 		out=$(systemd-analyze security --offline=yes --threshold=20 "$u" 2>&1) && rc=0 || rc=$?
 		score=$(printf '%s\n' "$out" | grep -o 'Overall exposure level for [^:]*: [0-9.]*' | grep -o '[0-9.]*$' || true)
@@ -149,14 +171,42 @@ else
 fi
 
 # --- the distributions' checkers ------------------------------------------------------
-lint=$(PKG_LINT_PUBKEY=$pubkey scripts/package-lint.sh "$deb1" "$rpm1" 2>&1) && lrc=0 || lrc=$?
-printf '%s\n' "$lint" | grep -v '^package-lint: [0-9]* passed'
-while IFS= read -r f; do failures+=("package-lint: $f"); done < <(printf '%s\n' "$lint" | sed -n 's/^package-lint: FAIL //p')
-line=$(printf '%s\n' "$lint" | grep -E '^package-lint: [0-9]+ passed' | tail -1)
-passed=$((passed + $(printf '%s' "$line" | sed -n 's/.*: \([0-9]*\) passed.*/\1/p')))
-failed=$((failed + $(printf '%s' "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')))
-skipped=$((skipped + $(printf '%s' "$line" | sed -n 's/.* \([0-9]*\) skipped.*/\1/p')))
-if [ "$lrc" != 0 ] && [ -z "$line" ]; then bad "scripts/package-lint.sh exited $lrc"; fi
+if [ "$static" = yes ]; then
+	lint=$(PKG_LINT_PUBKEY=$pubkey scripts/package-lint.sh "$deb1" "$rpm1" 2>&1) && lrc=0 || lrc=$?
+	printf '%s\n' "$lint" | grep -v '^package-lint: [0-9]* passed'
+	while IFS= read -r f; do failures+=("package-lint: $f"); done < <(printf '%s\n' "$lint" | sed -n 's/^package-lint: FAIL //p')
+	line=$(printf '%s\n' "$lint" | grep -E '^package-lint: [0-9]+ passed' | tail -1)
+	passed=$((passed + $(printf '%s' "$line" | sed -n 's/.*: \([0-9]*\) passed.*/\1/p')))
+	failed=$((failed + $(printf '%s' "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')))
+	skipped=$((skipped + $(printf '%s' "$line" | sed -n 's/.* \([0-9]*\) skipped.*/\1/p')))
+	if [ "$lrc" != 0 ] && [ -z "$line" ]; then bad "scripts/package-lint.sh exited $lrc"; fi
+fi
+
+# --- the signed repositories (repo.sh, upgrade.sh) ----------------------------------------
+# Versions v1 and v2 signed with the throwaway key by make release (or, without it,
+# made from the packages above in its layout: scripts/systemd-test/repo-build.sh),
+# plus tampered copies for repo.sh and the checker's test binary for upgrade.sh.
+if wants repo || wants upgrade; then
+	if [ -z "$pubkey" ]; then
+		bad "repositories: no signing key (gpg missing)"
+	elif ! { scripts/systemd-test/repo-build.sh "$work/repo-v1" "$v1" "$deb1" "$rpm1" &&
+		scripts/systemd-test/repo-build.sh "$work/repo-v2" "$v2" "$deb2" "$rpm2"; } >"$work/repo-build.log" 2>&1; then
+		bad "repositories: scripts/systemd-test/repo-build.sh failed" && cat "$work/repo-build.log"
+	else
+		ok "repositories of $v1 and $v2 built and signed"
+	fi
+fi
+if wants repo; then
+	command -v dnf >/dev/null 2>&1 || { say "installing dnf (apt-get install dnf) for the repo scenario"; apt_install dnf || true; }
+	for k in inrelease packages repomd rpm; do
+		scripts/systemd-test/repo-build.sh --tamper "$k" "$work/repo-v2" "$work/repo-bad-$k" || bad "tampered repository $k"
+	done
+	command -v rpmbuild >/dev/null 2>&1 && { scripts/systemd-test/repo-build.sh --stub "$work/queen-test-deps.noarch.rpm" || bad "stub rpm"; }
+fi
+if wants upgrade; then
+	say "building the checker's test binary for the upgrade scenario"
+	go test -c -o "$work/checker.test" ./internal/checker/ || bad "go test -c ./internal/checker/"
+fi
 
 # --- scenarios in boxes ----------------------------------------------------------------
 why_no_box() {
@@ -210,6 +260,15 @@ run_scenario() { # NAME: boot a box, run scripts/systemd-test/NAME.sh in it, pow
 	cp "$deb1" "$share/v1.deb" && cp "$deb2" "$share/v2.deb"
 	[ -f "$rpm1" ] && cp "$rpm1" "$share/v1.rpm" && cp "$rpm2" "$share/v2.rpm"
 	printf 'V1=%s\nV2=%s\n' "$v1" "$v2" >"$share/versions"
+	if [ "$name" = repo ] || [ "$name" = upgrade ]; then
+		cp scripts/systemd-test/repo-lib.sh "$share/"
+		local r
+		for r in "$work"/repo-*/ "$work/queen-test-deps.noarch.rpm" "$work/checker.test"; do
+			[ -e "$r" ] || continue
+			# Hard links where possible: the box only reads them.
+			cp -al "${r%/}" "$share/" 2>/dev/null || cp -a "${r%/}" "$share/"
+		done
+	fi
 	timeout 600 "$sdbox" run "$box" bash "/mnt/share/$name.sh" >>"$work/$name.log" 2>&1 || status=$?
 	"$sdbox" down "$box" >/dev/null 2>&1 || true
 	return "$status"
@@ -217,8 +276,8 @@ run_scenario() { # NAME: boot a box, run scripts/systemd-test/NAME.sh in it, pow
 
 declare -A pids
 for s in "${scenarios[@]}"; do
-	if [ "$s" = rpm ] && ! command -v rpm >/dev/null 2>&1; then
-		skip "scenario rpm: rpm is not installed"
+	if { [ "$s" = rpm ] || [ "$s" = repo ]; } && ! command -v rpm >/dev/null 2>&1; then
+		skip "scenario $s: rpm is not installed"
 		continue
 	fi
 	run_scenario "$s" &

@@ -14,14 +14,33 @@ const sqlMessageAckBatch = `SELECT o_idx, o_success, coalesce(o_error, ''), coal
        coalesce(o_partition, ''), coalesce(o_lease_released, false), coalesce(o_dlq, false), coalesce(o_noop, false)
 FROM queen.ack_q3($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6)`
 
+// ackAttempts bounds how often MessageAckBatch runs its statement when PostgreSQL
+// aborts it as a deadlock victim or for a serialization failure.
+const ackAttempts = 3
+
 // MessageAckBatch applies acks (all of one consumer group, partition ids already
 // validated as UUIDs, statuses normalised to completed, failed, retry or dlq) in one
 // transaction and returns one result per ack, in input order.
+//
+// Acks of one partition by two replicas, beside the pops and the maintenance jobs
+// that lock the same cursor and ready rows, can deadlock; PostgreSQL then aborts one
+// statement. The aborted statement changed nothing (one statement is one transaction)
+// and answered no row (the function returns its rows at its end), so it runs again,
+// up to ackAttempts times in all.
 func (s *Store) MessageAckBatch(ctx context.Context, group string, acks []queue.Ack) ([]queue.AckResult, error) {
-	n := len(acks)
-	if n == 0 {
+	if len(acks) == 0 {
 		return []queue.AckResult{}, nil
 	}
+	for attempt := 1; ; attempt++ {
+		res, err := s.messageAckBatchOnce(ctx, group, acks)
+		if err == nil || attempt == ackAttempts || !isLockConflict(err) || ctx.Err() != nil {
+			return res, err
+		}
+	}
+}
+
+func (s *Store) messageAckBatchOnce(ctx context.Context, group string, acks []queue.Ack) ([]queue.AckResult, error) {
+	n := len(acks)
 	txids := make([]string, n)
 	for i, a := range acks {
 		txids[i] = a.TransactionID

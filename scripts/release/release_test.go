@@ -335,7 +335,9 @@ func compareReleases(t *testing.T, tmp string, outs [2]string) {
 		case signedOrDated.MatchString(p):
 			continue
 		}
-		if !sameFile(t, x, y) {
+		if sum, same := sameFile(t, x, y); same {
+			t.Logf("identical %s  %s", sum, p) // the evidence, listed
+		} else {
 			t.Errorf("%s differs between the two builds%s", p, diffoscope(x, y))
 		}
 		compared++
@@ -369,7 +371,9 @@ func compareBinaries(t *testing.T, tmp, x, y string) int {
 	}
 	for _, name := range []string{"queen", "queen-proxy", "queenctl"} {
 		p, q := filepath.Join(dirs[0], "usr/bin", name), filepath.Join(dirs[1], "usr/bin", name)
-		if !sameFile(t, p, q) {
+		if sum, same := sameFile(t, p, q); same {
+			t.Logf("identical %s  %s:/usr/bin/%s", sum, filepath.Base(x), name)
+		} else {
 			t.Errorf("/usr/bin/%s in %s differs between the two builds%s", name, filepath.Base(x), diffoscope(p, q))
 		}
 		n++
@@ -377,12 +381,13 @@ func compareBinaries(t *testing.T, tmp, x, y string) int {
 	return n
 }
 
-func sameFile(t *testing.T, x, y string) bool {
+// sameFile reports whether x and y have the same bytes, and x's sha256.
+func sameFile(t *testing.T, x, y string) (string, bool) {
 	sx, err := fileSHA256(x)
 	require.NoError(t, err)
 	sy, err := fileSHA256(y)
 	require.NoError(t, err)
-	return sx == sy
+	return sx, sx == sy
 }
 
 // diffoscope says where two files differ (its first 150 lines), or why it cannot.
