@@ -26,32 +26,10 @@ skip() { echo "$*"; exit 3; }
 [ "$(id -u)" = 0 ] || skip "not root (podman here builds as root, in private storage)"
 command -v podman >/dev/null 2>&1 || skip "podman is not installed (Debian: apt-get install podman; make release installs it as root)"
 
+. "$root/scripts/lib/podman.sh"
 work=$(mktemp -d /tmp/queen-release-image.XXXXXX)
-cleanup() {
-	podman rmi -a -f >/dev/null 2>&1 || true
-	{ findmnt -rn -o TARGET 2>/dev/null || true; } | { grep -F "$work/" || true; } | sort -r |
-		while read -r m; do umount -l "$m" 2>/dev/null || true; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-# Private storage and configuration, read by podman instead of /etc/containers/*.
-driver=vfs
-grep -qw overlay /proc/filesystems && driver=overlay
-mkdir -p "$work/storage" "$work/run" "$work/tmp"
-cat >"$work/storage.conf" <<-CONF
-	[storage]
-	driver = "$driver"
-	graphroot = "$work/storage"
-	runroot = "$work/run"
-CONF
-cat >"$work/containers.conf" <<-CONF
-	[engine]
-	cgroup_manager = "cgroupfs"
-	events_logger = "file"
-	tmp_dir = "$work/tmp"
-CONF
-export CONTAINERS_STORAGE_CONF=$work/storage.conf CONTAINERS_CONF=$work/containers.conf
+trap 'cleanup_podman "$work"' EXIT
+setup_podman "$work" ""
 
 if ! info=$(podman info --format '{{.Store.GraphDriverName}}' 2>&1); then
 	skip "podman cannot start here: $(printf '%s' "$info" | tail -n 1)"

@@ -3,6 +3,9 @@ package config
 import (
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/queenmq/queen/internal/envvalue"
 )
 
 // setting is one row of the table that drives parsing, printing and the docs.
@@ -97,4 +100,9 @@ func sortedTable() []setting {
 	t := table()
 	slices.SortFunc(t, func(a, b setting) int { return strings.Compare(a.name, b.name) })
 	return t
+}
+
+// ms binds a setting in whole milliseconds, at least min (every *_MS-style setting).
+func ms(p *time.Duration, min int64) value {
+	return envvalue.Unit{P: p, Unit: time.Millisecond, Min: min}
 }

@@ -9,7 +9,6 @@ import (
 
 // popSettings: defaults and pacing of pops and long-polls.
 func popSettings() []setting {
-	ms := func(p *time.Duration, min int64) value { return envvalue.Unit{P: p, Unit: time.Millisecond, Min: min} }
 	return []setting{
 		{
 			name: "DEFAULT_TIMEOUT", def: "30000", group: groupPop,

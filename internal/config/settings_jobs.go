@@ -9,7 +9,6 @@ import (
 // maintenanceSettings: the leader-gated background jobs. Every
 // replica runs the loops; one wins each cycle through an advisory lock.
 func maintenanceSettings() []setting {
-	ms := func(p *time.Duration) value { return envvalue.Unit{P: p, Unit: time.Millisecond, Min: 1} }
 	sec := func(p *time.Duration) value { return envvalue.Unit{P: p, Unit: time.Second, Min: 1} }
 	count := func(p *int) value { return envvalue.Int[int]{P: p, Min: 1, Max: envvalue.NoMax} }
 	return []setting{
@@ -17,7 +16,7 @@ func maintenanceSettings() []setting {
 			name: "RETENTION_INTERVAL", def: "300000", group: groupMaintenance,
 			doc: "Period of the retention cycle (message and completed-message retention, dead-letter " +
 				"retention, empty-partition and stale consumer-state cleanup, metrics cleanup), in milliseconds.",
-			bind: func(c *Config) value { return ms(&c.RetentionInterval) },
+			bind: func(c *Config) value { return ms(&c.RetentionInterval, 1) },
 		},
 		{
 			name: "RETENTION_BATCH_SIZE", def: "1000", group: groupMaintenance,
@@ -44,7 +43,7 @@ func maintenanceSettings() []setting {
 		{
 			name: "EVICTION_INTERVAL", def: "60000", group: groupMaintenance,
 			doc:  "Period of the eviction cycle for queues with `maxWaitTimeSeconds` and of the expired-lease reclaim, in milliseconds.",
-			bind: func(c *Config) value { return ms(&c.EvictionInterval) },
+			bind: func(c *Config) value { return ms(&c.EvictionInterval, 1) },
 		},
 		{
 			name: "EVICTION_BATCH_SIZE", def: "1000", group: groupMaintenance,
@@ -54,17 +53,17 @@ func maintenanceSettings() []setting {
 		{
 			name: "STATS_INTERVAL_MS", def: "10000", group: groupMaintenance,
 			doc:  "Period of the fast statistics aggregation, in milliseconds.",
-			bind: func(c *Config) value { return ms(&c.StatsInterval) },
+			bind: func(c *Config) value { return ms(&c.StatsInterval, 1) },
 		},
 		{
 			name: "STATS_RECONCILE_INTERVAL_MS", def: "120000", group: groupMaintenance,
 			doc:  "Period of the full statistics recomputation (also run once at startup), in milliseconds.",
-			bind: func(c *Config) value { return ms(&c.StatsReconcileInterval) },
+			bind: func(c *Config) value { return ms(&c.StatsReconcileInterval, 1) },
 		},
 		{
 			name: "PARTITION_LOOKUP_RECONCILE_INTERVAL_MS", def: "5000", group: groupMaintenance,
 			doc:  "Period of the safety-net repair of the partition lookup table, in milliseconds.",
-			bind: func(c *Config) value { return ms(&c.PartitionLookupReconcileInterval) },
+			bind: func(c *Config) value { return ms(&c.PartitionLookupReconcileInterval, 1) },
 		},
 		{
 			name: "PARTITION_LOOKUP_RECONCILE_LOOKBACK_SECONDS", def: "60", group: groupMaintenance,
@@ -74,7 +73,7 @@ func maintenanceSettings() []setting {
 		{
 			name: "METRICS_SAMPLE_INTERVAL_MS", def: "1000", group: groupMaintenance,
 			doc:  "Process metrics sampling period, in milliseconds.",
-			bind: func(c *Config) value { return ms(&c.MetricsSampleInterval) },
+			bind: func(c *Config) value { return ms(&c.MetricsSampleInterval, 1) },
 		},
 		{
 			name: "METRICS_AGGREGATE_INTERVAL_S", def: "60", group: groupMaintenance,

@@ -145,7 +145,6 @@ func checkAbsolutePath(p string) error {
 
 // postgresSettings: the connection and its timeouts.
 func postgresSettings() []setting {
-	ms := func(p *time.Duration, min int64) value { return envvalue.Unit{P: p, Unit: time.Millisecond, Min: min} }
 	sec := func(p *time.Duration) value { return envvalue.Unit{P: p, Unit: time.Second, Min: 0} }
 	return []setting{
 		{

@@ -217,8 +217,3 @@ func otlpSettings(prefix string, traces bool) []setting {
 		},
 	}
 }
-
-// ms is a whole number of milliseconds from min.
-func ms(p *time.Duration, min int64) value {
-	return envvalue.Unit{P: p, Unit: time.Millisecond, Min: min}
-}

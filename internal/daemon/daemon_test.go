@@ -70,8 +70,8 @@ func (tb *testBundle) stop(t *testing.T) error {
 }
 
 // raw sends one request with net/http and returns the status and the whole body, for
-// checks on the bytes on the wire.
-func (tb *testBundle) raw(t *testing.T, method, path, body string) (int, []byte) {
+// checks on the bytes on the wire; hdr adds header name, value pairs.
+func (tb *testBundle) raw(t *testing.T, method, path, body string, hdr ...string) (int, []byte) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -83,6 +83,9 @@ func (tb *testBundle) raw(t *testing.T, method, path, body string) (int, []byte)
 	require.NoError(t, err)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	resp, err := tb.http.Do(req)
 	require.NoError(t, err)

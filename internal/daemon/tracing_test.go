@@ -1,7 +1,6 @@
 package daemon_test
 
 import (
-	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/hex"
@@ -164,20 +163,13 @@ const (
 	producerSpan  = "00f067aa0ba902b7"
 )
 
-// traceCall sends a request carrying the producer's trace context and decodes the answer.
-func traceCall(t *testing.T, method, url, body string, out any) {
+// traceCall sends a request carrying the producer's trace context, requires a 2xx
+// answer and decodes it into out (unless nil).
+func traceCall(t *testing.T, tb *testBundle, method, path, body string, out any) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("traceparent", "00-"+producerTrace+"-"+producerSpan+"-01")
-	req.Header.Set("tracestate", "vendor=abc")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Less(t, resp.StatusCode, 300, string(b))
+	code, b := tb.raw(t, method, path, body,
+		"traceparent", "00-"+producerTrace+"-"+producerSpan+"-01", "tracestate", "vendor=abc")
+	require.Less(t, code, 300, string(b))
 	if out != nil {
 		require.NoError(t, json.Unmarshal(b, out), string(b))
 	}
@@ -208,22 +200,22 @@ func TestPushedTraceContextReachesTheConsumerAndTheCollector(t *testing.T) {
 			if proto == "grpc" {
 				rc, endpoint = startGRPCReceiver(t)
 			}
-			srv := daemontest.Start(t, daemontest.Options{Env: []string{
+			tb := serve(t, daemontest.Options{Env: []string{
 				"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=" + proto,
 				"OTEL_EXPORTER_OTLP_ENDPOINT=" + endpoint, "OTEL_BSP_SCHEDULE_DELAY=50",
 				"OTEL_SERVICE_NAME=queen-test", "OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20collector-token",
 				"OTEL_EXPORTER_OTLP_COMPRESSION=gzip",
 			}})
-			traceCall(t, http.MethodPost, srv.URL+"/api/v1/push",
+			traceCall(t, tb, http.MethodPost, "/api/v1/push",
 				`{"items":[{"queue":"traced","partition":"p1","transactionId":"t1","payload":{"n":1}}]}`, nil)
 			var got popped
-			traceCall(t, http.MethodGet, srv.URL+"/api/v1/pop/queue/traced?consumerGroup=billing&batch=1&wait=false", "", &got)
+			traceCall(t, tb, http.MethodGet, "/api/v1/pop/queue/traced?consumerGroup=billing&batch=1&wait=false", "", &got)
 			require.Len(t, got.Messages, 1)
 			m := got.Messages[0]
-			traceCall(t, http.MethodPost, srv.URL+"/api/v1/ack", fmt.Sprintf(
+			traceCall(t, tb, http.MethodPost, "/api/v1/ack", fmt.Sprintf(
 				`{"transactionId":%q,"partitionId":%q,"leaseId":%q,"status":"completed","consumerGroup":"billing"}`,
 				m.TransactionID, m.PartitionID, got.LeaseID), nil)
-			traceCall(t, http.MethodPost, srv.URL+"/api/v1/transaction",
+			traceCall(t, tb, http.MethodPost, "/api/v1/transaction",
 				`{"operations":[{"type":"push","items":[{"queue":"traced","partition":"p2","payload":{"n":2}}]}]}`, nil)
 
 			var push, pop, ack, tx *tracepb.Span
@@ -278,21 +270,15 @@ func TestPushedTraceContextReachesTheConsumerAndTheCollector(t *testing.T) {
 // a message pushed without one has none (no key in the answer).
 func TestTraceContextIsStoredWithTracingOff(t *testing.T) {
 	t.Parallel()
-	srv := daemontest.Start(t, daemontest.Options{})
-	traceCall(t, http.MethodPost, srv.URL+"/api/v1/push",
+	tb := startBroker(t)
+	traceCall(t, tb, http.MethodPost, "/api/v1/push",
 		`{"items":[{"queue":"plain","partition":"p","transactionId":"a","payload":1}]}`, nil)
-	resp, err := http.Post(srv.URL+"/api/v1/push", "application/json",
-		bytes.NewBufferString(`{"items":[{"queue":"plain","partition":"p","transactionId":"b","payload":2}]}`))
-	require.NoError(t, err)
-	require.NoError(t, resp.Body.Close())
+	code, b := tb.raw(t, http.MethodPost, "/api/v1/push",
+		`{"items":[{"queue":"plain","partition":"p","transactionId":"b","payload":2}]}`)
+	require.Equal(t, http.StatusCreated, code, string(b))
 
-	req, err := http.NewRequest(http.MethodGet, srv.URL+"/api/v1/pop/queue/plain?batch=2&wait=false", nil)
-	require.NoError(t, err)
-	resp, err = http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
+	code, raw := tb.raw(t, http.MethodGet, "/api/v1/pop/queue/plain?batch=2&wait=false", "")
+	require.Equal(t, http.StatusOK, code, string(raw))
 	var got popped
 	require.NoError(t, json.Unmarshal(raw, &got), string(raw))
 	require.Len(t, got.Messages, 2)

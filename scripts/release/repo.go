@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"os"
@@ -51,9 +50,12 @@ func aptRepository(out string, debs map[string]string, arches []string, sg *sign
 		if err := os.WriteFile(filepath.Join(dir, "Packages"), idx, 0o644); err != nil {
 			return err
 		}
-		gz, err := gzipped(idx)
+		// gzip -n: no name and no time stamp, so the same index gives the same bytes.
+		zip := exec.Command("gzip", "-9nc")
+		zip.Stdin = bytes.NewReader(idx)
+		gz, err := zip.Output()
 		if err != nil {
-			return err
+			return fmt.Errorf("gzip Packages (%s): %w", arch, err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, "Packages.gz"), gz, 0o644); err != nil {
 			return err
@@ -120,22 +122,6 @@ func rpmRepository(out string, rpms []string, sde time.Time, sg *signer) error {
 	}
 	repomd := filepath.Join(root, "repodata", "repomd.xml")
 	return sg.detachSign(repomd, repomd+".asc")
-}
-
-// gzipped is data compressed as `gzip -9n` would: no name, no time stamp.
-func gzipped(data []byte) ([]byte, error) {
-	var b bytes.Buffer
-	w, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := w.Write(data); err != nil {
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
 }
 
 // verify checks every signature of the release with its public key alone, in a

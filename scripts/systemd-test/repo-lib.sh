@@ -76,3 +76,13 @@ dnf_() {
 	dnf -q -y --releasever=1 --setopt=reposdir="$DNF_REPOS" --setopt=metadata_expire=0 clean all >/dev/null 2>&1
 	dnf --releasever=1 --setopt=reposdir="$DNF_REPOS" --setopt=metadata_expire=0 "$@"
 }
+
+# serves FROM LABEL: a push to queue repo through queen.socket is answered 201 and
+# the next pop returns it (FROM tells the two installs' messages apart).
+serves() {
+	local code body
+	read -r code body <<<"$(http POST /api/v1/push '{"items":[{"queue":"repo","payload":{"from":"'"$1"'"}}]}')"
+	expect_eq "$2: push 201" 201 "$code"
+	read -r code body <<<"$(http GET '/api/v1/pop/queue/repo?autoAck=true')"
+	expect_match "$2: pop returns it" "\"from\":\"$1\"" "$body"
+}

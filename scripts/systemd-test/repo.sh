@@ -44,10 +44,7 @@ expect_eq "installed version" "$V1-1" "$(dpkg-query -W -f='${Version}' queen 2>&
 expect_eq "queen.socket enabled and listening" "enabled active" \
 	"$(systemctl is-enabled queen.socket) $(systemctl is-active queen.socket)"
 queen_env
-read -r code body <<<"$(http POST /api/v1/push '{"items":[{"queue":"repo","payload":{"from":"apt"}}]}')"
-expect_eq "push through queen.socket: 201" 201 "$code"
-read -r code body <<<"$(http GET '/api/v1/pop/queue/repo?autoAck=true')"
-expect_match "pop returns it" '"from":"apt"' "$body"
+serves apt "apt-installed queen"
 
 # --- apt: tampered metadata is refused ------------------------------------------------
 repo_serve bad-inrelease
@@ -101,10 +98,7 @@ if command -v dnf >/dev/null 2>&1 && command -v rpmbuild >/dev/null 2>&1; then
 	expect_eq "queen.socket enabled and listening (rpm scriptlets)" "enabled active" \
 		"$(systemctl is-enabled queen.socket) $(systemctl is-active queen.socket)"
 	queen_env
-	read -r code body <<<"$(http POST /api/v1/push '{"items":[{"queue":"repo","payload":{"from":"dnf"}}]}')"
-	expect_eq "dnf-installed queen: push 201" 201 "$code"
-	read -r code body <<<"$(http GET '/api/v1/pop/queue/repo?autoAck=true')"
-	expect_match "dnf-installed queen: pop returns it" '"from":"dnf"' "$body"
+	serves dnf "dnf-installed queen"
 
 	repo_serve bad-repomd
 	out=$(dnf_ upgrade -y --refresh queen 2>&1)
