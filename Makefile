@@ -125,6 +125,17 @@ test-failover: ## PostgreSQL failover under load: the checker's long run on 2 br
 	$(GO) test -race -count=1 -timeout 60m -run '^TestPostgresFailover(Timers)?$$' -v ./internal/checker/ -args -checker.long $(CHECKER_ARGS)
 	$(GO) test -race -count=1 -timeout 30m -run '^TestPostgresFailover$$' -v ./internal/checker/ -args -checker.target-any $(CHECKER_ARGS)
 
+# The cells simulation of docs/scaling.md: 12 cells (a private PostgreSQL cluster and a
+# broker each) behind one queen-proxy, 1 000 tenants placed by the proxy, 50 moved while
+# producers and consumers run; prints the table of docs/scaling.md. Not part of make
+# test, which runs its short form (3 cells, 20 tenants, 2 moves). SIM_ARGS adds flags
+# (-cellsim.cells 16, -cellsim.out FILE).
+SIM_ARGS ?=
+
+.PHONY: sim-cells
+sim-cells: ## the cells simulation: 12 cells, 1 000 tenants, 50 moves under load; lost/duplicated/out-of-order and the proxy's routing overhead (docs/scaling.md; about WALL min)
+	scripts/pgtest.sh run -- $(GO) test -count=1 -timeout 60m -run '^TestSimulation$$' -v ./internal/cellsim/ -args -cellsim.full $(SIM_ARGS)
+
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint with .golangci.yml (staticcheck, unused, errcheck, depguard, forbidigo, gofmt, goimports)
 	$(GOLANGCI_LINT) run ./...

@@ -60,24 +60,25 @@ func nilIfEmpty(r *json.RawMessage) json.RawMessage {
 func tenantRows(ts ...*tenant.Tenant) func(io.Writer) {
 	return func(w io.Writer) {
 		for _, t := range ts {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%g\t%g\t%d\t%d\n", t.ID, t.Name, t.Status, t.Limits.RequestsPerSecond,
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%g\t%g\t%d\t%d\n", t.ID, t.Name, t.Status, t.Cell, t.Limits.RequestsPerSecond,
 				t.Limits.MessagesPerSecond, t.Quotas.MaxMessages, t.Quotas.MaxQueues)
 		}
 	}
 }
 
-const tenantHeader = "ID\tNAME\tSTATUS\tREQ/S\tMSG/S\tMAX MESSAGES\tMAX QUEUES"
+const tenantHeader = "ID\tNAME\tSTATUS\tCELL\tREQ/S\tMSG/S\tMAX MESSAGES\tMAX QUEUES"
 
 func tenantCreate(e *cmdEnv) func(io.Reader) error {
 	name := e.fs.String("name", "", "display name (default: the id)")
 	limits := rawJSON(e, "limits", "JSON object of limits")
 	quotas := rawJSON(e, "quotas", "JSON object of quotas")
+	cell := e.fs.String("cell", "", "the tenant's cell (default: the placement policy's pick)")
 	return func(io.Reader) error {
 		if err := e.want("ID"); err != nil {
 			return err
 		}
 		t, err := e.m.CreateTenant(e.ctx, manage.TenantSpec{ID: e.args[0], Name: *name, Limits: nilIfEmpty(limits),
-			Quotas: nilIfEmpty(quotas)}, e.actor)
+			Quotas: nilIfEmpty(quotas), Cell: *cell}, e.actor)
 		if err != nil {
 			return err
 		}

@@ -9,9 +9,9 @@
 //	queen-proxy -print-schema  print the SQL schema applied at every start
 //	queen-proxy -h, -help      print the usage: commands and flags (not -man)
 //	queen-proxy -man           print the queen-proxy(8) manual page in roff (the packages install it)
-//	queen-proxy tenant|key|user|usage ...   manage tenants, keys, users and read
-//	                           usage on the proxy database directly (the server may
-//	                           be down); "queen-proxy help" lists them
+//	queen-proxy tenant|key|user|usage|cell ...   manage tenants, keys, users and
+//	                           cells and read usage on the proxy database directly
+//	                           (the server may be down); "queen-proxy help" lists them
 //
 // Exit status: 0 success, 1 runtime failure, 2 usage error, 78 configuration error.
 package main
@@ -48,7 +48,7 @@ func main() {
 func realMain(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
-		case "tenant", "key", "user", "usage":
+		case "tenant", "key", "user", "usage", "cell":
 			return runManage(args, environ, stdin, stdout, stderr)
 		case "help":
 			fmt.Fprint(stdout, manageUsage)
@@ -124,14 +124,14 @@ var hiddenFlags = map[string]bool{"man": true}
 func printUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, `Usage: queen-proxy [serve]
        queen-proxy -version | -check-config | -print-config | -print-schema
-       queen-proxy tenant|key|user|usage ...
+       queen-proxy tenant|key|user|usage|cell ...
        queen-proxy help
 
 Commands:
   serve       run the gateway (the default)
-  tenant, key, user, usage
-              manage tenants, keys and users, and read usage, on the proxy
-              database directly (the server may be down)
+  tenant, key, user, usage, cell
+              manage tenants, keys, users and cells, and read usage, on the
+              proxy database directly (the server may be down)
   help        list the management commands and their flags
 
 Flags:

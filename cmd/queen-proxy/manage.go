@@ -55,7 +55,7 @@ type cmdEnv struct {
 // manageUsage lists the management commands.
 const manageUsage = `usage: queen-proxy COMMAND ... [-o json]   (on the proxy database: the server may be down)
 
-  tenant create ID [--name N] [--limits JSON] [--quotas JSON]
+  tenant create ID [--name N] [--limits JSON] [--quotas JSON] [--cell C]   (no cell: the placement policy picks)
   tenant list [--status active|suspended|deleted] [--limit N] [--offset N]
   tenant show ID
   tenant update ID [--name N] [--limits JSON] [--quotas JSON]   (JSON null resets to the defaults)
@@ -70,6 +70,12 @@ const manageUsage = `usage: queen-proxy COMMAND ... [-o json]   (on the proxy da
   user delete NAME
   user passwd NAME                 (password from stdin)
   usage [--tenant T] [--from RFC3339] [--to RFC3339] [--granularity minute|hour|day]
+  cell list
+  cell show NAME
+  cell create NAME --upstreams URL[,URL...] [--capacity-bytes N] [--capacity-rate MSG/S] [--closed true]
+  cell update NAME [--upstreams URL[,URL...]] [--capacity-bytes N] [--capacity-rate MSG/S] [--closed true|false]
+  cell close|open NAME             close a cell to new tenants, or open it again
+  cell delete NAME                 only a cell no tenant lives in and no live move names
 `
 
 // runManage runs one management command; it returns the exit status.
@@ -139,7 +145,10 @@ func (e *cmdEnv) open() error {
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(store.Options{ConnString: cfg.PGConnString(), MaxConns: 2, StatementTimeout: cfg.DBStatementTimeout})
+	// The configuration owns the default cell's upstreams (the server stores them at
+	// its start): the command line does not change them either.
+	st, err := store.Open(store.Options{ConnString: cfg.PGConnString(), MaxConns: 2, StatementTimeout: cfg.DBStatementTimeout,
+		DefaultCellOwned: true})
 	if err != nil {
 		return err
 	}

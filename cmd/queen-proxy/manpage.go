@@ -40,7 +40,7 @@ func manPage(fs *flag.FlagSet) *manpage.Page {
 		Source: "queen " + buildinfo.Version, Date: buildDate(),
 		Summary: "the multi-tenant gateway in front of queen brokers",
 		Synopsis: []string{"queen-proxy [serve]", "queen-proxy -version | -check-config | -print-config | -print-schema",
-			"queen-proxy tenant|key|user|usage ...", "queen-proxy help"},
+			"queen-proxy tenant|key|user|usage|cell ...", "queen-proxy help"},
 		Sections: []manpage.Section{
 			{Title: "Description", Text: []string{
 				"queen-proxy sits in front of 1 to 3 queen brokers and serves their HTTP API to tenants: API keys " +
@@ -53,7 +53,7 @@ func manPage(fs *flag.FlagSet) *manpage.Page {
 			}},
 			{Title: "Commands", Items: []manpage.Item{
 				{Tag: "serve", Text: []string{"Run the gateway. The default; what queen-proxy.service starts."}},
-				{Tag: "tenant, key, user, usage", Text: []string{"Manage tenants, keys and users, and read usage, " +
+				{Tag: "tenant, key, user, usage, cell", Text: []string{"Manage tenants, keys, users and cells, and read usage, " +
 					"on the proxy database directly (the server may be down):", literal(manageUsage)}},
 				{Tag: "help", Text: []string{"Print the management commands."}},
 			}},

@@ -15,7 +15,7 @@ func TestUsage(t *testing.T) {
 	wantUsage := func(t *testing.T, usage string) {
 		t.Helper()
 		require.True(t, strings.HasPrefix(usage, "Usage: queen-proxy [serve]\n"), usage)
-		for _, s := range []string{"  serve ", "  tenant, key, user, usage\n", "  help ", "  -h, -help ",
+		for _, s := range []string{"  serve ", "  tenant, key, user, usage, cell\n", "  help ", "  -h, -help ",
 			"  -version ", "  -check-config ", "  -print-config ", "  -print-schema ", "man queen-proxy"} {
 			require.Contains(t, usage, s)
 		}

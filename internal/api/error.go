@@ -25,6 +25,10 @@ const (
 	// ErrorCodeUnavailable is a database outage that cannot be spooled, or a request
 	// the broker cancelled (503).
 	ErrorCodeUnavailable ErrorCode = "unavailable"
+	// ErrorCodeTenantMoving is a request of a tenant fenced on this broker while
+	// queen-proxy moves it to another cell (503, Retry-After: 1): nothing was run.
+	// queen-proxy holds or re-sends such a request itself.
+	ErrorCodeTenantMoving ErrorCode = "tenant_moving"
 	// ErrorCodeTimeout is a database that did not answer in time (504): not an outage,
 	// and the request may have taken effect.
 	ErrorCodeTimeout ErrorCode = "timeout"

@@ -43,12 +43,16 @@ type ProxyTenant struct {
 	// Name is the display name; the id when none was given.
 	Name string `json:"name"`
 	// Status is active, suspended or deleted.
-	Status    string       `json:"status"`
+	Status string `json:"status"`
+	// Cell is the cell the tenant lives in.
+	Cell      string       `json:"cell"`
 	CreatedAt time.Time    `json:"createdAt"`
 	UpdatedAt time.Time    `json:"updatedAt"`
 	Limits    ProxyLimits  `json:"limits"`
 	Quotas    ProxyQuotas  `json:"quotas"`
 	Usage     *ProxyStored `json:"usage,omitempty"`
+	// Move is the tenant's live move between cells, absent when none.
+	Move *ProxyMove `json:"move,omitempty"`
 }
 
 // ProxyTenantList is the answer of GET /admin/v1/tenants: one page of tenants and
@@ -65,6 +69,8 @@ type ProxyTenantCreate struct {
 	Name   string          `json:"name,omitempty"`
 	Limits json.RawMessage `json:"limits,omitempty"`
 	Quotas json.RawMessage `json:"quotas,omitempty"`
+	// Cell is where the tenant lives; absent, the placement policy picks one.
+	Cell string `json:"cell,omitempty"`
 }
 
 // ProxyTenantChange is the body of PATCH /admin/v1/tenants/{id}: absent fields stay;
@@ -227,6 +233,8 @@ type ProxyUpstream struct {
 	// State is up, down or misconfigured.
 	State string `json:"state"`
 	URL   string `json:"url"`
+	// Cell is the cell the broker serves.
+	Cell string `json:"cell,omitempty"`
 }
 
 // ProxyUpstreams is the answer of GET /admin/v1/upstreams.

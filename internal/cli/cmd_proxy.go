@@ -77,7 +77,7 @@ func (j *jsonFlag) Set(s string) error {
 // proxyCommand is `queenctl proxy`.
 func proxyCommand() *command {
 	return &command{
-		name: "proxy", summary: "manage a queen-proxy: tenants, limits, quotas, keys, users, usage",
+		name: "proxy", summary: "manage a queen-proxy: tenants, limits, quotas, keys, users, usage, cells, moves",
 		help: "Talks to the queen-proxy admin API (--admin-url, default " + DefaultProxyAdmin + ") with its\n" +
 			"admin token (--admin-token or QUEEN_PROXY_ADMIN_TOKEN). Limits and quotas are set\n" +
 			"with 'tenant create' or 'tenant update' as JSON objects.",
@@ -99,8 +99,10 @@ func proxyCommand() *command {
 					limits, quotas := &jsonFlag{}, &jsonFlag{}
 					fs.Var(limits, "limits", "`JSON` object of limits (requestsPerSecond, messagesPerSecond, maxConcurrent, ...)")
 					fs.Var(quotas, "quotas", "`JSON` object of quotas (maxMessages, maxBytes, maxQueues)")
+					cell := fs.String("cell", "", "the tenant's `CELL` (default: the placement policy's pick)")
 					return func(args []string) (string, any, error) {
-						return "/admin/v1/tenants", api.ProxyTenantCreate{ID: args[0], Name: *name, Limits: limits.v, Quotas: quotas.v}, nil
+						return "/admin/v1/tenants", api.ProxyTenantCreate{ID: args[0], Name: *name, Limits: limits.v, Quotas: quotas.v,
+							Cell: *cell}, nil
 					}
 				}),
 				proxyLeaf("update", "ID", "change a tenant's name, limits or quotas (JSON null resets them)", http.MethodPatch, tenantTable,
@@ -126,7 +128,10 @@ func proxyCommand() *command {
 					http.MethodDelete, tenantDeletedTable, idPath("/admin/v1/tenants/")),
 				proxyLeaf("purge", "ID", "delete a suspended or deleted tenant's queues at the brokers", http.MethodPost, purgedTable,
 					idPath("/admin/v1/tenants/", "/purge")),
+				tenantMoveCommand(),
 			}},
+			proxyCellCommand(),
+			proxyMoveCommand(),
 			{name: "key", aliases: []string{"keys"}, summary: "API keys", subs: []*command{
 				proxyLeaf("list", "TENANT", "list a tenant's keys", http.MethodGet, keysTable, idPath("/admin/v1/tenants/", "/keys")),
 				proxyLeaf("create", "TENANT", "mint a key (its text is shown once)", http.MethodPost, keyTable,
@@ -302,11 +307,15 @@ func withQuery(path string, q url.Values) string {
 
 func tenantRow(pt api.ProxyTenant) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-	return []string{pt.ID, pt.Name, pt.Status, f(pt.Limits.RequestsPerSecond), f(pt.Limits.MessagesPerSecond),
+	cell := orDash(pt.Cell)
+	if pt.Move != nil {
+		cell += " -> " + pt.Move.To
+	}
+	return []string{pt.ID, pt.Name, pt.Status, cell, f(pt.Limits.RequestsPerSecond), f(pt.Limits.MessagesPerSecond),
 		strconv.Itoa(pt.Limits.MaxConcurrent), strconv.FormatInt(pt.Quotas.MaxMessages, 10), strconv.FormatInt(pt.Quotas.MaxQueues, 10)}
 }
 
-var tenantHeader = []string{"ID", "NAME", "STATUS", "REQ/S", "MSG/S", "CONCURRENT", "MAX MESSAGES", "MAX QUEUES"}
+var tenantHeader = []string{"ID", "NAME", "STATUS", "CELL", "REQ/S", "MSG/S", "CONCURRENT", "MAX MESSAGES", "MAX QUEUES"}
 
 func tenantsTable(t *tw, raw json.RawMessage) {
 	var v api.ProxyTenantList

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,7 +21,7 @@ import (
 
 // Answers of a queen-proxy admin API, as it writes them.
 const (
-	adminTenant = `{"id":"acme","name":"Acme","status":"active","createdAt":"2026-01-02T03:04:05.123Z","updatedAt":"2026-01-02T03:04:05.123Z",` +
+	adminTenant = `{"id":"acme","name":"Acme","status":"active","cell":"default","createdAt":"2026-01-02T03:04:05.123Z","updatedAt":"2026-01-02T03:04:05.123Z",` +
 		`"limits":{"requestsPerSecond":12.5,"requestsBurst":200,"messagesPerSecond":1000,"messagesBurst":5000,"maxConcurrent":5,` +
 		`"maxRequestBytes":16777216},"quotas":{"maxMessages":1000000,"maxBytes":1073741824,"maxQueues":7},` +
 		`"usage":{"messages":0,"bytes":0,"queues":0,"computedAt":null}}`
@@ -30,6 +31,13 @@ const (
 		`"popRequests":1,"emptyPops":0,"messagesOut":6,"acks":7,"rejectedRate":1,"rejectedQuota":2,"upstreamErrors":0,` +
 		`"storedMessages":0,"storedBytes":0,"queues":0}`
 )
+
+// adminMove is a move of the tenant acme from default to c2 as the admin API answers it.
+func adminMove(id int, phase, pauseMs, finishedAt string) string {
+	return fmt.Sprintf(`{"id":%d,"tenant":"acme","from":"default","to":"c2","phase":%q,"progress":{},"error":null,`+
+		`"cancelRequested":false,"pauseMs":%s,"createdAt":"2026-01-02T03:04:05Z","updatedAt":"2026-01-02T03:04:05Z","finishedAt":%s}`,
+		id, phase, pauseMs, finishedAt)
+}
 
 // adminStub is an admin API answering each "METHOD path" with a canned body, and
 // recording the bodies it was sent.
@@ -59,6 +67,10 @@ func newAdminStub(t *testing.T) *adminStub {
 		"GET /admin/v1/tenants/acme/usage":   `{"tenant":"acme","granularity":"hour","from":"2026-01-01T00:00:00Z","to":"2026-01-01T03:00:00Z","series":[{"start":"2026-01-01T01:00:00Z",` + adminUsage[1:] + `],"totals":` + adminUsage + `}`,
 		"GET /admin/v1/usage":                `{"granularity":"hour","from":"2026-01-01T00:00:00Z","to":"2026-01-01T03:00:00Z","tenants":[{"tenant":"acme","totals":` + adminUsage + `},{"tenant":"bob","totals":` + adminUsage + `}]}`,
 		"GET /admin/v1/tenants/nobody/usage": `{"code":"not_found","error":"not found"}`,
+		"POST /admin/v1/tenants/acme/move":   adminMove(7, "copying", "null", "null"),
+		"GET /admin/v1/moves/7":              adminMove(7, "done", "12.5", `"2026-01-02T03:05:00Z"`),
+		"POST /admin/v1/tenants/bob/move":    adminMove(8, "copying", "null", "null"),
+		"GET /admin/v1/moves/8":              strings.Replace(adminMove(8, "failed", "null", `"2026-01-02T03:05:00Z"`), `"error":null`, `"error":"no broker of cell c2 is up"`, 1),
 	}
 	s := &adminStub{sent: map[string]string{}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -106,8 +118,8 @@ func (s *adminStub) run(t *testing.T, stdin string, args ...string) (int, string
 func TestProxyCommands(t *testing.T) {
 	t.Parallel()
 	s := newAdminStub(t)
-	const tenantRow = "ID    NAME  STATUS  REQ/S  MSG/S  CONCURRENT  MAX MESSAGES  MAX QUEUES\n" +
-		"acme  Acme  active  12.5   1000   5           1000000       7\n"
+	const tenantRow = "ID    NAME  STATUS  CELL     REQ/S  MSG/S  CONCURRENT  MAX MESSAGES  MAX QUEUES\n" +
+		"acme  Acme  active  default  12.5   1000   5           1000000       7\n"
 	const k1 = "k_1  acme    -     read   orders*,billing  expires 2026-02-03T04:05:06.5+02:00\n"
 	const keyHeader = "ID   TENANT  NAME  SCOPE  QUEUES           STATE\n"
 	const usageHeader = "TENANT  START                 REQUESTS  MESSAGES IN  MESSAGES OUT  ACKS  BYTES IN  BYTES OUT  REJECTED\n"

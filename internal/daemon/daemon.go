@@ -90,6 +90,7 @@ type daemon struct {
 	tel      *telemetry.Telemetry
 	maint    *maintenance.Runner
 	http     *appliance.Server
+	api      *httpapi.Server
 	tracer   *tracing.Tracer // nil: tracing off
 	gate     *startGate
 	pushGate *pushGate
@@ -183,6 +184,7 @@ func (d *daemon) open(ctx context.Context, opts Options, undo *appliance.Undo) (
 		Verifier:           d.verifier,
 		AuthSkipPaths:      cfg.JWTSkipPaths,
 		TenancyHeader:      cfg.TenancyHeader,
+		Tenants:            d.store,
 		Tracer:             d.tracer,
 		ReadyFunc: func(context.Context) error {
 			if !d.ready.Load() {
@@ -191,6 +193,7 @@ func (d *daemon) open(ctx context.Context, opts Options, undo *appliance.Undo) (
 			return nil
 		},
 	}, d.broker, logger) // httpapi adds component=httpapi itself
+	d.api = api
 	h := d.pushGate.wrap(d.gate, d.gate.Wrap(api.Handler()), api.Handler())
 	d.http = appliance.NewServer(d.ln,
 		appliance.NewHTTPServer(h, cfg.ReadTimeout, logger.With("component", "httpapi"), slog.LevelWarn), logger)
@@ -259,6 +262,14 @@ func (d *daemon) becomeReady(ctx context.Context, workers *appliance.Tier) error
 	workers.Start(d.broker.Analytics().Run)           // samples and flushes the activity counters
 	// Fires due timers; every replica runs it, one fires per cycle (leader-gated).
 	workers.Start(appliance.Infallible(d.broker.RunTimers))
+	if d.cfg.TenancyHeader != "" {
+		// A tenant being moved to another cell is fenced before anything is served,
+		// and fences set through other brokers apply here within a second.
+		if err := d.api.LoadFences(ctx); err != nil {
+			return err
+		}
+		workers.Start(appliance.Infallible(d.api.RunFences))
+	}
 	d.ready.Store(true)
 	workers.Start(d.newHeartbeat(ctx).Run) // this replica's row in queen.replicas
 	workers.Start(d.buildIndexes)

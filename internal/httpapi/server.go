@@ -57,6 +57,10 @@ type Options struct {
 	// names a tenant in this header (or in its token's queen_tenant claim) sees only
 	// that tenant's queues (tenancy.go). "" means off: the header is never read.
 	TenancyHeader string
+	// Tenants serves the routes that move a tenant between cells (export, import,
+	// drop and the fence, handlers_tenancy_move.go) and holds the fence table; nil
+	// answers those routes 503 and fences nobody.
+	Tenants TenantStore
 }
 
 // Server is the HTTP API of one broker. It holds no per-request state and is safe for
@@ -70,6 +74,7 @@ type Server struct {
 	handler http.Handler
 	metrics *httpMetrics
 	buffers answerBuffers // answers of the hot routes are rendered into these
+	fences  *tenantFences // the fenced tenants and each tenant's requests in flight
 
 	// analytics is the broker's analytics service: the status, analytics and
 	// overview reports, and the stats refresh.
@@ -92,6 +97,7 @@ func New(opts Options, b *broker.Broker, logger *slog.Logger) *Server {
 		logger: logger.With("component", "httpapi"),
 		ids:    queue.NewIDGenerator(),
 		router: chi.NewRouter(),
+		fences: newTenantFences(),
 	}
 	if b != nil {
 		s.analytics = b.Analytics()
@@ -212,6 +218,17 @@ func (s *Server) routes() {
 	r.Get(v1+"/analytics/consumer-lag", s.handle(s.handleConsumerLag))
 	r.Get("/internal/api/tenancy", s.handle(s.handleTenancy))
 	r.Get("/internal/api/tenancy/usage", s.handle(s.handleTenancyUsage))
+	// Moving a tenant between cells (handlers_tenancy_move.go, handlers_tenancy_fence.go).
+	const tenancy = "/internal/api/tenancy"
+	r.Post(tenancy+"/fence", s.handle(s.handleTenancyFence))
+	r.Get(tenancy+"/export/heads", s.handle(s.handleTenancyExportHeads))
+	r.Post(tenancy+"/export/messages", s.handle(s.handleTenancyExportMessages))
+	r.Post(tenancy+"/export/ids", s.handle(s.handleTenancyExportIDs))
+	r.Get(tenancy+"/export/state", s.handle(s.handleTenancyExportState))
+	r.Post(tenancy+"/import/state", s.handle(s.handleTenancyImportState))
+	r.Post(tenancy+"/import/messages", s.handle(s.handleTenancyImportMessages))
+	r.Post(tenancy+"/import/prune", s.handle(s.handleTenancyImportPrune))
+	r.Post(tenancy+"/drop", s.handle(s.handleTenancyDrop))
 	// Timers, the 1.x API (handlers_timers.go).
 	r.Post(v1+"/timers", s.timerRoute(s.handleTimers))
 	r.Get(v1+"/timers/{queue}", s.timerRoute(s.handleTimerList))

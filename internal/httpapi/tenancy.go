@@ -75,10 +75,15 @@ func (s *Server) tenancy(next http.Handler) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		if tenant != "" {
-			r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant))
+		if tenant == "" {
+			next.ServeHTTP(w, r)
+			return
 		}
-		next.ServeHTTP(w, r)
+		r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant))
+		// A fenced tenant (being moved to another cell) is answered 503 here, before
+		// anything touches the database; the others are counted in flight, so that a
+		// fence can wait for them (handlers_tenancy_fence.go).
+		s.fenceGuard(w, r, tenant, pattern, next)
 	})
 }
 

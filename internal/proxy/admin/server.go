@@ -35,6 +35,9 @@ type Options struct {
 	Now      func() time.Time
 	// PasswordCost is the bcrypt cost of new passwords (0 = 12; tests go lower).
 	PasswordCost int
+	// CellHealth returns the states of a cell's brokers from the gateway's health
+	// checks, for GET /admin/v1/cells; nil (or a broker it leaves out) is "unknown".
+	CellHealth func(cell string) []CellUpstream
 }
 
 // Server is the admin API's handler.
@@ -78,6 +81,15 @@ func New(o Options) *Server {
 		r.Get("/admin/v1/users/{name}", s.handle(s.userGet))
 		r.Delete("/admin/v1/users/{name}", s.handle(s.userDelete))
 		r.Post("/admin/v1/users/{name}/password", s.handle(s.userPassword))
+		r.Post("/admin/v1/tenants/{id}/move", s.handle(s.tenantMove))
+		r.Get("/admin/v1/cells", s.handle(s.cellList))
+		r.Post("/admin/v1/cells", s.handle(s.cellCreate))
+		r.Get("/admin/v1/cells/{name}", s.handle(s.cellGet))
+		r.Patch("/admin/v1/cells/{name}", s.handle(s.cellPatch))
+		r.Delete("/admin/v1/cells/{name}", s.handle(s.cellDelete))
+		r.Get("/admin/v1/moves", s.handle(s.moveList))
+		r.Get("/admin/v1/moves/{id}", s.handle(s.moveGet))
+		r.Post("/admin/v1/moves/{id}/cancel", s.handle(s.moveCancel))
 		r.Get("/admin/v1/upstreams", s.handle(s.backends))
 		r.Get("/admin/v1/replicas", s.handle(s.replicas))
 	})

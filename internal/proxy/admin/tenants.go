@@ -11,9 +11,24 @@ import (
 	"github.com/queenmq/queen/internal/proxy/tenant"
 )
 
-// view is the admin API's tenant: the record plus its storage as quotas see it.
-func (s *Server) view(t *tenant.Tenant) api.ProxyTenant {
-	return TenantBody(t, s.opts.Gateway.Stored(t.ID))
+// view is the admin API's tenant: the record plus its storage as quotas see it and
+// its live move, if any.
+func (s *Server) view(t *tenant.Tenant, move *tenant.Move) api.ProxyTenant {
+	out := TenantBody(t, s.opts.Gateway.Stored(t.ID))
+	if move != nil {
+		m := MoveBody(move)
+		out.Move = &m
+	}
+	return out
+}
+
+// viewOne is view with the tenant's live move read from the store.
+func (s *Server) viewOne(r *http.Request, t *tenant.Tenant) (api.ProxyTenant, error) {
+	m, err := s.manage.TenantMove(r.Context(), t.ID)
+	if err != nil {
+		return api.ProxyTenant{}, err
+	}
+	return s.view(t, m), nil
 }
 
 func (s *Server) tenantList(w http.ResponseWriter, r *http.Request) error {
@@ -34,9 +49,13 @@ func (s *Server) tenantList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	moves, err := s.manage.LiveMoves(r.Context())
+	if err != nil {
+		return err
+	}
 	out := make([]api.ProxyTenant, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, s.view(t))
+		out = append(out, s.view(t, moves[t.ID]))
 	}
 	writeJSON(w, http.StatusOK, api.ProxyTenantList{Tenants: out, Total: total})
 	return nil
@@ -51,7 +70,7 @@ func (s *Server) tenantCreate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, s.view(created))
+	writeJSON(w, http.StatusCreated, s.view(created, nil))
 	return nil
 }
 
@@ -60,7 +79,11 @@ func (s *Server) tenantGet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.view(t))
+	v, err := s.viewOne(r, t)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
 	return nil
 }
 
@@ -73,7 +96,11 @@ func (s *Server) tenantPatch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.view(t))
+	v, err := s.viewOne(r, t)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
 	return nil
 }
 

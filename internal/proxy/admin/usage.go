@@ -41,12 +41,14 @@ func (s *Server) allUsage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// backends is GET /admin/v1/upstreams: the brokers and their states (the route and
-// its JSON keep their published name).
+// backends is GET /admin/v1/upstreams: every cell's brokers and their states (the
+// route and its JSON keep their published name).
 func (s *Server) backends(w http.ResponseWriter, _ *http.Request) error {
 	out := []api.ProxyUpstream{}
-	for _, u := range s.opts.Gateway.Pool().Backends() {
-		out = append(out, api.ProxyUpstream{State: u.State(), URL: u.URL.String()})
+	for _, name := range s.opts.Gateway.Cells() {
+		for _, u := range s.opts.Gateway.CellBrokers(name) {
+			out = append(out, api.ProxyUpstream{State: u.State(), URL: u.URL.String(), Cell: name})
+		}
 	}
 	writeJSON(w, http.StatusOK, api.ProxyUpstreams{Upstreams: out})
 	return nil

@@ -1,6 +1,8 @@
 package admin
 
 import (
+	"encoding/json"
+
 	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/proxy/gateway"
 	"github.com/queenmq/queen/internal/proxy/manage"
@@ -17,11 +19,47 @@ import (
 
 // TenantBody is a tenant and its storage as its quotas see it.
 func TenantBody(t *tenant.Tenant, stored *gateway.Stored) api.ProxyTenant {
-	out := api.ProxyTenant{ID: t.ID, Name: t.Name, Status: string(t.Status), CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
-		Limits: api.ProxyLimits(t.Limits), Quotas: api.ProxyQuotas(t.Quotas)}
+	out := api.ProxyTenant{ID: t.ID, Name: t.Name, Status: string(t.Status), Cell: t.Cell, CreatedAt: t.CreatedAt,
+		UpdatedAt: t.UpdatedAt, Limits: api.ProxyLimits(t.Limits), Quotas: api.ProxyQuotas(t.Quotas)}
 	if stored != nil {
 		u := api.ProxyStored(*stored)
 		out.Usage = &u
+	}
+	return out
+}
+
+// CellBody is a cell with its figures and its brokers' states from health (a broker
+// health does not report is "unknown").
+func CellBody(c *tenant.CellStats, health []CellUpstream) api.ProxyCell {
+	states := make(map[string]string, len(health))
+	for _, h := range health {
+		states[h.URL] = h.State
+	}
+	ups := make([]api.ProxyCellUpstream, 0, len(c.Upstreams))
+	for _, u := range c.Upstreams {
+		st := states[u]
+		if st == "" {
+			st = "unknown"
+		}
+		ups = append(ups, api.ProxyCellUpstream{URL: u, State: st})
+	}
+	return api.ProxyCell{Name: c.Name, Upstreams: ups, CapacityBytes: c.CapacityBytes,
+		CapacityMessagesPerSecond: c.CapacityMessagesPerSecond, Closed: c.Closed, Tenants: c.Tenants,
+		StoredMessages: c.StoredMessages, StoredBytes: c.StoredBytes, PushRate: c.PushRate, PopRate: c.PopRate,
+		Headroom: c.Headroom, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
+
+// MoveBody is a move of a tenant between cells.
+func MoveBody(m *tenant.Move) api.ProxyMove {
+	out := api.ProxyMove{ID: m.ID, Tenant: m.Tenant, From: m.From, To: m.To, Phase: string(m.Phase), Progress: m.Progress,
+		CancelRequested: m.CancelRequested, PauseMs: m.PauseMs, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt,
+		FinishedAt: m.FinishedAt}
+	if len(out.Progress) == 0 {
+		out.Progress = json.RawMessage(`{}`)
+	}
+	if m.Error != "" {
+		e := m.Error
+		out.Error = &e
 	}
 	return out
 }

@@ -100,7 +100,7 @@ func TestAnswerBytes(t *testing.T) {
 		`"maxConcurrent":5,"maxRequestBytes":16777216}`
 	const quotas = `"quotas":{"maxMessages":1000000,"maxBytes":1073741824,"maxQueues":7}`
 	const usage = `"usage":{"messages":0,"bytes":0,"queues":0,"computedAt":"<time?>"}`
-	const acme = `{"id":"acme","name":"Acme","status":"active","createdAt":"<time>","updatedAt":"<time>",` +
+	const acme = `{"id":"acme","name":"Acme","status":"active","cell":"default","createdAt":"<time>","updatedAt":"<time>",` +
 		limits + "," + quotas + "," + usage + "}"
 
 	t.Run("Tenants", func(t *testing.T) {
@@ -168,7 +168,7 @@ func TestAnswerBytes(t *testing.T) {
 	})
 
 	t.Run("Cluster", func(t *testing.T) {
-		b.want(t, http.MethodGet, "/admin/v1/upstreams", "", http.StatusOK, `{"upstreams":[{"state":"up","url":"<broker>"}]}`)
+		b.want(t, http.MethodGet, "/admin/v1/upstreams", "", http.StatusOK, `{"upstreams":[{"state":"up","url":"<broker>","cell":"default"}]}`)
 		_, raw := b.call(t, http.MethodGet, "/admin/v1/replicas", "")
 		var rs struct {
 			Replicas []map[string]any `json:"replicas"`

@@ -36,7 +36,7 @@ var settings = []setting{
 		c.AdminListen = v
 		return nil
 	}},
-	{name: "QUEEN_PROXY_UPSTREAMS", def: "http://127.0.0.1:6632", fallback: "QUEEN_SERVER_URL", doc: "broker URLs, comma-separated", set: func(c *Config, v string) (err error) {
+	{name: "QUEEN_PROXY_UPSTREAMS", def: "http://127.0.0.1:6632", fallback: "QUEEN_SERVER_URL", doc: "broker URLs, comma-separated: the cell default; none for no such cell", set: func(c *Config, v string) (err error) {
 		c.Backends, err = parseBackends(v)
 		return err
 	}},

@@ -34,6 +34,9 @@ func reword(raw string, err error) error {
 
 // parseBackends reads a comma list of 1–16 http(s) URLs without query or fragment.
 func parseBackends(s string) ([]*url.URL, error) {
+	if strings.TrimSpace(s) == "none" {
+		return nil, nil // no cell default from the configuration
+	}
 	var out []*url.URL
 	for part := range strings.SplitSeq(s, ",") {
 		part = strings.TrimSpace(part)

@@ -124,6 +124,8 @@ type proxy struct {
 	gateway   *gateway.Server
 	admin     *admin.Server
 	replicaID string
+	// placementKick asks syncPlacement to read cells and moves now.
+	placementKick chan struct{}
 	// public serves the gateway, adminSrv the admin API.
 	public, adminSrv *appliance.Server
 }
@@ -136,7 +138,8 @@ func build(cfg *config.Config, o Options, st *store.Store, logger *slog.Logger, 
 	reg.MustRegister(bi)
 	bi.WithLabelValues(buildinfo.Version, buildinfo.Commit, goVersion()).Set(1)
 
-	p := &proxy{cfg: cfg, logger: logger, notifier: o.Notifier, store: st, replicaID: newReplicaID()}
+	p := &proxy{cfg: cfg, logger: logger, notifier: o.Notifier, store: st, replicaID: newReplicaID(),
+		placementKick: make(chan struct{}, 1)}
 	p.keys = authcache.New(st, cfg.AuthCacheTTL, o.Now)
 	p.limiter = limiter.New(o.Now)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_proxy_replicas_live",
@@ -168,7 +171,14 @@ func build(cfg *config.Config, o Options, st *store.Store, logger *slog.Logger, 
 		Logger:        logger.With("component", "gateway"), Registry: reg, Now: o.Now,
 	})
 	p.admin = admin.New(admin.Options{Token: cfg.AdminToken, Store: st, Gateway: p.gateway, Gatherer: reg,
-		Logger: logger.With("component", "admin"), Now: o.Now, PasswordCost: o.PasswordCost})
+		Logger: logger.With("component", "admin"), Now: o.Now, PasswordCost: o.PasswordCost,
+		CellHealth: func(cell string) []admin.CellUpstream {
+			var out []admin.CellUpstream
+			for _, b := range p.gateway.CellBrokers(cell) {
+				out = append(out, admin.CellUpstream{URL: b.URL.String(), State: b.State()})
+			}
+			return out
+		}})
 	var err error
 	if o.Listener, o.AdminListener, err = systemdListeners(o.Listener, o.AdminListener, logger); err != nil {
 		return nil, err
@@ -224,8 +234,16 @@ func newReplicaID() string {
 func (p *proxy) listenAuth(ctx context.Context) {
 	log := p.logger.With("component", "auth-listener")
 	p.store.Listen(ctx, store.ListenHandlers{
-		NotifyFunc:    p.keys.Evict,
-		ConnectedFunc: p.keys.ExpireAll,
+		NotifyFunc: func(payload string) {
+			p.keys.Evict(payload)
+			if placementChanged(payload) {
+				p.kick()
+			}
+		},
+		ConnectedFunc: func() {
+			p.keys.ExpireAll()
+			p.kick()
+		},
 		LostFunc: func(err error) {
 			p.keys.ExpireAll()
 			log.Warn("auth listener lost its connection; cached keys expire now", "err", err)

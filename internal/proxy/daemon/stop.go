@@ -19,7 +19,8 @@ type tiers struct {
 	// serve is the public and the admin HTTP servers, which stop accepting and drain
 	// in stages of their own.
 	serve *appliance.Tier
-	// workers are the broker pool's health checks, the usage snapshots, the limiter
+	// workers are the cells' health checks, the cells and moves read from the proxy
+	// database, the tenant moves this replica runs, the usage snapshots, the limiter
 	// sync, the meter (its last flush), the auth listener and the key touches.
 	workers *appliance.Tier
 	// watchdog sends systemd keep-alives until the workers are stopped.
@@ -35,7 +36,9 @@ func (p *proxy) run(ctx context.Context, o Options) error {
 	if instance == "" {
 		instance, _ = os.Hostname()
 	}
-	t.workers.Start(appliance.Infallible(p.gateway.Pool().Run))
+	t.workers.Start(appliance.Infallible(p.gateway.RunCells))
+	t.workers.Start(appliance.Infallible(p.syncPlacement))
+	t.workers.Start(appliance.Infallible(p.newMover().Run))
 	t.workers.Start(appliance.Infallible(p.gateway.RunSnapshots))
 	t.workers.Start(appliance.Infallible((&limiter.Syncer{Limiter: p.limiter, Store: p.store, ReplicaID: p.replicaID,
 		Instance: instance, Interval: p.cfg.LimiterSyncInterval, Logger: p.logger.With("component", "limiter")}).Run))

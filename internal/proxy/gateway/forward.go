@@ -25,8 +25,10 @@ const maxMeteredAnswer = 32 << 20
 var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te",
 	"Trailer", "Transfer-Encoding", "Upgrade", "Set-Cookie"}
 
-// forward sends the request to a broker and streams the answer back. cred nil is a
-// public request (no credential); body nil streams the client's body.
+// forward sends the request to a broker of the request's cell and streams the answer
+// back. cred nil is a public request (no credential); body nil streams the client's
+// body. A tenant's request waits while its move holds it, and is sent again to the
+// tenant's cell when a broker answers that the tenant is fenced there.
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange, cred *principal, body *requestBody) error {
 	ctx, cancel := context.WithTimeout(r.Context(), s.backendTimeout(r, x.route))
 	defer cancel()
@@ -35,6 +37,19 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange, cr
 		up   *Backend
 		err  error
 	)
+	tenantID := ""
+	if cred != nil && cred.tenant != nil {
+		tenantID = cred.tenant.ID
+	}
+	if tenantID != "" && s.moves.moving(tenantID) && (body == nil || body.raw == nil) && r.Body != nil && r.Body != http.NoBody {
+		// Read a streamed body whole while the tenant moves, so that it can be sent again.
+		raw, rerr := io.ReadAll(r.Body)
+		if rerr != nil {
+			return errorf(http.StatusBadRequest, codeInvalidArgument, "could not read the request body")
+		}
+		body = &requestBody{raw: raw, parsed: &parsedBody{}}
+		x.bytesIn = int64(len(raw))
+	}
 	var counted *countingReader
 	if (body == nil || body.raw == nil) && r.Body != nil && r.Body != http.NoBody {
 		counted = &countingReader{r: r.Body}
@@ -45,19 +60,45 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange, cr
 			x.bytesIn = counted.n
 		}
 	}()
-	var tried *Backend
-	for attempt := 0; attempt < 2; attempt++ {
-		if up = s.pool.pick(tried); up == nil {
-			if attempt == 0 {
-				return noBackend()
+	replayable := body != nil && body.raw != nil || r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0
+	holdUntil := time.Now().Add(holdMax)
+	for {
+		if tenantID != "" {
+			if err := s.holdWhileMoving(ctx, tenantID, holdUntil); err != nil {
+				if r.Context().Err() != nil {
+					x.status = 499
+					return nil
+				}
+				return err
 			}
+		}
+		ce, cerr := s.cellFor(r, cred)
+		if cerr != nil {
+			return cerr
+		}
+		x.cell = ce.name
+		if cred != nil && tenantID == "" {
+			w.Header().Set(CellHeader, ce.name) // which cell an operator's answer speaks for
+		}
+		changed := s.moves.next()
+		resp, up, err = s.sendToCell(ctx, r, ce, cred, body)
+		if up == nil || err != nil || tenantID == "" || !replayable || !fencedAnswer(resp) {
 			break
 		}
-		resp, err = s.send(ctx, r, up, cred, body)
-		if err == nil || !isDialError(err) || (body == nil && r.Body != http.NoBody && r.ContentLength != 0) {
-			break
+		// The tenant is fenced at this cell: its move is pausing or done. Read the
+		// moves again and send the request where the tenant is now.
+		resp.Body.Close()
+		s.askReload()
+		if err := s.waitChange(ctx, changed, holdUntil); err != nil {
+			if r.Context().Err() != nil {
+				x.status = 499
+				return nil
+			}
+			return err
 		}
-		tried = up
+	}
+	if up == nil && err == nil {
+		return noBackend()
 	}
 	if up != nil {
 		x.backend = up.URL.Host
@@ -78,6 +119,31 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange, cr
 	}
 	defer resp.Body.Close()
 	return s.relay(w, resp, x, cred, body, counted)
+}
+
+// sendToCell sends the request to a healthy broker of the cell, once more to another
+// when the first cannot be dialled and the body can be sent again. up is nil when no
+// broker of the cell is up.
+func (s *Server) sendToCell(ctx context.Context, r *http.Request, ce *cell, cred *principal, body *requestBody) (*http.Response, *Backend, error) {
+	var (
+		resp  *http.Response
+		up    *Backend
+		err   error
+		tried *Backend
+	)
+	for attempt := 0; attempt < 2; attempt++ {
+		next := ce.pool.pick(tried)
+		if next == nil {
+			break
+		}
+		up = next
+		resp, err = s.send(ctx, r, up, cred, body)
+		if err == nil || !isDialError(err) || (body == nil && r.Body != http.NoBody && r.ContentLength != 0) {
+			break
+		}
+		tried = up
+	}
+	return resp, up, err
 }
 
 func (s *Server) countBackendError(x *exchange) {

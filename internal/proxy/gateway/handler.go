@@ -21,6 +21,7 @@ type exchange struct {
 	keyID    string
 	user     string
 	backend  string
+	cell     string
 	status   int
 	bytesIn  int64
 	bytesOut int64
@@ -63,7 +64,7 @@ func (s *Server) finish(r *http.Request, x *exchange, start time.Time) {
 	s.logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
 		slog.String("request_id", x.id), slog.String("method", r.Method), slog.String("route", x.route.pattern),
 		slog.Int("status", x.status), slog.Duration("duration", d), slog.String("tenant", x.tenant),
-		slog.String("key_id", x.keyID), slog.String("user", x.user), slog.String("upstream", x.backend),
+		slog.String("key_id", x.keyID), slog.String("user", x.user), slog.String("upstream", x.backend), slog.String("cell", x.cell),
 		slog.Int64("bytes_in", x.bytesIn), slog.Int64("bytes_out", x.bytesOut))
 }
 

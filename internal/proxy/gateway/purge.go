@@ -91,9 +91,19 @@ func (t PurgeTarget) call(ctx context.Context, method, path, tenantID string, ou
 	return nil
 }
 
-// Purge deletes the tenant's queues through a healthy broker.
+// Purge deletes the tenant's queues through a healthy broker of its cell.
 func (s *Server) Purge(ctx context.Context, tenantID string) (int, error) {
-	up := s.pool.pick(nil)
+	cellName := DefaultCell
+	if s.opts.Store != nil {
+		t, err := s.opts.Store.TenantGet(ctx, tenantID)
+		if err != nil {
+			return 0, err
+		}
+		if t.Cell != "" {
+			cellName = t.Cell
+		}
+	}
+	up := s.CellPick(s.moves.cellOf(tenantID, cellName))
 	if up == nil {
 		return 0, ErrPurgeUnavailable
 	}

@@ -191,36 +191,40 @@ func (qs *quotas) age() time.Duration {
 	return qs.now().Sub(qs.snapshotAt)
 }
 
-// RunSnapshots fetches the usage snapshot from a broker at once and every refresh
-// interval until ctx is done, feeding the quotas and the meter's gauges.
+// RunSnapshots fetches the usage snapshot from a broker of every cell at once and
+// every refresh interval until ctx is done, feeding the quotas and the meter's gauges.
+// A cell that does not answer keeps its last snapshot; the merged snapshot counts as
+// computed at the oldest cell's time, so what was admitted since is never left out.
 func (s *Server) RunSnapshots(ctx context.Context) {
 	tick := time.NewTicker(s.quotas.refresh)
 	defer tick.Stop()
-	warned := false
+	last := map[string]*cellSnapshot{}
+	warned := map[string]bool{}
 	for {
 		if ctx.Err() != nil {
 			return
 		}
-		var snap api.TenancyUsage
-		var computed time.Time
-		err := s.pool.Get(ctx, "/internal/api/tenancy/usage", &snap)
-		if err == nil {
-			computed, err = computedAt(&snap)
+		fresh := false
+		for _, ce := range s.cells.all() {
+			var snap api.TenancyUsage
+			err := ce.pool.Get(ctx, "/internal/api/tenancy/usage", &snap)
+			var computed time.Time
+			if err == nil {
+				computed, err = computedAt(&snap)
+			}
+			if err != nil {
+				if !warned[ce.name] && ctx.Err() == nil {
+					s.logger.Warn("usage snapshot unavailable; quotas use the last one", "cell", ce.name, "err", err)
+					warned[ce.name] = true
+				}
+				continue
+			}
+			warned[ce.name] = false
+			last[ce.name] = &cellSnapshot{usage: &snap, computed: computed}
+			fresh = true
 		}
-		if err != nil {
-			if !warned && ctx.Err() == nil {
-				s.logger.Warn("usage snapshot unavailable; quotas use the last one", "err", err)
-				warned = true
-			}
-		} else {
-			warned = false
-			s.quotas.apply(&snap, computed)
-			for _, t := range snap.Tenants {
-				s.meter.SetStored(t.Tenant, t.Messages, t.Bytes, int64(len(t.Queues)))
-				s.metrics.storedMessages.WithLabelValues(t.Tenant).Set(float64(t.Messages))
-				s.metrics.storedBytes.WithLabelValues(t.Tenant).Set(float64(t.Bytes))
-			}
-			s.logger.Debug("usage snapshot", "tenants", len(snap.Tenants), slog.Time("computed_at", computed))
+		if fresh {
+			s.applySnapshots(last)
 		}
 		select {
 		case <-ctx.Done():
@@ -228,4 +232,48 @@ func (s *Server) RunSnapshots(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
+}
+
+// cellSnapshot is one cell's last usage snapshot.
+type cellSnapshot struct {
+	usage    *api.TenancyUsage
+	computed time.Time
+}
+
+// applySnapshots merges the cells' snapshots: a tenant found in two cells (a move in
+// progress) counts as its current cell says, else as the larger.
+func (s *Server) applySnapshots(byCell map[string]*cellSnapshot) {
+	merged := map[string]api.TenantUsage{}
+	var oldest time.Time
+	known := s.cells.all()
+	for _, ce := range known {
+		cs := byCell[ce.name]
+		if cs == nil {
+			continue
+		}
+		if oldest.IsZero() || cs.computed.Before(oldest) {
+			oldest = cs.computed
+		}
+		for _, t := range cs.usage.Tenants {
+			prev, seen := merged[t.Tenant]
+			if seen {
+				at, moving := s.moves.current(t.Tenant)
+				if moving && at != ce.name || !moving && t.Messages <= prev.Messages {
+					continue
+				}
+			}
+			merged[t.Tenant] = t
+		}
+	}
+	all := api.TenancyUsage{Tenants: make([]api.TenantUsage, 0, len(merged))}
+	for _, t := range merged {
+		all.Tenants = append(all.Tenants, t)
+	}
+	s.quotas.apply(&all, oldest)
+	for _, t := range all.Tenants {
+		s.meter.SetStored(t.Tenant, t.Messages, t.Bytes, int64(len(t.Queues)))
+		s.metrics.storedMessages.WithLabelValues(t.Tenant).Set(float64(t.Messages))
+		s.metrics.storedBytes.WithLabelValues(t.Tenant).Set(float64(t.Bytes))
+	}
+	s.logger.Debug("usage snapshot", "tenants", len(all.Tenants), "cells", len(byCell), slog.Time("computed_at", oldest))
 }

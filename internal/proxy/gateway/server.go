@@ -66,7 +66,8 @@ type Options struct {
 type Server struct {
 	opts      Options
 	logger    *slog.Logger
-	pool      *Pool
+	cells     *cells
+	moves     *moveTable
 	quotas    *quotas
 	meter     *meter.Meter
 	metrics   *metrics
@@ -75,7 +76,8 @@ type Server struct {
 	draining  atomic.Bool
 }
 
-// New builds the gateway; Run its Pool and RunSnapshots for health and quotas.
+// New builds the gateway; RunCells and RunSnapshots keep the brokers' health and the
+// quotas' snapshot.
 func New(o Options) *Server {
 	s := &Server{opts: o, logger: o.Logger, meter: o.Meter}
 	s.quotas = newQuotas(o.UsageRefresh, o.QuotaFailClosed, o.Now)
@@ -88,11 +90,10 @@ func New(o Options) *Server {
 		ResponseHeaderTimeout: 0, // pops park; the request context bounds every call
 		DisableCompression:    true,
 	}
-	s.pool = &Pool{client: &http.Client{Transport: s.transport}, header: o.TenancyHeader, interval: o.CheckInterval,
-		logger: o.Logger.With("component", "backends"), authorize: s.authorizeOwn, upGauge: s.metrics.backendUp}
-	for _, u := range o.Backends {
-		s.pool.backends = append(s.pool.backends, &Backend{URL: u})
-		s.metrics.backendUp.WithLabelValues(u.String()).Set(0)
+	s.moves = newMoveTable()
+	s.cells = &cells{byName: map[string]*cell{}, newPool: s.newPool}
+	if len(o.Backends) > 0 {
+		s.cells.set([]CellSpec{{Name: DefaultCell, Upstreams: o.Backends}})
 	}
 	s.handler = s.requestID(s.canonical(s.router()))
 	return s
@@ -101,8 +102,16 @@ func New(o Options) *Server {
 // Handler is the root handler of the public listener.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Pool is the broker pool, whose Run the daemon starts.
-func (s *Server) Pool() *Pool { return s.pool }
+// newPool makes the pool of one cell's brokers.
+func (s *Server) newPool(urls []*url.URL) *Pool {
+	p := &Pool{client: &http.Client{Transport: s.transport}, header: s.opts.TenancyHeader, interval: s.opts.CheckInterval,
+		logger: s.logger.With("component", "backends"), authorize: s.authorizeOwn, upGauge: s.metrics.backendUp}
+	for _, u := range urls {
+		p.backends = append(p.backends, &Backend{URL: u})
+		s.metrics.backendUp.WithLabelValues(u.String()).Set(0)
+	}
+	return p
+}
 
 // Drain makes /health/ready answer 503 from now on.
 func (s *Server) Drain() { s.draining.Store(true) }
@@ -202,10 +211,20 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	if err := s.opts.DatabaseReady(r.Context()); err != nil {
 		status["database"], status["status"], code = "unavailable", "not ready", http.StatusServiceUnavailable
 	}
-	if s.pool.pick(nil) == nil {
+	if !s.anyBrokerUp() {
 		status["upstream"], status["status"], code = "unavailable", "not ready", http.StatusServiceUnavailable
 	}
 	writeJSON(w, code, status)
+}
+
+// anyBrokerUp reports whether some cell has a healthy broker.
+func (s *Server) anyBrokerUp() bool {
+	for _, ce := range s.cells.all() {
+		if ce.pool.pick(nil) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // authorizeOwn sets the proxy's own credential (global scope, admin role).

@@ -28,12 +28,13 @@ func New(st *store.Store, now func() time.Time, passwordCost int) *Manager {
 func invalid(field, msg string) error { return &tenant.ValidationError{Field: field, Msg: msg} }
 
 // TenantSpec is a new tenant: limits and quotas are JSON objects merged over the
-// defaults (nil keeps them).
+// defaults (nil keeps them); with no cell the placement policy picks one.
 type TenantSpec struct {
 	ID     string
 	Name   string
 	Limits json.RawMessage
 	Quotas json.RawMessage
+	Cell   string
 }
 
 // CreateTenant validates and stores a new tenant. Ids are never reused: an id in
@@ -42,7 +43,12 @@ func (m *Manager) CreateTenant(ctx context.Context, spec TenantSpec, actor strin
 	if err := tenant.ValidateID(spec.ID); err != nil {
 		return nil, err
 	}
-	t := &tenant.Tenant{ID: spec.ID, Name: spec.Name, Limits: tenant.DefaultLimits(), Quotas: tenant.DefaultQuotas()}
+	if spec.Cell != "" {
+		if err := tenant.ValidateCellName(spec.Cell); err != nil {
+			return nil, invalid("cell", "unknown cell")
+		}
+	}
+	t := &tenant.Tenant{ID: spec.ID, Name: spec.Name, Limits: tenant.DefaultLimits(), Quotas: tenant.DefaultQuotas(), Cell: spec.Cell}
 	if t.Name == "" {
 		t.Name = t.ID
 	}

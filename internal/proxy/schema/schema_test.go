@@ -68,7 +68,7 @@ func TestApplyIsIdempotent(t *testing.T) {
 	require.NoError(t, apply(ctx, pool))
 	require.Equal(t, []string{schema.Version()}, versions(t, pool))
 	for _, table := range []string{"tenants", "api_keys", "audit_log", "replicas", "limiter_demand", "usage_minute",
-		"usage_hour", "users", "sessions"} {
+		"usage_hour", "users", "sessions", "cells", "tenant_moves"} {
 		var reg *string
 		require.NoError(t, pool.QueryRow(ctx, `SELECT to_regclass('queen_proxy.' || $1)::text`, table).Scan(&reg))
 		require.NotNil(t, reg, "table %s", table)

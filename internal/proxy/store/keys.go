@@ -98,9 +98,11 @@ func (s *Store) KeyLookup(ctx context.Context, id string) (*Credential, error) {
 	c := &Credential{Tenant: &tenant.Tenant{}}
 	var status string
 	k, err := scanKey(s.pool.QueryRow(ctx, `SELECT k.id, k.tenant_id, k.name, k.scope, k.queues, k.created_at, k.expires_at,
-			k.revoked_at, k.last_used_at, k.key_hash, t.id, t.name, t.status, t.limits, t.quotas, t.created_at, t.updated_at
+			k.revoked_at, k.last_used_at, k.key_hash, t.id, t.name, t.status, t.limits, t.quotas, t.created_at, t.updated_at,
+			coalesce(t.cell, '`+tenant.DefaultCell+`')
 		FROM queen_proxy.api_keys k JOIN queen_proxy.tenants t ON t.id = k.tenant_id WHERE k.id = $1`, id),
-		&c.Hash, &c.Tenant.ID, &c.Tenant.Name, &status, &c.Tenant.Limits, &c.Tenant.Quotas, &c.Tenant.CreatedAt, &c.Tenant.UpdatedAt)
+		&c.Hash, &c.Tenant.ID, &c.Tenant.Name, &status, &c.Tenant.Limits, &c.Tenant.Quotas, &c.Tenant.CreatedAt, &c.Tenant.UpdatedAt,
+		&c.Tenant.Cell)
 	if err != nil {
 		return nil, interpretError(err)
 	}

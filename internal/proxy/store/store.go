@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,6 +22,9 @@ import (
 // Store runs the proxy's queries on one pool.
 type Store struct {
 	pool *pgxpool.Pool
+	// defaultCellOwned refuses the admin changes of the default cell's upstreams
+	// and its delete: the configuration owns them.
+	defaultCellOwned atomic.Bool
 }
 
 // Options say how to reach the proxy's database.
@@ -28,6 +32,10 @@ type Options struct {
 	ConnString       string
 	MaxConns         int
 	StatementTimeout time.Duration
+	// DefaultCellOwned says that the configuration owns the default cell's
+	// upstreams: CellUpdate refuses to change them and CellDelete to delete it
+	// (CellEnsureDefault with upstreams sets it too).
+	DefaultCellOwned bool
 }
 
 // Open creates the pool. It does not connect: Ready and ApplySchema do.
@@ -46,7 +54,9 @@ func Open(o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the proxy database pool: %w", err)
 	}
-	return &Store{pool: pool}, nil
+	st := &Store{pool: pool}
+	st.defaultCellOwned.Store(o.DefaultCellOwned)
+	return st, nil
 }
 
 // Close closes the pool.

@@ -9,28 +9,40 @@ import (
 	"github.com/queenmq/queen/internal/proxy/tenant"
 )
 
-const tenantColumns = `id, name, status, limits, quotas, created_at, updated_at`
+// tenantColumns are a tenant's columns; a tenant stored without a cell lives in the
+// default cell.
+const tenantColumns = `id, name, status, limits, quotas, created_at, updated_at, coalesce(cell, '` + tenant.DefaultCell + `')`
 
 func scanTenant(row pgx.Row) (*tenant.Tenant, error) {
 	t := &tenant.Tenant{}
 	var status string
-	if err := row.Scan(&t.ID, &t.Name, &status, &t.Limits, &t.Quotas, &t.CreatedAt, &t.UpdatedAt); err != nil {
+	if err := row.Scan(&t.ID, &t.Name, &status, &t.Limits, &t.Quotas, &t.CreatedAt, &t.UpdatedAt, &t.Cell); err != nil {
 		return nil, err
 	}
 	t.Status = tenant.Status(status)
 	return t, nil
 }
 
-// TenantCreate stores a new tenant. An id in use, or once used, is ErrAlreadyExists.
+// TenantCreate stores a new tenant in the cell t.Cell, or with t.Cell "" in the one
+// the placement policy picks in the same transaction (see Place). A cell that does
+// not exist is a *tenant.ValidationError of field "cell"; no open cell is
+// ErrNoOpenCell. An id in use, or once used, is ErrAlreadyExists.
 func (s *Store) TenantCreate(ctx context.Context, t *tenant.Tenant, actor string) (*tenant.Tenant, error) {
 	var out *tenant.Tenant
 	err := s.inTx(ctx, func(tx pgx.Tx) (err error) {
-		out, err = scanTenant(tx.QueryRow(ctx, `INSERT INTO queen_proxy.tenants (id, name, status, limits, quotas)
-			VALUES ($1, $2, 'active', $3, $4) RETURNING `+tenantColumns, t.ID, t.Name, t.Limits, t.Quotas))
+		cell, err := placeIn(ctx, tx, t.Cell)
 		if err != nil {
 			return err
 		}
-		return audit(ctx, tx, actor, "tenant.create", t.ID, map[string]any{"limits": t.Limits, "quotas": t.Quotas})
+		out, err = scanTenant(tx.QueryRow(ctx, `INSERT INTO queen_proxy.tenants (id, name, status, limits, quotas, cell)
+			VALUES ($1, $2, 'active', $3, $4, NULLIF($5, '')) RETURNING `+tenantColumns, t.ID, t.Name, t.Limits, t.Quotas, cell))
+		if err != nil {
+			return err
+		}
+		if err := notify(ctx, tx, "placement:"+t.ID); err != nil {
+			return err
+		}
+		return audit(ctx, tx, actor, "tenant.create", t.ID, map[string]any{"limits": t.Limits, "quotas": t.Quotas, "cell": out.Cell})
 	})
 	return out, err
 }
@@ -55,7 +67,7 @@ func (s *Store) TenantList(ctx context.Context, status string, limit, offset int
 	for rows.Next() {
 		t := &tenant.Tenant{}
 		var st string
-		if err := rows.Scan(&t.ID, &t.Name, &st, &t.Limits, &t.Quotas, &t.CreatedAt, &t.UpdatedAt, &total); err != nil {
+		if err := rows.Scan(&t.ID, &t.Name, &st, &t.Limits, &t.Quotas, &t.CreatedAt, &t.UpdatedAt, &t.Cell, &total); err != nil {
 			return nil, 0, interpretError(err)
 		}
 		t.Status = tenant.Status(st)

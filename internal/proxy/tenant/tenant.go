@@ -114,4 +114,8 @@ type Tenant struct {
 	UpdatedAt time.Time
 	Limits    Limits
 	Quotas    Quotas
+	// Cell is the cell the tenant lives in; "" when not chosen yet (a new tenant:
+	// the placement policy chooses), read back as DefaultCell for a tenant stored
+	// without one.
+	Cell string
 }

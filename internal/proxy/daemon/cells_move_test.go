@@ -1,0 +1,234 @@
+package daemon_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/api"
+)
+
+// loadClient is the proxy's public port with one tenant key, for goroutines that
+// must not call t.FailNow: every call returns its error.
+type loadClient struct {
+	base, key string
+	client    *http.Client
+	// slowest is the longest call in nanoseconds: the pause a client saw.
+	slowest atomic.Int64
+}
+
+func (c *loadClient) do(ctx context.Context, method, path string, body any) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, err
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	req.Header.Set("Content-Type", "application/json")
+	start := time.Now()
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if d := time.Since(start).Nanoseconds(); d > c.slowest.Load() && !bytes.Contains([]byte(path), []byte("wait=true")) {
+		c.slowest.Store(d) // parked pops wait by design; they are not a pause
+	}
+	return resp.StatusCode, raw, err
+}
+
+// seen is what one consumer group received: per partition, the sequence numbers in
+// the order they arrived.
+type seen struct {
+	mu     sync.Mutex
+	byPart map[string][]int
+}
+
+func (s *seen) add(part string, seq int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.byPart[part] = append(s.byPart[part], seq)
+}
+
+// count returns how many distinct sequences arrived and how many arrived again, and
+// how many arrived after a larger one of their partition (out of order).
+func (s *seen) count() (distinct, dup, outOfOrder int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, seqs := range s.byPart {
+		got := map[int]bool{}
+		last := -1
+		for _, q := range seqs {
+			if got[q] {
+				dup++
+				continue
+			}
+			got[q] = true
+			if q < last {
+				outOfOrder++
+			}
+			last = max(last, q)
+		}
+		distinct += len(got)
+	}
+	return distinct, dup, outOfOrder
+}
+
+// TestMoveATenantUnderLoad moves acme from cell default to cell two while 4
+// producers push (each to a partition of its own, numbered in order) and 2 consumer
+// groups pop and ack: every message arrives exactly once in each group, in order per
+// partition, the source cell's database keeps nothing of acme and the target holds
+// every message. The longest client call during the run is the pause a client saw.
+func TestMoveATenantUnderLoad(t *testing.T) {
+	c := setupCells(t)
+	var out map[string]any
+	require.Equal(t, http.StatusCreated, c.proxy.Admin(t, http.MethodPost, "/admin/v1/tenants", map[string]any{"id": "acme",
+		"cell": "default", "limits": map[string]any{"requestsPerSecond": 100000, "requestsBurst": 100000,
+			"messagesPerSecond": 1000000, "messagesBurst": 1000000}}, &out), "%v", out)
+	key := createKey(t, c.proxy, "acme", "write")
+	lc := &loadClient{base: c.proxy.URL, key: key.Key, client: &http.Client{Timeout: 60 * time.Second}}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+
+	const producers, batch = 4, 10
+	var pushed [producers]atomic.Int64
+	var failures sync.Map // what went wrong, by kind, for the report
+	fail := func(kind string, err error) { failures.Store(kind, err) }
+	t.Cleanup(func() {
+		if t.Failed() {
+			failures.Range(func(k, v any) bool { t.Logf("%s failed: %v", k, v); return true })
+		}
+	})
+	stopPush := make(chan struct{})
+	var wg, consumers sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			part := fmt.Sprintf("p%d", p)
+			for seq := 0; ; seq += batch {
+				select {
+				case <-stopPush:
+					return
+				default:
+				}
+				items := make([]map[string]any, batch)
+				for i := range items {
+					items[i] = map[string]any{"queue": "orders", "partition": part,
+						"transactionId": fmt.Sprintf("%s-%d", part, seq+i), "payload": map[string]any{"p": part, "s": seq + i}}
+				}
+				status, body, err := lc.do(ctx, http.MethodPost, "/api/v1/push", map[string]any{"items": items})
+				if err != nil || status != http.StatusCreated {
+					fail("push", fmt.Errorf("status %d %s: %v", status, body, err))
+					return
+				}
+				pushed[p].Store(int64(seq + batch))
+			}
+		})
+	}
+	groups := map[string]*seen{"g1": {byPart: map[string][]int{}}, "g2": {byPart: map[string][]int{}}}
+	var ackFailures atomic.Int64
+	for g, s := range groups {
+		consumers.Go(func() {
+			for ctx.Err() == nil {
+				status, body, err := lc.do(ctx, http.MethodGet,
+					"/api/v1/pop/queue/orders?batch=20&wait=true&timeout=500&consumerGroup="+g, nil)
+				if err != nil || status == http.StatusNoContent {
+					continue
+				}
+				if status != http.StatusOK {
+					fail("pop "+g, fmt.Errorf("status %d %s", status, body))
+					continue
+				}
+				var pop api.PopResponse
+				if err := json.Unmarshal(body, &pop); err != nil {
+					fail("pop "+g, err)
+					continue
+				}
+				acks := make([]map[string]any, 0, len(pop.Messages))
+				for _, m := range pop.Messages {
+					var pl struct {
+						P string `json:"p"`
+						S int    `json:"s"`
+					}
+					_ = json.Unmarshal(m.Data, &pl)
+					s.add(pl.P, pl.S)
+					lease := m.LeaseID
+					if lease == "" {
+						lease = pop.LeaseID
+					}
+					acks = append(acks, map[string]any{"transactionId": m.TransactionID, "partitionId": m.PartitionID,
+						"leaseId": lease, "status": "completed"})
+				}
+				status, body, err = lc.do(ctx, http.MethodPost, "/api/v1/ack/batch",
+					map[string]any{"acknowledgments": acks, "consumerGroup": g})
+				if err != nil || status != http.StatusOK {
+					ackFailures.Add(1)
+					fail("ack "+g, fmt.Errorf("status %d %s: %v", status, body, err))
+				}
+			}
+		})
+	}
+
+	total := func() int64 {
+		var n int64
+		for i := range pushed {
+			n += pushed[i].Load()
+		}
+		return n
+	}
+	eventually(t, 20*time.Second, func() bool { return total() >= 400 }, "the producers never got going")
+	var mv struct {
+		ID    int64    `json:"id"`
+		Phase string   `json:"phase"`
+		Error string   `json:"error"`
+		Pause *float64 `json:"pauseMs"`
+	}
+	require.Equal(t, http.StatusAccepted, c.proxy.Admin(t, http.MethodPost, "/admin/v1/tenants/acme/move",
+		map[string]any{"cell": "two"}, &mv))
+	eventually(t, 90*time.Second, func() bool {
+		c.proxy.Admin(t, http.MethodGet, fmt.Sprintf("/admin/v1/moves/%d", mv.ID), nil, &mv)
+		return mv.Phase == "done" || mv.Phase == "failed"
+	}, "the move never ended")
+	require.Equal(t, "done", mv.Phase, "move error: %s", mv.Error)
+	atMove := total()
+	eventually(t, 20*time.Second, func() bool { return total() >= atMove+200 }, "pushes stopped after the move")
+	close(stopPush)
+	wg.Wait()
+	want := int(total())
+	for g, s := range groups {
+		eventually(t, 60*time.Second, func() bool { d, _, _ := s.count(); return d >= want },
+			"group %s never received every message", g)
+	}
+	cancel()
+	consumers.Wait()
+	failures.Range(func(k, v any) bool { t.Errorf("%s failed: %v", k, v); return true })
+	for g, s := range groups {
+		d, dup, ooo := s.count()
+		require.Equal(t, want, d, "group %s: lost messages", g)
+		require.Zero(t, dup, "group %s: duplicates", g)
+		require.Zero(t, ooo, "group %s: out of order", g)
+	}
+	require.Zero(t, ackFailures.Load())
+	src, dst := storedQueues(t, c.pg[0]), storedQueues(t, c.pg[1])
+	require.NotContains(t, src, "acme:orders", "the source keeps nothing of acme")
+	require.Equal(t, want, dst["acme:orders"], "the target holds every message once")
+	require.NotNil(t, mv.Pause)
+	t.Logf("moved under load: %d messages, pause %.1f ms, slowest client call %.1f ms",
+		want, *mv.Pause, float64(lc.slowest.Load())/1e6)
+}
