@@ -193,43 +193,63 @@ func (qs *quotas) age() time.Duration {
 
 // RunSnapshots fetches the usage snapshot from a broker of every cell at once and
 // every refresh interval until ctx is done, feeding the quotas and the meter's gauges.
-// A cell that does not answer keeps its last snapshot; the merged snapshot counts as
-// computed at the oldest cell's time, so what was admitted since is never left out.
+// Each cell is fetched on its own, so that a slow cell delays nobody else's. A cell
+// whose last fetch failed keeps its last snapshot; the merged snapshot counts as
+// computed at the oldest time among the cells whose last fetch succeeded, so what was
+// admitted since is never left out for them. (A cell that does not answer is down
+// for its tenants, who cannot push meanwhile.)
 func (s *Server) RunSnapshots(ctx context.Context) {
 	tick := time.NewTicker(s.quotas.refresh)
 	defer tick.Stop()
+	type result struct {
+		cell string
+		snap *cellSnapshot
+		err  error
+	}
+	results := make(chan result)
 	last := map[string]*cellSnapshot{}
+	ok := map[string]bool{}
 	warned := map[string]bool{}
-	for {
-		if ctx.Err() != nil {
-			return
-		}
-		fresh := false
+	inflight := map[string]bool{}
+	round := func() {
 		for _, ce := range s.cells.all() {
-			var snap api.TenancyUsage
-			err := ce.pool.Get(ctx, "/internal/api/tenancy/usage", &snap)
-			var computed time.Time
-			if err == nil {
-				computed, err = computedAt(&snap)
-			}
-			if err != nil {
-				if !warned[ce.name] && ctx.Err() == nil {
-					s.logger.Warn("usage snapshot unavailable; quotas use the last one", "cell", ce.name, "err", err)
-					warned[ce.name] = true
-				}
+			if inflight[ce.name] {
 				continue
 			}
-			warned[ce.name] = false
-			last[ce.name] = &cellSnapshot{usage: &snap, computed: computed}
-			fresh = true
+			inflight[ce.name] = true
+			go func() {
+				var snap api.TenancyUsage
+				err := ce.pool.Get(ctx, "/internal/api/tenancy/usage", &snap)
+				var computed time.Time
+				if err == nil {
+					computed, err = computedAt(&snap)
+				}
+				select {
+				case results <- result{cell: ce.name, snap: &cellSnapshot{usage: &snap, computed: computed}, err: err}:
+				case <-ctx.Done():
+				}
+			}()
 		}
-		if fresh {
-			s.applySnapshots(last)
-		}
+	}
+	round()
+	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+			round()
+		case r := <-results:
+			inflight[r.cell] = false
+			if r.err != nil {
+				ok[r.cell] = false
+				if !warned[r.cell] && ctx.Err() == nil {
+					s.logger.Warn("usage snapshot unavailable; quotas use the last one", "cell", r.cell, "err", r.err)
+					warned[r.cell] = true
+				}
+				continue
+			}
+			warned[r.cell], ok[r.cell], last[r.cell] = false, true, r.snap
+			s.applySnapshots(last, ok)
 		}
 	}
 }
@@ -241,8 +261,9 @@ type cellSnapshot struct {
 }
 
 // applySnapshots merges the cells' snapshots: a tenant found in two cells (a move in
-// progress) counts as its current cell says, else as the larger.
-func (s *Server) applySnapshots(byCell map[string]*cellSnapshot) {
+// progress) counts as its current cell says, else as the larger. The merged snapshot's
+// time is the oldest of the fresh cells'.
+func (s *Server) applySnapshots(byCell map[string]*cellSnapshot, fresh map[string]bool) {
 	merged := map[string]api.TenantUsage{}
 	var oldest time.Time
 	known := s.cells.all()
@@ -251,7 +272,7 @@ func (s *Server) applySnapshots(byCell map[string]*cellSnapshot) {
 		if cs == nil {
 			continue
 		}
-		if oldest.IsZero() || cs.computed.Before(oldest) {
+		if fresh[ce.name] && (oldest.IsZero() || cs.computed.Before(oldest)) {
 			oldest = cs.computed
 		}
 		for _, t := range cs.usage.Tenants {
