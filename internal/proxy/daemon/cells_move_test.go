@@ -15,6 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/daemontest"
+	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/proxy/proxytest"
 )
 
 // loadClient is the proxy's public port with one tenant key, for goroutines that
@@ -92,7 +95,7 @@ func (s *seen) count() (distinct, dup, outOfOrder int) {
 }
 
 // TestMoveATenantUnderLoad moves acme from cell default to cell two while 4
-// producers push (each to a partition of its own, numbered in order) and 2 consumer
+// producers push through two proxy replicas (each to a partition of its own, numbered in order) and 2 consumer
 // groups pop and ack: every message arrives exactly once in each group, in order per
 // partition, the source cell's database keeps nothing of acme and the target holds
 // every message. The longest client call during the run is the pause a client saw.
@@ -103,7 +106,11 @@ func TestMoveATenantUnderLoad(t *testing.T) {
 		"cell": "default", "limits": map[string]any{"requestsPerSecond": 100000, "requestsBurst": 100000,
 			"messagesPerSecond": 1000000, "messagesBurst": 1000000}}, &out), "%v", out)
 	key := createKey(t, c.proxy, "acme", "write")
-	lc := &loadClient{base: c.proxy.URL, key: key.Key, client: &http.Client{Timeout: 60 * time.Second}}
+	// A second proxy replica on the same database: half the clients go through it.
+	second := proxytest.Start(t, proxytest.Options{Backends: []string{c.broker[0].URL}, DBURL: c.proxy.DBURL})
+	second.WaitBackends(t, "up", 10*time.Second)
+	httpc := &http.Client{Timeout: 60 * time.Second}
+	clients := []*loadClient{{base: c.proxy.URL, key: key.Key, client: httpc}, {base: second.URL, key: key.Key, client: httpc}}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 
@@ -119,6 +126,7 @@ func TestMoveATenantUnderLoad(t *testing.T) {
 	stopPush := make(chan struct{})
 	var wg, consumers sync.WaitGroup
 	for p := range producers {
+		lc := clients[p%2]
 		wg.Go(func() {
 			part := fmt.Sprintf("p%d", p)
 			for seq := 0; ; seq += batch {
@@ -143,7 +151,8 @@ func TestMoveATenantUnderLoad(t *testing.T) {
 	}
 	groups := map[string]*seen{"g1": {byPart: map[string][]int{}}, "g2": {byPart: map[string][]int{}}}
 	var ackFailures atomic.Int64
-	for g, s := range groups {
+	for i, g := range []string{"g1", "g2"} {
+		s, lc := groups[g], clients[i]
 		consumers.Go(func() {
 			for ctx.Err() == nil {
 				status, body, err := lc.do(ctx, http.MethodGet,
@@ -229,6 +238,82 @@ func TestMoveATenantUnderLoad(t *testing.T) {
 	require.NotContains(t, src, "acme:orders", "the source keeps nothing of acme")
 	require.Equal(t, want, dst["acme:orders"], "the target holds every message once")
 	require.NotNil(t, mv.Pause)
-	t.Logf("moved under load: %d messages, pause %.1f ms, slowest client call %.1f ms",
-		want, *mv.Pause, float64(lc.slowest.Load())/1e6)
+	t.Logf("moved under load through two proxy replicas: %d messages, pause %.1f ms, slowest client call %.1f ms",
+		want, *mv.Pause, float64(max(clients[0].slowest.Load(), clients[1].slowest.Load()))/1e6)
+}
+
+// TestMoveResumesOnAnotherReplica: a move whose replica stops (here while the target
+// cell cannot be reached, so the move is stuck copying) is taken over by another
+// replica once its lease expires and finishes there; the cursor and the lease in
+// flight it carried work at the target.
+func TestMoveResumesOnAnotherReplica(t *testing.T) {
+	var pg [2]*pgtest.Cluster
+	var brokers [2]*daemontest.Server
+	for i := range pg {
+		pg[i] = pgtest.StartCluster(t)
+		brokers[i] = proxytest.StartBroker(t, daemontest.Options{DBURL: pg[i].URL()})
+	}
+	first := proxytest.Start(t, proxytest.Options{Backends: []string{brokers[0].URL}})
+	first.WaitBackends(t, "up", 10*time.Second)
+	var out map[string]any
+	require.Equal(t, http.StatusCreated, first.Admin(t, http.MethodPost, "/admin/v1/cells",
+		map[string]any{"name": "two", "upstreams": []string{"http://127.0.0.1:9"}}, &out), "%v", out)
+	createTenantIn(t, first, "acme", "default")
+	key := createKey(t, first, "acme", "write")
+	r := call(t, http.MethodPost, first.URL+"/api/v1/push", key.Key, pushBody("orders", 50, func(i int) string { return fmt.Sprintf("m%02d", i) }))
+	require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
+	pop := func(p *proxytest.Proxy, n int) api.PopResponse {
+		r := call(t, http.MethodGet, fmt.Sprintf("%s/api/v1/pop/queue/orders?batch=%d&wait=false&consumerGroup=g1", p.URL, n), key.Key, nil)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		var res api.PopResponse
+		r.json(t, &res)
+		return res
+	}
+	ack := func(p *proxytest.Proxy, res api.PopResponse) {
+		acks := make([]map[string]any, len(res.Messages))
+		for i, m := range res.Messages {
+			acks[i] = map[string]any{"transactionId": m.TransactionID, "partitionId": m.PartitionID, "leaseId": res.LeaseID, "status": "completed"}
+		}
+		r := call(t, http.MethodPost, p.URL+"/api/v1/ack/batch", key.Key, map[string]any{"acknowledgments": acks, "consumerGroup": "g1"})
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		var results []map[string]any
+		r.json(t, &results)
+		for _, x := range results {
+			require.Equal(t, true, x["success"], "%s", r.body)
+		}
+	}
+	ack(first, pop(first, 10))
+	inFlight := pop(first, 5)
+	require.Len(t, inFlight.Messages, 5)
+
+	var mv struct {
+		ID    int64  `json:"id"`
+		Phase string `json:"phase"`
+		Error string `json:"error"`
+	}
+	require.Equal(t, http.StatusAccepted, first.Admin(t, http.MethodPost, "/admin/v1/tenants/acme/move", map[string]any{"cell": "two"}, &mv))
+	eventually(t, 20*time.Second, func() bool {
+		first.Admin(t, http.MethodGet, fmt.Sprintf("/admin/v1/moves/%d", mv.ID), nil, &mv)
+		return mv.Error != ""
+	}, "the move never tried the unreachable cell")
+	require.Equal(t, "copying", mv.Phase)
+	require.NoError(t, first.Stop())
+
+	second := proxytest.Start(t, proxytest.Options{Backends: []string{brokers[0].URL}, DBURL: first.DBURL})
+	require.Equal(t, http.StatusOK, second.Admin(t, http.MethodPatch, "/admin/v1/cells/two",
+		map[string]any{"upstreams": []string{brokers[1].URL}}, &out), "%v", out)
+	eventually(t, 60*time.Second, func() bool {
+		second.Admin(t, http.MethodGet, fmt.Sprintf("/admin/v1/moves/%d", mv.ID), nil, &mv)
+		return mv.Phase == "done" || mv.Phase == "failed"
+	}, "the second replica never finished the move")
+	require.Equal(t, "done", mv.Phase, "%s", mv.Error)
+
+	ack(second, inFlight) // the lease taken at the source is honoured by the target
+	rest := pop(second, 100)
+	require.Len(t, rest.Messages, 35, "the cursor and the acked lease were carried: nothing twice, nothing skipped")
+	for _, m := range rest.Messages {
+		require.GreaterOrEqual(t, m.TransactionID, "m15")
+	}
+	require.NotContains(t, storedQueues(t, pg[0]), "acme:orders")
+	require.Equal(t, 50, storedQueues(t, pg[1])["acme:orders"])
 }
