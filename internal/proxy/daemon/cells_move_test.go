@@ -317,3 +317,34 @@ func TestMoveResumesOnAnotherReplica(t *testing.T) {
 	require.NotContains(t, storedQueues(t, pg[0]), "acme:orders")
 	require.Equal(t, 50, storedQueues(t, pg[1])["acme:orders"])
 }
+
+// TestMoveCancelled: a move cancelled before its switch ends failed ("cancelled"),
+// and the tenant stays where it was, served.
+func TestMoveCancelled(t *testing.T) {
+	c := setupCells(t)
+	// Cell three cannot be reached: the move stays in its copy until cancelled.
+	var out map[string]any
+	require.Equal(t, http.StatusCreated, c.proxy.Admin(t, http.MethodPost, "/admin/v1/cells",
+		map[string]any{"name": "three", "upstreams": []string{"http://127.0.0.1:9"}}, &out), "%v", out)
+	createTenantIn(t, c.proxy, "acme", "default")
+	key := createKey(t, c.proxy, "acme", "write")
+	var mv struct {
+		ID    int64  `json:"id"`
+		Phase string `json:"phase"`
+		Error string `json:"error"`
+	}
+	require.Equal(t, http.StatusAccepted, c.proxy.Admin(t, http.MethodPost, "/admin/v1/tenants/acme/move", map[string]any{"cell": "three"}, &mv))
+	require.Equal(t, http.StatusOK, c.proxy.Admin(t, http.MethodPost, fmt.Sprintf("/admin/v1/moves/%d/cancel", mv.ID), nil, &out), "%v", out)
+	eventually(t, 20*time.Second, func() bool {
+		c.proxy.Admin(t, http.MethodGet, fmt.Sprintf("/admin/v1/moves/%d", mv.ID), nil, &mv)
+		return mv.Phase == "failed"
+	}, "the cancelled move never ended")
+	require.Equal(t, "cancelled", mv.Error)
+	var tn map[string]any
+	c.proxy.Admin(t, http.MethodGet, "/admin/v1/tenants/acme", nil, &tn)
+	require.Equal(t, "default", tn["cell"])
+	require.Nil(t, tn["move"])
+	r := call(t, http.MethodPost, c.proxy.URL+"/api/v1/push", key.Key, pushBody("orders", 1, nil))
+	require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
+	require.Equal(t, 1, storedQueues(t, c.pg[0])["acme:orders"])
+}
