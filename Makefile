@@ -133,7 +133,7 @@ test-failover: ## PostgreSQL failover under load: the checker's long run on 2 br
 SIM_ARGS ?=
 
 .PHONY: sim-cells
-sim-cells: ## the cells simulation: 12 cells, 1 000 tenants, 50 moves under load; lost/duplicated/out-of-order and the proxy's routing overhead (docs/scaling.md; about WALL min)
+sim-cells: ## the cells simulation: 12 cells, 1 000 tenants, 50 moves under load; lost/duplicated/out-of-order and the proxy's routing overhead (docs/scaling.md; about 3 min)
 	scripts/pgtest.sh run -- $(GO) test -count=1 -timeout 60m -run '^TestSimulation$$' -v ./internal/cellsim/ -args -cellsim.full $(SIM_ARGS)
 
 .PHONY: lint
