@@ -317,21 +317,31 @@ func tenantRow(pt api.ProxyTenant) []string {
 
 var tenantHeader = []string{"ID", "NAME", "STATUS", "CELL", "REQ/S", "MSG/S", "CONCURRENT", "MAX MESSAGES", "MAX QUEUES"}
 
-func tenantsTable(t *tw, raw json.RawMessage) {
-	var v api.ProxyTenantList
+// listTable prints the items that items picks out of raw (decoded as an L), a row
+// each, under header; empty when there are none.
+func listTable[L, T any](t *tw, raw json.RawMessage, header []string, items func(L) []T, row func(T) []string, empty string) {
+	var v L
 	_ = json.Unmarshal(raw, &v)
-	rows := make([][]string, len(v.Tenants))
-	for i, pt := range v.Tenants {
-		rows[i] = tenantRow(pt)
+	list := items(v)
+	rows := make([][]string, len(list))
+	for i, x := range list {
+		rows[i] = row(x)
 	}
-	t.table(tenantHeader, rows, "No tenants.")
+	t.table(header, rows, empty)
 }
 
-func tenantTable(t *tw, raw json.RawMessage) {
-	var pt api.ProxyTenant
-	_ = json.Unmarshal(raw, &pt)
-	t.table(tenantHeader, [][]string{tenantRow(pt)}, "")
+// itemTable prints raw, decoded as a T, as one row under header.
+func itemTable[T any](t *tw, raw json.RawMessage, header []string, row func(T) []string) {
+	var x T
+	_ = json.Unmarshal(raw, &x)
+	t.table(header, [][]string{row(x)}, "")
 }
+
+func tenantsTable(t *tw, raw json.RawMessage) {
+	listTable(t, raw, tenantHeader, func(v api.ProxyTenantList) []api.ProxyTenant { return v.Tenants }, tenantRow, "No tenants.")
+}
+
+func tenantTable(t *tw, raw json.RawMessage) { itemTable(t, raw, tenantHeader, tenantRow) }
 
 func tenantDeletedTable(t *tw, raw json.RawMessage) {
 	var v api.ProxyTenantDeleted
@@ -359,13 +369,7 @@ func keyRow(k api.ProxyKey) []string {
 var keyHeader = []string{"ID", "TENANT", "NAME", "SCOPE", "QUEUES", "STATE"}
 
 func keysTable(t *tw, raw json.RawMessage) {
-	var v api.ProxyKeyList
-	_ = json.Unmarshal(raw, &v)
-	rows := make([][]string, len(v.Keys))
-	for i, k := range v.Keys {
-		rows[i] = keyRow(k)
-	}
-	t.table(keyHeader, rows, "No keys.")
+	listTable(t, raw, keyHeader, func(v api.ProxyKeyList) []api.ProxyKey { return v.Keys }, keyRow, "No keys.")
 }
 
 func keyTable(t *tw, raw json.RawMessage) {
@@ -388,20 +392,10 @@ func userRow(u api.ProxyUser) []string {
 }
 
 func usersTable(t *tw, raw json.RawMessage) {
-	var v api.ProxyUserList
-	_ = json.Unmarshal(raw, &v)
-	rows := make([][]string, len(v.Users))
-	for i, u := range v.Users {
-		rows[i] = userRow(u)
-	}
-	t.table(userHeader, rows, "No users.")
+	listTable(t, raw, userHeader, func(v api.ProxyUserList) []api.ProxyUser { return v.Users }, userRow, "No users.")
 }
 
-func userTable(t *tw, raw json.RawMessage) {
-	var u api.ProxyUser
-	_ = json.Unmarshal(raw, &u)
-	t.table(userHeader, [][]string{userRow(u)}, "")
-}
+func userTable(t *tw, raw json.RawMessage) { itemTable(t, raw, userHeader, userRow) }
 
 func userDeletedTable(t *tw, raw json.RawMessage) {
 	var v api.ProxyUserDeleted

@@ -189,20 +189,10 @@ func cellRow(c api.ProxyCell) []string {
 }
 
 func cellsTable(t *tw, raw json.RawMessage) {
-	var v api.ProxyCellList
-	_ = json.Unmarshal(raw, &v)
-	rows := make([][]string, len(v.Cells))
-	for i, c := range v.Cells {
-		rows[i] = cellRow(c)
-	}
-	t.table(cellHeader, rows, "No cells.")
+	listTable(t, raw, cellHeader, func(v api.ProxyCellList) []api.ProxyCell { return v.Cells }, cellRow, "No cells.")
 }
 
-func cellTable(t *tw, raw json.RawMessage) {
-	var c api.ProxyCell
-	_ = json.Unmarshal(raw, &c)
-	t.table(cellHeader, [][]string{cellRow(c)}, "")
-}
+func cellTable(t *tw, raw json.RawMessage) { itemTable(t, raw, cellHeader, cellRow) }
 
 func cellDeletedTable(t *tw, raw json.RawMessage) {
 	var v api.ProxyCellDeleted
@@ -225,17 +215,7 @@ func moveRow(m api.ProxyMove) []string {
 }
 
 func movesTable(t *tw, raw json.RawMessage) {
-	var v api.ProxyMoveList
-	_ = json.Unmarshal(raw, &v)
-	rows := make([][]string, len(v.Moves))
-	for i, m := range v.Moves {
-		rows[i] = moveRow(m)
-	}
-	t.table(moveHeader, rows, "No moves.")
+	listTable(t, raw, moveHeader, func(v api.ProxyMoveList) []api.ProxyMove { return v.Moves }, moveRow, "No moves.")
 }
 
-func moveTable(t *tw, raw json.RawMessage) {
-	var m api.ProxyMove
-	_ = json.Unmarshal(raw, &m)
-	t.table(moveHeader, [][]string{moveRow(m)}, "")
-}
+func moveTable(t *tw, raw json.RawMessage) { itemTable(t, raw, moveHeader, moveRow) }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -110,15 +111,7 @@ func (c *cells) all() []*cell {
 	for _, ce := range c.byName {
 		out = append(out, ce)
 	}
-	slices.SortFunc(out, func(a, b *cell) int {
-		switch {
-		case a.name < b.name:
-			return -1
-		case a.name > b.name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b *cell) int { return strings.Compare(a.name, b.name) })
 	return out
 }
 
