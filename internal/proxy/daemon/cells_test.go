@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/daemontest"
 	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/proxy/proxytest"
@@ -26,12 +27,18 @@ type cellBundle struct {
 
 func setupCells(t *testing.T, env ...string) *cellBundle {
 	t.Helper()
+	return setupCellsLogin(t, false, env...)
+}
+
+// setupCellsLogin is setupCells with login on or off.
+func setupCellsLogin(t *testing.T, loginOn bool, env ...string) *cellBundle {
+	t.Helper()
 	c := &cellBundle{}
 	for i := range c.pg {
 		c.pg[i] = pgtest.StartCluster(t)
 		c.broker[i] = proxytest.StartBroker(t, daemontest.Options{DBURL: c.pg[i].URL()})
 	}
-	c.proxy = proxytest.Start(t, proxytest.Options{Backends: []string{c.broker[0].URL}, Env: env})
+	c.proxy = proxytest.Start(t, proxytest.Options{Backends: []string{c.broker[0].URL}, Env: env, Login: loginOn})
 	c.proxy.WaitBackends(t, "up", 10*time.Second)
 	var cell map[string]any
 	require.Equal(t, http.StatusCreated, c.proxy.Admin(t, http.MethodPost, "/admin/v1/cells",
@@ -126,4 +133,37 @@ func TestTwoCellsKeepTenantsApart(t *testing.T) {
 	r = call(t, http.MethodGet, c.proxy.URL+"/api/v1/pop/queue/orders?batch=10&wait=false", bob.Key, nil)
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 	require.Equal(t, map[string]int{"bob:orders": 6}, storedQueues(t, c.pg[1]))
+}
+
+// TestOperatorNamesACell: an operator's request (global scope) goes to the cell its
+// X-Queen-Cell header names, else default, and the answer names the cell.
+func TestOperatorNamesACell(t *testing.T) {
+	c := setupCellsLogin(t, true)
+	createTenantIn(t, c.proxy, "acme", "default")
+	createTenantIn(t, c.proxy, "bob", "two")
+	for _, id := range []string{"acme", "bob"} {
+		r := call(t, http.MethodPost, c.proxy.URL+"/api/v1/push", createKey(t, c.proxy, id, "write").Key, pushBody("orders", 1, nil))
+		require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
+	}
+	createUser(t, c.proxy, "op", "op-password-1", "admin", "")
+	tok := login(t, c.proxy, "op", "op-password-1")
+	queues := func(hdr ...string) (string, []string) {
+		r := call(t, http.MethodGet, c.proxy.URL+"/api/v1/resources/queues", tok, nil, hdr...)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		var list api.QueueList
+		r.json(t, &list)
+		var names []string
+		for _, q := range list.Queues {
+			names = append(names, q.Name)
+		}
+		return r.header.Get("X-Queen-Cell"), names
+	}
+	cell, names := queues()
+	require.Equal(t, "default", cell)
+	require.Equal(t, []string{"acme:orders"}, names)
+	cell, names = queues("X-Queen-Cell", "two")
+	require.Equal(t, "two", cell)
+	require.Equal(t, []string{"bob:orders"}, names)
+	r := call(t, http.MethodGet, c.proxy.URL+"/api/v1/resources/queues", tok, nil, "X-Queen-Cell", "nowhere")
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
 }
