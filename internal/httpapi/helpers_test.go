@@ -42,7 +42,15 @@ func start(t testing.TB, opts Options, st *store.Store) *testBundle {
 	t.Helper()
 	logger := testLogger(t)
 	b := broker.New(broker.DefaultConfig(), st, logger)
-	srv := httptest.NewServer(New(opts, b, logger).Handler())
+	if opts.Tenants == nil {
+		opts.Tenants = st // the tenant move routes and the fence table, as the daemon gives them
+	}
+	api := New(opts, b, logger)
+	if opts.TenancyHeader != "" {
+		// As the daemon does before serving: tenant requests wait for the fences.
+		require.NoError(t, api.LoadFences(t.Context()))
+	}
+	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
 	return &testBundle{srv: srv, broker: b}
 }

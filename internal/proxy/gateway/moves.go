@@ -27,9 +27,6 @@ const holdMax = 30 * time.Second
 // retryAfterMoving is the Retry-After of a request held past holdMax.
 const retryAfterMoving = time.Second
 
-// codeTenantMoving is the broker's answer to a request of a fenced tenant.
-const codeTenantMoving = "tenant_moving"
-
 // MoveState is a live move as the gateway routes by it.
 type MoveState struct {
 	Tenant, From, To, Phase string
@@ -158,7 +155,7 @@ func (s *Server) waitChange(ctx context.Context, changed <-chan struct{}, deadli
 }
 
 func movingError() *apiError {
-	return &apiError{status: http.StatusServiceUnavailable, code: codeTenantMoving,
+	return &apiError{status: http.StatusServiceUnavailable, code: api.ErrorCodeTenantMoving,
 		msg: "the tenant is being moved to another cell; retry", retryAfter: retryAfterMoving, result: "upstream_error"}
 }
 
@@ -171,5 +168,5 @@ func fencedAnswer(resp *http.Response) bool {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	resp.Body = io.NopCloser(bytes.NewReader(raw))
 	var e api.ErrorBody
-	return json.Unmarshal(raw, &e) == nil && e.Code == codeTenantMoving
+	return json.Unmarshal(raw, &e) == nil && e.Code == api.ErrorCodeTenantMoving
 }
