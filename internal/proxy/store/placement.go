@@ -91,11 +91,14 @@ func placeIn(ctx context.Context, tx pgx.Tx, named string) (string, error) {
 		}
 		return name, err
 	}
-	rows, err := tx.Query(ctx, `SELECT name FROM (`+cellStatsSQL+`) s`+placementOrder+` LIMIT 1`)
-	if err != nil {
-		return "", err
+	pick := func() ([]string, error) {
+		rows, err := tx.Query(ctx, `SELECT name FROM (`+cellStatsSQL+`) s`+placementOrder+` LIMIT 1`)
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, pgx.RowTo[string])
 	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	names, err := pick()
 	if err != nil {
 		return "", err
 	}
@@ -104,7 +107,14 @@ func placeIn(ctx context.Context, tx pgx.Tx, named string) (string, error) {
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM queen_proxy.cells)`).Scan(&cells); err != nil || !cells {
 			return "", err
 		}
-		return "", ErrNoOpenCell
+		// Each statement reads anew: the first cell (default, recorded at the proxy's
+		// start) may have appeared between the two. Pick once more before refusing.
+		if names, err = pick(); err != nil {
+			return "", err
+		}
+		if len(names) == 0 {
+			return "", ErrNoOpenCell
+		}
 	}
 	name := names[0]
 	// Share-lock the pick: a cell being deleted waits for this tenant (and then sees it).
