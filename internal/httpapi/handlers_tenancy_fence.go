@@ -341,18 +341,7 @@ func (w *fenceWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // within a second); a fence waits up to 5 s for this broker's requests of the
 // tenant in flight, its parked pops ended at once, and says whether they ended.
 func (s *Server) handleTenancyFence(w http.ResponseWriter, r *http.Request) error {
-	ts, err := s.tenantStore()
-	if err != nil {
-		return err
-	}
-	o, err := readObject(r, false)
-	if err != nil {
-		return err
-	}
-	if err := onlyKeys(o, "tenant", "fenced"); err != nil {
-		return err
-	}
-	tenant, err := moveTenant(o)
+	ts, o, tenant, err := s.moveRequest(r, "tenant", "fenced")
 	if err != nil {
 		return err
 	}

@@ -71,6 +71,27 @@ func checkMoveTenant(v string) (string, error) {
 
 // onlyKeys refuses a body with a key outside keys, naming the first such key: a
 // misspelt key (a "since" that is not there) must not export or import the wrong rows.
+// moveRequest reads the JSON object body of a tenant move route that allows only
+// keys, and its tenant, after checking that the routes are served.
+func (s *Server) moveRequest(r *http.Request, keys ...string) (TenantStore, object, string, error) {
+	ts, err := s.tenantStore()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	o, err := readObject(r, false)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if err := onlyKeys(o, keys...); err != nil {
+		return nil, nil, "", err
+	}
+	tenant, err := moveTenant(o)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return ts, o, tenant, nil
+}
+
 func onlyKeys(o object, keys ...string) error {
 	for _, k := range slices.Sorted(maps.Keys(o)) {
 		if !slices.Contains(keys, k) {
@@ -166,18 +187,7 @@ func (s *Server) handleTenancyExportHeads(w http.ResponseWriter, r *http.Request
 // of the tenant's messages in (partition_id, created_at, id) order, and the cursor of
 // the next page (null after the last).
 func (s *Server) handleTenancyExportMessages(w http.ResponseWriter, r *http.Request) error {
-	ts, err := s.tenantStore()
-	if err != nil {
-		return err
-	}
-	o, err := readObject(r, false)
-	if err != nil {
-		return err
-	}
-	if err := onlyKeys(o, "tenant", "since", "after", "limit"); err != nil {
-		return err
-	}
-	tenant, err := moveTenant(o)
+	ts, o, tenant, err := s.moveRequest(r, "tenant", "since", "after", "limit")
 	if err != nil {
 		return err
 	}
@@ -246,18 +256,7 @@ func readSince(raw json.RawMessage) (json.RawMessage, error) {
 // handleTenancyExportIDs is POST /internal/api/tenancy/export/ids
 // {"tenant","partitionId"}: every message id of that partition of the tenant.
 func (s *Server) handleTenancyExportIDs(w http.ResponseWriter, r *http.Request) error {
-	ts, err := s.tenantStore()
-	if err != nil {
-		return err
-	}
-	o, err := readObject(r, false)
-	if err != nil {
-		return err
-	}
-	if err := onlyKeys(o, "tenant", "partitionId"); err != nil {
-		return err
-	}
-	tenant, err := moveTenant(o)
+	ts, o, tenant, err := s.moveRequest(r, "tenant", "partitionId")
 	if err != nil {
 		return err
 	}
@@ -335,18 +334,7 @@ func (s *Server) handleTenancyImportState(w http.ResponseWriter, r *http.Request
 // handleTenancyImportMessages is POST /internal/api/tenancy/import/messages
 // {"tenant","messages":[row…]}: inserts the rows, skipping existing ids.
 func (s *Server) handleTenancyImportMessages(w http.ResponseWriter, r *http.Request) error {
-	ts, err := s.tenantStore()
-	if err != nil {
-		return err
-	}
-	o, err := readObject(r, false)
-	if err != nil {
-		return err
-	}
-	if err := onlyKeys(o, "tenant", "messages"); err != nil {
-		return err
-	}
-	tenant, err := moveTenant(o)
+	ts, o, tenant, err := s.moveRequest(r, "tenant", "messages")
 	if err != nil {
 		return err
 	}
@@ -364,18 +352,7 @@ func (s *Server) handleTenancyImportMessages(w http.ResponseWriter, r *http.Requ
 // handleTenancyImportPrune is POST /internal/api/tenancy/import/prune
 // {"tenant","partitionId","keep":[ids]}: deletes the partition's other messages.
 func (s *Server) handleTenancyImportPrune(w http.ResponseWriter, r *http.Request) error {
-	ts, err := s.tenantStore()
-	if err != nil {
-		return err
-	}
-	o, err := readObject(r, false)
-	if err != nil {
-		return err
-	}
-	if err := onlyKeys(o, "tenant", "partitionId", "keep"); err != nil {
-		return err
-	}
-	tenant, err := moveTenant(o)
+	ts, o, tenant, err := s.moveRequest(r, "tenant", "partitionId", "keep")
 	if err != nil {
 		return err
 	}
@@ -403,18 +380,7 @@ func (s *Server) handleTenancyImportPrune(w http.ResponseWriter, r *http.Request
 // of the tenant in this cell but its fence, and counts them: "<key>Deleted" for each
 // state key, messagesDeleted and analyticsDeleted.
 func (s *Server) handleTenancyDrop(w http.ResponseWriter, r *http.Request) error {
-	ts, err := s.tenantStore()
-	if err != nil {
-		return err
-	}
-	o, err := readObject(r, false)
-	if err != nil {
-		return err
-	}
-	if err := onlyKeys(o, "tenant"); err != nil {
-		return err
-	}
-	tenant, err := moveTenant(o)
+	ts, _, tenant, err := s.moveRequest(r, "tenant")
 	if err != nil {
 		return err
 	}
