@@ -124,6 +124,11 @@ func TestTwoCellsKeepTenantsApart(t *testing.T) {
 		r := call(t, http.MethodPost, c.proxy.URL+"/api/v1/push", acme.Key, pushBody("orders", 1, nil))
 		return r.status == http.StatusServiceUnavailable
 	}, "acme is never answered 503 with its cell stopped")
+	eventually(t, 15*time.Second, func() bool {
+		m := scrapeProxyMetrics(t, c.proxy)
+		return strings.Contains(m, `queen_proxy_cell_brokers_up{cell="default"} 0`) &&
+			strings.Contains(m, `queen_proxy_cell_brokers_up{cell="two"} 1`)
+	}, "the cells' broker gauges never showed default down and two up")
 	// A push admitted within a second of the cell's snapshot may count twice until the
 	// next one (docs/multi-tenant.md, "Limits and quotas").
 	eventually(t, 10*time.Second, func() bool {

@@ -48,6 +48,8 @@ func TestPrometheusMetricsPassPromlint(t *testing.T) {
 		`queen_proxy_tenant_messages_total{direction="out",tenant="acme"}`,
 		`queen_proxy_tenant_stored_messages{tenant="acme"}`,
 		`queen_proxy_upstream_up{`,
+		`queen_proxy_cell_brokers_up{cell="default"} 1`,
+		`queen_proxy_held_requests 0`,
 		`queen_proxy_usage_flushes_total{`,
 		`queen_proxy_build_info{`,
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // DefaultCell is the cell a tenant without one lives in, and the cell
@@ -188,4 +190,42 @@ func (s *Server) cellFor(r *http.Request, cred *principal) (*cell, error) {
 			msg: "the tenant's cell is not known to this proxy yet", retryAfter: retryAfterMoving, result: "upstream_error"}
 	}
 	return ce, nil
+}
+
+// cellCollector serves, at each scrape, every cell's healthy brokers and the live
+// moves by phase, as this replica sees them.
+type cellCollector struct {
+	s            *Server
+	brokersUp    *prometheus.Desc
+	movesByPhase *prometheus.Desc
+}
+
+func newCellCollector(s *Server) *cellCollector {
+	return &cellCollector{s: s,
+		brokersUp: prometheus.NewDesc("queen_proxy_cell_brokers_up",
+			"Brokers of the cell passing their health checks (0: the cell's tenants are answered 503).", []string{"cell"}, nil),
+		movesByPhase: prometheus.NewDesc("queen_proxy_tenant_moves",
+			"Live tenant moves by phase, as this replica last read them.", []string{"phase"}, nil)}
+}
+
+// Describe sends the two descriptions.
+func (c *cellCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.brokersUp
+	ch <- c.movesByPhase
+}
+
+// Collect sends each cell's healthy brokers and the live moves by phase.
+func (c *cellCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, ce := range c.s.cells.all() {
+		up := 0
+		for _, b := range ce.pool.Backends() {
+			if b.up() {
+				up++
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(c.brokersUp, prometheus.GaugeValue, float64(up), ce.name)
+	}
+	for phase, n := range c.s.moves.byPhase() {
+		ch <- prometheus.MustNewConstMetric(c.movesByPhase, prometheus.GaugeValue, float64(n), phase)
+	}
 }

@@ -15,6 +15,7 @@ type metrics struct {
 	storedBytes     *prometheus.GaugeVec
 	inflight        prometheus.Gauge
 	parked          prometheus.Gauge
+	held            prometheus.Gauge
 	authFailures    *prometheus.CounterVec
 	backendUp       *prometheus.GaugeVec
 	snapshotAgeSecs prometheus.GaugeFunc
@@ -42,6 +43,8 @@ func newMetrics(reg prometheus.Registerer, snapshotAge func() float64) *metrics 
 			Help: "Requests being forwarded."}),
 		parked: prometheus.NewGauge(prometheus.GaugeOpts{Name: "queen_proxy_parked_longpolls",
 			Help: "Pops waiting at a broker."}),
+		held: prometheus.NewGauge(prometheus.GaugeOpts{Name: "queen_proxy_held_requests",
+			Help: "Requests of tenants being moved, waiting for the move's pause to end."}),
 		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "queen_proxy_auth_failures_total",
 			Help: "Refused credentials by reason."}, []string{"reason"}),
 		backendUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "queen_proxy_upstream_up",
@@ -50,6 +53,6 @@ func newMetrics(reg prometheus.Registerer, snapshotAge func() float64) *metrics 
 			Help: "Age of the usage snapshot behind quotas."}, snapshotAge),
 	}
 	reg.MustRegister(m.requests, m.duration, m.tenantRequests, m.tenantMessages, m.tenantBytes, m.tenantAcks,
-		m.storedMessages, m.storedBytes, m.inflight, m.parked, m.authFailures, m.backendUp, m.snapshotAgeSecs)
+		m.storedMessages, m.storedBytes, m.inflight, m.parked, m.held, m.authFailures, m.backendUp, m.snapshotAgeSecs)
 	return m
 }

@@ -101,6 +101,17 @@ func (m *moveTable) moving(tenantID string) bool {
 	return ok
 }
 
+// byPhase counts the live moves by phase.
+func (m *moveTable) byPhase() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]int{}
+	for _, mv := range m.byTenant {
+		out[mv.Phase]++
+	}
+	return out
+}
+
 // next returns the channel closed at the next change.
 func (m *moveTable) next() <-chan struct{} {
 	m.mu.Lock()
@@ -125,10 +136,20 @@ func (s *Server) askReload() {
 // holdWhileMoving waits while the tenant's move holds its requests, until deadline.
 // It returns a 503 tenant_moving when the deadline passes first.
 func (s *Server) holdWhileMoving(ctx context.Context, tenantID string, deadline time.Time) error {
+	counted := false
+	defer func() {
+		if counted {
+			s.metrics.held.Dec()
+		}
+	}()
 	for {
 		held, changed := s.moves.held(tenantID)
 		if !held {
 			return nil
+		}
+		if !counted {
+			counted = true
+			s.metrics.held.Inc()
 		}
 		if err := s.waitChange(ctx, changed, deadline); err != nil {
 			return err

@@ -95,6 +95,7 @@ func New(o Options) *Server {
 	if len(o.Backends) > 0 {
 		s.cells.set([]CellSpec{{Name: DefaultCell, Upstreams: o.Backends}})
 	}
+	o.Registry.MustRegister(newCellCollector(s))
 	s.handler = s.requestID(s.canonical(s.router()))
 	return s
 }
