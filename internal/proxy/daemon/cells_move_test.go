@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/api"
@@ -347,4 +348,53 @@ func TestMoveCancelled(t *testing.T) {
 	r := call(t, http.MethodPost, c.proxy.URL+"/api/v1/push", key.Key, pushBody("orders", 1, nil))
 	require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
 	require.Equal(t, 1, storedQueues(t, c.pg[0])["acme:orders"])
+}
+
+// TestMoveResumesInItsPause: a move left in its pause (phase final, the source
+// fenced) by a replica that stopped is resumed by the next replica to start: the
+// fence is set again, the copy finished, the tenant switched, and the cursor carried.
+func TestMoveResumesInItsPause(t *testing.T) {
+	c := setupCells(t)
+	createTenantIn(t, c.proxy, "acme", "default")
+	key := createKey(t, c.proxy, "acme", "write")
+	r := call(t, http.MethodPost, c.proxy.URL+"/api/v1/push", key.Key, pushBody("orders", 20, func(i int) string { return fmt.Sprintf("m%02d", i) }))
+	require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
+	r = call(t, http.MethodGet, c.proxy.URL+"/api/v1/pop/queue/orders?batch=5&wait=false&autoAck=true&consumerGroup=g1", key.Key, nil)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	require.NoError(t, c.proxy.Stop())
+
+	// What a replica leaves when it stops in the pause: the phase, its expired lease,
+	// and the source's brokers fenced.
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, c.proxy.DBURL)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	var id int64
+	require.NoError(t, conn.QueryRow(ctx, `INSERT INTO queen_proxy.tenant_moves
+		(tenant_id, from_cell, to_cell, phase, progress, owner, owner_until, pause_epoch, paused_at)
+		VALUES ('acme', 'default', 'two', 'final', '{"rounds":1,"pauses":1}', 'gone', now() - interval '1 second', 1, now())
+		RETURNING id`).Scan(&id))
+	r = call(t, http.MethodPost, c.broker[0].URL+"/internal/api/tenancy/fence", "", map[string]any{"tenant": "acme", "fenced": true})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+
+	next := proxytest.Start(t, proxytest.Options{Backends: []string{c.broker[0].URL}, DBURL: c.proxy.DBURL})
+	var mv struct {
+		Phase string   `json:"phase"`
+		Error string   `json:"error"`
+		Pause *float64 `json:"pauseMs"`
+	}
+	eventually(t, 60*time.Second, func() bool {
+		next.Admin(t, http.MethodGet, fmt.Sprintf("/admin/v1/moves/%d", id), nil, &mv)
+		return mv.Phase == "done" || mv.Phase == "failed"
+	}, "the move left in its pause never ended")
+	require.Equal(t, "done", mv.Phase, "%s", mv.Error)
+	require.NotNil(t, mv.Pause)
+	r = call(t, http.MethodGet, next.URL+"/api/v1/pop/queue/orders?batch=100&wait=false&consumerGroup=g1", key.Key, nil)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	var rest api.PopResponse
+	r.json(t, &rest)
+	require.Len(t, rest.Messages, 15, "the cursor was carried")
+	require.Equal(t, "m05", rest.Messages[0].TransactionID)
+	require.NotContains(t, storedQueues(t, c.pg[0]), "acme:orders")
+	require.Equal(t, 20, storedQueues(t, c.pg[1])["acme:orders"])
 }
