@@ -13,6 +13,16 @@ import (
 )
 
 // movable is a store with cells c1 and c2 and the tenant acme in c1.
+// claimedMove is acme's move to c2, claimed by replica r1.
+func claimedMove(t *testing.T, b *testBundle) *tenant.Move {
+	t.Helper()
+	m, err := b.store.MoveCreate(t.Context(), "acme", "c2", actor)
+	require.NoError(t, err)
+	_, err = b.store.MoveClaim(t.Context(), "r1", time.Minute)
+	require.NoError(t, err)
+	return m
+}
+
 func movable(t *testing.T) *testBundle {
 	t.Helper()
 	b := setup(t)
@@ -165,12 +175,9 @@ func TestMovePause(t *testing.T) {
 	t.Parallel()
 	b := movable(t)
 	ctx := t.Context()
-	m, err := b.store.MoveCreate(ctx, "acme", "c2", actor)
-	require.NoError(t, err)
-	_, err = b.store.MoveClaim(ctx, "r1", time.Minute)
-	require.NoError(t, err)
+	m := claimedMove(t, b)
 
-	_, err = b.store.MovePause(ctx, m.ID, "r2")
+	_, err := b.store.MovePause(ctx, m.ID, "r2")
 	require.ErrorIs(t, err, store.ErrNotMoveOwner)
 	epoch, err := b.store.MovePause(ctx, m.ID, "r1")
 	require.NoError(t, err)
@@ -188,10 +195,7 @@ func TestMoveSwitchAndFinish(t *testing.T) {
 	t.Parallel()
 	b := movable(t)
 	ctx := t.Context()
-	m, err := b.store.MoveCreate(ctx, "acme", "c2", actor)
-	require.NoError(t, err)
-	_, err = b.store.MoveClaim(ctx, "r1", time.Minute)
-	require.NoError(t, err)
+	m := claimedMove(t, b)
 
 	require.ErrorIs(t, b.store.MoveSwitch(ctx, m.ID, "r1", 12), store.ErrMovePhase, "no switch before final")
 	require.ErrorIs(t, b.store.MoveFinish(ctx, m.ID, "r1", tenant.MoveDone, ""), store.ErrMovePhase)
@@ -238,10 +242,7 @@ func TestMoveCancel(t *testing.T) {
 	t.Parallel()
 	b := movable(t)
 	ctx := t.Context()
-	m, err := b.store.MoveCreate(ctx, "acme", "c2", actor)
-	require.NoError(t, err)
-	_, err = b.store.MoveClaim(ctx, "r1", time.Minute)
-	require.NoError(t, err)
+	m := claimedMove(t, b)
 	require.NoError(t, b.store.MoveUpdate(ctx, m.ID, "r1", tenant.MoveFinal, nil, ""))
 
 	c, err := b.store.MoveCancel(ctx, m.ID, actor)
