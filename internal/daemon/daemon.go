@@ -184,7 +184,6 @@ func (d *daemon) open(ctx context.Context, opts Options, undo *appliance.Undo) (
 		Verifier:           d.verifier,
 		AuthSkipPaths:      cfg.JWTSkipPaths,
 		TenancyHeader:      cfg.TenancyHeader,
-		Tenants:            d.store,
 		Tracer:             d.tracer,
 		ReadyFunc: func(context.Context) error {
 			if !d.ready.Load() {

@@ -217,16 +217,16 @@ func (f *tenantFences) drain(ctx context.Context, tenant string) bool {
 }
 
 // RefreshFences reads queen.tenant_fences into this broker's fenced tenants. It does
-// nothing without Options.Tenants. A read that a fence set or lifted here meanwhile
+// nothing without a broker (no database). A read that a fence set or lifted here meanwhile
 // made stale is dropped: the next one applies.
 func (s *Server) RefreshFences(ctx context.Context) error {
-	if s.opts.Tenants == nil {
+	if s.broker == nil {
 		return nil
 	}
 	gen := s.fences.generation()
 	ctx, cancel := context.WithTimeout(ctx, fenceRefreshLimit)
 	defer cancel()
-	tenants, err := s.opts.Tenants.TenantFenceList(ctx)
+	tenants, err := s.broker.TenantFenceList(ctx)
 	if err != nil {
 		return err
 	}
@@ -241,7 +241,7 @@ func (s *Server) RefreshFences(ctx context.Context) error {
 func (s *Server) LoadFences(ctx context.Context) error {
 	for {
 		err := s.RefreshFences(ctx)
-		if err == nil && (s.fences.loaded.Load() || s.opts.Tenants == nil) {
+		if err == nil && (s.fences.loaded.Load() || s.broker == nil) {
 			return nil
 		}
 		if err == nil {
@@ -275,11 +275,11 @@ func (s *Server) RunFences(ctx context.Context) {
 }
 
 // fenceGuard runs a tenant request of a scoped route: 503 unavailable before the
-// fences are read (with Options.Tenants), 503 tenant_moving when the tenant is fenced,
+// fences are read (with a broker), 503 tenant_moving when the tenant is fenced,
 // else the request counted in flight; a pop (popRoutes) is ended by a fence with its
 // ordinary empty answer (204).
 func (s *Server) fenceGuard(w http.ResponseWriter, r *http.Request, tenant, pattern string, next http.Handler) {
-	if s.opts.Tenants != nil && !s.fences.loaded.Load() {
+	if s.broker != nil && !s.fences.loaded.Load() {
 		s.writeError(w, r, &queue.UnavailableError{Message: msgFencesUnread})
 		return
 	}

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -10,27 +9,10 @@ import (
 	"time"
 
 	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/tenantid"
 )
-
-// TenantStore is what the routes that move a tenant between cells need of the
-// broker's database (the daemon gives its store): the fence table, and a tenant's rows
-// exported and imported as to_jsonb objects (docs/api.md, "Tenant export, import and
-// fences"). Its errors are the store's: queue sentinels and *queue.ValidationError.
-type TenantStore interface {
-	TenantFenceSet(ctx context.Context, tenant string, fenced bool) error
-	TenantFenceList(ctx context.Context) ([]string, error)
-	TenantExportHeads(ctx context.Context, tenant string) (json.RawMessage, error)
-	TenantExportMessages(ctx context.Context, tenant string, since json.RawMessage,
-		afterPartition, afterCreatedAt, afterID string, limit int) ([]json.RawMessage, error)
-	TenantExportIDs(ctx context.Context, tenant, partitionID string) ([]string, error)
-	TenantExportState(ctx context.Context, tenant string) (json.RawMessage, error)
-	TenantImportState(ctx context.Context, tenant, mode string, state map[string]json.RawMessage) error
-	TenantImportMessages(ctx context.Context, tenant string, rows json.RawMessage) (int64, error)
-	TenantImportPrune(ctx context.Context, tenant, partitionID string, keep []string) (int64, error)
-	TenantDrop(ctx context.Context, tenant string) (map[string]int64, error)
-}
 
 // Limits of POST /internal/api/tenancy/export/messages.
 const (
@@ -45,13 +27,13 @@ var tenantStateKeys = []string{
 	"dlq", "traces", "traceNames", "kv", "timers", "timersDead", "streamQueries", "streamState", "streamShards",
 }
 
-// tenantStore is Options.Tenants, or a 503 when the server has none.
-func (s *Server) tenantStore() (TenantStore, error) {
-	if s.opts.Tenants == nil {
+// tenantStore is the broker, or a 503 when the server has none (no database).
+func (s *Server) tenantStore() (*broker.Broker, error) {
+	if s.broker == nil {
 		return nil, &httpError{status: http.StatusServiceUnavailable, code: api.ErrorCodeUnavailable,
 			msg: "tenant export and import are not available on this server"}
 	}
-	return s.opts.Tenants, nil
+	return s.broker, nil
 }
 
 // invalidField is a 400 naming field.
@@ -73,7 +55,7 @@ func checkMoveTenant(v string) (string, error) {
 // misspelt key (a "since" that is not there) must not export or import the wrong rows.
 // moveRequest reads the JSON object body of a tenant move route that allows only
 // keys, and its tenant, after checking that the routes are served.
-func (s *Server) moveRequest(r *http.Request, keys ...string) (TenantStore, object, string, error) {
+func (s *Server) moveRequest(r *http.Request, keys ...string) (*broker.Broker, object, string, error) {
 	ts, err := s.tenantStore()
 	if err != nil {
 		return nil, nil, "", err

@@ -42,9 +42,6 @@ func start(t testing.TB, opts Options, st *store.Store) *testBundle {
 	t.Helper()
 	logger := testLogger(t)
 	b := broker.New(broker.DefaultConfig(), st, logger)
-	if opts.Tenants == nil {
-		opts.Tenants = st // the tenant move routes and the fence table, as the daemon gives them
-	}
 	api := New(opts, b, logger)
 	if opts.TenancyHeader != "" {
 		// As the daemon does before serving: tenant requests wait for the fences.

@@ -57,10 +57,6 @@ type Options struct {
 	// names a tenant in this header (or in its token's queen_tenant claim) sees only
 	// that tenant's queues (tenancy.go). "" means off: the header is never read.
 	TenancyHeader string
-	// Tenants serves the routes that move a tenant between cells (export, import,
-	// drop and the fence, handlers_tenancy_move.go) and holds the fence table; nil
-	// answers those routes 503 and fences nobody.
-	Tenants TenantStore
 }
 
 // Server is the HTTP API of one broker. It holds no per-request state and is safe for
