@@ -36,7 +36,7 @@ type cell struct {
 // cells is every cell the gateway routes to, keyed by name. The daemon replaces the
 // set from the proxy database; pools whose brokers did not change keep their state.
 type cells struct {
-	mu      sync.Mutex
+	mu      sync.RWMutex
 	byName  map[string]*cell
 	runCtx  context.Context // set by Run: pools added later start under it
 	newPool func(urls []*url.URL) *Pool
@@ -100,15 +100,15 @@ func (c *cells) Run(ctx context.Context) {
 }
 
 func (c *cells) get(name string) *cell {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	return c.byName[name]
 }
 
 // all returns the cells sorted by name.
 func (c *cells) all() []*cell {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	out := make([]*cell, 0, len(c.byName))
 	for _, ce := range c.byName {
 		out = append(out, ce)

@@ -35,7 +35,7 @@ type MoveState struct {
 // moveTable is the live moves, by tenant. changed is closed and replaced at every
 // update, so that held requests wake up and look again.
 type moveTable struct {
-	mu       sync.Mutex
+	mu       sync.RWMutex
 	byTenant map[string]MoveState
 	changed  chan struct{}
 	// reload asks the daemon's loop to read the moves now (a broker said a tenant
@@ -61,8 +61,8 @@ func (m *moveTable) set(list []MoveState) {
 
 // cellOf is the tenant's cell: the target of its move once it switched, else cell.
 func (m *moveTable) cellOf(tenantID, cell string) string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	if mv, ok := m.byTenant[tenantID]; ok && (mv.Phase == phaseSwitched || mv.Phase == phaseCleaning) {
 		return mv.To
 	}
@@ -72,8 +72,8 @@ func (m *moveTable) cellOf(tenantID, cell string) string {
 // current is the cell that holds the tenant's truth while it moves: the source
 // until the switch, the target after. ok is false when the tenant is not moving.
 func (m *moveTable) current(tenantID string) (string, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	mv, ok := m.byTenant[tenantID]
 	if !ok {
 		return "", false
@@ -87,24 +87,24 @@ func (m *moveTable) current(tenantID string) (string, bool) {
 // held reports whether the tenant's requests wait now, and the channel closed at
 // the next change.
 func (m *moveTable) held(tenantID string) (bool, <-chan struct{}) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	mv, ok := m.byTenant[tenantID]
 	return ok && (mv.Phase == phasePausing || mv.Phase == phaseFinal), m.changed
 }
 
 // moving reports whether the tenant has a live move.
 func (m *moveTable) moving(tenantID string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	_, ok := m.byTenant[tenantID]
 	return ok
 }
 
 // byPhase counts the live moves by phase.
 func (m *moveTable) byPhase() map[string]int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	out := map[string]int{}
 	for _, mv := range m.byTenant {
 		out[mv.Phase]++
@@ -114,8 +114,8 @@ func (m *moveTable) byPhase() map[string]int {
 
 // next returns the channel closed at the next change.
 func (m *moveTable) next() <-chan struct{} {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	return m.changed
 }
 
