@@ -108,6 +108,10 @@ func New(cfg Config, st *store.Store, logger *slog.Logger) *Broker {
 // PushCombining reports how pushes shared insert statements (QUEEN_PUSH_*).
 func (b *Broker) PushCombining() PushCombining { return b.pushes.stats() }
 
+// PushPaths counts the push statements stored by the direct path and by the general
+// one (see store.PushPaths).
+func (b *Broker) PushPaths() (direct, general uint64) { return b.store.PushPaths() }
+
 // Analytics returns the service that records this broker's requests. The daemon
 // runs it ([analytics.Service.Run]) to sample and flush; the HTTP layer reads its
 // reports.

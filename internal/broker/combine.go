@@ -182,11 +182,31 @@ func (c *pushCombiner) dispatchLocked() {
 		}
 		batch := c.takeLocked()
 		c.running++
-		go func() {
-			defer c.release()
-			c.run(batch)
-		}()
+		go c.drain(batch)
 	}
+}
+
+// drain runs batch, then the next ready batch of the line in the same goroutine, until
+// none is ready: a goroutine per statement would grow its stack through pgx each time
+// (7 % of the broker's CPU with four producers pushing one message at a time).
+func (c *pushCombiner) drain(batch []*pushCall) {
+	for batch != nil {
+		c.run(batch)
+		batch = c.next()
+	}
+}
+
+// next takes the next batch for a finished statement's slot when one is ready; else
+// it frees the slot (starting what the line allows) and returns nil.
+func (c *pushCombiner) next() []*pushCall {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.waiting) > 0 && (len(c.waiting) >= c.cfg.Preferred || time.Since(c.waiting[0].at) >= c.cfg.Hold) {
+		return c.takeLocked()
+	}
+	c.running--
+	c.dispatchLocked()
+	return nil
 }
 
 // release frees the statement slot of a finished statement and starts the next.

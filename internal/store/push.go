@@ -35,11 +35,24 @@ const pushAttempts = 3
 func (s *Store) MessageInsertBatch(ctx context.Context, items []queue.PushItem) ([]queue.PushResult, error) {
 	args := newPushArgs(items)
 	for attempt := 1; ; attempt++ {
-		res, err := messageInsertBatch(ctx, s.pool, items, args)
+		res, direct, err := s.messageInsertDirect(ctx, items, args)
+		switch {
+		case err == nil && direct:
+			s.pushDirect.Add(1)
+		case err == nil:
+			s.pushGeneral.Add(1)
+			res, err = messageInsertBatch(ctx, s.pool, items, args)
+		}
 		if err == nil || attempt == pushAttempts || !isPartitionRace(err) {
 			return res, err
 		}
 	}
+}
+
+// PushPaths counts the pushes MessageInsertBatch stored by the direct path (every
+// partition existed, no queue had a maxSize) and by queen.push_q3 (the general path).
+func (s *Store) PushPaths() (direct, general uint64) {
+	return s.pushDirect.Load(), s.pushGeneral.Load()
 }
 
 // isPartitionRace reports the errors of a push that lost a race with a partition's

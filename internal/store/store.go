@@ -58,6 +58,9 @@ type Store struct {
 	// wake-up listener can tell this replica's own NOTIFYs (already delivered
 	// in-process) from other replicas'.
 	own sync.Map // uint32 → struct{}
+	// pushDirect and pushGeneral count MessageInsertBatch calls by the way they were
+	// stored (push_direct.go).
+	pushDirect, pushGeneral atomic.Uint64
 	// listenerPID is the backend process id of the wake-up listener's connection
 	// while it listens (0 otherwise).
 	listenerPID atomic.Uint32

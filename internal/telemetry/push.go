@@ -11,7 +11,7 @@ import (
 type pushCollector struct {
 	broker                               *broker.Broker
 	statements, pushes, expired, waiting *prometheus.Desc
-	wakeups                              *prometheus.Desc
+	wakeups, paths                       *prometheus.Desc
 }
 
 func newPushCollector(b *broker.Broker) *pushCollector {
@@ -29,6 +29,10 @@ func newPushCollector(b *broker.Broker) *pushCollector {
 		waiting: prometheus.NewDesc("queen_push_waiting",
 			"Pushes of this replica waiting for a push statement right now (all QUEEN_PUSH_MAX_CONCURRENT "+
 				"busy, or held for QUEEN_PUSH_PREFERRED_BATCH_SIZE).", nil, nil),
+		paths: prometheus.NewDesc("queen_push_statement_paths_total",
+			"Insert statements of queen_push_statements_total by path: direct (every partition existed and no "+
+				"queue had a maxSize: two plain statements) or general (creating partitions, counting a capacity; "+
+				"about twice the database time per push).", []string{"path"}, nil),
 		wakeups: prometheus.NewDesc("queen_wakeup_notifications_total",
 			"Batches of wake-ups for long-polls parked on other replicas, by outcome: sent (one NOTIFY each) "+
 				"or skipped (no other replica listened).", []string{"outcome"}, nil),
@@ -36,7 +40,7 @@ func newPushCollector(b *broker.Broker) *pushCollector {
 }
 
 func (c *pushCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.statements, c.pushes, c.expired, c.waiting, c.wakeups} {
+	for _, d := range []*prometheus.Desc{c.statements, c.pushes, c.expired, c.waiting, c.wakeups, c.paths} {
 		ch <- d
 	}
 }
@@ -47,6 +51,9 @@ func (c *pushCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.pushes, prometheus.CounterValue, float64(s.Pushes))
 	ch <- prometheus.MustNewConstMetric(c.expired, prometheus.CounterValue, float64(s.Escaped))
 	ch <- prometheus.MustNewConstMetric(c.waiting, prometheus.GaugeValue, float64(s.Waiting))
+	direct, general := c.broker.PushPaths()
+	ch <- prometheus.MustNewConstMetric(c.paths, prometheus.CounterValue, float64(direct), "direct")
+	ch <- prometheus.MustNewConstMetric(c.paths, prometheus.CounterValue, float64(general), "general")
 	w := c.broker.WakeNotifications()
 	ch <- prometheus.MustNewConstMetric(c.wakeups, prometheus.CounterValue, float64(w.Sent), "sent")
 	ch <- prometheus.MustNewConstMetric(c.wakeups, prometheus.CounterValue, float64(w.Skipped), "skipped")
