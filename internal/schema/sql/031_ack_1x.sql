@@ -20,13 +20,17 @@ CREATE OR REPLACE FUNCTION queen.ack_q3(
     p_group  text
 ) RETURNS TABLE (o_idx integer, o_success boolean, o_error text, o_queue text, o_partition text,
                  o_lease_released boolean, o_dlq boolean, o_noop boolean)
--- Plans: as queen.ack_q2's (index scans and nested loops only).
+-- Plans: as queen.ack_q2's (index scans and nested loops only), and generic: the range
+-- scan's LIMIT is the batch's size, and PostgreSQL, pricing a plan made for each call's
+-- value below the cached one, planned that statement again on most calls (0.23 ms of
+-- planning for 0.06 ms of work, per ack of a pop).
 LANGUAGE plpgsql
 SET enable_seqscan = off
 SET enable_bitmapscan = off
 SET enable_hashjoin = off
 SET enable_mergejoin = off
 SET jit = off
+SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
     v_now   timestamptz := now();
