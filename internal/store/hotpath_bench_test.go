@@ -9,8 +9,8 @@ import (
 	"github.com/queenmq/queen/internal/store"
 )
 
-// The store benchmarks time the two hot SQL paths without HTTP: push_q2 through
-// MessageInsertBatch, and one pop_q1 claim plus one ack_q1 batch. queen-bench
+// The store benchmarks time the two hot SQL paths without HTTP: a push through
+// MessageInsertBatch (the direct push), and one pop_q2 claim plus one ack_q3 batch. queen-bench
 // (docs/benchmarks.md) measures the same paths end to end against raw ceilings.
 
 var benchPayload = json.RawMessage(`{"kind":"bench","seq":12345,"body":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}`)

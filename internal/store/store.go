@@ -104,6 +104,10 @@ func Open(opts Options) (*Store, error) {
 		params["application_name"] = "queen"
 	}
 	params["timezone"] = "UTC"
+	// Every statement is written for READ COMMITTED: a push reads its partitions' heads
+	// with a snapshot taken after their locks, which a database-wide REPEATABLE READ
+	// default would take before them (messages stamped out of commit order).
+	params["default_transaction_isolation"] = "read committed"
 	s := &Store{}
 	// A statement refused because the server cannot take writes (a standby, or a
 	// primary being demoted) means that every connection to that server is useless:
