@@ -112,6 +112,10 @@ func (b *Broker) PushCombining() PushCombining { return b.pushes.stats() }
 // one (see store.PushPaths).
 func (b *Broker) PushPaths() (direct, general uint64) { return b.store.PushPaths() }
 
+// AckPaths counts the ack batches applied by the direct path and by the general one
+// (see store.AckPaths).
+func (b *Broker) AckPaths() (direct, general uint64) { return b.store.AckPaths() }
+
 // Analytics returns the service that records this broker's requests. The daemon
 // runs it ([analytics.Service.Run]) to sample and flush; the HTTP layer reads its
 // reports.

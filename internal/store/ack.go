@@ -32,11 +32,34 @@ func (s *Store) MessageAckBatch(ctx context.Context, group string, acks []queue.
 		return []queue.AckResult{}, nil
 	}
 	for attempt := 1; ; attempt++ {
-		res, err := s.messageAckBatchOnce(ctx, group, acks)
+		res, err := s.messageAckOnce(ctx, group, acks)
 		if err == nil || attempt == ackAttempts || !isLockConflict(err) || ctx.Err() != nil {
 			return res, err
 		}
 	}
+}
+
+// messageAckOnce applies acks once: the ack of a pop by the direct path when it
+// applies (ack_direct.go), everything else by queen.ack_q3.
+func (s *Store) messageAckOnce(ctx context.Context, group string, acks []queue.Ack) ([]queue.AckResult, error) {
+	if ackDirectShaped(acks) {
+		res, ok, err := s.messageAckDirect(ctx, group, acks)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			s.ackDirect.Add(1)
+			return res, nil
+		}
+	}
+	s.ackGeneral.Add(1)
+	return s.messageAckBatchOnce(ctx, group, acks)
+}
+
+// AckPaths counts the ack batches MessageAckBatch applied by the direct path (the ack
+// of a pop) and by queen.ack_q3 (the general path).
+func (s *Store) AckPaths() (direct, general uint64) {
+	return s.ackDirect.Load(), s.ackGeneral.Load()
 }
 
 func (s *Store) messageAckBatchOnce(ctx context.Context, group string, acks []queue.Ack) ([]queue.AckResult, error) {

@@ -52,7 +52,8 @@ type ackTwin struct {
 
 // runAckHistory plays one seeded history and adds its batches to h. With v1x it
 // compares queen.ack_q3 with its item loop queen.ack_items_q2 (the 1.x answers, noop
-// included) instead of ack_q2, ack_q1 and ack_items_q1.
+// included) and with Store.MessageAckBatch (the direct ack, else ack_q3) instead of
+// ack_q2, ack_q1 and ack_items_q1.
 func runAckHistory(t *testing.T, ctx context.Context, st *store.Store, db *pgxpool.Pool, seed uint64, v1x bool,
 	h *ackHistoryCounts) {
 	rng := rand.New(rand.NewPCG(seed, 7))
@@ -71,6 +72,7 @@ func runAckHistory(t *testing.T, ctx context.Context, st *store.Store, db *pgxpo
 		twins = []*ackTwin{
 			{queue: fmt.Sprintf("fast1x-%d", seed), fn: "queen.ack_q3"},
 			{queue: fmt.Sprintf("slow1x-%d", seed), fn: "queen.ack_items_q2"},
+			{queue: fmt.Sprintf("direct1x-%d", seed), fn: ackThroughStore},
 		}
 		noop = "o_noop"
 	}
@@ -216,6 +218,26 @@ func runAckHistory(t *testing.T, ctx context.Context, st *store.Store, db *pgxpo
 
 		var answers []string
 		for _, tw := range twins {
+			if tw.fn == ackThroughStore {
+				acks := make([]queue.Ack, len(batch))
+				for i, a := range batch {
+					acks[i] = queue.Ack{TransactionID: a.txid, PartitionID: tw.pids[a.p], LeaseID: a.lease, Status: a.status, Error: a.err}
+				}
+				res, err := st.MessageAckBatch(ctx, group, acks)
+				require.NoError(t, err)
+				out := make([]string, len(res))
+				for i, r := range res {
+					// The store answers an absent lease_released as false, as clients see it;
+					// the functions' answers are compared the same way.
+					rel := r.LeaseReleased != nil && *r.LeaseReleased
+					q := orDash(r.QueueName)
+					q = q[strings.IndexByte(q, '-')+1:]
+					out[i] = fmt.Sprintf("%d ok=%v err=%s q=%s p=%s rel=%v dlq=%v noop=%v", r.Index, r.Success,
+						orDash(r.Error), q, orDash(r.PartitionName), rel, r.DLQ, r.Noop)
+				}
+				answers = append(answers, strings.Join(out, "\n"))
+				continue
+			}
 			txids, pids, leaseIDs, statuses, errs := []string{}, []string{}, []string{}, []string{}, []string{}
 			for _, a := range batch {
 				txids, pids = append(txids, a.txid), append(pids, tw.pids[a.p])
@@ -224,8 +246,8 @@ func runAckHistory(t *testing.T, ctx context.Context, st *store.Store, db *pgxpo
 			if tw.fn == "queen.ack_q2" || tw.fn == "queen.ack_q3" { // a field with one value for all items is sent once, as the store does
 				pids, leaseIDs, statuses, errs = sentOnce(pids), sentOnce(leaseIDs), sentOnce(statuses), sentOnce(errs)
 			}
-			rows, err := db.Query(ctx, `SELECT o_idx, o_success, coalesce(o_error, '-'), coalesce(o_queue, '-'),
-				coalesce(o_partition, '-'), coalesce(o_lease_released::text, '-'), o_dlq, `+noop+`
+			rows, err := db.Query(ctx, `SELECT o_idx, o_success, coalesce(nullif(o_error, ''), '-'), coalesce(nullif(o_queue, ''), '-'),
+				coalesce(nullif(o_partition, ''), '-'), coalesce(o_lease_released, false)::text, o_dlq, `+noop+`
 				FROM `+tw.fn+`($1, $2, $3, $4, $5, $6) ORDER BY o_idx`, txids, pids, leaseIDs, statuses, errs, group)
 			require.NoError(t, err)
 			var out []string
@@ -271,6 +293,21 @@ func TestAck1xFastPathMatchesTheItemLoop(t *testing.T) {
 	}
 	require.Greater(t, h.fastShaped, 80, "batches eligible for the fast path")
 	require.Greater(t, h.oneRow, 40, "batches ack_q3 answered in one row")
+	direct, general := st.AckPaths()
+	require.Greater(t, direct, uint64(40), "batches the store's direct ack applied")
+	require.Greater(t, general, uint64(40), "batches the store handed to ack_q3")
+}
+
+// ackThroughStore names the twin acked through Store.MessageAckBatch: the direct ack
+// for the ack of a pop, queen.ack_q3 for the rest.
+const ackThroughStore = "store"
+
+// orDash is s, or "-" for "" (as the functions' NULL is rendered).
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // sentOnce returns values, or its single value when all are the same.

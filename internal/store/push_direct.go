@@ -30,8 +30,9 @@ import (
 // exists and no queue has a maxSize, takes the queues' registration locks in share
 // mode and then the partitions' ordering locks, each set sorted by id, and hands the
 // pairs' partition and queue ids to sqlPushInsert in two settings local to the
-// transaction. Otherwise it takes no lock and sets nothing, and sqlPushInsert stores
-// nothing. It answers the partition ids, or NULL when the direct push does not apply.
+// transaction (a CASE, so that nothing is set unless every check passed: AND does not
+// promise an order of evaluation). Otherwise it takes no lock and sets nothing, and
+// sqlPushInsert stores nothing. It answers the partition ids, or NULL when the direct push does not apply.
 const sqlPushLock = `WITH k AS MATERIALIZED (
     SELECT x.ord, p.id AS pid, qq.id AS qid, coalesce(qq.max_queue_size, 0) > 0 AS capped
     FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(qn, pn, ord)
@@ -48,14 +49,16 @@ const sqlPushLock = `WITH k AS MATERIALIZED (
     SELECT pg_advisory_xact_lock(queen.partition_order_key(p.pid))
     FROM (SELECT k.pid FROM k, ok WHERE ok.ok AND (SELECT count(*) FROM lq) >= 0 ORDER BY k.pid) p
 )
-SELECT CASE WHEN ok.ok AND (SELECT count(*) FROM lp) >= 0
-                 AND set_config('queen.push_pids', ok.pids::text, true) IS NOT NULL
-                 AND set_config('queen.push_qids', ok.qids::text, true) IS NOT NULL
-                 AND set_config('plan_cache_mode', 'force_generic_plan', true) IS NOT NULL
-                 AND set_config('enable_seqscan', 'off', true) IS NOT NULL
-                 AND set_config('enable_bitmapscan', 'off', true) IS NOT NULL
-                 AND set_config('jit', 'off', true) IS NOT NULL
-            THEN ok.pids::text[] END
+SELECT CASE WHEN ok.ok THEN
+           CASE WHEN (SELECT count(*) FROM lp) >= 0
+                     AND set_config('queen.push_pids', ok.pids::text, true) IS NOT NULL
+                     AND set_config('queen.push_qids', ok.qids::text, true) IS NOT NULL
+                     AND set_config('plan_cache_mode', 'force_generic_plan', true) IS NOT NULL
+                     AND set_config('enable_seqscan', 'off', true) IS NOT NULL
+                     AND set_config('enable_bitmapscan', 'off', true) IS NOT NULL
+                     AND set_config('jit', 'off', true) IS NOT NULL
+                THEN ok.pids::text[] END
+       END
 FROM ok`
 
 // sqlPushInsert stores the items of a direct push into the partitions sqlPushLock

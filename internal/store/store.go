@@ -61,6 +61,8 @@ type Store struct {
 	// pushDirect and pushGeneral count MessageInsertBatch calls by the way they were
 	// stored (push_direct.go).
 	pushDirect, pushGeneral atomic.Uint64
+	// ackDirect and ackGeneral count MessageAckBatch calls by path (ack_direct.go).
+	ackDirect, ackGeneral atomic.Uint64
 	// listenerPID is the backend process id of the wake-up listener's connection
 	// while it listens (0 otherwise).
 	listenerPID atomic.Uint32

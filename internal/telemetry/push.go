@@ -7,11 +7,11 @@ import (
 )
 
 // pushCollector serves how this process's pushes shared insert statements
-// (QUEEN_PUSH_*), from one snapshot per scrape.
+// (QUEEN_PUSH_*), from one snapshot per scrape, and the paths its pushes and acks took.
 type pushCollector struct {
 	broker                               *broker.Broker
 	statements, pushes, expired, waiting *prometheus.Desc
-	wakeups, paths                       *prometheus.Desc
+	wakeups, paths, ackPaths             *prometheus.Desc
 }
 
 func newPushCollector(b *broker.Broker) *pushCollector {
@@ -33,6 +33,10 @@ func newPushCollector(b *broker.Broker) *pushCollector {
 			"Insert statements of queen_push_statements_total by path: direct (every partition existed and no "+
 				"queue had a maxSize: two plain statements) or general (creating partitions, counting a capacity; "+
 				"about twice the database time per push).", []string{"path"}, nil),
+		ackPaths: prometheus.NewDesc("queen_ack_statement_paths_total",
+			"Ack batches this replica applied, by path: direct (the ack of a pop: one partition, one lease, "+
+				"every item completed, the next messages in order; three plain statements) or general "+
+				"(queen.ack_q3: every other batch).", []string{"path"}, nil),
 		wakeups: prometheus.NewDesc("queen_wakeup_notifications_total",
 			"Batches of wake-ups for long-polls parked on other replicas, by outcome: sent (one NOTIFY each) "+
 				"or skipped (no other replica listened).", []string{"outcome"}, nil),
@@ -40,7 +44,7 @@ func newPushCollector(b *broker.Broker) *pushCollector {
 }
 
 func (c *pushCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.statements, c.pushes, c.expired, c.waiting, c.wakeups, c.paths} {
+	for _, d := range []*prometheus.Desc{c.statements, c.pushes, c.expired, c.waiting, c.wakeups, c.paths, c.ackPaths} {
 		ch <- d
 	}
 }
@@ -54,6 +58,9 @@ func (c *pushCollector) Collect(ch chan<- prometheus.Metric) {
 	direct, general := c.broker.PushPaths()
 	ch <- prometheus.MustNewConstMetric(c.paths, prometheus.CounterValue, float64(direct), "direct")
 	ch <- prometheus.MustNewConstMetric(c.paths, prometheus.CounterValue, float64(general), "general")
+	direct, general = c.broker.AckPaths()
+	ch <- prometheus.MustNewConstMetric(c.ackPaths, prometheus.CounterValue, float64(direct), "direct")
+	ch <- prometheus.MustNewConstMetric(c.ackPaths, prometheus.CounterValue, float64(general), "general")
 	w := c.broker.WakeNotifications()
 	ch <- prometheus.MustNewConstMetric(c.wakeups, prometheus.CounterValue, float64(w.Sent), "sent")
 	ch <- prometheus.MustNewConstMetric(c.wakeups, prometheus.CounterValue, float64(w.Skipped), "skipped")
