@@ -32,7 +32,8 @@ import (
 // pairs' partition and queue ids to sqlPushInsert in two settings local to the
 // transaction (a CASE, so that nothing is set unless every check passed: AND does not
 // promise an order of evaluation). Otherwise it takes no lock and sets nothing, and
-// sqlPushInsert stores nothing. It answers the partition ids, or NULL when the direct push does not apply.
+// sqlPushInsert stores nothing. It answers the partition ids, or NULL when the direct
+// push does not apply.
 const sqlPushLock = `WITH k AS MATERIALIZED (
     SELECT x.ord, p.id AS pid, qq.id AS qid, coalesce(qq.max_queue_size, 0) > 0 AS capped
     FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(qn, pn, ord)
