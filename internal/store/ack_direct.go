@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jackc/pgx/v5"
 
@@ -19,11 +20,9 @@ import (
 // changes nothing and goes to queen.ack_q3, which answers every case.
 
 // sqlAckLock takes the lock every ack of ($1 partition, $2 group) takes first, and
-// restricts the transaction's plans to keyed ones, generic.
-const sqlAckLock = `SELECT pg_advisory_xact_lock(queen.ack_lock_key($1::uuid, $2)),
-       set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true),
-       set_config('enable_bitmapscan', 'off', true), set_config('enable_hashjoin', 'off', true),
-       set_config('enable_mergejoin', 'off', true), set_config('jit', 'off', true)`
+// restricts the transaction's plans to keyed ones (queen.keyed_plans_q1), generic.
+const sqlAckLock = `SELECT pg_advisory_xact_lock(queen.ack_lock_key($1::uuid, $2)), queen.keyed_plans_q1(),
+       set_config('plan_cache_mode', 'force_generic_plan', true)`
 
 // sqlAckApply applies the ack of $3 (transaction ids, in order) under lease $4 (” for
 // none) when it is the ack of a pop, and answers whether it did, the queue and
@@ -126,7 +125,7 @@ func (s *Store) messageAckDirect(ctx context.Context, group string, acks []queue
 			return err
 		}
 		err := br.QueryRow().Scan(&ok, &qname, &pname, &released)
-		if err == pgx.ErrNoRows { // no cursor row: the general path answers
+		if errors.Is(err, pgx.ErrNoRows) { // no cursor row: the general path answers
 			ok, err = false, nil
 		}
 		if err != nil {
