@@ -66,9 +66,21 @@ func (b *Broker) NormalizePop(req *queue.PopRequest) error {
 	return nil
 }
 
+// parkStopKey is the context key of a pop's stop signal (WithParkStop).
+type parkStopKey struct{}
+
+// WithParkStop returns ctx carrying stop: a Pop under it that waits for messages ends
+// with its empty answer once stop is closed. Unlike cancelling ctx, closing stop never
+// abandons a claim in progress: a claim that has run is answered with its messages, so
+// no lease is left taken for an answer that was never sent.
+func WithParkStop(ctx context.Context, stop <-chan struct{}) context.Context {
+	return context.WithValue(ctx, parkStopKey{}, stop)
+}
+
 // Pop claims messages for req (already normalised by NormalizePop). With Wait it
-// parks until messages arrive, the timeout passes, the client goes away (ctx) or the
-// broker closes; parked pops hold no database connection. An empty result is not an
+// parks until messages arrive, the timeout passes, the client goes away (ctx), its
+// stop signal closes (WithParkStop) or the broker closes; parked pops hold no
+// database connection. An empty result is not an
 // error. All attempts of one request share one lease id. While pops are paused
 // (pop maintenance mode), every pop is answered empty at once.
 func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopResult, err error) {
@@ -90,6 +102,7 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 	leaseID := b.ids.New()
 	deadline := time.Now().Add(req.Timeout)
 
+	stop, _ := ctx.Value(parkStopKey{}).(<-chan struct{}) // nil without one: never ready
 	var w *waiter
 	if req.Wait {
 		w = b.waiters.park(req.ConsumerGroup, req.Partition, time.Now())
@@ -138,6 +151,8 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 		case <-ctx.Done():
 			return res, ctx.Err()
 		case <-b.closing:
+			return res, nil
+		case <-stop:
 			return res, nil
 		case <-w.wake:
 			empty = 0

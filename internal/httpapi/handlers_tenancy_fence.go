@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"hash/maphash"
 	"log/slog"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/queue"
 )
 
@@ -29,9 +29,6 @@ const (
 	fenceRefreshPeriod = time.Second
 	fenceRefreshLimit  = 2 * time.Second
 )
-
-// errTenantFenced is the cause given to the context of a fenced tenant's parked pop.
-var errTenantFenced = errors.New("tenant fenced")
 
 // fenceShards spreads the per-tenant in-flight counts over this many locks.
 const fenceShards = 32
@@ -61,8 +58,16 @@ type fenceShard struct {
 	polls map[string]map[*parkedPoll]struct{}
 }
 
-// parkedPoll is one tenant pop in flight, ended with errTenantFenced by a fence.
-type parkedPoll struct{ cancel context.CancelCauseFunc }
+// parkedPoll is one tenant pop in flight, whose waiting a fence ends (its stop
+// closed): a pop parked answers empty at once, a claim in progress is finished and
+// answered, and the fence's drain waits for it.
+type parkedPoll struct {
+	stop chan struct{}
+	once sync.Once
+}
+
+// end closes the pop's stop signal (once, however many fences reach it).
+func (p *parkedPoll) end() { p.once.Do(func() { close(p.stop) }) }
 
 func newTenantFences() *tenantFences {
 	f := &tenantFences{seed: maphash.MakeSeed()}
@@ -139,7 +144,7 @@ func (f *tenantFences) endPolls(tenant string) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	for p := range sh.polls[tenant] {
-		p.cancel(errTenantFenced)
+		p.end()
 	}
 }
 
@@ -276,21 +281,18 @@ func (s *Server) RunFences(ctx context.Context) {
 
 // fenceGuard runs a tenant request of a scoped route: 503 unavailable before the
 // fences are read (with a broker), 503 tenant_moving when the tenant is fenced,
-// else the request counted in flight; a pop (popRoutes) is ended by a fence with its
-// ordinary empty answer (204).
+// else the request counted in flight; a pop (popRoutes) waiting for messages is ended
+// by a fence with its ordinary empty answer (204), and one claiming is answered with
+// what it claimed.
 func (s *Server) fenceGuard(w http.ResponseWriter, r *http.Request, tenant, pattern string, next http.Handler) {
 	if s.broker != nil && !s.fences.loaded.Load() {
 		s.writeError(w, r, &queue.UnavailableError{Message: msgFencesUnread})
 		return
 	}
 	var poll *parkedPoll
-	var ctx context.Context
 	if popRoutes[r.Method+" "+pattern] {
-		var cancel context.CancelCauseFunc
-		ctx, cancel = context.WithCancelCause(r.Context())
-		defer cancel(nil)
-		poll = &parkedPoll{cancel: cancel}
-		r = r.WithContext(ctx)
+		poll = &parkedPoll{stop: make(chan struct{})}
+		r = r.WithContext(broker.WithParkStop(r.Context(), poll.stop))
 	}
 	if !s.fences.enter(tenant, poll) {
 		// The cause is a deliberate refusal, logged at Debug like push maintenance's.
@@ -299,15 +301,7 @@ func (s *Server) fenceGuard(w http.ResponseWriter, r *http.Request, tenant, patt
 		return
 	}
 	defer s.fences.leave(tenant, poll)
-	if poll == nil {
-		next.ServeHTTP(w, r)
-		return
-	}
-	fw := &fenceWriter{ResponseWriter: w}
-	next.ServeHTTP(fw, r)
-	if !fw.wrote && errors.Is(context.Cause(ctx), errTenantFenced) {
-		w.WriteHeader(http.StatusNoContent)
-	}
+	next.ServeHTTP(w, r)
 }
 
 // popRoutes are the routes whose requests may park (long-poll) and that a fence ends.
@@ -316,25 +310,6 @@ var popRoutes = map[string]bool{
 	"GET /api/v1/pop/queue/{queue}":                       true,
 	"GET /api/v1/pop/queue/{queue}/partition/{partition}": true,
 }
-
-// fenceWriter notes whether a pop's handler wrote its answer.
-type fenceWriter struct {
-	http.ResponseWriter
-	wrote bool
-}
-
-func (w *fenceWriter) WriteHeader(status int) {
-	w.wrote = true
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *fenceWriter) Write(b []byte) (int, error) {
-	w.wrote = true
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap gives http.ResponseController the underlying writer.
-func (w *fenceWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // handleTenancyFence is POST /internal/api/tenancy/fence {"tenant","fenced"}: sets or
 // lifts the tenant's fence in the database and here at once (other brokers read it

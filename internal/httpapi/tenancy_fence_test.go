@@ -1,8 +1,11 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -240,4 +243,84 @@ func TestTenantRequestsWaitForTheFences(t *testing.T) {
 	}
 	require.NoError(t, rows.Err())
 	require.Equal(t, []string{"bob-1", "global-1"}, got, "only the pushes served are stored")
+}
+
+// TestFenceAnswersAClaimInProgress: a fence that reaches a pop while its claim runs
+// ends its waiting, not its claim: the claim finishes and the pop is answered with its
+// messages (the fence's drain waits for it), so no lease is left taken for an answer
+// that was never sent, and the messages ack once the fence is lifted. The claim is
+// held mid-way by the queue's registration lock, which a group's first wildcard pop
+// takes exclusively.
+func TestFenceAnswersAClaimInProgress(t *testing.T) {
+	t.Parallel()
+	c := startCell(t, "")
+	c.push(t, "acme", "orders", "p1", "acme", 3)
+	hold, err := c.db.Begin(t.Context())
+	require.NoError(t, err)
+	defer func() { _ = hold.Rollback(context.Background()) }()
+	_, err = hold.Exec(t.Context(), `SELECT pg_advisory_xact_lock_shared(queen.queue_consumers_key(q.id))
+        FROM queen.queues q WHERE q.name = 'acme:orders'`)
+	require.NoError(t, err)
+
+	popped := make(chan answer, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet,
+			c.srv.URL+"/api/v1/pop/queue/orders?batch=10&wait=true&timeout=60000&consumerGroup=g1", nil)
+		req.Header.Set("X-Queen-Tenant", "acme")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			popped <- answer{body: []byte(err.Error())}
+			return
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		popped <- answer{status: resp.StatusCode, body: raw}
+	}()
+	require.Eventually(t, func() bool {
+		var n int
+		return c.db.QueryRow(t.Context(), `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`).Scan(&n) == nil && n == 1
+	}, 10*time.Second, 10*time.Millisecond, "the pop's claim waits for the registration lock")
+
+	fenced := make(chan answer, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, c.srv.URL+"/internal/api/tenancy/fence",
+			strings.NewReader(`{"tenant":"acme","fenced":true}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			fenced <- answer{body: []byte(err.Error())}
+			return
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		fenced <- answer{status: resp.StatusCode, body: raw}
+	}()
+	require.Eventually(t, func() bool {
+		return c.call(t, "acme", http.MethodGet, "/api/v1/resources/queues", nil).status == http.StatusServiceUnavailable
+	}, 10*time.Second, 10*time.Millisecond, "the fence applies")
+	require.NoError(t, hold.Rollback(t.Context())) // the claim goes on
+
+	pop := <-popped
+	require.Equal(t, http.StatusOK, pop.status, "the claim in progress is answered: %s", pop.body)
+	var res struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	require.NoError(t, json.Unmarshal(pop.body, &res))
+	require.Len(t, res.Messages, 3)
+	fence := <-fenced
+	require.Equal(t, http.StatusOK, fence.status, "%s", fence.body)
+	require.JSONEq(t, `{"tenant":"acme","fenced":true,"drained":true}`, string(fence.body), "the drain waited for the pop")
+
+	c.ok(t, http.MethodPost, "/internal/api/tenancy/fence", map[string]any{"tenant": "acme", "fenced": false})
+	a := c.call(t, "acme", http.MethodPost, "/api/v1/ack/batch", map[string]any{"consumerGroup": "g1",
+		"acknowledgments": []map[string]any{
+			{"transactionId": res.Messages[0]["transactionId"], "partitionId": res.Messages[0]["partitionId"], "leaseId": res.Messages[0]["leaseId"], "status": "completed"},
+			{"transactionId": res.Messages[1]["transactionId"], "partitionId": res.Messages[1]["partitionId"], "leaseId": res.Messages[1]["leaseId"], "status": "completed"},
+			{"transactionId": res.Messages[2]["transactionId"], "partitionId": res.Messages[2]["partitionId"], "leaseId": res.Messages[2]["leaseId"], "status": "completed"},
+		}})
+	require.Equal(t, http.StatusOK, a.status, "%s", a.body)
+	var lease *string
+	require.NoError(t, c.db.QueryRow(t.Context(), `SELECT c.worker_id FROM queen.partition_consumers c
+        WHERE c.consumer_group = 'acme:g1'`).Scan(&lease))
+	require.Nil(t, lease, "the lease the pop took is released by its ack: %s", a.body)
 }
