@@ -149,20 +149,28 @@ func passThrough() []string {
 func (c *cluster) URLs() []string { return c.urls }
 
 // errorLines returns the first n lines at level ERROR that the brokers logged, for
-// a failed run's report.
+// a failed run's report: those of answers other than 503 first (a fault's 503s, by
+// the hundred, would hide the one that broke the run).
 func (c *cluster) errorLines(n int) []string {
-	var out []string
+	var first, rest []string
 	bufs := []*testlog.Buffer{&c.in.logs}
 	for _, ch := range c.ch {
 		bufs = append(bufs, &ch.stderr)
 	}
 	for i, b := range bufs {
 		for line := range strings.Lines(b.String()) {
-			if strings.Contains(line, `"level":"ERROR"`) || strings.Contains(line, "level=ERROR") {
-				out = append(out, fmt.Sprintf("broker %d: %s", i, strings.TrimSpace(line)))
+			if !strings.Contains(line, `"level":"ERROR"`) && !strings.Contains(line, "level=ERROR") {
+				continue
+			}
+			entry := fmt.Sprintf("broker %d: %s", i, strings.TrimSpace(line))
+			if strings.Contains(line, `"status":503`) || strings.Contains(line, "status=503") {
+				rest = append(rest, entry)
+			} else {
+				first = append(first, entry)
 			}
 		}
 	}
+	out := append(first, rest...)
 	return out[:min(n, len(out))]
 }
 
