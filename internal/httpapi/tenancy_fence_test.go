@@ -262,40 +262,22 @@ func TestFenceAnswersAClaimInProgress(t *testing.T) {
         FROM queen.queues q WHERE q.name = 'acme:orders'`)
 	require.NoError(t, err)
 
-	popped := make(chan answer, 1)
-	go func() {
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet,
-			c.srv.URL+"/api/v1/pop/queue/orders?batch=10&wait=true&timeout=60000&consumerGroup=g1", nil)
-		req.Header.Set("X-Queen-Tenant", "acme")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			popped <- answer{body: []byte(err.Error())}
-			return
-		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
-		popped <- answer{status: resp.StatusCode, body: raw}
-	}()
+	popReq, err := http.NewRequestWithContext(t.Context(), http.MethodGet,
+		c.srv.URL+"/api/v1/pop/queue/orders?batch=10&wait=true&timeout=60000&consumerGroup=g1", nil)
+	require.NoError(t, err)
+	popReq.Header.Set("X-Queen-Tenant", "acme")
+	popped := sendAsync(popReq)
 	require.Eventually(t, func() bool {
 		var n int
 		return c.db.QueryRow(t.Context(), `SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
             WHERE l.locktype = 'advisory' AND NOT l.granted AND a.query LIKE '%pop_q2%'`).Scan(&n) == nil && n == 1
 	}, 10*time.Second, 10*time.Millisecond, "the pop's claim waits for the registration lock")
 
-	fenced := make(chan answer, 1)
-	go func() {
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, c.srv.URL+"/internal/api/tenancy/fence",
-			strings.NewReader(`{"tenant":"acme","fenced":true}`))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			fenced <- answer{body: []byte(err.Error())}
-			return
-		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
-		fenced <- answer{status: resp.StatusCode, body: raw}
-	}()
+	fenceReq, err := http.NewRequestWithContext(t.Context(), http.MethodPost, c.srv.URL+"/internal/api/tenancy/fence",
+		strings.NewReader(`{"tenant":"acme","fenced":true}`))
+	require.NoError(t, err)
+	fenceReq.Header.Set("Content-Type", "application/json")
+	fenced := sendAsync(fenceReq)
 	require.Eventually(t, func() bool {
 		return c.call(t, "acme", http.MethodGet, "/api/v1/resources/queues", nil).status == http.StatusServiceUnavailable
 	}, 10*time.Second, 10*time.Millisecond, "the fence applies")
@@ -324,4 +306,21 @@ func TestFenceAnswersAClaimInProgress(t *testing.T) {
 	require.NoError(t, c.db.QueryRow(t.Context(), `SELECT c.worker_id FROM queen.partition_consumers c
         WHERE c.consumer_group = 'acme:g1'`).Scan(&lease))
 	require.Nil(t, lease, "the lease the pop took is released by its ack: %s", a.body)
+}
+
+// sendAsync sends req off the test goroutine and returns where its answer arrives (a
+// transport error as the body, status 0).
+func sendAsync(req *http.Request) <-chan answer {
+	out := make(chan answer, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			out <- answer{body: []byte(err.Error())}
+			return
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		out <- answer{status: resp.StatusCode, body: raw}
+	}()
+	return out
 }
