@@ -6,9 +6,12 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 )
 
@@ -19,6 +22,8 @@ type request struct {
 	status            int64  // 0 until the response arrives
 	mime              string
 	headers           map[string]string // response headers, lower-case names
+	loader            cdp.LoaderID      // the document that sent it ("" from a worker)
+	sent              time.Time
 	done              bool
 }
 
@@ -68,7 +73,7 @@ func (m *monitor) event(ev any) {
 			m.problems = append(m.problems, fmt.Sprintf("log %s error: %s (%s)", ev.Entry.Source, ev.Entry.Text, ev.Entry.URL))
 		}
 	case *network.EventRequestWillBeSent:
-		r := &request{method: ev.Request.Method, url: ev.Request.URL}
+		r := &request{method: ev.Request.Method, url: ev.Request.URL, loader: ev.LoaderID, sent: time.Now()}
 		if u, err := url.Parse(ev.Request.URL); err == nil {
 			r.path = u.Path
 			switch {
@@ -102,6 +107,17 @@ func (m *monitor) event(ev any) {
 		}
 		m.inflight++
 		m.signal()
+	case *page.EventFrameNavigated:
+		// A document committed in the main frame: the requests of the documents before
+		// it are over, whether or not the browser reports their cancellation (a poll
+		// the old page sent while the navigation was pending may never be reported).
+		if ev.Frame != nil && ev.Frame.ParentID == "" {
+			for _, r := range m.byID {
+				if r.loader != "" && r.loader != ev.Frame.LoaderID {
+					m.finish(r)
+				}
+			}
+		}
 	case *network.EventResponseReceived:
 		if r, ok := m.byID[ev.RequestID]; ok {
 			r.status = ev.Response.Status
@@ -142,7 +158,12 @@ func (m *monitor) waitIdle(ctx context.Context) error {
 		var open []string
 		for _, r := range m.byID {
 			if !r.done {
-				open = append(open, r.method+" "+r.url)
+				state := "no response"
+				if r.status != 0 {
+					state = fmt.Sprintf("%d, body pending", r.status)
+				}
+				open = append(open, fmt.Sprintf("%s %s (%s after %s, loader %s)", r.method, r.url, state,
+					time.Since(r.sent).Round(time.Millisecond), r.loader))
 			}
 		}
 		m.mu.Unlock()
