@@ -31,6 +31,9 @@ type ConsumerGroupSummary struct {
 	SubscriptionTimestamp *string `json:"subscriptionTimestamp"`
 	// SubscriptionCreatedAt is when the group subscribed; null without a subscription.
 	SubscriptionCreatedAt *string `json:"subscriptionCreatedAt"`
+	// Conflation is the group's conflation policy on the queue, as 1.x brokers report
+	// it: always false, because queen refuses conflation (docs/api.md).
+	Conflation bool `json:"conflation"`
 }
 
 // LaggingPartition is one element of the top-level array answered by GET
@@ -63,6 +66,8 @@ type ConsumerGroupDetail map[string]ConsumerGroupQueue
 type ConsumerGroupQueue struct {
 	// Partitions renders [] when empty (a subscription without a cursor yet).
 	Partitions []ConsumerGroupPartition `json:"partitions"`
+	// Conflation is always false, as in [ConsumerGroupSummary].
+	Conflation bool `json:"conflation"`
 }
 
 // MarshalJSON renders a nil Partitions as [].

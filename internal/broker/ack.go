@@ -87,6 +87,7 @@ func (b *Broker) acksInScope(ctx context.Context, sc queue.Scope, send []queue.A
 // NormalizeAckStatus maps a client's ack status to completed, failed, retry or dlq as
 // Queen 1.x does, case-sensitively: absent (""), completed, success, acked and ok are
 // completed; retry and dlq are themselves; anything else (nack, FAILED, ...) is failed.
+// The HTTP decoders read an explicit empty status as failed before it gets here.
 func NormalizeAckStatus(status string) string {
 	switch status {
 	case "", queue.AckCompleted, queue.AckSuccess, "acked", "ok":

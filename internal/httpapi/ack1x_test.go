@@ -222,8 +222,8 @@ func TestAck1x(t *testing.T) {
 
 	t.Run("StatusNormalisation", func(t *testing.T) {
 		t.Parallel()
-		// acked and ok complete (the 0.15 line refused them); FAILED, COMPLETED and
-		// nack are failed nacks (case-sensitive): the lease goes, the message comes back.
+		// acked and ok complete (the 0.15 line refused them); FAILED, COMPLETED, nack
+		// and "" are failed nacks (case-sensitive): the lease goes, the message comes back.
 		for i, status := range []string{"acked", "ok", "success"} {
 			q := fmt.Sprintf("ack1x-norm-ok-%d", i)
 			b.pushN(t, q, q, 2)
@@ -233,16 +233,27 @@ func TestAck1x(t *testing.T) {
 			require.Equal(t, true, res[0]["leaseReleased"])
 			require.Equal(t, []any{q + "-2"}, txIDs(b.popUpTo(t, q, "Default", "", 10)), "status %s", status)
 		}
-		for i, status := range []string{"FAILED", "COMPLETED", "nack"} {
+		// An empty status is a nack too: only an absent or null one completes.
+		for i, status := range []string{"FAILED", "COMPLETED", "nack", ""} {
 			q := fmt.Sprintf("ack1x-norm-failed-%d", i)
 			b.pushN(t, q, q, 2)
 			msgs := b.popPartition(t, q, "Default", "", 1)
-			res := b.ackItems(t, "", item(msgs[0], status))
+			a := item(msgs[0], "")
+			a["status"] = status
+			res := b.ackItems(t, "", a)
 			require.Equal(t, true, res[0]["success"], "status %s: %v", status, res[0])
 			require.Equal(t, true, res[0]["leaseReleased"])
 			require.Equal(t, false, res[0]["dlq"])
 			require.Equal(t, []any{q + "-1", q + "-2"}, txIDs(b.popUpTo(t, q, "Default", "", 10)), "status %s", status)
 		}
+		q := "ack1x-norm-empty-single"
+		b.pushN(t, q, q, 2)
+		msgs := b.popPartition(t, q, "Default", "", 1)
+		a := item(msgs[0], "")
+		a["status"] = ""
+		r := b.post(t, "/api/v1/ack", mustJSON(t, a))
+		requireStatus(t, http.StatusOK, r)
+		require.Equal(t, []any{q + "-1", q + "-2"}, txIDs(b.popUpTo(t, q, "Default", "", 10)), "POST /ack with status \"\"")
 	})
 
 	t.Run("CursorNeverPassesTheLowestNack", func(t *testing.T) {

@@ -23,9 +23,9 @@ const cgMillisRE = `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`
 
 // Keys of the consumer-group answers.
 var (
-	// inFlight is queen's; the others are upstream's.
+	// inFlight is queen's; conflation the 1.x brokers'; the others are upstream's.
 	cgSummaryKeys = sortedKeys("name", "topics", "queueName", "members", "partitionsWithLag", "totalLag", "inFlight",
-		"maxTimeLag", "state", "subscriptionMode", "subscriptionTimestamp", "subscriptionCreatedAt")
+		"maxTimeLag", "state", "subscriptionMode", "subscriptionTimestamp", "subscriptionCreatedAt", "conflation")
 	cgLaggingKeys = sortedKeys("consumer_group", "queue_name", "partition_name", "partition_id", "worker_id",
 		"offset_lag", "time_lag_seconds", "lag_hours", "oldest_unconsumed_at", "last_consumed_at")
 	cgPartitionKeys = sortedKeys("partition", "workerId", "lastConsumedAt", "totalConsumed", "offsetLag",
@@ -152,6 +152,7 @@ func TestConsumerGroupViews(t *testing.T) {
 		t.Parallel()
 		g := cgSummary(t, b, "lw", "cg-view")
 		require.Equal(t, cgSummaryKeys, keys(g))
+		require.Equal(t, false, g["conflation"], "queen refuses conflation")
 		require.Equal(t, []any{"cg-view"}, g["topics"])
 		require.Equal(t, 1.0, g["members"])
 		require.Equal(t, 1.0, g["partitionsWithLag"])
@@ -186,6 +187,9 @@ func TestConsumerGroupViews(t *testing.T) {
 		r := b.get(t, "/api/v1/consumer-groups/lw")
 		requireStatus(t, http.StatusOK, r)
 		require.Equal(t, []string{"cg-view"}, keys(r.object(t)))
+		q := r.object(t)["cg-view"].(map[string]any)
+		require.Equal(t, []string{"conflation", "partitions"}, keys(q))
+		require.Equal(t, false, q["conflation"], "queen refuses conflation")
 		parts := cgPartitions(t, b, "lw", "cg-view")
 		require.Len(t, parts, 1)
 		p := parts[0]

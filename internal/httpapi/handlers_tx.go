@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -18,7 +19,19 @@ import (
 // requiredLeases is accepted and ignored. Pushed items and scheduled timers are
 // stamped with the verified token's sub like /push (upstream leaves pushed items
 // unstamped); a producerSub in the body is ignored.
+//
+// A request refused before the database (a malformed body, a bad operation) is 400
+// with the transaction's own envelope, as a failed transaction: success false,
+// reason "bad_request", results [], and the error, code and field of every 400.
 func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error {
+	err := s.transaction(w, r)
+	if ve := (*queue.ValidationError)(nil); errors.As(err, &ve) {
+		return writeJSON(w, http.StatusBadRequest, badTx(ve.Field, ve.Message))
+	}
+	return err
+}
+
+func (s *Server) transaction(w http.ResponseWriter, r *http.Request) error {
 	body, err := readObject(r, false)
 	if err != nil {
 		return err

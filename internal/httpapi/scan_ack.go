@@ -119,6 +119,9 @@ func scannedAck(s *jsonscan.Scanner, f ackFields, prev []queue.Ack) (queue.Ack, 
 	if a.Status, ok = s.OptText(f.status, last.Status); !ok {
 		return a, false
 	}
+	if f.status.Kind == jsonscan.String && a.Status == "" {
+		a.Status = queue.AckFailed // as decodeAck: an empty status is a nack
+	}
 	if a.Error, ok = s.OptText(f.err, last.Error); !ok {
 		return a, false
 	}

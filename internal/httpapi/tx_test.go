@@ -33,7 +33,13 @@ func TestTransaction(t *testing.T) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
-				requireError(t, b.post(t, "/api/v1/transaction", tc.body), http.StatusBadRequest, "invalid_argument", tc.msg, tc.field)
+				r := b.post(t, "/api/v1/transaction", tc.body)
+				requireError(t, r, http.StatusBadRequest, "invalid_argument", tc.msg, tc.field)
+				// The transaction's envelope, as a transaction refused by the database.
+				m := r.object(t)
+				require.Equal(t, false, m["success"])
+				require.Equal(t, "bad_request", m["reason"])
+				require.Equal(t, []any{}, m["results"])
 			})
 		}
 	})
