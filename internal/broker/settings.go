@@ -57,20 +57,23 @@ func (c *Config) mustValidate() {
 		name string
 		ok   bool
 	}{
-		{"DefaultTimeout", c.DefaultTimeout > 0},
 		{"MaxPopTimeout", c.MaxPopTimeout > 0},
 		{"DefaultBatchSize", c.DefaultBatchSize > 0},
 		{"MaxPopBatch", c.MaxPopBatch > 0},
 		{"MaxPushItems", c.MaxPushItems > 0},
 		{"MaxAckItems", c.MaxAckItems > 0},
 		{"PopWaitInitialInterval", c.PopWaitInitialInterval > 0},
-		{"PopWaitBackoffThreshold", c.PopWaitBackoffThreshold > 0},
 		{"PopWaitBackoffMultiple", c.PopWaitBackoffMultiple > 0},
 		{"PopWaitMaxInterval", c.PopWaitMaxInterval > 0},
 		{"SpoolFlushInterval", c.SpoolFlushInterval > 0},
 		{"SpoolMaxBatch", c.SpoolMaxBatch > 0},
 		{"Push.MaxConcurrent", c.Push.MaxConcurrent > 0},
 		{"Push.MaxBatch", c.Push.MaxBatch > 0},
+	}
+	// A zero default timeout makes a waiting pop without timeout look once; a zero
+	// threshold backs off from the first re-check.
+	if c.DefaultTimeout < 0 || c.PopWaitBackoffThreshold < 0 {
+		panic("broker: Config.DefaultTimeout and PopWaitBackoffThreshold must not be negative")
 	}
 	for _, f := range positive {
 		if !f.ok {

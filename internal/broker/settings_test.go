@@ -8,6 +8,7 @@ import (
 
 	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/config"
+	"github.com/queenmq/queen/internal/queue"
 )
 
 func TestDefaultConfigIsTheSettingsDefaults(t *testing.T) {
@@ -37,7 +38,7 @@ func TestSettingsConfigMapsSettings(t *testing.T) {
 func TestNewPanicsOnAMissingRequiredField(t *testing.T) {
 	t.Parallel()
 	cases := map[string]func(*broker.Config){
-		"Config.DefaultTimeout":     func(c *broker.Config) { c.DefaultTimeout = 0 },
+		"Config.MaxPopTimeout":      func(c *broker.Config) { c.MaxPopTimeout = 0 },
 		"Config.MaxPopBatch":        func(c *broker.Config) { c.MaxPopBatch = -1 },
 		"Config.SpoolFlushInterval": func(c *broker.Config) { c.SpoolFlushInterval = 0 },
 		"Config.Push.MaxBatch":      func(c *broker.Config) { c.Push.MaxBatch = 0 },
@@ -50,6 +51,8 @@ func TestNewPanicsOnAMissingRequiredField(t *testing.T) {
 			require.PanicsWithValue(t, panicMessage(field), func() { broker.New(cfg, nil, nil) })
 		})
 	}
+	require.PanicsWithValue(t, "broker: Config.DefaultTimeout and PopWaitBackoffThreshold must not be negative",
+		func() { broker.New(withConfig(func(c *broker.Config) { c.DefaultTimeout = -1 }), nil, nil) })
 	require.Panics(t, func() { broker.New(broker.Config{}, nil, nil) }, "a zero Config")
 	require.NotPanics(t, func() { broker.New(broker.DefaultConfig(), nil, nil) })
 }
@@ -59,4 +62,26 @@ func panicMessage(field string) string {
 		return "broker: Config.Instance must not be empty (start from DefaultConfig or SettingsConfig)"
 	}
 	return "broker: " + field + " must be positive (start from DefaultConfig or SettingsConfig)"
+}
+
+// Zero is a valid DEFAULT_TIMEOUT and POP_WAIT_BACKOFF_THRESHOLD (config accepts it, as
+// upstream does): a broker starts with both, and a waiting pop that gives no timeout
+// looks once and answers.
+func TestZeroDefaultTimeoutAndBackoffThreshold(t *testing.T) {
+	t.Parallel()
+	s, err := config.Load([]string{"DEFAULT_TIMEOUT=0", "POP_WAIT_BACKOFF_THRESHOLD=0"})
+	require.NoError(t, err)
+	cfg := broker.SettingsConfig(s)
+	require.Zero(t, cfg.DefaultTimeout)
+	require.Zero(t, cfg.PopWaitBackoffThreshold)
+	tb := setup(t, func(c *broker.Config) { *c = cfg })
+	tb.push(t, queue.PushItem{Queue: "zero-timeout", Payload: []byte(`{}`)})
+	first := tb.pop(t, queue.PopRequest{Queue: "zero-timeout", Batch: 1, Wait: true})
+	require.Len(t, first.Messages, 1)
+	start := time.Now()
+	res := tb.pop(t, queue.PopRequest{Queue: "zero-timeout", Batch: 1, Wait: true})
+	require.Empty(t, res.Messages, "the only message is leased")
+	// Parked, it would wait for the lease (5 minutes) or for ever: well under the
+	// 30 s default is "looked once".
+	require.Less(t, time.Since(start), 10*time.Second, "a pop with no time to wait did not park")
 }

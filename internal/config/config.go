@@ -125,12 +125,8 @@ type Config struct {
 	DLQRetentionDays                 int           // DLQ_RETENTION_DAYS, 0 = off
 	EvictionInterval                 time.Duration // EVICTION_INTERVAL (ms)
 	EvictionBatchSize                int           // EVICTION_BATCH_SIZE
-	StatsInterval                    time.Duration // STATS_INTERVAL_MS
-	StatsReconcileInterval           time.Duration // STATS_RECONCILE_INTERVAL_MS
 	PartitionLookupReconcileInterval time.Duration // PARTITION_LOOKUP_RECONCILE_INTERVAL_MS
 	PartitionLookupReconcileLookback time.Duration // PARTITION_LOOKUP_RECONCILE_LOOKBACK_SECONDS
-	MetricsSampleInterval            time.Duration // METRICS_SAMPLE_INTERVAL_MS
-	MetricsAggregateInterval         time.Duration // METRICS_AGGREGATE_INTERVAL_S
 	AnalyticsFlushInterval           time.Duration // QUEEN_ANALYTICS_FLUSH_INTERVAL: 1s..1m
 	AnalyticsBucket                  time.Duration // QUEEN_ANALYTICS_BUCKET: divides a minute, 1s..1m
 	AnalyzeInterval                  time.Duration // QUEEN_ANALYZE_INTERVAL: 0 = off, else >= 1s

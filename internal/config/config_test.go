@@ -120,7 +120,7 @@ func TestLoadIntegers(t *testing.T) {
 		{"Fraction", "DEFAULT_BATCH_SIZE=1.5", `config: DEFAULT_BATCH_SIZE="1.5": not an integer`},
 		{"Spaces", "PORT= 80", `config: PORT=" 80": not an integer`},
 		{"Overflow", "QUEEN_MAX_BODY_BYTES=99999999999999999999", `integer out of range`},
-		{"BelowMinimum", "DB_POOL_SIZE=0", `config: DB_POOL_SIZE="0": must be ≥ 1`},
+		{"BelowMinimum", "DB_POOL_SIZE=1", `config: DB_POOL_SIZE="1": must be ≥ 2`},
 		{"PortTooHigh", "PORT=70000", `config: PORT="70000": must be between 1 and 65535`},
 		{"PGPortNotNumeric", "PG_PORT=postgres", `config: PG_PORT="postgres": not an integer`},
 		{"NegativeMillis", "DB_LOCK_TIMEOUT=-1", `config: DB_LOCK_TIMEOUT="-1": must be ≥ 0`},

@@ -12,8 +12,8 @@ func popSettings() []setting {
 	return []setting{
 		{
 			name: "DEFAULT_TIMEOUT", def: "30000", group: groupPop,
-			doc: "Long-poll timeout in milliseconds of a pop that gives no `timeout`. " +
-				"Must not exceed `QUEEN_MAX_POP_TIMEOUT_MS`.",
+			doc: "Long-poll timeout in milliseconds of a pop that gives no `timeout`; 0 makes such a pop " +
+				"look once and answer, like `wait=false`. Must not exceed `QUEEN_MAX_POP_TIMEOUT_MS`.",
 			bind: func(c *Config) value { return ms(&c.DefaultTimeout, 0) },
 		},
 		{
@@ -52,7 +52,8 @@ func popSettings() []setting {
 		},
 		{
 			name: "POP_WAIT_BACKOFF_THRESHOLD", def: "3", group: groupPop,
-			doc: "Number of empty re-checks that use the initial interval before backing off.",
+			doc: "Number of empty re-checks that use the initial interval before backing off (0: back off " +
+				"from the first).",
 			bind: func(c *Config) value {
 				return envvalue.Int[int]{P: &c.PopWaitBackoffThreshold, Min: 0, Max: envvalue.NoMax}
 			},

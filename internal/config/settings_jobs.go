@@ -51,16 +51,6 @@ func maintenanceSettings() []setting {
 			bind: func(c *Config) value { return count(&c.EvictionBatchSize) },
 		},
 		{
-			name: "STATS_INTERVAL_MS", def: "10000", group: groupMaintenance,
-			doc:  "Period of the fast statistics aggregation, in milliseconds.",
-			bind: func(c *Config) value { return ms(&c.StatsInterval, 1) },
-		},
-		{
-			name: "STATS_RECONCILE_INTERVAL_MS", def: "120000", group: groupMaintenance,
-			doc:  "Period of the full statistics recomputation (also run once at startup), in milliseconds.",
-			bind: func(c *Config) value { return ms(&c.StatsReconcileInterval, 1) },
-		},
-		{
 			name: "PARTITION_LOOKUP_RECONCILE_INTERVAL_MS", def: "5000", group: groupMaintenance,
 			doc:  "Period of the safety-net repair of the partition lookup table, in milliseconds.",
 			bind: func(c *Config) value { return ms(&c.PartitionLookupReconcileInterval, 1) },
@@ -69,16 +59,6 @@ func maintenanceSettings() []setting {
 			name: "PARTITION_LOOKUP_RECONCILE_LOOKBACK_SECONDS", def: "60", group: groupMaintenance,
 			doc:  "Lookup rows touched within this many seconds are checked against the messages.",
 			bind: func(c *Config) value { return sec(&c.PartitionLookupReconcileLookback) },
-		},
-		{
-			name: "METRICS_SAMPLE_INTERVAL_MS", def: "1000", group: groupMaintenance,
-			doc:  "Process metrics sampling period, in milliseconds.",
-			bind: func(c *Config) value { return ms(&c.MetricsSampleInterval, 1) },
-		},
-		{
-			name: "METRICS_AGGREGATE_INTERVAL_S", def: "60", group: groupMaintenance,
-			doc:  "Seconds of samples aggregated into one system-metrics row.",
-			bind: func(c *Config) value { return sec(&c.MetricsAggregateInterval) },
 		},
 		{
 			name: "QUEEN_ANALYZE_INTERVAL", def: "10s", group: groupMaintenance,

@@ -251,8 +251,9 @@ func postgresSettings() []setting {
 			name: "DB_POOL_SIZE", def: "150", group: groupPostgres,
 			doc: "Maximum number of PostgreSQL connections this process opens. Unlike upstream, which opens " +
 				"floor(0.95 × value) connections at startup plus `SIDECAR_POOL_SIZE` more, queen has one pool " +
-				"and opens connections lazily, up to this many. Size `max_connections` for the sum over replicas.",
-			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.DBPoolSize, Min: 1, Max: envvalue.NoMax} },
+				"and opens connections lazily, up to this many. Size `max_connections` for the sum over replicas. " +
+				"At least 2: the replica that fires timers holds one connection while it leads (upstream refuses 1 too).",
+			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.DBPoolSize, Min: 2, Max: envvalue.NoMax} },
 		},
 		{
 			name: "DB_CONNECTION_TIMEOUT", def: "2000", group: groupPostgres,

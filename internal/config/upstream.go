@@ -68,6 +68,12 @@ func unusedUpstream() []unusedGroup {
 			reason: "unused by upstream too"},
 		{names: []string{"QUEUE_BACKOFF_CLEANUP_THRESHOLD", "STATS_HISTORY_RETENTION_DAYS"},
 			reason: "unused by upstream too"},
+		{names: []string{"STATS_INTERVAL_MS", "STATS_RECONCILE_INTERVAL_MS"},
+			reason: "queen keeps no statistics tables to aggregate or recompute; queue and group " +
+				"statistics are counted when they are read"},
+		{names: []string{"METRICS_SAMPLE_INTERVAL_MS", "METRICS_AGGREGATE_INTERVAL_S"},
+			reason: "queen samples its activity every second and writes one row per " +
+				"QUEEN_ANALYTICS_BUCKET, flushed every QUEEN_ANALYTICS_FLUSH_INTERVAL"},
 		{names: []string{"QUEEN_UDP_PEERS", "QUEEN_UDP_NOTIFY_PORT", "QUEEN_SYNC_ENABLED",
 			"QUEEN_SYNC_HEARTBEAT_MS", "QUEEN_SYNC_DEAD_THRESHOLD_MS", "QUEEN_SYNC_RECV_BUFFER_MB",
 			"QUEEN_CACHE_REFRESH_INTERVAL_MS"},
