@@ -17,7 +17,9 @@ import (
 func TestTimersDeadAreListed(t *testing.T) {
 	t.Parallel()
 	b := setupTimers(t, true)
-	b.pushOne(t, "dead", "Default", "taken", "1") // the timer's txn clashes with this message
+	// A full queue refuses the timer's message.
+	requireStatus(t, http.StatusOK, b.post(t, "/api/v1/configure", `{"queue":"dead","options":{"maxSize":1}}`))
+	b.pushOne(t, "dead", "Default", "taken", "1")
 	res := b.timers(t, scheduleOp("dead", "b", 3600000, "taken", "2"))
 	// Skip the attempts and backoffs: make the timer due with its last attempt left.
 	_, err := b.pool.Exec(context.Background(), `UPDATE queen.message_timers SET attempts = 4, due_at = now()`)

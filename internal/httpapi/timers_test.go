@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -332,8 +333,10 @@ func TestTimersFireExactlyOnceAcrossReplicas(t *testing.T) {
 func TestTimersFailuresBackOffThenDeadLetter(t *testing.T) {
 	t.Parallel()
 	b := setupTimers(t, true)
-	b.pushOne(t, "fail", "Default", "taken", "1") // the timer's txn clashes with this message
-	res := b.timers(t, scheduleOp("fail", "k", 0, "taken", "2"))
+	// A full queue refuses the timer's message.
+	requireStatus(t, http.StatusOK, b.post(t, "/api/v1/configure", `{"queue":"fail","options":{"maxSize":1}}`))
+	b.pushOne(t, "fail", "Default", "first", "1")
+	res := b.timers(t, scheduleOp("fail", "k", 0, "second", "2"))
 	require.Equal(t, "scheduled", res[0]["status"])
 	testwait.For(t, 10*time.Second, 10*time.Millisecond, func() error {
 		peek := b.get(t, "/api/v1/timers/fail/k").object(t)
@@ -360,6 +363,58 @@ func TestTimersFailuresBackOffThenDeadLetter(t *testing.T) {
 		return nil
 	})
 	require.Equal(t, false, b.get(t, "/api/v1/timers/fail/k").object(t)["found"])
+}
+
+// TestTimersReusedTxnMakesAnotherMessage: a timer's message is not deduplicated. When
+// its txn is already stored in the partition (a message pushed with it, or the timer's
+// own earlier fire), the message is appended with its message id as transaction id.
+func TestTimersReusedTxnMakesAnotherMessage(t *testing.T) {
+	t.Parallel()
+	b := setupTimers(t, true)
+	b.pushOne(t, "reuse", "Default", "taken", `"pushed"`)
+	first := b.timers(t, scheduleOp("reuse", "k", 0, "fresh", `"fired-1"`))
+	again := b.timers(t, scheduleOp("reuse", "k2", 0, "taken", `"fired-2"`))
+	require.Equal(t, "scheduled", first[0]["status"])
+	require.Equal(t, "scheduled", again[0]["status"])
+	pop := func() []map[string]any { // what is there now, acked as it is answered
+		r := b.get(t, "/api/v1/pop/queue/reuse?batch=10&autoAck=true")
+		if r.status == http.StatusNoContent {
+			return nil
+		}
+		requireStatus(t, http.StatusOK, r)
+		return rows(t, r.object(t), "messages")
+	}
+	var got []map[string]any
+	testwait.For(t, 10*time.Second, 20*time.Millisecond, func() error {
+		if m := pop(); m != nil {
+			got = append(got, m...)
+		}
+		if len(got) < 3 {
+			return fmt.Errorf("%d of 3 messages", len(got))
+		}
+		return nil
+	})
+	byData := map[string]map[string]any{}
+	for _, m := range got {
+		byData[fmt.Sprint(m["data"])] = m
+	}
+	require.Equal(t, "taken", byData["pushed"]["transactionId"])
+	require.Equal(t, "fresh", byData["fired-1"]["transactionId"])
+	require.Equal(t, first[0]["messageId"], byData["fired-1"]["id"], "the id promised at scheduling")
+	require.Equal(t, again[0]["messageId"], byData["fired-2"]["id"])
+	require.Equal(t, again[0]["messageId"], byData["fired-2"]["transactionId"], "the taken txn gives way to the message id")
+
+	// Rescheduling the same txn after its fire makes another message too.
+	third := b.timers(t, scheduleOp("reuse", "k", 0, "fresh", `"fired-3"`))
+	testwait.For(t, 10*time.Second, 20*time.Millisecond, func() error {
+		m := pop()
+		if len(m) == 0 {
+			return errors.New("not fired yet")
+		}
+		require.Equal(t, "fired-3", m[0]["data"])
+		require.Equal(t, third[0]["messageId"], m[0]["transactionId"])
+		return nil
+	})
 }
 
 // TestTimersAreTenantScoped: a tenant's timers are keyed under its queues; another

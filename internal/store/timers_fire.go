@@ -117,14 +117,19 @@ var (
 const sqlTimerTake = `DELETE FROM queen.message_timers WHERE queue_name = $1 AND timer_key = $2 AND claimed_by = $3`
 
 // TimerFire deletes the claimed timer and appends its message (payload as given) in
-// one transaction: the message exists if and only if the timer is gone. The message
-// is not checked against any dedup window beyond the partition's unique transaction
-// id, which makes a clash ErrTimerRefused.
+// one transaction: the message exists if and only if the timer is gone. A timer's
+// message is not deduplicated: when its txn is already stored in the partition (a
+// reused txn, a reschedule after a fire), the message is appended with its message id
+// as its transaction id instead, since a partition holds each transaction id once. A
+// queue that refuses it (full, or that id taken too) makes ErrTimerRefused.
 func (s *Store) TimerFire(ctx context.Context, token string, d *DueTimer, payload []byte) error {
 	item := queue.PushItem{Queue: d.Queue, Partition: d.Partition, TransactionID: d.Txn, MessageID: d.MessageID,
 		Payload: payload, ProducerSub: d.ProducerSub, Encrypted: d.Encrypted}
 	items := []queue.PushItem{item}
 	args := newPushArgs(items)
+	item.TransactionID = d.MessageID
+	again := []queue.PushItem{item}
+	againArgs := newPushArgs(again)
 	for attempt := 1; ; attempt++ {
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			tag, err := tx.Exec(ctx, sqlTimerTake, d.Queue, d.TimerKey, token)
@@ -135,6 +140,9 @@ func (s *Store) TimerFire(ctx context.Context, token string, d *DueTimer, payloa
 				return ErrTimerLost
 			}
 			res, err := messageInsertBatch(ctx, tx, items, args)
+			if err == nil && res[0].Status == queue.StatusDuplicate && d.MessageID != "" && d.MessageID != d.Txn {
+				res, err = messageInsertBatch(ctx, tx, again, againArgs)
+			}
 			if err != nil {
 				return err
 			}
