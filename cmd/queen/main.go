@@ -1,6 +1,7 @@
 // Command queen is the Queen message broker daemon: it serves the Queen HTTP API and
-// keeps all state in PostgreSQL. Configuration comes from the environment only (see
-// docs/configuration.md); the flags select what to do, not how.
+// keeps all state in PostgreSQL. Configuration comes from the environment (see
+// docs/configuration.md); the flags select what to do, except the upstream broker's
+// --port, --host and --dev, which set PORT, HOST and LOG_LEVEL=debug over it.
 //
 //	queen [serve]        run the broker (what the systemd unit starts)
 //	queen schema         print the SQL schema applied at every start, as a psql script that
@@ -61,10 +62,12 @@ const (
 // realMain runs one invocation with injected arguments, environment and output, and
 // returns the exit status.
 func realMain(args, environ []string, stdout, stderr io.Writer) int {
-	act, code := parseArgs(args, stdout, stderr)
+	act, overrides, code := parseArgs(args, stdout, stderr)
 	if code >= 0 {
 		return code
 	}
+	// The flags that set a variable come first: the first occurrence of a name wins.
+	environ = append(overrides, environ...)
 	switch act {
 	case actionVersion:
 		fmt.Fprintln(stdout, buildinfo.String())
@@ -170,20 +173,53 @@ func runDaemon(cfg *config.Config, stdout, stderr io.Writer) int {
 // request rather than an operator insisting.
 const repeatGrace = 2 * time.Second
 
-// parseArgs picks the action. It returns a status >= 0 when the invocation is already
-// over (help, or a usage error it has reported), and -1 to go on. -h and --help print
-// the manual to stdout; a usage error prints a short usage to stderr.
-func parseArgs(args []string, stdout, stderr io.Writer) (action, int) {
+// parseArgs picks the action and the variables that the upstream broker's flags set
+// (--port, --host, --dev, as NAME=value). It returns a status >= 0 when the invocation
+// is already over (help, or a usage error it has reported), and -1 to go on. -h and
+// --help print the manual to stdout; a usage error prints a short usage to stderr.
+func parseArgs(args []string, stdout, stderr io.Writer) (action, []string, int) {
 	fs, chosen := newFlagSet(stderr)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, manPage(fs).Text())
-			return 0, exitOK
+			return 0, nil, exitOK
 		}
 		usage(stderr)
-		return 0, exitUsage
+		return 0, nil, exitUsage
 	}
+	var overrides []string
+	fs.Visit(func(f *flag.Flag) {
+		if name := flagVariable(f.Name); name != "" {
+			v := f.Value.String()
+			if f.Name == "dev" {
+				if v != "true" {
+					return
+				}
+				v = "debug"
+			}
+			overrides = append(overrides, name+"="+v)
+		}
+	})
+	act, code := pickAction(fs, chosen, stdout, stderr)
+	return act, overrides, code
+}
 
+// flagVariable is the variable that a flag of the upstream broker sets, "" for the
+// other flags. --dev sets LOG_LEVEL=debug.
+func flagVariable(flagName string) string {
+	switch flagName {
+	case "port":
+		return "PORT"
+	case "host":
+		return "HOST"
+	case "dev":
+		return "LOG_LEVEL"
+	}
+	return ""
+}
+
+// pickAction is the action of a parsed command line.
+func pickAction(fs *flag.FlagSet, chosen map[action]*bool, stdout, stderr io.Writer) (action, int) {
 	var acts []action
 	for a, set := range chosen {
 		if *set {
@@ -221,6 +257,7 @@ func newFlagSet(stderr io.Writer) (*flag.FlagSet, map[action]*bool) {
 	fs := flag.NewFlagSet("queen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {}
+	addVariableFlags(fs)
 	return fs, map[action]*bool{
 		actionVersion:     fs.Bool("version", false, "print version and build information"),
 		actionCheckConfig: fs.Bool("check-config", false, "validate the configuration"),
@@ -230,6 +267,14 @@ func newFlagSet(stderr io.Writer) (*flag.FlagSet, map[action]*bool) {
 		actionEnvFile:     fs.Bool("env-file", false, "print etc/queen.env"),
 		actionManPage:     fs.Bool("man", false, "print the queen(8) manual page in roff"),
 	}
+}
+
+// addVariableFlags defines the upstream broker's flags on fs; parseArgs turns each one
+// given into a variable (flagVariable).
+func addVariableFlags(fs *flag.FlagSet) {
+	fs.String("port", "", "HTTP port: sets `PORT`, over the environment")
+	fs.String("host", "", "HTTP bind address: sets `HOST`, over the environment")
+	fs.Bool("dev", false, "debug logging: sets `LOG_LEVEL=debug`, over the environment")
 }
 
 // usage prints the short usage that follows a usage error.

@@ -31,6 +31,9 @@ func optionDocs(name string) []string {
 		"print-config": {"Print the effective configuration, sorted, as NAME=value  # source, secrets " +
 			"redacted, and warnings on stderr; exit 78 if invalid."},
 		"print-schema": {"Same as the schema command."},
+		"port":         {"Serve on this port: sets PORT, over the environment (as the upstream broker's flag)."},
+		"host":         {"Bind to this address: sets HOST, over the environment (as the upstream broker's flag)."},
+		"dev":          {"Log at debug level: sets LOG_LEVEL=debug, over the environment (as the upstream broker's flag)."},
 	}[name]
 }
 
@@ -44,7 +47,7 @@ func manPage(fs *flag.FlagSet) *manpage.Page {
 		Name: "queen", Section: "8", Manual: "System Manager's Manual",
 		Source: "queen " + buildinfo.Version, Date: buildDate(),
 		Summary: "the Queen message broker daemon (HTTP API, all state in PostgreSQL)",
-		Synopsis: []string{"queen [serve]", "queen schema",
+		Synopsis: []string{"queen [--port N] [--host H] [--dev] [serve]", "queen schema",
 			"queen -version | -check-config | -print-config | -print-schema", "queen -h | --help"},
 		Sections: []manpage.Section{
 			{Title: "Description", Text: []string{
@@ -52,7 +55,8 @@ func manPage(fs *flag.FlagSet) *manpage.Page {
 					"message, cursor and lease in one PostgreSQL database. Any number of queen processes may serve " +
 					"the same database.",
 				"All configuration comes from environment variables (under systemd: the file " +
-					"/etc/queen/queen.env); the flags choose what to do, not how. At start-up queen logs its " +
+					"/etc/queen/queen.env); the flags choose what to do, except --port, --host and --dev, which " +
+					"set PORT, HOST and LOG_LEVEL=debug over it, as the upstream broker's flags. At start-up queen logs its " +
 					"version and one \"effective configuration\" line with every setting, its value and its source " +
 					"(secrets redacted), waits for PostgreSQL, applies the schema (idempotent, under an advisory " +
 					"lock; with QUEEN_APPLY_SCHEMA=0 only checks it is there) and serves.",

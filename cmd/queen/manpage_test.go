@@ -5,6 +5,7 @@ import (
 	"flag"
 	"io"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -35,8 +36,8 @@ func TestManPageCoversEveryFlag(t *testing.T) {
 	page := manPage(fs)
 	roff, text := page.Roff(), page.Text()
 	for _, name := range visible {
-		require.Contains(t, roff, `.B "\-`+strings.ReplaceAll(name, "-", `\-`)+`"`)
-		require.Contains(t, text, "       -"+name+"\n")
+		require.Regexp(t, regexp.QuoteMeta(`.B "\-`+strings.ReplaceAll(name, "-", `\-`))+`[" ]`, roff) // "-port PORT"
+		require.Regexp(t, `\n       -`+regexp.QuoteMeta(name)+`[\n ]`, text) // a short tag shares its line
 	}
 	for _, r := range config.References() {
 		require.Contains(t, text, "\n       "+r.Name, "setting %s missing from ENVIRONMENT", r.Name)

@@ -18,11 +18,13 @@ func Markdown() string {
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("# Configuration\n\n")
 	w("<!-- Generated from internal/config by `%s`. Do not edit by hand. -->\n\n", DocsCommand)
-	w("queen is configured through environment variables only. Under systemd they come from\n")
+	w("queen is configured through environment variables. Under systemd they come from\n")
 	w("`/etc/queen/queen.env` (`EnvironmentFile=`) and secrets from `LoadCredential=`. The names and\n")
 	w("defaults are upstream Queen's, so existing env files keep working; the parsing is stricter\n")
 	w("(see [How values are parsed](#how-values-are-parsed)). Settings described as \"Queen-only\"\n")
 	w("do not exist upstream.\n\n")
+	w("The upstream broker's three command-line flags work too and override the environment:\n")
+	w("`--port N` sets `PORT`, `--host H` sets `HOST`, `--dev` sets `LOG_LEVEL=debug`.\n\n")
 	w("Check a configuration without starting anything with `queen -check-config`, and list the\n")
 	w("effective values, secrets redacted, with `queen -print-config`.\n\n")
 
