@@ -152,6 +152,9 @@ func (b *Broker) preparePush(items []queue.PushItem, field string) error {
 		if len(it.Payload) == 0 {
 			it.Payload = json.RawMessage("null")
 		}
+		if id, ok := queue.CanonicalUUID(it.TraceID); ok {
+			it.TraceID = id // any form PostgreSQL's uuid takes, stored and answered canonical
+		}
 		if err := checkPushItem(it, ""); err != nil {
 			// Only a failing item pays for its field name (items[3].queue).
 			return checkPushItem(it, fmt.Sprintf("%s[%d]", field, i))

@@ -92,6 +92,22 @@ func TestPush(t *testing.T) {
 		require.Equal(t, res[0]["message_id"], again["message_id"])
 	})
 
+	t.Run("TraceIDInEveryFormPostgreSQLTakes", func(t *testing.T) {
+		t.Parallel()
+		// An OpenTelemetry trace id (32 hex digits), upper case, braces: stored and
+		// answered in the canonical form.
+		r := b.post(t, "/api/v1/push", `{"items":[
+			{"queue":"push-trace","payload":1,"traceId":"4BF92F3577B34DA6A3CE929D0E0E4736"},
+			{"queue":"push-trace","payload":2,"traceId":"{019dc9b7-0000-7000-8000-00000000000A}"}]}`)
+		requireStatus(t, http.StatusCreated, r)
+		res := r.array(t)
+		require.Equal(t, "4bf92f35-77b3-4da6-a3ce-929d0e0e4736", res[0]["trace_id"])
+		require.Equal(t, "019dc9b7-0000-7000-8000-00000000000a", res[1]["trace_id"])
+		msgs := b.popOne(t, "push-trace", "batch=10")["messages"].([]any)
+		require.Len(t, msgs, 2)
+		require.Equal(t, res[0]["trace_id"], msgs[0].(map[string]any)["traceId"])
+	})
+
 	t.Run("PayloadKindsAndProducerSubIgnored", func(t *testing.T) {
 		t.Parallel()
 		r := b.post(t, "/api/v1/push", `{"items":[

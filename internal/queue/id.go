@@ -98,6 +98,11 @@ func putUUID(dst []byte, ms int64, counter uint16, random []byte) {
 	b[7] = byte(counter)
 	copy(b[8:], random)
 	b[8] = 0x80 | (b[8] & 0x3f)
+	encodeUUID(dst, b[:])
+}
+
+// encodeUUID writes the 16 bytes of b in canonical text form into dst[:36].
+func encodeUUID(dst, b []byte) {
 	hex.Encode(dst[0:8], b[0:4])
 	dst[8] = '-'
 	hex.Encode(dst[9:13], b[4:6])
@@ -107,6 +112,51 @@ func putUUID(dst []byte, ms int64, counter uint16, random []byte) {
 	hex.Encode(dst[19:23], b[8:10])
 	dst[23] = '-'
 	hex.Encode(dst[24:36], b[10:])
+}
+
+// CanonicalUUID returns s in canonical lower-case 8-4-4-4-12 form when it is a UUID in
+// any of the forms PostgreSQL's uuid type accepts: 32 hex digits in either case,
+// optionally in braces, with a hyphen allowed after any group of four digits (the
+// canonical form, and the bare 32 digits of an OpenTelemetry trace id, among them).
+func CanonicalUUID(s string) (string, bool) {
+	if len(s) >= 2 && s[0] == '{' && s[len(s)-1] == '}' {
+		s = s[1 : len(s)-1]
+	}
+	var raw [16]byte
+	n := 0 // hex digits read
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '-' {
+			if n == 0 || n%4 != 0 || n == 32 || s[i-1] == '-' {
+				return "", false
+			}
+			continue
+		}
+		v, ok := hexValue(c)
+		if !ok || n == 32 {
+			return "", false
+		}
+		raw[n/2] |= v << (4 * (1 - n%2))
+		n++
+	}
+	if n != 32 {
+		return "", false
+	}
+	dst := make([]byte, 36)
+	encodeUUID(dst, raw[:])
+	return string(dst), true
+}
+
+func hexValue(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }
 
 // IsUUID reports whether s is a UUID in canonical 8-4-4-4-12 hex form.
