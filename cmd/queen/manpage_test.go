@@ -37,7 +37,7 @@ func TestManPageCoversEveryFlag(t *testing.T) {
 	roff, text := page.Roff(), page.Text()
 	for _, name := range visible {
 		require.Regexp(t, regexp.QuoteMeta(`.B "\-`+strings.ReplaceAll(name, "-", `\-`))+`[" ]`, roff) // "-port PORT"
-		require.Regexp(t, `\n       -`+regexp.QuoteMeta(name)+`[\n ]`, text) // a short tag shares its line
+		require.Regexp(t, `\n       -`+regexp.QuoteMeta(name)+`[\n ]`, text)                           // a short tag shares its line
 	}
 	for _, r := range config.References() {
 		require.Contains(t, text, "\n       "+r.Name, "setting %s missing from ENVIRONMENT", r.Name)
