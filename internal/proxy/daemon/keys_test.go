@@ -58,6 +58,14 @@ func TestKeys(t *testing.T) {
 		require.Equal(t, http.StatusForbidden, call(t, http.MethodGet, p.URL+"/api/v1/resources/queues", orders.Key, nil).status)
 		require.Equal(t, http.StatusForbidden, call(t, http.MethodGet, p.URL+"/api/v1/pop/queue/billing", orders.Key, nil).status)
 		require.Equal(t, http.StatusCreated, call(t, http.MethodPost, p.URL+"/api/v1/push", orders.Key, pushBody("orders-eu", 1, nil)).status)
+		// The broker reads the exact key "queue"; a look-alike key must not pass the list.
+		for path, body := range map[string]string{
+			"/api/v1/transaction": `{"operations":[{"type":"push","items":[{"queue":"billing","Queue":"orders","payload":1}]}]}`,
+			"/api/v1/configure":   `{"queue":"billing","QUEUE":"orders"}`,
+		} {
+			r := call(t, http.MethodPost, p.URL+path, orders.Key, []byte(body))
+			require.Equal(t, http.StatusForbidden, r.status, "%s: %s", path, r.body)
+		}
 		r = call(t, http.MethodGet, p.URL+"/api/v1/resources/queues", "qk_aaaaaaaaaaaa_"+strings.Repeat("A", 49), nil)
 		require.Equal(t, http.StatusUnauthorized, r.status)
 	})

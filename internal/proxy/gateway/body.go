@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/proxy/tenant"
 )
 
@@ -97,42 +96,9 @@ func parse(kind bodyKind, raw []byte) (*parsedBody, error) {
 		}
 		return decodePush(raw)
 	case bodyTransaction:
-		var req struct {
-			api.TransactionRequest
-			// Timers is the timers rider: each names the queue its message goes to, and a
-			// schedule is a message to come.
-			Timers []struct {
-				Op    string `json:"op"`
-				Queue string `json:"queue"`
-			} `json:"timers"`
-		}
-		if err := json.Unmarshal(raw, &req); err != nil {
-			return nil, invalidBody(err)
-		}
-		for _, tm := range req.Timers {
-			p.queues = appendNew(p.queues, tm.Queue)
-			if tm.Op != "cancel" {
-				p.messages++
-			}
-		}
-		for _, op := range req.Operations {
-			if op.Type != api.TxOpPush {
-				continue
-			}
-			for _, it := range op.PushItems() {
-				p.messages++
-				p.payloadBytes += int64(len(it.Payload))
-				p.queues = appendNew(p.queues, it.Queue)
-			}
-		}
+		return parseTransaction(raw)
 	case bodyConfigure:
-		var req struct {
-			Queue string `json:"queue"`
-		}
-		if err := json.Unmarshal(raw, &req); err != nil {
-			return nil, invalidBody(err)
-		}
-		p.queues = appendNew(p.queues, req.Queue)
+		return parseConfigure(raw)
 	case bodyAck:
 		if !json.Valid(raw) {
 			return nil, invalidBody(errInvalidJSON)

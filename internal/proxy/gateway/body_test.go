@@ -24,3 +24,25 @@ func TestTransactionBodyNamesTheTimerRidersQueues(t *testing.T) {
 	require.Equal(t, []string{"reminders"}, p.queues)
 	require.Equal(t, 1, p.messages)
 }
+
+// TestTransactionAndConfigureKeysMatchExactly: the proxy reads the keys the broker
+// reads, exactly, so a look-alike key ("Queue") names no queue; the flat push form
+// names its own.
+func TestTransactionAndConfigureKeysMatchExactly(t *testing.T) {
+	t.Parallel()
+	p, err := parse(bodyTransaction, []byte(`{"operations":[
+		{"type":"push","items":[{"queue":"billing","Queue":"orders","payload":{}}]},
+		{"type":"push","queue":"audit","data":"abc"},
+		{"type":"ack","queue":"ignored","transactionId":"t","partitionId":"p"}]}`))
+	require.NoError(t, err)
+	require.Equal(t, []string{"billing", "audit"}, p.queues)
+	require.Equal(t, 2, p.messages)
+	require.EqualValues(t, len(`{}`)+len(`"abc"`), p.payloadBytes)
+
+	p, err = parse(bodyConfigure, []byte(`{"QUEUE":"orders","queue":"billing"}`))
+	require.NoError(t, err)
+	require.Equal(t, []string{"billing"}, p.queues)
+
+	_, err = parse(bodyConfigure, []byte(`{"queue":7}`))
+	require.Error(t, err, "a queue that is not a string")
+}

@@ -1,0 +1,115 @@
+package gateway
+
+import (
+	"encoding/json"
+
+	"github.com/queenmq/queen/internal/api"
+)
+
+// The transaction and configure bodies are read with keys matched exactly, as the
+// broker reads them (its objects are maps): encoding/json fills a struct matching
+// keys case-insensitively, so {"queue":"billing","Queue":"orders"} would be checked
+// as orders and stored as billing.
+
+// object is a JSON object with its members undecoded.
+type object = map[string]json.RawMessage
+
+// decodeAt decodes the member key of o into v when it is present and not null.
+func decodeAt(o object, key string, v any) error {
+	raw, ok := o[key]
+	if !ok || string(raw) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return invalidBody(err)
+	}
+	return nil
+}
+
+// stringAt is the string member key of o; absent and null are "".
+func stringAt(o object, key string) (string, error) {
+	var s string
+	err := decodeAt(o, key, &s)
+	return s, err
+}
+
+// parseConfigure reads the queue a configure body names.
+func parseConfigure(raw []byte) (*parsedBody, error) {
+	var req object
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return nil, invalidBody(err)
+	}
+	q, err := stringAt(req, "queue")
+	if err != nil {
+		return nil, err
+	}
+	return &parsedBody{queues: []string{q}}, nil
+}
+
+// parseTransaction reads what a transaction pushes: the items of its push operations
+// (items, or the flat form's queue and payload|data) and the messages its timers
+// rider schedules.
+func parseTransaction(raw []byte) (*parsedBody, error) {
+	var req object
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return nil, invalidBody(err)
+	}
+	p := &parsedBody{}
+	var timers []object
+	if err := decodeAt(req, "timers", &timers); err != nil {
+		return nil, err
+	}
+	for _, tm := range timers {
+		q, err := stringAt(tm, "queue")
+		if err != nil {
+			return nil, err
+		}
+		op, err := stringAt(tm, "op")
+		if err != nil {
+			return nil, err
+		}
+		p.queues = appendNew(p.queues, q)
+		if op != "cancel" {
+			p.messages++
+		}
+	}
+	var ops []object
+	if err := decodeAt(req, "operations", &ops); err != nil {
+		return nil, err
+	}
+	for _, op := range ops {
+		if typ, err := stringAt(op, "type"); err != nil || typ != api.TxOpPush {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		var items []object
+		if err := decodeAt(op, "items", &items); err != nil {
+			return nil, err
+		}
+		if len(items) == 0 {
+			if q, err := stringAt(op, "queue"); err != nil || q == "" {
+				if err != nil {
+					return nil, err
+				}
+				continue // nothing pushed: the broker refuses it
+			}
+			items = []object{op} // the flat form: the operation is its one item
+		}
+		for _, it := range items {
+			q, err := stringAt(it, "queue")
+			if err != nil {
+				return nil, err
+			}
+			payload := it["payload"]
+			if payload == nil {
+				payload = it["data"]
+			}
+			p.messages++
+			p.payloadBytes += int64(len(payload))
+			p.queues = appendNew(p.queues, q)
+		}
+	}
+	return p, nil
+}
