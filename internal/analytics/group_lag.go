@@ -10,12 +10,13 @@ import (
 // maxStatusGroups caps the (consumer group, queue) pairs a status view lists.
 const maxStatusGroups = 1000
 
-// GroupLags renders how far consumers are behind, with queue names relative to sc.
+// GroupLags renders how far consumers are behind, with queue and group names relative
+// to sc (queue mode's group is never prefixed).
 func GroupLags(sc queue.Scope, groups []queue.ConsumerGroupSummary) []api.ConsumerGroupLag {
 	out := make([]api.ConsumerGroupLag, len(groups))
 	for i, g := range groups {
 		out[i] = api.ConsumerGroupLag{
-			Queue: sc.Relative(g.Queue), Group: g.Group, Lag: g.TotalLag, Pending: g.TotalLag - g.InFlight,
+			Queue: sc.Relative(g.Queue), Group: sc.Relative(g.Group), Lag: g.TotalLag, Pending: g.TotalLag - g.InFlight,
 			InFlight: g.InFlight, LagSeconds: g.MaxTimeLag.Seconds(), PartitionsWithLag: g.PartitionsWithLag,
 		}
 	}

@@ -301,6 +301,23 @@ func TestTenancyStatusViews(t *testing.T) {
 	r = b.asAcme(t, http.MethodGet, "/api/v1/status/queues/orders", "")
 	requireStatus(t, http.StatusOK, r)
 	require.Equal(t, "orders", r.object(t)["queue"].(map[string]any)["name"])
+
+	// Consumer groups are answered under their relative names too.
+	requireStatus(t, http.StatusOK, b.asAcme(t, http.MethodGet, "/api/v1/pop/queue/orders?consumerGroup=g1", ""))
+	for _, path := range []string{"/api/v1/status/queues/orders", "/api/v1/resources/queues/orders", "/api/v1/status"} {
+		r = b.asAcme(t, http.MethodGet, path, "")
+		requireStatus(t, http.StatusOK, r)
+		groups := rows(t, r.object(t), "consumerGroups")
+		require.NotEmpty(t, groups, path)
+		var seen []string
+		for _, g := range groups {
+			seen = append(seen, g["group"].(string))
+		}
+		require.Contains(t, seen, "g1", "%s: %s", path, r.body)
+		for _, g := range seen {
+			require.NotContains(t, g, ":", "%s: %s", path, r.body)
+		}
+	}
 	r = b.asAcme(t, http.MethodGet, "/api/v1/status/queues/orders/messages", "")
 	requireStatus(t, http.StatusOK, r)
 	require.Equal(t, "orders", r.array(t)[0]["queue"])
