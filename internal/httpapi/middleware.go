@@ -6,13 +6,13 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
-	"slices"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/cors"
 )
 
 // headerRequestID carries the request id in both directions.
@@ -21,13 +21,6 @@ const headerRequestID = "X-Request-Id"
 // maxRequestIDLength bounds a client-supplied request id; longer or non-printable ids
 // are replaced by a generated one, so a client cannot inject into the logs.
 const maxRequestIDLength = 128
-
-// CORS header values, as upstream sends them.
-const (
-	corsAllowMethods = "GET, POST, PUT, DELETE, OPTIONS"
-	corsAllowHeaders = "Content-Type, Authorization"
-	corsMaxAge       = "86400"
-)
 
 // statusClientClosed is logged (never sent) when the client went away before an
 // answer was written (nginx's convention).
@@ -143,40 +136,13 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 // headers to every answer. Without CORSAllowedOrigins no such header is ever sent.
 func (s *Server) cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if allow := s.corsOrigin(r.Header.Get("Origin")); allow != "" {
-			h := w.Header()
-			h.Set("Access-Control-Allow-Origin", allow)
-			if allow != "*" {
-				h.Add("Vary", "Origin")
-			}
-			h.Set("Access-Control-Allow-Methods", corsAllowMethods)
-			h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
-			if r.Method == http.MethodOptions {
-				h.Set("Access-Control-Max-Age", corsMaxAge)
-			}
-		}
+		cors.Apply(w.Header(), s.opts.CORSAllowedOrigins, r)
 		if r.Method == http.MethodOptions {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// corsOrigin returns the Access-Control-Allow-Origin value for origin, or "" when no
-// CORS header must be sent. "*" is answered only if the operator configured "*"; a
-// configured origin is echoed only on an exact match.
-func (s *Server) corsOrigin(origin string) string {
-	allowed := s.opts.CORSAllowedOrigins
-	switch {
-	case len(allowed) == 0:
-		return ""
-	case slices.Contains(allowed, "*"):
-		return "*"
-	case origin != "" && slices.Contains(allowed, origin):
-		return origin
-	}
-	return ""
 }
 
 // limitBody caps the request body at MaxBodyBytes. A declared Content-Length over the

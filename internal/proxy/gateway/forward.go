@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/cors"
 	"github.com/queenmq/queen/internal/proxy/brokerauth"
 	"github.com/queenmq/queen/internal/proxy/tenant"
 )
@@ -258,7 +259,13 @@ func isDialError(err error) bool {
 func (s *Server) relay(w http.ResponseWriter, resp *http.Response, x *exchange, cred *principal, body *requestBody, counted *countingReader) error {
 	h := w.Header()
 	for k, v := range resp.Header {
-		h[k] = v
+		switch {
+		case cors.IsHeader(k): // the proxy's own CORS policy answers (Server.cors)
+		case k == "Vary":
+			h[k] = append(h[k], v...)
+		default:
+			h[k] = v
+		}
 	}
 	for _, k := range hopHeaders {
 		h.Del(k)

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/cors"
 	"github.com/queenmq/queen/internal/proxy/authcache"
 	"github.com/queenmq/queen/internal/proxy/brokerauth"
 	"github.com/queenmq/queen/internal/proxy/limiter"
@@ -37,8 +38,11 @@ type Options struct {
 	UsageRefresh    time.Duration
 	QuotaFailClosed bool
 	TrustedProxies  []netip.Prefix
-	TLS             bool
-	Keys            *authcache.Cache
+	// CORSAllowedOrigins are the browser origins whose requests get the CORS headers
+	// (and whose preflights are answered); empty turns CORS off.
+	CORSAllowedOrigins []string
+	TLS                bool
+	Keys               *authcache.Cache
 	// Store is the proxy database, for logins and sessions.
 	Store *store.Store
 	// Sessions signs and verifies session tokens; nil turns login off (no login
@@ -96,8 +100,28 @@ func New(o Options) *Server {
 		s.cells.set([]CellSpec{{Name: DefaultCell, Upstreams: o.Backends}})
 	}
 	o.Registry.MustRegister(newCellCollector(s))
-	s.handler = s.requestID(s.canonical(s.router()))
+	s.handler = s.requestID(s.cors(s.canonical(s.router())))
 	return s
+}
+
+// cors adds the Access-Control-* headers to every answer to an allowed Origin, the
+// proxy's own and the relayed ones (whose broker CORS headers relay drops), and
+// answers that origin's preflights 204 without a credential, as a browser sends them.
+// With no origin configured it does nothing: an OPTIONS request is routed like any
+// other, to the deny-by-default 404.
+func (s *Server) cors(next http.Handler) http.Handler {
+	allowed := s.opts.CORSAllowedOrigins
+	if len(allowed) == 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if cors.Apply(w.Header(), allowed, r) && r.Method == http.MethodOptions &&
+			r.Header.Get("Access-Control-Request-Method") != "" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Handler is the root handler of the public listener.
