@@ -156,6 +156,37 @@ func TestActions(t *testing.T) {
 		tb.clean("dlq purge all")
 	})
 
+	t.Run("RequeueAllMatchingPastOneCall", func(t *testing.T) {
+		// The broker requeues at most 1000 dead letters a call and says whether more
+		// match: the page calls again until none does.
+		tb := tb.with(t)
+		const n = 1001
+		items := make([]obj, n)
+		for i := range items {
+			items[i] = obj{"queue": "e2e.bulk", "payload": obj{"i": i}}
+		}
+		callJSON[[]obj](t, c, "POST", "/api/v1/push", obj{"items": items}, http.StatusCreated)
+		popped := callJSON[obj](t, c, "GET", fmt.Sprintf("/api/v1/pop/queue/e2e.bulk?batch=%d&wait=false", n), nil, http.StatusOK)
+		msgs, _ := popped["messages"].([]any)
+		require.Len(t, msgs, n)
+		acks := make([]obj, n)
+		for i, m := range msgs {
+			m := m.(obj)
+			acks[i] = obj{"transactionId": m["transactionId"], "partitionId": m["partitionId"], "leaseId": m["leaseId"], "status": "dlq"}
+		}
+		callJSON[[]obj](t, c, "POST", "/api/v1/ack/batch", obj{"acknowledgments": acks}, http.StatusOK)
+		require.Equal(t, float64(n), callJSON[obj](t, c, "GET", "/api/v1/dlq?queue=e2e.bulk", nil, http.StatusOK)["total"])
+
+		tb.open("/dlq?queue=e2e.bulk")
+		tb.waitJS("the queue's dead letters", `qt.ready('dlq') && qt.text('[data-testid="dlq-requeue"]') === 'Requeue all matching'
+			&& !document.querySelector('[data-testid="dlq-requeue"]').disabled`)
+		tb.click(`[data-testid="dlq-requeue"]`)
+		tb.accept()
+		tb.waitToast("ok", "1,001 requeued")
+		require.Equal(t, 0.0, callJSON[obj](t, c, "GET", "/api/v1/dlq?queue=e2e.bulk", nil, http.StatusOK)["total"])
+		tb.clean("dlq requeue all matching")
+	})
+
 	t.Run("SaveQueueSettings", func(t *testing.T) {
 		tb := tb.with(t)
 		tb.open("/queues/e2e.orders?tab=Settings")

@@ -106,6 +106,12 @@ func TestPages(t *testing.T) {
 				tb.click(`[data-testid="table-messages"] tr[data-key="` + s.tx["e2e-3"] + `/e2e-3"] [data-testid="message-tx"]`)
 				tb.waitJS("the message drawer shows the payload", `qt.text('[data-testid="message-drawer"] [data-testid="payload"]').includes('"tag"')`)
 				require.Contains(t, tb.text(`[data-testid="message-drawer"]`), "e2e-3")
+				// Over plain HTTP on a network address the browser has no Clipboard API
+				// (a secure context only): Copy selects the payload instead of throwing.
+				require.True(t, eval[bool](tb, `Object.defineProperty(navigator, 'clipboard', {value: undefined, configurable: true}) && true`))
+				tb.click(`[data-testid="message-drawer"] [data-testid="copy"]`)
+				tb.waitToast("ok", "press Ctrl+C")
+				require.Contains(t, eval[string](tb, `window.getSelection().toString()`), `"tag"`)
 				tb.click(`[data-testid="message-drawer"] [data-testid="modal-close"]`)
 				tb.waitJS("the drawer closes", `!qt.has('[data-testid="message-drawer"]')`)
 				tb.clean("the message drawer")

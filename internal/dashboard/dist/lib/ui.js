@@ -1,6 +1,6 @@
 // Shared view pieces: cards, stats, tables, errors, modals, confirmations, toasts, range
 // pickers and level-aware action buttons. Test hooks are data-testid attributes.
-import { html, useState, useEffect, useContext, createContext } from './html.js';
+import { html, useState, useEffect, useRef, useContext, createContext } from './html.js';
 import { can } from './auth.js';
 
 /** Session carries the caller's access level ('read-only' | 'read-write' | 'admin'). */
@@ -212,11 +212,23 @@ export function PageHead({ title, sub, children }) {
 
 /** Pre shows JSON or text with a Copy button. */
 export function Pre({ text, testid = 'payload' }) {
+  const ref = useRef(null);
   const copy = () => {
-    navigator.clipboard.writeText(text).then(() => toast('copied'), () => toast('copy refused', 'bad'));
+    // The Clipboard API exists only in secure contexts (HTTPS, localhost); over plain
+    // HTTP the text is selected for the user's own Ctrl+C instead.
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(() => toast('copied'), () => toast('copy refused', 'bad'));
+      return;
+    }
+    const sel = window.getSelection();
+    const range = document.createRange();
+    range.selectNodeContents(ref.current);
+    sel.removeAllRanges();
+    sel.addRange(range);
+    toast('selected: press Ctrl+C to copy (the browser allows copying from a script over HTTPS only)');
   };
   return html`<div class="pre-wrap"><button class="btn sm copy" onClick=${copy} data-testid="copy">Copy</button>
-    <pre data-testid=${testid}>${text}</pre></div>`;
+    <pre data-testid=${testid} ref=${ref}>${text}</pre></div>`;
 }
 
 /** KV is a definition list of [label, value] pairs. */

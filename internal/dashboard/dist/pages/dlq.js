@@ -48,10 +48,23 @@ export function DLQPage({ query }) {
     need: 'read-write',
     ask: () => ({ title: chosen.length ? `Requeue ${chosen.length} messages?` : `Requeue every dead letter${queue ? ` of ${queue}` : ''}${group ? ` for ${group}` : ''}?`,
       text: 'Each payload is pushed again to its partition under a new transaction id and its dead-letter entry is dropped, in one transaction.', confirmLabel: 'Requeue' }),
-    run: async () => api('/api/v1/dlq/requeue', { method: 'POST', body: chosen.length
-      ? { items: chosen.map((m) => ({ partitionId: m.partitionId, transactionId: m.transactionId, consumerGroup: m.consumerGroup })) }
-      : { filter } }).then(async (r) => { await after(); return r; }),
-    done: (r) => `${f.num(r && r.requeued)} requeued`,
+    // A filter requeue moves a bounded batch per call and says whether more match.
+    run: async () => {
+      if (chosen.length) {
+        const r = await api('/api/v1/dlq/requeue', { method: 'POST', body: { items: chosen.map((m) => ({ partitionId: m.partitionId, transactionId: m.transactionId, consumerGroup: m.consumerGroup })) } });
+        await after();
+        return (r && r.requeued) || 0;
+      }
+      let requeued = 0;
+      for (let i = 0; i < 100; i++) {
+        const r = await api('/api/v1/dlq/requeue', { method: 'POST', body: { filter } });
+        requeued += (r && r.requeued) || 0;
+        if (!r || !r.more || !r.requeued) break;
+      }
+      await after();
+      return requeued;
+    },
+    done: (n) => `${f.num(n)} requeued`,
   };
   const purgeAll = {
     need: 'admin',

@@ -46,7 +46,7 @@ export function QueueSettings({ queue, config, namespace, task, onSaved }) {
     need: 'read-write',
     ask: () => ({
       title: `Configure ${queue}?`, confirmLabel: 'Save',
-      text: `Changes: ${diff.map(([k]) => `${k} ${base[k]} → ${cur[k]}`).join(', ')}. Configure replaces the whole option set; all fifteen values shown are sent.`,
+      text: `Changes: ${diff.map(([k]) => `${k} ${base[k]} → ${cur[k]}`).join(', ')}. All fifteen values shown are sent; the queue's other options keep their stored values.`,
     }),
     run: async () => {
       const options = Object.fromEntries(Object.entries(cur).filter(([k, v]) => v || !FIXED.includes(k)));
@@ -59,7 +59,7 @@ export function QueueSettings({ queue, config, namespace, task, onSaved }) {
   };
   return html`<${Card} title="Settings" testid="card-settings">
     <${ErrorBox} error=${st.error} what="stored options" />
-    <${Banner} kind="info" testid="settings-warning">Saving sends every option below: configure replaces the queue's whole option set, and an option left out returns to its default.</${Banner}>
+    <${Banner} kind="info" testid="settings-warning">Saving sends every option below, as shown. Configure merges: the options this form does not show keep their stored values.</${Banner}>
     <div class="form-grid">${OPTIONS.map(([k, kind, , unit]) => html`<label class=${'field' + (cur[k] !== base[k] ? ' changed' : '')}>
       <span>${k}${unit && html` <span class="dim">(${unit})</span>`}${enforced[k] === false ? html` <span class="tag warn" title="stored by upstream, not applied until configured through queen">not enforced</span>` : ''}</span>
       ${kind === 'bool'

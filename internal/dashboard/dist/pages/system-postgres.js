@@ -6,7 +6,8 @@ import { useLoader } from '../lib/data.js';
 import { Card, ErrorBox, Table, Stat, Stats, Loading, KV } from '../lib/ui.js';
 import * as f from '../lib/format.js';
 
-const ratio = (v) => (v === null || v === undefined ? f.dash : f.pct(Number(v) <= 1 ? Number(v) * 100 : Number(v)));
+// The broker sends every ratio in percent (a 0.8 % hit ratio is 0.8, not a fraction).
+const ratio = (v) => (v === null || v === undefined ? f.dash : f.pct(Number(v)));
 const t = (rows, testid, cols) => html`<${Table} testid=${testid} rows=${rows || []} empty="None."
   columns=${cols.map(([key, label, render, cls]) => ({ key, label, cls, render: render || ((r) => (r[key] === null || r[key] === undefined ? f.dash : String(r[key]))) }))} />`;
 
