@@ -30,6 +30,17 @@ async function whoami() {
   }
 }
 
+/**
+ * proxySession resolves the session behind queen-proxy: the signed-in user and their
+ * role, from the proxy's GET /api/me (the broker's whoami would describe the token the
+ * proxy mints, and the proxy does not forward it). A 401 means no session.
+ */
+async function proxySession() {
+  const me = await api('/api/me', { quiet401: true });
+  const user = me && me.username ? String(me.username) : null;
+  return { authEnabled: true, sub: user, user, level: normalLevel(me && me.role) || 'read-only', exp: null };
+}
+
 function loginRedirect() {
   location.assign(`/login?redirect_uri=${encodeURIComponent(location.pathname + location.search)}`);
 }
@@ -44,13 +55,7 @@ function App() {
       return;
     }
     try {
-      const session = await whoami();
-      if (behindProxy) {
-        try {
-          const me = await api('/api/me', { quiet401: true });
-          if (me && me.username) session.user = String(me.username);
-        } catch { /* no proxy user endpoint: show none */ }
-      }
+      const session = behindProxy ? await proxySession() : await whoami();
       setSt({ phase: 'ready', session, error: null });
     } catch (err) {
       if (err.status === 401) {

@@ -55,9 +55,11 @@ func New(o Options) *Server {
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
 		writeErr(w, http.StatusNotFound, api.ErrorBody{Code: api.ErrorCodeNotFound, Error: "Not found"})
 	})
-	r.Get("/health", func(w http.ResponseWriter, _ *http.Request) {
+	live := func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, api.ProxyHealth{Status: "ok"})
-	})
+	}
+	r.Get("/health", live)
+	r.Get("/health/live", live)
 	r.Get("/health/ready", func(w http.ResponseWriter, r *http.Request) {
 		s.opts.Gateway.Handler().ServeHTTP(w, r)
 	})

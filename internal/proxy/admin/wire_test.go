@@ -182,6 +182,7 @@ func TestAnswerBytes(t *testing.T) {
 		require.Equal(t, `{"replicas":[{"id":"<replica>","instance":"<instance>","startedAt":"<time>","heartbeatAt":"<time>"}]}`+"\n",
 			b.normalize(raw))
 		b.want(t, http.MethodGet, "/health", "", http.StatusOK, `{"status":"ok"}`)
+		b.want(t, http.MethodGet, "/health/live", "", http.StatusOK, `{"status":"ok"}`)
 	})
 
 	t.Run("Lifecycle", func(t *testing.T) {

@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -96,6 +97,24 @@ func TestBodyLimitAndFailover(t *testing.T) {
 	require.Equal(t, http.StatusRequestEntityTooLarge, r.status)
 	require.Equal(t, "payload_too_large", r.code(t))
 	require.Empty(t, brokerQueues(t, b1), "the refused push reached a broker")
+
+	// A streamed route's body, sent chunked (no Content-Length to refuse it by), is cut
+	// at the limit on its way to the broker: 413 as well, not a broker failure.
+	chunked := io.MultiReader(strings.NewReader(`{"seconds":60,"pad":"`), strings.NewReader(strings.Repeat("x", 3000)),
+		strings.NewReader(`"}`))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost,
+		p.URL+"/api/v1/lease/019dc9b7-0000-7000-8000-000000000001/extend", chunked)
+	require.NoError(t, err)
+	req.ContentLength = -1
+	req.Header.Set("Authorization", "Bearer "+k.Key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode, "%s", raw)
+	require.Contains(t, string(raw), "payload_too_large")
 
 	// Both brokers take the tenant's requests.
 	seen1, seen2 := brokerAPIRequests(t, b1), brokerAPIRequests(t, b2)

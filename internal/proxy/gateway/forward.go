@@ -82,7 +82,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange, cr
 			w.Header().Set(CellHeader, ce.name) // which cell an operator's answer speaks for
 		}
 		changed := s.moves.next()
-		resp, up, err = s.sendToCell(ctx, r, ce, cred, body)
+		resp, up, err = s.sendToCell(ctx, r, x, ce, cred, body)
 		if up == nil || err != nil || tenantID == "" || !replayable || !fencedAnswer(resp) {
 			break
 		}
@@ -105,6 +105,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange, cr
 		x.backend = up.URL.Host
 	}
 	if err != nil {
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			// A streamed body outgrew the limit while it was being sent (chunked: no
+			// Content-Length to refuse it by): the client's fault, not the broker's.
+			return tooLarge(mbe.Limit)
+		}
 		s.countBackendError(x)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return &apiError{status: http.StatusGatewayTimeout, code: codeGatewayTimeout, msg: "the broker did not answer in time", result: "upstream_error"}
@@ -125,7 +130,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange, cr
 // sendToCell sends the request to a healthy broker of the cell, once more to another
 // when the first cannot be dialled and the body can be sent again. up is nil when no
 // broker of the cell is up.
-func (s *Server) sendToCell(ctx context.Context, r *http.Request, ce *cell, cred *principal, body *requestBody) (*http.Response, *Backend, error) {
+func (s *Server) sendToCell(ctx context.Context, r *http.Request, x *exchange, ce *cell, cred *principal, body *requestBody) (*http.Response, *Backend, error) {
 	var (
 		resp  *http.Response
 		up    *Backend
@@ -138,7 +143,7 @@ func (s *Server) sendToCell(ctx context.Context, r *http.Request, ce *cell, cred
 			break
 		}
 		up = next
-		resp, err = s.send(ctx, r, up, cred, body)
+		resp, err = s.send(ctx, r, x, up, cred, body)
 		if err == nil || !isDialError(err) || (body == nil && r.Body != http.NoBody && r.ContentLength != 0) {
 			break
 		}
@@ -154,7 +159,7 @@ func (s *Server) countBackendError(x *exchange) {
 }
 
 // send makes one attempt at up.
-func (s *Server) send(ctx context.Context, r *http.Request, up *Backend, cred *principal, body *requestBody) (*http.Response, error) {
+func (s *Server) send(ctx context.Context, r *http.Request, x *exchange, up *Backend, cred *principal, body *requestBody) (*http.Response, error) {
 	target := up.URL.String() + r.URL.EscapedPath()
 	if r.URL.RawQuery != "" {
 		target += "?" + r.URL.RawQuery
@@ -179,6 +184,10 @@ func (s *Server) send(ctx context.Context, r *http.Request, up *Backend, cred *p
 		}
 	}
 	out.Header.Set("X-Request-Id", requestIDOf(r))
+	if x.pageUser != "" { // a hint for the dashboard's page, trusted for nothing
+		out.Header.Set("X-Proxy-User", x.pageUser)
+		out.Header.Set("X-Proxy-Role", x.pageRole)
+	}
 	s.setForwarded(out, r)
 	if cred != nil {
 		if cred.tenant != nil {

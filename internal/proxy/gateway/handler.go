@@ -26,6 +26,9 @@ type exchange struct {
 	bytesIn  int64
 	bytesOut int64
 	result   string
+	// pageUser and pageRole are the signed-in user of a dashboard page request,
+	// forwarded as X-Proxy-User and X-Proxy-Role.
+	pageUser, pageRole string
 }
 
 // serveRoute is the handler of one classified route.
@@ -75,11 +78,14 @@ func (s *Server) admitAndForward(w http.ResponseWriter, r *http.Request, x *exch
 	}
 	switch x.route.access {
 	case accessPublic:
-		if s.opts.Sessions != nil && x.route.pattern == "/" {
-			// With login on, the dashboard's page needs a session (its files do not).
-			if _, err := s.authenticate(r.Context(), r, false); err != nil {
+		if s.opts.Sessions != nil && x.route.page {
+			// With login on, the dashboard's pages need a session (its files do not);
+			// the page learns that it runs behind the proxy, and whose session it is.
+			p, err := s.authenticate(r.Context(), r, false)
+			if err != nil {
 				return toLogin(r)
 			}
+			x.pageUser, x.pageRole = p.user, p.role
 		}
 		return s.forward(w, r, x, nil, nil)
 	case accessGlobal:

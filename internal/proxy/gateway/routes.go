@@ -57,6 +57,9 @@ type route struct {
 	queues          queueCheck
 	body            bodyKind
 	pop             bool
+	// page marks the dashboard's pages: with login on they need a session, and they
+	// are forwarded with the session's user as a hint to the page.
+	page bool
 }
 
 const v1 = "/api/v1"
@@ -143,9 +146,19 @@ var routeTable = []route{
 	{pattern: "/streams/v1/*", access: accessGlobal, scope: tenant.ScopeWrite},
 	{pattern: "/metrics", access: accessGlobal, scope: tenant.ScopeRead},
 	{pattern: "/metrics/*", access: accessGlobal, scope: tenant.ScopeRead},
-	// Dashboard files.
-	{method: http.MethodGet, pattern: "/", access: accessPublic},
+	// Dashboard files, and its pages: / and the deep links of its history-mode routes
+	// (a reload of /queues/orders), which the broker answers with the same page.
+	{method: http.MethodGet, pattern: "/", access: accessPublic, page: true},
 	{method: http.MethodGet, pattern: "/assets/*", access: accessPublic},
+	{method: http.MethodGet, pattern: "/operations", access: accessPublic, page: true},
+	{method: http.MethodGet, pattern: "/queues", access: accessPublic, page: true},
+	{method: http.MethodGet, pattern: "/queues/*", access: accessPublic, page: true},
+	{method: http.MethodGet, pattern: "/consumers", access: accessPublic, page: true},
+	{method: http.MethodGet, pattern: "/messages", access: accessPublic, page: true},
+	{method: http.MethodGet, pattern: "/traces", access: accessPublic, page: true},
+	{method: http.MethodGet, pattern: "/analytics", access: accessPublic, page: true},
+	{method: http.MethodGet, pattern: "/dlq", access: accessPublic, page: true},
+	{method: http.MethodGet, pattern: "/system", access: accessPublic, page: true},
 	// The 1.x liveness answer touches no database and says nothing about a tenant.
 	{method: http.MethodGet, pattern: "/status", access: accessPublic},
 	{method: http.MethodHead, pattern: "/status", access: accessPublic},

@@ -15,10 +15,21 @@ import (
 // servedOutsideRouter lists the entries of routeTable that name no route of the broker's
 // router, each with the reason it stays.
 var servedOutsideRouter = map[routeKey]string{
-	{http.MethodGet, "/"}:         "the dashboard's page, served by the broker's not-found handler (chi.Walk lists no such route)",
-	{http.MethodGet, "/assets/*"}: "the dashboard's files, served by the broker's not-found handler (chi.Walk lists no such route)",
-	{"", v1 + "/migration/*"}:     "the original Queen broker's migration routes: the broker does not serve them yet (httpapi already holds their access level), and the proxy refuses them to tenants ahead of time",
+	{http.MethodGet, "/"}:           "the dashboard's page, served by the broker's not-found handler (chi.Walk lists no such route)",
+	{http.MethodGet, "/assets/*"}:   "the dashboard's files, served by the broker's not-found handler (chi.Walk lists no such route)",
+	{http.MethodGet, "/operations"}: dashboardPage,
+	{http.MethodGet, "/queues"}:     dashboardPage,
+	{http.MethodGet, "/queues/*"}:   dashboardPage,
+	{http.MethodGet, "/consumers"}:  dashboardPage,
+	{http.MethodGet, "/messages"}:   dashboardPage,
+	{http.MethodGet, "/traces"}:     dashboardPage,
+	{http.MethodGet, "/analytics"}:  dashboardPage,
+	{http.MethodGet, "/dlq"}:        dashboardPage,
+	{http.MethodGet, "/system"}:     dashboardPage,
+	{"", v1 + "/migration/*"}:       "the original Queen broker's migration routes: the broker does not serve them yet (httpapi already holds their access level), and the proxy refuses them to tenants ahead of time",
 }
+
+const dashboardPage = "a deep link of the dashboard's history-mode routes, answered with its page by the broker's not-found handler"
 
 // routeKey names a route by method and pattern; an empty method is any method.
 type routeKey struct{ method, pattern string }

@@ -13,9 +13,11 @@ import { useMaintenance, MaintenanceToggles, MaintenanceBanners } from './mainte
 
 function Health() {
   const st = useLoader(() => api('/health'), [], 30000);
-  const healthy = st.data && st.data.status === 'healthy' && !st.error;
+  // The broker answers "healthy"; queen-proxy, in front of it, answers its own "ok".
+  const healthy = st.data && (st.data.status === 'healthy' || st.data.status === 'ok') && !st.error;
   const cls = st.loading && !st.data ? '' : healthy ? 'ok' : 'bad';
-  const text = st.error ? `unhealthy: ${st.error.message}` : st.data ? `${st.data.status}, database ${st.data.database}` : 'checking';
+  const text = st.error ? `unhealthy: ${st.error.message}`
+    : st.data ? `${st.data.status}${st.data.database ? `, database ${st.data.database}` : ''}` : 'checking';
   return html`<span class=${'dot ' + cls} title=${text} data-testid="health-dot" data-status=${healthy ? 'healthy' : 'unhealthy'}></span>`;
 }
 

@@ -1,0 +1,54 @@
+package browsertest
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/proxy/proxytest"
+)
+
+// TestBehindQueenProxy runs the dashboard through a real queen-proxy with login on. A
+// deep link without a session goes to the proxy's sign-in page; signed in, the page
+// comes back (the proxy forwards the dashboard's deep links), knows it runs behind the
+// proxy, shows the user with Log out, takes its level from the proxy's GET /api/me (a
+// read-only operator: actions disabled, not one 403), and shows the proxy's health as
+// healthy; Log out ends the session and returns to the sign-in page.
+func TestBehindQueenProxy(t *testing.T) {
+	t.Parallel()
+	browser(t)
+	srv, _, _ := startSeeded(t, "QUEEN_TENANCY_HEADER="+proxytest.TenancyHeader)
+	p := proxytest.Start(t, proxytest.Options{Backends: []string{srv.URL}, Login: true})
+	p.WaitBackends(t, "up", 10*time.Second)
+	require.Equal(t, http.StatusCreated, p.Admin(t, http.MethodPost, "/admin/v1/users",
+		map[string]any{"username": "ops", "password": "ops-password-1", "role": "read-only"}, nil))
+
+	tb := newTab(t, p.URL)
+	tb.do("open /queues", chromedp.Navigate(p.URL+"/queues"))
+	tb.waitJS("the proxy's sign-in page", `location.pathname === '/login' && !!document.querySelector('#username')`)
+	tb.fill("#username", "ops")
+	tb.fill("#password", "ops-password-1")
+	tb.click(`button[type="submit"]`)
+	// The form posts and the proxy redirects back: wait out the navigation first.
+	tb.do("the dashboard mounts after the sign-in", chromedp.WaitVisible(chromedp.CSS(`[data-testid="app-root"] > *`)))
+	tb.waitJS("the queues page, signed in", `location.pathname === '/queues' && !!window.qt && qt.ready('queues')
+		&& qt.has('[data-testid="queue-delete"]')`)
+	require.Equal(t, "ops", tb.text(`[data-testid="who-user"]`))
+	requireDisabled(t, tb, `[data-testid="queue-delete"]`)
+	tb.waitJS("the proxy's health", `document.querySelector('[data-testid="health-dot"]').dataset.status === 'healthy'`)
+	tb.clean("the queues page through queen-proxy")
+
+	tb.open("/dlq")
+	tb.waitJS("the dead letters", `qt.ready('dlq') && qt.rows('table-dlq') === 5`)
+	requireDisabled(t, tb, `[data-testid="dlq-purge"]`)
+	tb.clean("the dlq page through queen-proxy")
+
+	tb.click(`[data-testid="logout"]`)
+	tb.do("the sign-in page again", chromedp.WaitVisible(chromedp.CSS(`#username`)))
+	require.Equal(t, "/login", eval[string](tb, `location.pathname`))
+	status, _ := newClient(p.URL, "").call(t, http.MethodGet, "/api/me", nil)
+	require.Equal(t, http.StatusUnauthorized, status, "no session without the cookie")
+}
