@@ -2,9 +2,6 @@ package browsertest
 
 import (
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +43,7 @@ func (tb *tab) stored() string {
 }
 
 // TestAuth: the dashboard of a broker with JWT authentication on (HS256), with tokens
-// of every level, refused tokens, and behind an authenticating proxy.
+// of every level and refused tokens (behind queen-proxy: TestBehindQueenProxy).
 func TestAuth(t *testing.T) {
 	t.Parallel()
 	browser(t)
@@ -219,36 +216,6 @@ func TestAuth(t *testing.T) {
 		tb.waitJS("the Connect screen", `qt.has('[data-testid="connect-screen"]')`)
 		require.Empty(t, tb.stored(), "sign-out clears the storage")
 		tb.clean("sign-out")
-	})
-
-	t.Run("BehindAProxy", func(t *testing.T) {
-		t.Parallel()
-		target, err := url.Parse(srv.URL)
-		require.NoError(t, err)
-		rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(target)
-			r.Out.Host = r.In.Host
-			r.Out.Header.Set("Authorization", "Bearer "+admin)
-			r.Out.Header.Set("X-Proxy-User", "alice")
-		}}
-		proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			switch r.URL.Path {
-			case "/api/me":
-				w.Header().Set("Content-Type", "application/json")
-				_, _ = w.Write([]byte(`{"username":"alice","role":"admin"}`))
-			case "/api/logout":
-				w.WriteHeader(http.StatusNoContent)
-			default:
-				rp.ServeHTTP(w, r)
-			}
-		}))
-		t.Cleanup(proxy.Close)
-		tb := newTab(t, proxy.URL)
-		tb.open("/")
-		tb.waitJS("the dashboard behind the proxy", `qt.ready('dashboard') && qt.num('stat-queues') >= 2`)
-		require.Equal(t, "alice", tb.text(`[data-testid="who-user"]`))
-		require.False(t, eval[bool](tb, `qt.has('[data-testid="connect-screen"]')`))
-		tb.clean("the dashboard behind the proxy")
 	})
 }
 
