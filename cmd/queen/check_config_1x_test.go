@@ -27,6 +27,9 @@ func TestCheckConfigOn1xEnvFile(t *testing.T) {
 		environ = append(environ, name+"="+strings.Trim(value, `"`))
 		names = append(names, name)
 	}
+	// The file's WEBAPP_ROOT names a directory of its own host; this one gets a real one
+	// (the first of duplicates wins).
+	environ = append([]string{"WEBAPP_ROOT=" + t.TempDir()}, environ...)
 	var stdout, stderr bytes.Buffer
 	code := realMain([]string{"-check-config"}, environ, &stdout, &stderr)
 	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", &stdout, &stderr)

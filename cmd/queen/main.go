@@ -111,6 +111,12 @@ func realMain(args, environ []string, stdout, stderr io.Writer) int {
 // stop the daemon, which only warns about them, but they fail the check with the
 // status of a configuration error, so that CI and package scripts can be strict.
 func checkConfig(cfg *config.Config, stdout, stderr io.Writer) int {
+	if problems := hostProblems(cfg); len(problems) > 0 {
+		for _, p := range problems {
+			fmt.Fprintln(stderr, "config:", p)
+		}
+		return exitConfig
+	}
 	unknown := cfg.UnknownVariables()
 	if len(unknown) == 0 {
 		fmt.Fprintln(stdout, "configuration OK")
@@ -127,6 +133,18 @@ func checkConfig(cfg *config.Config, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "queen: every value is valid and the daemon would start, but it would warn about "+
 		"the %d unknown QUEEN_* variable(s) above and ignore them; fix or remove them\n", len(unknown))
 	return exitConfig
+}
+
+// hostProblems are what a valid configuration names on this host that the daemon
+// would still refuse at start: a WEBAPP_ROOT that is not a directory.
+func hostProblems(cfg *config.Config) []string {
+	var out []string
+	if cfg.DashboardEnabled && cfg.WebappRoot != "" {
+		if st, err := os.Stat(cfg.WebappRoot); err != nil || !st.IsDir() {
+			out = append(out, fmt.Sprintf("WEBAPP_ROOT=%q: not a directory the dashboard can be served from", cfg.WebappRoot))
+		}
+	}
+	return out
 }
 
 // runDaemon runs the broker until SIGINT or SIGTERM, then lets it drain. A repeat of

@@ -26,8 +26,9 @@ func optionDocs(name string) []string {
 	return map[string][]string{
 		"version": {"Print version and build information, and exit."},
 		"check-config": {"Validate the environment, print \"configuration OK\" and any warnings; exit 78 " +
-			"naming every bad variable otherwise. Unknown QUEEN_* variables fail the check too (status 78): " +
-			"the daemon would start, but warn about each one. Nothing is started."},
+			"naming every bad variable otherwise, a WEBAPP_ROOT that is not a directory included. Unknown " +
+			"QUEEN_* variables fail the check too (status 78): the daemon would start, but warn about each " +
+			"one. Nothing is started."},
 		"print-config": {"Print the effective configuration, sorted, as NAME=value  # source, secrets " +
 			"redacted, and warnings on stderr; exit 78 if invalid."},
 		"print-schema": {"Same as the schema command."},
