@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,7 +30,9 @@ func TestCheckConfigOn1xEnvFile(t *testing.T) {
 	}
 	// The file's WEBAPP_ROOT names a directory of its own host; this one gets a real one
 	// (the first of duplicates wins).
-	environ = append([]string{"WEBAPP_ROOT=" + t.TempDir()}, environ...)
+	webapp := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(webapp, "index.html"), []byte("<!doctype html>"), 0o644))
+	environ = append([]string{"WEBAPP_ROOT=" + webapp}, environ...)
 	var stdout, stderr bytes.Buffer
 	code := realMain([]string{"-check-config"}, environ, &stdout, &stderr)
 	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", &stdout, &stderr)

@@ -29,6 +29,7 @@ import (
 
 	"github.com/queenmq/queen/internal/buildinfo"
 	"github.com/queenmq/queen/internal/config"
+	"github.com/queenmq/queen/internal/dashboard"
 	"github.com/queenmq/queen/internal/schema"
 )
 
@@ -111,18 +112,22 @@ func realMain(args, environ []string, stdout, stderr io.Writer) int {
 // stop the daemon, which only warns about them, but they fail the check with the
 // status of a configuration error, so that CI and package scripts can be strict.
 func checkConfig(cfg *config.Config, stdout, stderr io.Writer) int {
-	if problems := hostProblems(cfg); len(problems) > 0 {
-		for _, p := range problems {
-			fmt.Fprintln(stderr, "config:", p)
-		}
-		return exitConfig
-	}
+	problems := hostProblems(cfg)
 	unknown := cfg.UnknownVariables()
-	if len(unknown) == 0 {
+	if len(unknown) == 0 && len(problems) == 0 {
 		fmt.Fprintln(stdout, "configuration OK")
 	}
 	for _, w := range cfg.Warnings() {
 		fmt.Fprintln(stdout, "warning:", w)
+	}
+	for _, p := range problems {
+		fmt.Fprintln(stderr, "config:", p)
+	}
+	if len(problems) > 0 {
+		for _, u := range unknown {
+			fmt.Fprintln(stderr, "config:", u)
+		}
+		return exitConfig
 	}
 	if len(unknown) == 0 {
 		return exitOK
@@ -136,12 +141,13 @@ func checkConfig(cfg *config.Config, stdout, stderr io.Writer) int {
 }
 
 // hostProblems are what a valid configuration names on this host that the daemon
-// would still refuse at start: a WEBAPP_ROOT that is not a directory.
+// would still refuse at start: a WEBAPP_ROOT the dashboard cannot be served from (no
+// such directory, or no index.html in it), read as the daemon reads it.
 func hostProblems(cfg *config.Config) []string {
 	var out []string
 	if cfg.DashboardEnabled && cfg.WebappRoot != "" {
-		if st, err := os.Stat(cfg.WebappRoot); err != nil || !st.IsDir() {
-			out = append(out, fmt.Sprintf("WEBAPP_ROOT=%q: not a directory the dashboard can be served from", cfg.WebappRoot))
+		if _, err := dashboard.New(dashboard.Options{Dir: cfg.WebappRoot}); err != nil {
+			out = append(out, fmt.Sprintf("WEBAPP_ROOT=%q: %v", cfg.WebappRoot, err))
 		}
 	}
 	return out

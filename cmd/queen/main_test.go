@@ -54,9 +54,13 @@ func TestRealMain(t *testing.T) {
 				"the daemon would start, but it would warn about the 1 unknown QUEEN_* variable(s) above"},
 			wantNotStdout: []string{"configuration OK"}},
 		{name: "CheckConfigMissingDashboardDirectory", args: []string{"-check-config"},
-			environ: []string{"WEBAPP_ROOT=/nonexistent/queen-dashboard"}, wantCode: exitConfig,
-			wantStderr: []string{`config: WEBAPP_ROOT="/nonexistent/queen-dashboard": not a directory`},
+			environ: []string{"WEBAPP_ROOT=/nonexistent/queen-dashboard", "QUEEN_LOG_FROMAT=text"}, wantCode: exitConfig,
+			wantStderr: []string{`config: WEBAPP_ROOT="/nonexistent/queen-dashboard": dashboard directory:`,
+				"config: QUEEN_LOG_FROMAT: unknown variable"}, // every problem, not the first
 			wantNotStdout: []string{"configuration OK"}},
+		{name: "CheckConfigDashboardDirectoryWithoutIndex", args: []string{"-check-config"},
+			environ: []string{"WEBAPP_ROOT=."}, wantCode: exitConfig, // this package's directory
+			wantStderr: []string{`config: WEBAPP_ROOT=".": dashboard files have no index.html`}},
 		{name: "CheckConfigIgnoresServiceLinks", args: []string{"-check-config"},
 			environ: []string{"QUEEN_PORT=tcp://10.0.0.1:6632", "QUEEN_SERVICE_HOST=10.0.0.1", "QUEEN_SERVICE_PORT=6632",
 				"QUEEN_PORT_6632_TCP=tcp://10.0.0.1:6632", "QUEEN_PORT_6632_TCP_ADDR=10.0.0.1"},

@@ -22,14 +22,23 @@ import (
 //
 // A request refused before the database (a malformed body, a bad operation) is 400
 // with the transaction's own envelope, as a failed transaction: success false,
-// reason "bad_request", results [], and the error, code and field of every 400.
+// reason "bad_request", results [], and the error, code and field of every 400; a
+// body over QUEEN_MAX_BODY_BYTES is 413 in it, reason "payload_too_large".
 func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error {
 	err := s.transaction(w, r)
 	if ve := (*queue.ValidationError)(nil); errors.As(err, &ve) {
 		return writeJSON(w, http.StatusBadRequest, badTx(ve.Field, ve.Message))
 	}
+	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+		return writeJSON(w, http.StatusRequestEntityTooLarge, &txRefusal{status: http.StatusRequestEntityTooLarge,
+			Reason: "payload_too_large", Error: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit),
+			Code: string(api.ErrorCodePayloadTooLarge), Results: []struct{}{}})
+	}
 	return err
 }
+
+// transactionPath is the route of handleTransaction.
+const transactionPath = "/api/v1/transaction"
 
 func (s *Server) transaction(w http.ResponseWriter, r *http.Request) error {
 	body, err := readObject(r, false)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -142,6 +143,25 @@ func TestBodyParsing(t *testing.T) {
 		require.NoError(t, resp.Body.Close())
 		require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
 
+		_, err = b.broker.QueueGet(t.Context(), "oversize")
+		require.ErrorIs(t, err, queue.ErrNotFound)
+
+		// A transaction is refused in its own envelope, with or without a Content-Length.
+		tx := `{"operations":[{"type":"push","items":[{"queue":"oversize","payload":"` + strings.Repeat("x", 2000) + `"}]}]}`
+		r = b.post(t, "/api/v1/transaction", tx)
+		requireStatus(t, http.StatusRequestEntityTooLarge, r)
+		require.JSONEq(t, `{"success":false,"reason":"payload_too_large","error":"request body exceeds 1024 bytes",
+			"code":"payload_too_large","results":[]}`, string(r.body))
+		req, err = http.NewRequestWithContext(t.Context(), http.MethodPost, b.srv.URL+"/api/v1/transaction",
+			struct{ *strings.Reader }{strings.NewReader(tx)})
+		require.NoError(t, err)
+		resp, err = b.srv.Client().Do(req)
+		require.NoError(t, err)
+		raw, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+		require.Contains(t, string(raw), `"reason":"payload_too_large"`)
 		_, err = b.broker.QueueGet(t.Context(), "oversize")
 		require.ErrorIs(t, err, queue.ErrNotFound)
 	})

@@ -1,10 +1,13 @@
 package browsertest
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
@@ -16,7 +19,8 @@ import (
 // comes back (the proxy forwards the dashboard's deep links), knows it runs behind the
 // proxy, shows the user with Log out, takes its level from the proxy's GET /api/me (a
 // read-only operator: actions disabled, not one 403), and shows the proxy's health as
-// healthy; Log out ends the session and returns to the sign-in page.
+// healthy; Log out ends the session (its cookie is refused afterwards) and returns to
+// the sign-in page.
 func TestBehindQueenProxy(t *testing.T) {
 	t.Parallel()
 	browser(t)
@@ -46,9 +50,34 @@ func TestBehindQueenProxy(t *testing.T) {
 	requireDisabled(t, tb, `[data-testid="dlq-purge"]`)
 	tb.clean("the dlq page through queen-proxy")
 
+	// The session cookie (httpOnly: read over DevTools) works until Log out.
+	var session string
+	tb.do("read the session cookie", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		res, err := cdp.Call(ctx, tg, network.GetCookies, network.GetCookiesParams{URLs: []string{p.URL}})
+		if err != nil {
+			return err
+		}
+		for _, c := range res.Cookies {
+			if c.Name == "token" {
+				session = c.Value
+			}
+		}
+		return nil
+	}))
+	require.NotEmpty(t, session, "the proxy's session cookie")
+	me := func() int {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, p.URL+"/api/me", nil)
+		require.NoError(t, err)
+		req.AddCookie(&http.Cookie{Name: "token", Value: session})
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusOK, me(), "the session works before Log out")
+
 	tb.click(`[data-testid="logout"]`)
 	tb.do("the sign-in page again", chromedp.WaitVisible(chromedp.CSS(`#username`)))
 	require.Equal(t, "/login", eval[string](tb, `location.pathname`))
-	status, _ := newClient(p.URL, "").call(t, http.MethodGet, "/api/me", nil)
-	require.Equal(t, http.StatusUnauthorized, status, "no session without the cookie")
+	require.Equal(t, http.StatusUnauthorized, me(), "Log out ended the session itself, not only the page")
 }

@@ -154,7 +154,7 @@ func decodePush(raw []byte) (*parsedBody, error) {
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return nil, invalidBody(err)
 	}
-	var items []map[string]json.RawMessage
+	var items []object
 	if v, ok := req["items"]; ok {
 		if err := json.Unmarshal(v, &items); err != nil {
 			return nil, invalidBody(err)
@@ -162,15 +162,9 @@ func decodePush(raw []byte) (*parsedBody, error) {
 	}
 	p := &parsedBody{}
 	for _, it := range items {
-		var q *string // null and absent are ""
-		if v, ok := it["queue"]; ok {
-			if err := json.Unmarshal(v, &q); err != nil {
-				return nil, invalidBody(err)
-			}
-		}
-		name := ""
-		if q != nil {
-			name = *q
+		name, err := stringAt(it, "queue") // null and absent are ""
+		if err != nil {
+			return nil, err
 		}
 		p.messages++
 		p.payloadBytes += int64(len(it["payload"]))

@@ -102,14 +102,21 @@ func parseTransaction(raw []byte) (*parsedBody, error) {
 			if err != nil {
 				return nil, err
 			}
-			payload := it["payload"]
-			if payload == nil {
-				payload = it["data"]
-			}
 			p.messages++
-			p.payloadBytes += int64(len(payload))
+			p.payloadBytes += int64(len(txPayload(it)))
 			p.queues = appendNew(p.queues, q)
 		}
 	}
 	return p, nil
+}
+
+// txPayload is the payload the broker stores for a transaction's push item: its
+// payload, else (absent or null) its data, else {}.
+func txPayload(it object) json.RawMessage {
+	for _, key := range []string{"payload", "data"} {
+		if v, ok := it[key]; ok && string(v) != "null" {
+			return v
+		}
+	}
+	return json.RawMessage(`{}`)
 }

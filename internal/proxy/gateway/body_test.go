@@ -39,6 +39,13 @@ func TestTransactionAndConfigureKeysMatchExactly(t *testing.T) {
 	require.Equal(t, 2, p.messages)
 	require.EqualValues(t, len(`{}`)+len(`"abc"`), p.payloadBytes)
 
+	// A null payload is absent to the broker, which then stores the item's data: the
+	// bytes counted against quotas are those.
+	p, err = parse(bodyTransaction, []byte(`{"operations":[{"type":"push","items":[
+		{"queue":"q","payload":null,"data":"0123456789"},{"queue":"q"}]}]}`))
+	require.NoError(t, err)
+	require.EqualValues(t, len(`"0123456789"`)+len(`{}`), p.payloadBytes)
+
 	p, err = parse(bodyConfigure, []byte(`{"QUEUE":"orders","queue":"billing"}`))
 	require.NoError(t, err)
 	require.Equal(t, []string{"billing"}, p.queues)

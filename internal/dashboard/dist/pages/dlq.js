@@ -56,15 +56,20 @@ export function DLQPage({ query }) {
         return (r && r.requeued) || 0;
       }
       let requeued = 0;
-      for (let i = 0; i < 100; i++) {
-        const r = await api('/api/v1/dlq/requeue', { method: 'POST', body: { filter } });
-        requeued += (r && r.requeued) || 0;
-        if (!r || !r.more || !r.requeued) break;
+      let more = false;
+      try {
+        for (let i = 0; i < 100; i++) {
+          const r = await api('/api/v1/dlq/requeue', { method: 'POST', body: { filter } });
+          requeued += (r && r.requeued) || 0;
+          more = !!(r && r.more);
+          if (!more || !r.requeued) break;
+        }
+      } finally {
+        await after(); // what moved before a failure shows too
       }
-      await after();
-      return requeued;
+      return more ? { requeued, more } : requeued;
     },
-    done: (n) => `${f.num(n)} requeued`,
+    done: (n) => (typeof n === 'object' ? `${f.num(n.requeued)} requeued; more match: requeue again` : `${f.num(n)} requeued`),
   };
   const purgeAll = {
     need: 'admin',
