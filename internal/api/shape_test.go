@@ -193,32 +193,6 @@ func TestTimeFormats(t *testing.T) {
 	require.True(t, parsed.Equal(ts.Truncate(time.Microsecond)))
 }
 
-func TestTxOperationPushItems(t *testing.T) {
-	t.Parallel()
-
-	tests := []struct {
-		name string
-		body string
-		want []api.PushItem
-	}{
-		{"Items", `{"type":"push","items":[{"queue":"a"},{"queue":"b","partition":"p"}]}`,
-			[]api.PushItem{{Queue: "a"}, {Queue: "b", Partition: "p"}}},
-		{"FlatPayload", `{"type":"push","queue":"a","partition":"p","payload":{"x":1},"transactionId":"t"}`,
-			[]api.PushItem{{Queue: "a", Partition: "p", Payload: json.RawMessage(`{"x":1}`), TransactionID: "t"}}},
-		{"FlatData", `{"type":"push","queue":"a","data":[1]}`,
-			[]api.PushItem{{Queue: "a", Payload: json.RawMessage(`[1]`)}}},
-		{"Nothing", `{"type":"push"}`, nil},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			var op api.TxOperation
-			require.NoError(t, json.Unmarshal([]byte(tc.body), &op))
-			require.Equal(t, tc.want, op.PushItems())
-		})
-	}
-}
-
 func TestPushResultID(t *testing.T) {
 	t.Parallel()
 

@@ -21,8 +21,7 @@ type TransactionRequest struct {
 
 // TxOperation is one operation of a [TransactionRequest]. A push uses Items; an ack uses
 // TransactionID, PartitionID and the optional Status, ConsumerGroup, LeaseID and Error.
-// The server also accepts a flat push ({type:"push",queue,partition,payload|data,...});
-// [TxOperation.PushItems] normalizes both forms.
+// The server also accepts a flat push ({type:"push",queue,partition,payload|data,...}).
 type TxOperation struct {
 	// Type is [TxOpPush] or [TxOpAck].
 	Type string `json:"type"`
@@ -50,26 +49,6 @@ type TxOperation struct {
 	Data json.RawMessage `json:"data,omitempty"`
 	// TraceID is the flat push form's trace id.
 	TraceID string `json:"traceId,omitempty"`
-}
-
-// PushItems returns the items of a push operation: Items when present, else the single
-// flat item built from Queue, Partition, Payload (or Data), TransactionID and TraceID,
-// else nil.
-func (op TxOperation) PushItems() []PushItem {
-	if len(op.Items) > 0 {
-		return op.Items
-	}
-	if op.Queue == "" {
-		return nil
-	}
-	payload := op.Payload
-	if payload == nil {
-		payload = op.Data
-	}
-	return []PushItem{{
-		Queue: op.Queue, Partition: op.Partition, Payload: payload,
-		TransactionID: op.TransactionID, TraceID: op.TraceID,
-	}}
 }
 
 // TransactionResponse is the answer of POST /api/v1/transaction, always HTTP 200:

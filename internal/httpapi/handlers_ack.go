@@ -136,7 +136,7 @@ func decodeAck(o object, prefix string) (queue.Ack, error) {
 	if a.Status, err = o.optString("status", prefix+"status"); err != nil {
 		return a, err
 	}
-	if _, p := o.str("status"); p == present && a.Status == "" {
+	if a.Status == "" && o.raw("status") != nil {
 		a.Status = queue.AckFailed // an empty status is a nack; only absent or null completes
 	}
 	if a.Error, err = o.optString("error", prefix+"error"); err != nil {

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"net/http"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -175,4 +177,25 @@ func TestRouteTieCatchesDrift(t *testing.T) {
 			"GET /api/v1/gone: listed as not proxied, but the broker does not serve it",
 		}, routeTieProblems(broker, routeTable, listed, servedOutsideRouter))
 	})
+}
+
+// TestDashboardPagesAreForwarded ties the page routes of the table to the dashboard's
+// own route list (its history-mode paths): a page added there and not here would be a
+// JSON 404 behind the proxy on reload.
+func TestDashboardPagesAreForwarded(t *testing.T) {
+	t.Parallel()
+	js, err := os.ReadFile("../../dashboard/dist/shell/routes.js")
+	require.NoError(t, err)
+	paths := regexp.MustCompile(`path: '(/[^']*)'`).FindAllStringSubmatch(string(js), -1)
+	require.NotEmpty(t, paths, "the dashboard's route list")
+	pages := map[string]bool{}
+	for i := range routeTable {
+		if routeTable[i].page {
+			pages[routeTable[i].pattern] = true
+		}
+	}
+	for _, m := range paths {
+		pattern := regexp.MustCompile(`/:\w+.*$`).ReplaceAllString(m[1], "/*")
+		require.True(t, pages[pattern], "the dashboard's page %s has no page route %s in routeTable", m[1], pattern)
+	}
 }
