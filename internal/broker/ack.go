@@ -30,7 +30,7 @@ func (b *Broker) Ack(ctx context.Context, sc queue.Scope, group string, acks []q
 	var sendIdx []int
 	for i, a := range acks {
 		results[i] = queue.AckResult{Index: i, TransactionID: a.TransactionID}
-		if !queue.IsUUID(a.PartitionID) || len(a.TransactionID) > queue.MaxTransactionIDLength {
+		if !queue.IsUUID(a.PartitionID) || queue.TransactionIDTooLong(a.TransactionID) {
 			results[i].Error = queue.AckUnresolvable
 			continue
 		}
@@ -176,11 +176,10 @@ func (b *Broker) transactionRiders(ctx context.Context, sc queue.Scope, ops []qu
 			} else if err := queue.CheckName(field+".consumerGroup", a.ConsumerGroup); err != nil {
 				return queue.TxResult{}, nil, err
 			}
-			if !queue.IsUUID(a.PartitionID) {
-				// Upstream rolls such a transaction back and answers success:false;
-				// no SQL is needed to know the message does not exist.
-				return b.txAckNotFound(total, *a), nil, nil
-			}
+			// Upstream rolls such a transaction back at this ack and answers
+			// success:false with the results before it; no SQL is needed to know
+			// the message does not exist.
+			op.Unresolvable = !queue.IsUUID(a.PartitionID) || queue.TransactionIDTooLong(a.TransactionID)
 			ackIdx = append(ackIdx, total)
 			total++
 		default:
@@ -191,8 +190,8 @@ func (b *Broker) transactionRiders(ctx context.Context, sc queue.Scope, ops []qu
 		return queue.TxResult{}, nil, queue.Invalid("operations", "at most %d operations and items per transaction (got %d)", b.cfg.MaxPushItems, total)
 	}
 	if !sc.IsGlobal() && len(ackIdx) > 0 {
-		if res, ok, err := b.txAcksInScope(ctx, sc, ops, ackIdx); err != nil || !ok {
-			return res, nil, err
+		if err := b.txAcksInScope(ctx, sc, ops); err != nil {
+			return queue.TxResult{}, nil, err
 		}
 	}
 	for i := range ops {
@@ -219,36 +218,23 @@ func (b *Broker) transactionRiders(ctx context.Context, sc queue.Scope, ops []qu
 	return res, timers, nil
 }
 
-// txAckNotFound is the rolled-back answer of a transaction whose ack at result index
-// idx names no message.
-func (b *Broker) txAckNotFound(idx int, a queue.Ack) queue.TxResult {
-	return queue.TxResult{TransactionID: b.ids.New(), Error: queue.TxAckUnresolvable, Reason: queue.TxReasonAckRejected,
-		Results: []queue.TxOpResult{{Index: idx, Type: "ack", TransactionID: a.TransactionID, Error: queue.AckUnresolvable}}}
-}
-
-// txAcksInScope checks that every ack of ops names a partition of the scope; ok is
-// false, with the rolled-back answer, at the first that does not. ackIdx holds the
-// result index of each ack in operation order.
-func (b *Broker) txAcksInScope(ctx context.Context, sc queue.Scope, ops []queue.TxOp, ackIdx []int) (queue.TxResult, bool, error) {
+// txAcksInScope marks every ack of ops that names a partition outside the scope
+// as unresolvable: to the caller, another tenant's message does not exist.
+func (b *Broker) txAcksInScope(ctx context.Context, sc queue.Scope, ops []queue.TxOp) error {
 	var pids []string
 	for _, op := range ops {
-		if op.Type == "ack" {
+		if op.Type == "ack" && !op.Unresolvable {
 			pids = append(pids, op.Ack.PartitionID)
 		}
 	}
 	owned, err := b.store.PartitionsInScope(ctx, sc, pids)
 	if err != nil {
-		return queue.TxResult{}, false, err
+		return err
 	}
-	j := 0
-	for _, op := range ops {
-		if op.Type != "ack" {
-			continue
+	for i := range ops {
+		if ops[i].Type == "ack" && !owned[strings.ToLower(ops[i].Ack.PartitionID)] {
+			ops[i].Unresolvable = true
 		}
-		if !owned[strings.ToLower(op.Ack.PartitionID)] {
-			return b.txAckNotFound(ackIdx[j], op.Ack), false, nil
-		}
-		j++
 	}
-	return queue.TxResult{}, true, nil
+	return nil
 }

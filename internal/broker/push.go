@@ -184,7 +184,7 @@ func checkPushItem(it *queue.PushItem, at string) error {
 	if err := queue.CheckName(at+".partition", it.Partition); err != nil {
 		return err
 	}
-	if len(it.TransactionID) > queue.MaxTransactionIDLength {
+	if queue.TransactionIDTooLong(it.TransactionID) {
 		return queue.Invalid(at+".transactionId", "%s.transactionId must be at most %d characters", at, queue.MaxTransactionIDLength)
 	}
 	if strings.IndexByte(it.TransactionID, 0) >= 0 || !utf8.ValidString(it.TransactionID) {

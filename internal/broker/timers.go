@@ -165,7 +165,7 @@ func checkTimerOp(op *TimerOp, f string) error {
 		return &TimerRefusal{Kind: TimerFutile, Code: "timer_horizon_exceeded", Reason: "timers_horizon",
 			Field: f + ".delayMs", Detail: fmt.Sprintf("%s.delayMs is beyond the horizon of %d days", f, TimerHorizon/(24*time.Hour))}
 	}
-	if op.Txn == "" || len(op.Txn) > queue.MaxTransactionIDLength || !utf8.ValidString(op.Txn) ||
+	if op.Txn == "" || queue.TransactionIDTooLong(op.Txn) || !utf8.ValidString(op.Txn) ||
 		strings.IndexByte(op.Txn, 0) >= 0 {
 		return TimerBadRequest("timers_bad_txn", f+".txn",
 			"%s.txn must be non-empty UTF-8 of at most %d characters without NUL", f, queue.MaxTransactionIDLength)

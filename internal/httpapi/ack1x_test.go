@@ -105,6 +105,28 @@ func TestAck1x(t *testing.T) {
 		}
 	})
 
+	t.Run("DeadLetterWithoutACursorSkipsNothing", func(t *testing.T) {
+		t.Parallel()
+		// A group that never popped the partition (or whose cursor was deleted) nacks
+		// its second message: the dead letter is filed, but no cursor is created at
+		// that message, so the group still gets the first one.
+		for _, status := range []string{"dlq", "failed"} {
+			t.Run(status, func(t *testing.T) {
+				t.Parallel()
+				q := "ack1x-nocursor-" + status
+				b.pushN(t, q, q, 3)
+				msgs := b.popPartition(t, q, "Default", "other", 3) // learns the partition id
+				nack := map[string]any{"transactionId": msgs[1]["transactionId"], "partitionId": msgs[1]["partitionId"],
+					"status": status}
+				res := b.ackItems(t, "gx", nack)
+				require.Equal(t, true, res[0]["success"], "%v", res[0])
+				require.Equal(t, true, res[0]["dlq"], "%v", res[0])
+				require.Equal(t, []any{q + "-2"}, b.dlqTransactions(t, "queue="+q+"&consumerGroup=gx"))
+				require.Equal(t, []any{q + "-1", q + "-2", q + "-3"}, txIDs(b.popUpTo(t, q, "Default", "gx", 10)))
+			})
+		}
+	})
+
 	t.Run("FailedAfterADeadLetterInTheSameCall", func(t *testing.T) {
 		t.Parallel()
 		// [q-1 failed: budget spent, dead-lettered; q-2 failed] in one call: q-2's

@@ -54,6 +54,22 @@ func TestParamsAreCheckedBeforeSQL(t *testing.T) {
 			`"code":"invalid_argument","field":"x","rows":[]}`, string(r.body))
 	})
 
+	t.Run("TransactionIDLengthIsCharacters", func(t *testing.T) {
+		t.Parallel()
+		// 200 characters in 400 bytes: varchar(255) holds it, so push, ack and a
+		// transaction take it; 256 characters are refused.
+		id := strings.Repeat("é", 200)
+		pushed := b.pushOne(t, "txid-chars", "", id, `1`)
+		require.Equal(t, id, pushed["transactionId"])
+		m := b.popPartition(t, "txid-chars", "Default", "", 1)[0]
+		r := b.post(t, "/api/v1/ack", mustJSON(t, map[string]any{"transactionId": id, "partitionId": m["partitionId"],
+			"leaseId": m["leaseId"], "status": "completed"}))
+		requireStatus(t, http.StatusOK, r)
+		require.Equal(t, true, r.array(t)[0]["success"], "%s", r.body)
+		requireError(t, b.post(t, "/api/v1/push", `{"items":[{"queue":"txid-chars","transactionId":"`+strings.Repeat("é", 256)+`"}]}`),
+			http.StatusBadRequest, "invalid_argument", "items[0].transactionId must be at most 255 characters", "items[0].transactionId")
+	})
+
 	t.Run("ValidParametersPass", func(t *testing.T) {
 		t.Parallel()
 		b.pushOne(t, "pé/q", "", "", `1`)

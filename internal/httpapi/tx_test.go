@@ -100,4 +100,23 @@ func TestTransaction(t *testing.T) {
 		require.Len(t, m["results"], 2)
 		requireStatus(t, http.StatusNoContent, b.get(t, "/api/v1/pop/queue/tx-fail"))
 	})
+
+	t.Run("MalformedPartitionIDRollsBackWithTheResultsBeforeIt", func(t *testing.T) {
+		t.Parallel()
+		r := b.post(t, "/api/v1/transaction", `{"operations":[
+			{"type":"push","items":[{"queue":"tx-badpid","transactionId":"r4","payload":1}]},
+			{"type":"ack","transactionId":"x2","partitionId":"not-a-uuid"},
+			{"type":"push","items":[{"queue":"tx-badpid","transactionId":"r5","payload":2}]}]}`)
+		requireStatus(t, http.StatusOK, r)
+		m := r.object(t)
+		require.Equal(t, false, m["success"])
+		require.Equal(t, "ack_rejected", m["reason"])
+		results := m["results"].([]any)
+		require.Len(t, results, 2, "the push before the ack and the ack; nothing after it: %v", results)
+		require.Equal(t, "push", results[0].(map[string]any)["type"])
+		require.Equal(t, "r4", results[0].(map[string]any)["transactionId"])
+		require.Equal(t, "ack", results[1].(map[string]any)["type"])
+		require.EqualValues(t, 1, results[1].(map[string]any)["index"])
+		requireStatus(t, http.StatusNoContent, b.get(t, "/api/v1/pop/queue/tx-badpid"))
+	})
 }

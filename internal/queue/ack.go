@@ -61,6 +61,10 @@ type TxOp struct {
 	Type string // "ack" or "push"
 	Ack  Ack
 	Push []PushItem
+	// Unresolvable marks an ack known to name no message without asking the database
+	// (a partition id that is no UUID, or one outside the caller's scope): the
+	// transaction runs up to it and rolls back there, as for an unknown message.
+	Unresolvable bool
 }
 
 // TxOpResult reports one operation of a transaction; push operations report one

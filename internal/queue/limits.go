@@ -28,6 +28,12 @@ func CheckName(field, name string) error {
 	return nil
 }
 
+// TransactionIDTooLong reports whether id has more characters than a transaction id
+// may (varchar counts characters, not bytes).
+func TransactionIDTooLong(id string) bool {
+	return len(id) > MaxTransactionIDLength && utf8.RuneCountInString(id) > MaxTransactionIDLength
+}
+
 func containsNUL(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] == 0 {

@@ -73,6 +73,12 @@ func transactionOps(ctx context.Context, tx pgx.Tx, ops []queue.TxOp, res queue.
 		case "ack":
 			r := queue.TxOpResult{Index: index, Type: "ack", TransactionID: op.Ack.TransactionID}
 			index++
+			if op.Unresolvable {
+				r.Error = queue.AckUnresolvable
+				res.Results = append(res.Results, r)
+				res.Error, res.Reason = queue.TxAckUnresolvable, queue.TxReasonAckRejected
+				return res, nil
+			}
 			var errText string
 			var unresolved bool
 			err := tx.QueryRow(ctx, `SELECT o_success, coalesce(o_error, ''), o_dlq, o_unresolved FROM queen.tx_ack_q2($1, $2, $3, $4, $5, $6)`,
@@ -134,6 +140,9 @@ func transactionPrepare(ctx context.Context, tx pgx.Tx, ops []queue.TxOp) error 
 				pushPartitions = append(pushPartitions, it.Partition)
 			}
 		case "ack":
+			if op.Unresolvable {
+				continue
+			}
 			ackPIDs = append(ackPIDs, op.Ack.PartitionID)
 			ackGroups = append(ackGroups, op.Ack.ConsumerGroup)
 		}

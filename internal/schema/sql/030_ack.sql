@@ -453,14 +453,8 @@ BEGIN
         END IF;
 
         IF NOT v_has_row THEN
-            IF v_dlq THEN
-                INSERT INTO queen.partition_consumers
-                       (partition_id, consumer_group, last_consumed_id, last_consumed_created_at, last_consumed_at,
-                        total_messages_consumed)
-                VALUES (it.pid, p_group, it.mid, it.mts, v_now, 1)
-                ON CONFLICT (partition_id, consumer_group) DO NOTHING;
-                v_loaded := false; -- the next item of this partition reads the new row
-            END IF;
+            -- No cursor row: nothing to move (a dead letter creates none, which would
+            -- skip the earlier messages for the group).
             o_success := true; o_error := NULL; o_dlq := v_dlq;
             RETURN NEXT;
             CONTINUE;

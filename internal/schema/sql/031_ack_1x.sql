@@ -344,12 +344,12 @@ BEGIN
             VALUES (it.mid, it.pid, p_group, coalesce(nullif(it.err, ''), 'Retries exhausted'),
                     CASE WHEN v_has_row THEN pc.batch_retry_count ELSE 0 END, it.mts);
             IF NOT v_has_row THEN
-                INSERT INTO queen.partition_consumers
-                       (partition_id, consumer_group, last_consumed_id, last_consumed_created_at, last_consumed_at,
-                        total_messages_consumed)
-                VALUES (it.pid, p_group, it.mid, it.mts, v_now, 1)
-                ON CONFLICT (partition_id, consumer_group) DO NOTHING;
-                v_loaded := false; -- the next item of this partition reads the new row
+                -- The group never popped here (or its cursor was deleted): the dead
+                -- letter is filed, but no cursor is created at this message, which
+                -- would skip the earlier ones for the group; nothing is leased.
+                o_success := true; o_error := NULL; o_lease_released := false; o_dlq := true;
+                RETURN NEXT;
+                CONTINUE;
             ELSE
                 -- The lease is released when the row is written back (at the next
                 -- partition or the end of the call); until then it counts this
