@@ -235,8 +235,10 @@ func (s *Store) ConsumerGroupSeek(ctx context.Context, group, queueName string, 
 		ts = &seek.Timestamp
 	}
 	var n *int
-	err := s.pool.QueryRow(ctx, `SELECT queen.consumer_group_seek_q1($1, $2, $3, $4)`,
-		group, queueName, seek.ToEnd, ts).Scan(&n)
+	err := retryRaced(ctx, func() error {
+		return s.pool.QueryRow(ctx, `SELECT queen.consumer_group_seek_q1($1, $2, $3, $4)`,
+			group, queueName, seek.ToEnd, ts).Scan(&n)
+	})
 	if err != nil {
 		return 0, interpretError(err)
 	}
@@ -252,8 +254,10 @@ func (s *Store) ConsumerGroupPartitionSeek(ctx context.Context, group, queueName
 	var res queue.ConsumerGroupPartitionSeek
 	var found bool
 	var movedTo *time.Time
-	err := s.pool.QueryRow(ctx, `SELECT o_found, o_updated, o_moved_to FROM queen.consumer_group_seek_partition_q1($1, $2, $3)`,
-		group, queueName, partition).Scan(&found, &res.Updated, &movedTo)
+	err := retryRaced(ctx, func() error {
+		return s.pool.QueryRow(ctx, `SELECT o_found, o_updated, o_moved_to FROM queen.consumer_group_seek_partition_q1($1, $2, $3)`,
+			group, queueName, partition).Scan(&found, &res.Updated, &movedTo)
+	})
 	if err != nil {
 		return res, interpretError(err)
 	}
@@ -262,4 +266,17 @@ func (s *Store) ConsumerGroupPartitionSeek(ctx context.Context, group, queueName
 	}
 	res.CursorMovedTo = utcPtr(movedTo)
 	return res, nil
+}
+
+// retryRaced runs a seek again, up to claimAttempts times in all, when PostgreSQL
+// aborted it as a deadlock victim or when it wrote a cursor for a queue or partition
+// deleted meanwhile: the aborted statement took no effect, and the next one moves the
+// cursors again or finds the queue gone (404).
+func retryRaced(ctx context.Context, run func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := run()
+		if err == nil || attempt == claimAttempts || !(isLockConflict(err) || isDeletedMeanwhile(err)) || ctx.Err() != nil {
+			return err
+		}
+	}
 }

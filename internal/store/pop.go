@@ -27,14 +27,23 @@ const claimAttempts = 3
 // Two pops that each claim several partitions of one queue can lock the partitions'
 // ready rows in opposite orders; PostgreSQL then aborts one of them (deadlock_detected).
 // The aborted statement changed nothing and returned nothing, so it runs again, up to
-// claimAttempts times in all.
+// claimAttempts times in all; so does one that raced the deletion of its queue (which
+// then finds nothing).
 func (s *Store) PartitionClaim(ctx context.Context, req queue.PopRequest, leaseID string) ([]queue.Message, error) {
 	for attempt := 1; ; attempt++ {
 		msgs, err := s.partitionClaimOnce(ctx, req, leaseID)
-		if err == nil || attempt == claimAttempts || !isLockConflict(err) || ctx.Err() != nil {
+		if err == nil || attempt == claimAttempts || !(isLockConflict(err) || isDeletedMeanwhile(err)) || ctx.Err() != nil {
 			return msgs, err
 		}
 	}
+}
+
+// isDeletedMeanwhile reports a statement aborted by a foreign-key violation (23503):
+// it wrote a row (a registration, a cursor) for a queue or partition deleted after
+// the statement read it. It took no effect; run again, it finds them gone.
+func isDeletedMeanwhile(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23503"
 }
 
 // isLockConflict reports a statement aborted by deadlock_detected (40P01) or

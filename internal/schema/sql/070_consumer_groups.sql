@@ -31,6 +31,11 @@ DECLARE
     v_n    integer;
     c_zero constant uuid := '00000000-0000-0000-0000-000000000000';
 BEGIN
+    -- The queues' registration locks first, as a group's first pop takes them before
+    -- it creates or leases cursor rows: taken after the cursor rows, a seek and that
+    -- pop deadlocked.
+    PERFORM pg_advisory_xact_lock(queen.queue_consumers_key(q.qid))
+       FROM (SELECT DISTINCT p.queue_id AS qid FROM queen.partitions p WHERE p.id = ANY (p_pids) ORDER BY 1) q;
     PERFORM 1 FROM queen.partition_consumers c
       WHERE c.partition_id = ANY (p_pids) AND c.consumer_group = p_group
       ORDER BY c.partition_id
@@ -62,8 +67,6 @@ BEGIN
     -- The group's ready rows follow the moved cursors, set-based: under the queues'
     -- registration locks held exclusively no push is in flight, so a cursor at its
     -- partition's head proves the row can go (015_ready.sql). The leases were cleared.
-    PERFORM pg_advisory_xact_lock(queen.queue_consumers_key(q.qid))
-       FROM (SELECT DISTINCT p.queue_id AS qid FROM queen.partitions p WHERE p.id = ANY (p_pids) ORDER BY 1) q;
     DELETE FROM queen.partition_ready r
      USING queen.partition_consumers c
      WHERE r.partition_id = ANY (p_pids) AND r.consumer_group = p_group
