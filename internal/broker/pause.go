@@ -47,6 +47,23 @@ type pause struct {
 	mu      sync.Mutex
 	tickets uint64 // tickets handed out
 	stored  uint64 // ticket of the read last stored
+	// popOn is closed when pops become paused, so parked pops answer at once; a new
+	// one is made when they resume. Guarded by mu; nil until first asked for.
+	popOn chan struct{}
+}
+
+// popPausedSignal returns a channel that is closed once pops are paused (already
+// closed while they are).
+func (p *pause) popPausedSignal() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.popOn == nil {
+		p.popOn = make(chan struct{})
+		if p.pop.Load() {
+			close(p.popOn)
+		}
+	}
+	return p.popOn
 }
 
 // ticket numbers a read of the flags about to start.
@@ -66,9 +83,17 @@ func (p *pause) store(t uint64, push, pop bool) {
 		return
 	}
 	p.stored = t
+	was := p.pop.Load()
 	p.push.Store(push)
 	p.pop.Store(pop)
 	p.loaded.Store(true)
+	if p.popOn != nil && pop != was {
+		if pop {
+			close(p.popOn)
+		} else {
+			p.popOn = make(chan struct{})
+		}
+	}
 }
 
 // Paused returns the cached pause flags: push (pushes go to the spool, or are

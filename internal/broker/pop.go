@@ -82,7 +82,7 @@ func WithParkStop(ctx context.Context, stop <-chan struct{}) context.Context {
 // stop signal closes (WithParkStop) or the broker closes; parked pops hold no
 // database connection. An empty result is not an
 // error. All attempts of one request share one lease id. While pops are paused
-// (pop maintenance mode), every pop is answered empty at once.
+// (pop maintenance mode), every pop is answered empty at once, parked ones included.
 func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopResult, err error) {
 	res = queue.PopResult{Queue: req.Queue, ConsumerGroup: req.ConsumerGroup}
 	defer func() { b.analytics.RecordPop(time.Now(), req, res, err) }()
@@ -115,6 +115,10 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 		}
 	}()
 	for empty := 0; ; {
+		paused := b.pause.popPausedSignal()
+		if _, pop := b.Paused(); pop {
+			return res, nil // paused while parked: answered empty at once
+		}
 		msgs, from, err := b.popAttempt(ctx, req, leaseID, w)
 		if err != nil {
 			return res, err
@@ -154,6 +158,7 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 			return res, nil
 		case <-stop:
 			return res, nil
+		case <-paused:
 		case <-w.wake:
 			empty = 0
 		case <-timer.C:

@@ -659,6 +659,39 @@ func TestMaintenance(t *testing.T) {
 		requireStatus(t, http.StatusOK, b.post(t, "/api/v1/system/maintenance/pop", `{"enabled":false}`))
 		require.Len(t, arr(t, b.popOne(t, "maint-pop", "")["messages"]), 1)
 	})
+
+	t.Run("ParkedPopsAnswerWhenPopsPause", func(t *testing.T) {
+		// A long-poll parked before the switch answers 204 at once, and takes nothing
+		// pushed meanwhile.
+		type answer struct {
+			status int
+			err    error
+		}
+		done := make(chan answer, 1)
+		go func() {
+			resp, err := b.srv.Client().Get(b.srv.URL + "/api/v1/pop/queue/maint-parked?wait=true&timeout=30000")
+			if err != nil {
+				done <- answer{err: err}
+				return
+			}
+			resp.Body.Close()
+			done <- answer{status: resp.StatusCode}
+		}()
+		require.Eventually(t, func() bool { return b.broker.ParkedPolls() == 1 }, 10*time.Second, 10*time.Millisecond)
+		requireStatus(t, http.StatusOK, b.post(t, "/api/v1/system/maintenance/pop", `{"enabled":true}`))
+		var got answer
+		select {
+		case got = <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the parked pop was not answered when pops paused")
+		}
+		require.NoError(t, got.err)
+		require.Equal(t, http.StatusNoContent, got.status)
+		b.pushOne(t, "maint-parked", "", "", `{}`)
+		requireStatus(t, http.StatusNoContent, b.get(t, "/api/v1/pop/queue/maint-parked?wait=true&timeout=30000"))
+		requireStatus(t, http.StatusOK, b.post(t, "/api/v1/system/maintenance/pop", `{"enabled":false}`))
+		require.Len(t, arr(t, b.popOne(t, "maint-parked", "")["messages"]), 1, "the message pushed during the pause")
+	})
 }
 
 // runBroker runs b's background loops until the test ends, waiting for them to stop
