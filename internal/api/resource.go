@@ -67,8 +67,8 @@ type QueueDetail struct {
 	// Options is the queue's stored option set, as in the configure echo. Queen only:
 	// upstream's answer has no options (nil when talking to it).
 	Options *QueueOptionsEcho `json:"options,omitempty"`
-	// EnforcedOptions says whether queen applies the stored ttl and retryDelay. Queen
-	// only, nil from upstream.
+	// EnforcedOptions says whether queen applies the stored ttl, retryDelay and
+	// maxSize. Queen only, nil from upstream.
 	EnforcedOptions *EnforcedOptions `json:"enforcedOptions,omitempty"`
 	// ConsumerGroups is how far each consumer of the queue is behind now, by group
 	// (omitted when nobody consumes it). Queen only, nil from upstream; the partition
@@ -76,8 +76,8 @@ type QueueDetail struct {
 	ConsumerGroups []ConsumerGroupLag `json:"consumerGroups,omitempty"`
 }
 
-// EnforcedOptions reports, for the two options upstream stores on every queue but never
-// applies, whether queen applies the stored value. Queen applies them only when they
+// EnforcedOptions reports, for the options upstream stores but never applies to live
+// pushes and pops, whether queen applies the stored value. Queen applies them only when they
 // were set through its own configure (and not changed since by another broker);
 // otherwise they act as 0. A stored 0 is reported true: there is nothing to apply.
 type EnforcedOptions struct {
@@ -85,6 +85,8 @@ type EnforcedOptions struct {
 	TTL bool `json:"ttl"`
 	// RetryDelay is whether a failed batch waits before redelivery.
 	RetryDelay bool `json:"retryDelay"`
+	// MaxSize is whether pushes beyond the queue's capacity are refused.
+	MaxSize bool `json:"maxSize"`
 }
 
 // MarshalJSON renders a nil Partitions as [].

@@ -82,7 +82,7 @@ func TestResourceAndConfigureShapes(t *testing.T) {
 		{
 			name: "QueueDetailWithOptions",
 			v: api.QueueDetail{Name: "q", Options: &echo,
-				EnforcedOptions: &api.EnforcedOptions{TTL: false, RetryDelay: true}},
+				EnforcedOptions: &api.EnforcedOptions{TTL: false, RetryDelay: true, MaxSize: true}},
 			want: `{"id":"","name":"q","namespace":"","task":"","createdAt":"","partitions":[],
 			 "totals":{"total":0,"pending":0,"processing":0,"completed":0,"failed":0,"deadLetter":0},
 			 "options":{"priority":5,"leaseTime":300,"retryLimit":3,"retryDelay":1000,"maxSize":0,
@@ -90,7 +90,7 @@ func TestResourceAndConfigureShapes(t *testing.T) {
 			  "windowBuffer":0,"retentionSeconds":3600,"completedRetentionSeconds":0,
 			  "retentionEnabled":false,"encryptionEnabled":false,"maxWaitTimeSeconds":0,
 			  "minPopWaitTime":0,"dedupWindowSeconds":3600,"retentionSinkHold":"","retentionSinkHoldMaxSeconds":604800},
-			 "enforcedOptions":{"ttl":false,"retryDelay":true}}`,
+			 "enforcedOptions":{"ttl":false,"retryDelay":true,"maxSize":true}}`,
 		},
 		{
 			name: "QueueDetailNoPartitionsIsArray",

@@ -198,6 +198,13 @@ func checkPushItem(it *queue.PushItem, at string) error {
 
 // wakeQueues wakes the long-polls of the queues items went to, on this replica at
 // once and on the others through NOTIFY. Call it only after the commit.
+// Wake wakes the pops parked on queueName, on this broker at once and on the other
+// replicas through PostgreSQL, as a push to the queue does (POST /internal/api/notify).
+func (b *Broker) Wake(queueName string) {
+	b.waiters.notify(queueName)
+	b.wakeup.announce(queueName)
+}
+
 func (b *Broker) wakeQueues(items []queue.PushItem) {
 	last := ""
 	for _, it := range items {

@@ -247,21 +247,22 @@ func showConfigured(t *tw, r *api.ConfigureResponse) {
 	t.table([]string{"OPTION", "VALUE"}, optionRows(r.Options, nil), "")
 }
 
-// optionRows renders an option set, one row per option. With e, a non-zero ttl and
-// retryDelay also say whether the broker applies them: upstream stores 3600 s and
-// 1000 ms on every queue and never applies them, and queen applies only values set
-// through its own configure.
+// optionRows renders an option set, one row per option. With e, a non-zero ttl,
+// retryDelay and maxSize also say whether the broker applies them: upstream stores
+// 3600 s and 1000 ms on every queue and applies none of the three to live pushes and
+// pops, and queen applies only values set through its own configure.
 func optionRows(o api.QueueOptionsEcho, e *api.EnforcedOptions) [][]string {
-	ttl, retryDelay := itoa(o.TTL)+"s", itoa(o.RetryDelay)+"ms"
+	ttl, retryDelay, maxSize := itoa(o.TTL)+"s", itoa(o.RetryDelay)+"ms", itoa(o.MaxSize)
 	if e != nil {
 		ttl, retryDelay = withEnforcement(ttl, o.TTL, e.TTL), withEnforcement(retryDelay, o.RetryDelay, e.RetryDelay)
+		maxSize = withEnforcement(maxSize, o.MaxSize, e.MaxSize)
 	}
 	return [][]string{
 		{"leaseTime", itoa(o.LeaseTime) + "s"},
 		{"retryLimit", itoa(o.RetryLimit)},
 		{"retryDelay", retryDelay},
 		{"priority", itoa(o.Priority)},
-		{"maxSize", itoa(o.MaxSize)},
+		{"maxSize", maxSize},
 		{"ttl", ttl},
 		{"delayedProcessing", itoa(o.DelayedProcessing) + "s"},
 		{"windowBuffer", itoa(o.WindowBuffer) + "s"},

@@ -141,7 +141,7 @@ func TestUnmatchedRoutesAnswerNoSuchRoute(t *testing.T) {
 		{http.MethodPost, "/nope"},
 		{http.MethodPut, "/queues/orders"},
 		{http.MethodPost, "/streams/v1/nothing"},
-		{http.MethodPost, "/internal/api/notify"},
+		{http.MethodPost, "/internal/api/peers"},
 		{http.MethodPatch, "/"},
 	} {
 		requireNoSuchRoute(t, b.do(t, c.method, c.path, ""), c.method+" "+c.path)

@@ -124,7 +124,7 @@ func TestConfigureMerge(t *testing.T) {
 		opts(t, `{"queue":"m-up","options":{"leaseTime":20}}`)
 		d := b.list(t, "/api/v1/resources/queues/m-up")
 		require.Equal(t, 3600.0, d["options"].(map[string]any)["ttl"])
-		require.Equal(t, map[string]any{"ttl": false, "retryDelay": false}, d["enforcedOptions"])
+		require.Equal(t, map[string]any{"ttl": false, "retryDelay": false, "maxSize": true}, d["enforcedOptions"])
 	})
 
 	t.Run("ConcurrentEditsBothSurvive", func(t *testing.T) {

@@ -313,13 +313,17 @@ func queryString(q url.Values, name string) (string, bool) {
 	return vs[0], true
 }
 
-// queryInt parses an integer query parameter. Absent or empty means (0, false);
-// garbage is a 400 naming the parameter.
+// queryInt parses an integer query parameter. Absent or empty means (0, false); an
+// integer written with a zero fraction ("30000.0", as a client that formats a float
+// sends it) is that integer; anything else is a 400 naming the parameter.
 func queryInt(q url.Values, name string) (int64, bool, error) {
 	v, ok := queryString(q, name)
 	v = strings.TrimSpace(v)
 	if !ok || v == "" {
 		return 0, false, nil
+	}
+	if whole, frac, found := strings.Cut(v, "."); found && frac != "" && strings.Trim(frac, "0") == "" {
+		v = whole
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {

@@ -314,11 +314,12 @@ func (s *Server) handleQueueGet(w http.ResponseWriter, r *http.Request) error {
 	opts.Namespace, opts.Task = api.String(qi.Namespace), api.String(qi.Task)
 	d := api.QueueDetail{
 		ID: qi.ID, Name: unscopeName(r, qi.Name), Namespace: qi.Namespace, Task: qi.Task,
-		CreatedAt:       api.FormatMillis(qi.CreatedAt),
-		Partitions:      make([]api.PartitionDetail, len(qi.Partitions)),
-		Totals:          counters(qi.Totals),
-		Options:         &opts,
-		EnforcedOptions: &api.EnforcedOptions{TTL: qi.Enforced.TTL, RetryDelay: qi.Enforced.RetryDelay},
+		CreatedAt:  api.FormatMillis(qi.CreatedAt),
+		Partitions: make([]api.PartitionDetail, len(qi.Partitions)),
+		Totals:     counters(qi.Totals),
+		Options:    &opts,
+		EnforcedOptions: &api.EnforcedOptions{TTL: qi.Enforced.TTL, RetryDelay: qi.Enforced.RetryDelay,
+			MaxSize: qi.Enforced.MaxSize},
 	}
 	for i, p := range qi.Partitions {
 		d.Partitions[i] = api.PartitionDetail{

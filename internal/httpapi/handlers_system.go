@@ -90,11 +90,16 @@ func (s *Server) handlePushPauseSet(w http.ResponseWriter, r *http.Request) erro
 	})
 }
 
-// handlePopPauseGet is GET /api/v1/system/maintenance/pop.
+// handlePopPauseGet is GET /api/v1/system/maintenance/pop: the flag read from the
+// database, or the cached one when the database cannot be reached (as the push flag's
+// route answers).
 func (s *Server) handlePopPauseGet(w http.ResponseWriter, r *http.Request) error {
 	_, pop, err := s.broker.PauseStatus(r.Context())
 	if err != nil {
-		return err
+		if !errors.Is(err, queue.ErrUnavailable) || r.Context().Err() != nil {
+			return err
+		}
+		_, pop = s.broker.Paused()
 	}
 	return writeJSON(w, http.StatusOK, popPauseStatus(pop))
 }

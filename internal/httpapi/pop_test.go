@@ -106,6 +106,8 @@ func TestPop(t *testing.T) {
 			{"TimeoutGarbage", "timeout=soon", "timeout must be an integer", "timeout"},
 			{"TimeoutNegative", "timeout=-1", "timeout must not be negative", "timeout"},
 			{"PartitionsGarbage", "partitions=1.5", "partitions must be an integer", "partitions"},
+			{"BatchFractionOnly", "batch=.0", "batch must be an integer", "batch"},
+			{"BatchExponent", "batch=1e1", "batch must be an integer", "batch"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
@@ -113,6 +115,16 @@ func TestPop(t *testing.T) {
 					http.StatusBadRequest, "invalid_argument", tc.msg, tc.field)
 			})
 		}
+	})
+
+	t.Run("IntegersWithAZeroFraction", func(t *testing.T) {
+		t.Parallel()
+		// As a client that formats its numbers as floats sends them.
+		b.pushOne(t, "pop-float", "", "f1", `1`)
+		b.pushOne(t, "pop-float", "", "f2", `2`)
+		r := b.get(t, "/api/v1/pop/queue/pop-float?batch=2.0&timeout=30000.00&wait=false&partitions=1.0")
+		requireStatus(t, http.StatusOK, r)
+		require.Len(t, r.object(t)["messages"], 2)
 	})
 
 	t.Run("ClientGoneWritesNothingAndUnparks", func(t *testing.T) {

@@ -36,7 +36,7 @@ func TestAdoptedUpstreamQueueOptions(t *testing.T) {
 		return d["options"].(map[string]any), d["enforcedOptions"].(map[string]any)
 	}
 	enforcedBoth := func(ttl, retryDelay bool) map[string]any {
-		return map[string]any{"ttl": ttl, "retryDelay": retryDelay}
+		return map[string]any{"ttl": ttl, "retryDelay": retryDelay, "maxSize": true}
 	}
 	queueModeLease := func(t *testing.T) *time.Time {
 		t.Helper()
@@ -97,6 +97,34 @@ func TestAdoptedUpstreamQueueOptions(t *testing.T) {
 	require.Equal(t, []any{"old", "new"}, field(cgPop(t, b.testBundle, q+"?consumerGroup=g-reset&batch=10"), "transactionId"))
 }
 
+// TestAdoptedUpstreamMaxSize: upstream stores max_queue_size and applies it only when
+// its file buffer drains, never to a live push. On an adopted database a stored maxSize
+// refuses nothing until the queue is configured through queen.
+func TestAdoptedUpstreamMaxSize(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t)
+	const q = "up-capped"
+	_, err := b.db.Exec(t.Context(), `INSERT INTO queen.queues (name, namespace, task, ttl, retry_delay, max_queue_size)
+		VALUES ($1, '', '', 3600, 1000, 2)`, q)
+	require.NoError(t, err)
+	d := b.list(t, "/api/v1/resources/queues/"+q)
+	require.Equal(t, 2.0, d["options"].(map[string]any)["maxSize"], "the stored value is shown")
+	require.Equal(t, false, d["enforcedOptions"].(map[string]any)["maxSize"])
+
+	push3 := func(prefix string) []any {
+		r := b.post(t, "/api/v1/push", `{"items":[{"queue":"up-capped","transactionId":"`+prefix+`1"},`+
+			`{"queue":"up-capped","transactionId":"`+prefix+`2"},{"queue":"up-capped","transactionId":"`+prefix+`3"}]}`)
+		requireStatus(t, http.StatusCreated, r)
+		return field(r.array(t), "status")
+	}
+	require.Equal(t, []any{"queued", "queued", "queued"}, push3("a"), "upstream's maxSize is not applied")
+
+	// Configured through queen, it is: the queue already holds 3.
+	b.configure(t, q, `{"maxSize":4}`)
+	require.Equal(t, true, b.list(t, "/api/v1/resources/queues/"+q)["enforcedOptions"].(map[string]any)["maxSize"])
+	require.Equal(t, []any{"queued", "failed", "failed"}, push3("b"))
+}
+
 // TestQueenQueueOptionsEnforced: queues queen creates or configures have their ttl and
 // retryDelay applied as stored.
 func TestQueenQueueOptionsEnforced(t *testing.T) {
@@ -109,7 +137,30 @@ func TestQueenQueueOptionsEnforced(t *testing.T) {
 		d := b.list(t, "/api/v1/resources/queues/opt-pushed")
 		opts := d["options"].(map[string]any)
 		require.Equal(t, []any{0.0, 0.0}, []any{opts["ttl"], opts["retryDelay"]})
-		require.Equal(t, map[string]any{"ttl": true, "retryDelay": true}, d["enforcedOptions"])
+		require.Equal(t, map[string]any{"ttl": true, "retryDelay": true, "maxSize": true}, d["enforcedOptions"])
+	})
+
+	t.Run("ExpiredPartitionsDoNotHideAFreshOne", func(t *testing.T) {
+		t.Parallel()
+		// 30 partitions whose messages all expired come before the fresh one: the pop
+		// drops them on its way and still reaches it (it gave up after 20).
+		const q = "opt-ttl-many"
+		b.configure(t, q, `{"ttl":600}`)
+		require.Nil(t, cgPop(t, b.testBundle, q), "registers queue mode as a wildcard consumer")
+		items := make([]map[string]any, 30)
+		for i := range items {
+			items[i] = map[string]any{"queue": q, "partition": "x" + itoa(i), "payload": i}
+		}
+		requireStatus(t, http.StatusCreated, b.post(t, "/api/v1/push", mustJSON(t, map[string]any{"items": items})))
+		_, err := b.db.Exec(t.Context(), `UPDATE queen.messages m SET created_at = m.created_at - interval '2 hours'
+			FROM queen.partitions p JOIN queen.queues qq ON qq.id = p.queue_id
+			WHERE m.partition_id = p.id AND qq.name = $1`, q)
+		require.NoError(t, err)
+		_, err = b.db.Exec(t.Context(), `UPDATE queen.partition_lookup
+			SET last_message_created_at = last_message_created_at - interval '2 hours' WHERE queue_name = $1`, q)
+		require.NoError(t, err)
+		b.pushed(t, q, "fresh", "fresh-1", `1`)
+		require.Equal(t, []any{"fresh-1"}, field(cgPop(t, b.testBundle, q), "transactionId"))
 	})
 
 	t.Run("ConfiguredTTLExpiresOldMessages", func(t *testing.T) {
@@ -126,6 +177,6 @@ func TestQueenQueueOptionsEnforced(t *testing.T) {
 		require.Equal(t, []any{"new"}, field(cgPop(t, b.testBundle, "opt-ttl?batch=10"), "transactionId"))
 		d := b.list(t, "/api/v1/resources/queues/opt-ttl")
 		require.Equal(t, 600.0, d["options"].(map[string]any)["ttl"])
-		require.Equal(t, map[string]any{"ttl": true, "retryDelay": true}, d["enforcedOptions"])
+		require.Equal(t, map[string]any{"ttl": true, "retryDelay": true, "maxSize": true}, d["enforcedOptions"])
 	})
 }

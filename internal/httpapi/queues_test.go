@@ -162,7 +162,7 @@ func TestQueueResources(t *testing.T) {
 		delete(opts, "namespace")
 		delete(opts, "task")
 		require.JSONEq(t, defaultOptionsEcho, mustJSON(t, opts), "the configure echo's shape")
-		require.Equal(t, map[string]any{"ttl": true, "retryDelay": true}, d["enforcedOptions"])
+		require.Equal(t, map[string]any{"ttl": true, "retryDelay": true, "maxSize": true}, d["enforcedOptions"])
 		require.Equal(t, "invoice", d["task"])
 		parts := d["partitions"].([]any)
 		require.Len(t, parts, 2)

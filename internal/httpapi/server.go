@@ -212,6 +212,11 @@ func (s *Server) routes() {
 	r.Get(v1+"/system/replicas", s.handle(s.handleReplicas))
 	r.Get(v1+"/system/longpolls", s.handle(s.handleLongPolls))
 	r.Get(v1+"/analytics/consumer-lag", s.handle(s.handleConsumerLag))
+	// The upstream broker's peer and diagnostics routes (handlers_peer.go).
+	r.Get(v1+"/system/shared-state", s.handle(s.handleSharedState))
+	r.Get("/internal/api/shared-state/stats", s.handle(s.handleSharedState))
+	r.Get("/internal/api/inter-instance/stats", s.handle(s.handleSharedState))
+	r.Post("/internal/api/notify", s.handle(s.handleNotify))
 	r.Get("/internal/api/tenancy", s.handle(s.handleTenancy))
 	r.Get("/internal/api/tenancy/usage", s.handle(s.handleTenancyUsage))
 	// Moving a tenant between cells (handlers_tenancy_move.go, handlers_tenancy_fence.go).

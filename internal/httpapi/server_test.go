@@ -27,7 +27,7 @@ func TestRouting(t *testing.T) {
 			{http.MethodGet, "/api/v1/resources/nothing"},
 			{http.MethodGet, "/api/v1/not-a-route/x"},
 			{http.MethodPost, "/streams/v1/nothing"},
-			{http.MethodPost, "/internal/api/notify"},
+			{http.MethodPost, "/internal/api/peers"},
 			{http.MethodDelete, "/api/v1/queues/q/clear"},
 		} {
 			r := b.do(t, c.method, c.path, "")

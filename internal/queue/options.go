@@ -71,14 +71,16 @@ func IsSinkHold(s string) bool {
 	return true
 }
 
-// Enforced says whether queen applies a queue's stored TTL and RetryDelay. Upstream
-// stores both on every queue and applies neither, so queen applies them only when they
-// were set through its own configure and have not been changed since by another
-// broker; otherwise it treats them as 0 and the field is false. A stored 0 means "off"
-// either way and is reported as enforced.
+// Enforced says whether queen applies a queue's stored TTL, RetryDelay and MaxSize.
+// Upstream stores them (ttl and retryDelay on every queue) and applies none to live
+// pushes and pops, so queen applies them only when they were set through its own
+// configure and have not been changed since by another broker; otherwise it treats
+// them as 0 and the field is false. A stored 0 means "off" either way and is reported
+// as enforced.
 type Enforced struct {
 	TTL        bool
 	RetryDelay bool
+	MaxSize    bool
 }
 
 // Validate rejects negative values, naming the option.

@@ -35,7 +35,7 @@ import (
 // sqlPushInsert stores nothing. It answers the partition ids, or NULL when the direct
 // push does not apply.
 const sqlPushLock = `WITH k AS MATERIALIZED (
-    SELECT x.ord, p.id AS pid, qq.id AS qid, coalesce(qq.max_queue_size, 0) > 0 AS capped
+    SELECT x.ord, p.id AS pid, qq.id AS qid, queen.enforced_option_q1(qq.max_queue_size, qq.queen_options, 'maxSize') > 0 AS capped
     FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(qn, pn, ord)
     JOIN queen.queues qq ON qq.name = x.qn
     JOIN queen.partitions p ON p.queue_id = qq.id AND p.name = x.pn

@@ -108,8 +108,10 @@ func TestPushDirectAndGeneralPaths(t *testing.T) {
 	require.NoError(t, admin.QueryRow(ctx, `SELECT count(*) FROM queen.messages WHERE transaction_id IN ('mixed-1', 'mixed-2')`).Scan(&n))
 	require.Equal(t, 2, n)
 
-	// A queue with a maxSize is counted by the general path, which refuses past it.
-	_, err = admin.Exec(ctx, `UPDATE queen.queues SET max_queue_size = 9 WHERE name = 'paths'`)
+	// A queue with a maxSize (set through queen's configure, which records it) is
+	// counted by the general path, which refuses past it.
+	_, err = admin.Exec(ctx, `UPDATE queen.queues SET max_queue_size = 9,
+		queen_options = coalesce(queen_options, '{}') || '{"maxSize": 9}' WHERE name = 'paths'`)
 	require.NoError(t, err)
 	before = pathsNow(st)
 	res, err = st.MessageInsertBatch(ctx, []queue.PushItem{item("paths", "a", ""), item("paths", "a", "")})

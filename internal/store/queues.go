@@ -59,7 +59,8 @@ const sqlQueueColumns = `q.id::text, q.name, coalesce(q.namespace, ''), coalesce
        coalesce(q.queen_options ->> 'retentionSinkHold', ''),
        coalesce((q.queen_options ->> 'retentionSinkHoldMaxSeconds')::integer, 604800),
        queen.enforced_option_q1(q.ttl, q.queen_options, 'ttl') = coalesce(q.ttl, 3600),
-       queen.enforced_option_q1(q.retry_delay, q.queen_options, 'retryDelay') = coalesce(q.retry_delay, 1000)`
+       queen.enforced_option_q1(q.retry_delay, q.queen_options, 'retryDelay') = coalesce(q.retry_delay, 1000),
+       queen.enforced_option_q1(q.max_queue_size, q.queen_options, 'maxSize') = coalesce(q.max_queue_size, 0)`
 
 // scanQueue scans a row of sqlQueueColumns. An option counts as enforced when the value
 // pop and ack apply is the stored one shown.
@@ -69,7 +70,8 @@ func scanQueue(row pgx.Row, qi *queue.QueueInfo) error {
 		&o.RetryDelay, &o.MaxSize, &o.TTL, &o.DeadLetterQueue, &o.DLQAfterMaxRetries, &o.DelayedProcessing,
 		&o.WindowBuffer, &o.RetentionSeconds, &o.CompletedRetentionSeconds, &o.RetentionEnabled,
 		&o.EncryptionEnabled, &o.MaxWaitTimeSeconds, &qi.CreatedAt, &o.MinPopWaitTime, &o.DedupWindowSeconds,
-		&o.RetentionSinkHold, &o.RetentionSinkHoldMaxSeconds, &qi.Enforced.TTL, &qi.Enforced.RetryDelay)
+		&o.RetentionSinkHold, &o.RetentionSinkHoldMaxSeconds, &qi.Enforced.TTL, &qi.Enforced.RetryDelay,
+		&qi.Enforced.MaxSize)
 }
 
 // QueueGet returns one queue's configuration (queue.ErrNotFound when absent).

@@ -64,11 +64,11 @@ BEGIN
     IF cardinality(p_queues) = 1 THEN
         -- One existing partition of a queue without maxSize (most pushes): its ids and
         -- both locks in one statement, taken in the order of the general path below.
-        SELECT p.id, qq.id, coalesce(qq.max_queue_size, 0) > 0 INTO v_pid, v_qid, v_capped
+        SELECT p.id, qq.id, queen.enforced_option_q1(qq.max_queue_size, qq.queen_options, 'maxSize') > 0 INTO v_pid, v_qid, v_capped
           FROM queen.queues qq JOIN queen.partitions p ON p.queue_id = qq.id AND p.name = p_partitions[1]
           LEFT JOIN LATERAL (SELECT pg_advisory_xact_lock_shared(queen.queue_consumers_key(qq.id)),
                                     pg_advisory_xact_lock(queen.partition_order_key(p.id))
-                              WHERE coalesce(qq.max_queue_size, 0) = 0 OFFSET 0) lk ON true
+                              WHERE queen.enforced_option_q1(qq.max_queue_size, qq.queen_options, 'maxSize') = 0 OFFSET 0) lk ON true
          WHERE qq.name = p_queues[1];
     END IF;
     IF v_pid IS NOT NULL AND NOT v_capped THEN
@@ -76,7 +76,7 @@ BEGIN
         v_qids := ARRAY[v_qid];
     ELSE
         v_pids := queen.partitions_resolve_q1(p_queues, p_partitions);
-        SELECT array_agg(qq.id ORDER BY k.ord), bool_or(coalesce(qq.max_queue_size, 0) > 0)
+        SELECT array_agg(qq.id ORDER BY k.ord), bool_or(queen.enforced_option_q1(qq.max_queue_size, qq.queen_options, 'maxSize') > 0)
           INTO v_qids, v_capped
           FROM unnest(p_queues) WITH ORDINALITY AS k(qn, ord) LEFT JOIN queen.queues qq ON qq.name = k.qn;
         -- The queues' registration locks in share mode, until commit: a group registering
@@ -86,12 +86,14 @@ BEGIN
            FROM (SELECT DISTINCT x.id FROM unnest(v_qids) AS x(id) ORDER BY x.id) q;
 
         -- maxSize: queues with a capacity are locked (before any partition, always in this
-        -- order) and counted, so concurrent pushes cannot overfill them.
+        -- order) and counted, so concurrent pushes cannot overfill them. Only a maxSize
+        -- set through queen's configure is applied: upstream stores it and never does
+        -- (queen.enforced_option_q1).
         IF v_capped THEN
             FOR r IN
-                SELECT qq.id, qq.name, qq.max_queue_size
+                SELECT qq.id, qq.name, queen.enforced_option_q1(qq.max_queue_size, qq.queen_options, 'maxSize') AS max_queue_size
                 FROM queen.queues qq
-                WHERE qq.name = ANY (p_queues) AND qq.max_queue_size > 0
+                WHERE qq.name = ANY (p_queues) AND queen.enforced_option_q1(qq.max_queue_size, qq.queen_options, 'maxSize') > 0
                 ORDER BY qq.id
             LOOP
                 PERFORM pg_advisory_xact_lock(queen.queue_capacity_key(r.id));

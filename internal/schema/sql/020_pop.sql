@@ -44,6 +44,7 @@ DECLARE
     v_cands      uuid[];
     v_names      text[];
     v_i          integer;
+    v_settled    integer := 0; -- rows settled, not claimed (window buffer, expired)
     v_pid        uuid;
     v_ok         boolean;
     v_rows       queen.messages[];
@@ -108,7 +109,10 @@ BEGIN
             v_pid := v_cands[v_i];
             v_pname := v_names[v_i];
         ELSE
-            EXIT WHEN v_i > greatest(p_max_partitions, 1) * 4 + 16;
+            -- Rows settled on the way (parked by the window buffer, or dropped as expired)
+            -- do not come back to the next pops: up to 1000 of them do not count here, so
+            -- that a run of them cannot hide a partition with messages behind them.
+            EXIT WHEN v_i - least(v_settled, 1000) > greatest(p_max_partitions, 1) * 4 + 16;
             -- The row stays locked until commit: concurrent pops skip it, and v_seen
             -- keeps this pop from taking it twice.
             SELECT r.partition_id, p.name::text, pl.last_message_created_at INTO v_pid, v_pname, v_head_ts
@@ -128,6 +132,7 @@ BEGIN
                 UPDATE queen.partition_ready r
                    SET ready_at = v_head_ts + make_interval(secs => v_q.window_buffer)
                  WHERE r.partition_id = v_pid AND r.consumer_group = p_group;
+                v_settled := v_settled + 1;
                 CONTINUE;
             END IF;
             -- ttl: a partition whose newest message expired has nothing to deliver until
@@ -139,6 +144,7 @@ BEGIN
                        AND NOT EXISTS (SELECT 1 FROM queen.partition_lookup pl
                                        WHERE pl.partition_id = v_pid AND pl.last_message_created_at > v_ttl_cut);
                 END IF;
+                v_settled := v_settled + 1;
                 CONTINUE;
             END IF;
             IF NOT pg_try_advisory_xact_lock(hashtextextended(v_pid::text, 12648430)) THEN

@@ -13,7 +13,7 @@ BEGIN
 
     FOR r IN
         SELECT qq.id FROM queen.queues qq
-        WHERE qq.name = ANY (p_push_queue) AND coalesce(qq.max_queue_size, 0) > 0
+        WHERE qq.name = ANY (p_push_queue) AND queen.enforced_option_q1(qq.max_queue_size, qq.queen_options, 'maxSize') > 0
         ORDER BY qq.id
     LOOP
         PERFORM pg_advisory_xact_lock(queen.queue_capacity_key(r.id));

@@ -16,22 +16,24 @@ BEGIN
     END IF;
     ALTER TABLE queen.queues ADD COLUMN queen_options jsonb;
     -- A database an earlier queen already served (it recorded a schema version before
-    -- this apply) had every stored ttl and retry_delay applied. Keep applying those
-    -- that cannot be upstream's defaults, so an upgrade does not drop a ttl or
-    -- retryDelay an operator set through queen; upstream's 3600 and 1000 stop being
-    -- applied. A database adopted from upstream has no version recorded yet: no record.
+    -- this apply) had every stored ttl, retry_delay and max_queue_size applied. Keep
+    -- applying those that cannot be upstream's defaults, so an upgrade does not drop a
+    -- ttl, retryDelay or maxSize an operator set through queen; upstream's 3600 and
+    -- 1000 stop being applied. A database adopted from upstream has no version recorded yet: no record.
     IF EXISTS (SELECT 1 FROM queen.schema_version) THEN
         UPDATE queen.queues
            SET queen_options = jsonb_strip_nulls(jsonb_build_object(
                    'ttl', CASE WHEN ttl > 0 AND ttl <> 3600 THEN ttl END,
-                   'retryDelay', CASE WHEN retry_delay > 0 AND retry_delay <> 1000 THEN retry_delay END))
-         WHERE (ttl > 0 AND ttl <> 3600) OR (retry_delay > 0 AND retry_delay <> 1000);
+                   'retryDelay', CASE WHEN retry_delay > 0 AND retry_delay <> 1000 THEN retry_delay END,
+                   'maxSize', CASE WHEN max_queue_size > 0 THEN max_queue_size END))
+         WHERE (ttl > 0 AND ttl <> 3600) OR (retry_delay > 0 AND retry_delay <> 1000) OR max_queue_size > 0;
     END IF;
 END
 $$;
 
 -- queen.enforced_option_q1 is the value queen applies for an option it applies only
--- when set through queen (p_key 'ttl' or 'retryDelay'): p_stored when p_recorded (a
+-- when set through queen (p_key 'ttl', 'retryDelay' or 'maxSize', which upstream stores
+-- as max_queue_size and never applies): p_stored when p_recorded (a
 -- queues.queen_options) holds that same value under p_key, else 0. A plain expression,
 -- inlined into the statement that reads the queue row.
 CREATE OR REPLACE FUNCTION queen.enforced_option_q1(p_stored integer, p_recorded jsonb, p_key text)
