@@ -95,17 +95,19 @@ func TestQueue(t *testing.T) {
 
 	t.Run("GetShowsWhetherTTLAndRetryDelayAreEnforced", func(t *testing.T) {
 		t.Parallel()
-		// As an upstream broker leaves a queue: ttl 3600 and retry_delay 1000 stored, never applied.
+		// As an upstream broker leaves a queue: ttl 3600, retry_delay 1000 and a
+		// max_queue_size stored, none applied.
 		conn, err := pgx.Connect(ctxT(t), b.dbURL)
 		require.NoError(t, err)
 		defer conn.Close(ctxT(t))
-		_, err = conn.Exec(ctxT(t), `INSERT INTO queen.queues (name, namespace, task, ttl, retry_delay)
-			VALUES ('adopted.q', '', '', 3600, 1000)`)
+		_, err = conn.Exec(ctxT(t), `INSERT INTO queen.queues (name, namespace, task, ttl, retry_delay, max_queue_size)
+			VALUES ('adopted.q', '', '', 3600, 1000, 50)`)
 		require.NoError(t, err)
 		rows := fields(ok(t, b.run(t, "queue", "get", "adopted.q")))
 		require.Contains(t, rows, []string{"OPTION", "VALUE"})
 		require.Contains(t, rows, []string{"ttl", "3600s", "(stored", "by", "upstream,", "not", "enforced)"})
 		require.Contains(t, rows, []string{"retryDelay", "1000ms", "(stored", "by", "upstream,", "not", "enforced)"})
+		require.Contains(t, rows, []string{"maxSize", "50", "(stored", "by", "upstream,", "not", "enforced)"})
 
 		ok(t, b.run(t, "queue", "configure", "adopted.q", "--ttl", "10m"))
 		rows = fields(ok(t, b.run(t, "queue", "get", "adopted.q")))
@@ -121,7 +123,8 @@ func TestQueue(t *testing.T) {
 		decode(t, ok(t, b.run(t, "queue", "get", "adopted.q", "-o", "json")), &d)
 		require.NotNil(t, d.Options)
 		require.Equal(t, 600, d.Options.TTL)
-		require.Equal(t, &api.EnforcedOptions{TTL: true, RetryDelay: true}, d.EnforcedOptions)
+		require.Equal(t, &api.EnforcedOptions{TTL: true, RetryDelay: true, MaxSize: true}, d.EnforcedOptions,
+			"--replace reset maxSize to queen's default, 0 (off)")
 	})
 
 	t.Run("GetUnknownQueueIs404", func(t *testing.T) {

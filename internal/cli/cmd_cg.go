@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"flag"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -98,6 +99,10 @@ func (a *app) group(ctx context.Context, name string) (api.ConsumerGroupDetail, 
 	d := api.ConsumerGroupDetail{}
 	if err := a.get(ctx, "/api/v1/consumer-groups/"+url.PathEscape(name), nil, &d); err != nil {
 		return nil, fail(err, "consumer group %q", name)
+	}
+	if len(d) == 0 { // the broker answers an unknown group with {}, as upstream
+		return nil, &codeError{code: ExitNotFound,
+			msg: fmt.Sprintf("consumer group %q: not found (no cursor or subscription on any queue)", name)}
 	}
 	return d, nil
 }

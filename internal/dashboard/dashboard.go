@@ -213,8 +213,13 @@ func (h *Handler) indexFor(r *http.Request) *asset {
 }
 
 // reserved reports whether p belongs to the broker whatever the files say: API, streams,
-// internal, websocket, health and metrics paths keep the router's JSON answers.
+// internal, websocket, health and metrics paths keep the router's JSON answers, and
+// so does a path with an empty segment ("//api/v1/…", from a base URL ending in "/"),
+// which no page has.
 func reserved(p string) bool {
+	if strings.Contains(p, "//") {
+		return true
+	}
 	for _, pre := range []string{"/api", "/streams", "/internal", "/ws"} {
 		if p == pre || strings.HasPrefix(p, pre+"/") {
 			return true

@@ -153,6 +153,8 @@ func TestUnmatchedRoutesAnswerNoSuchRoute(t *testing.T) {
 	require.Contains(t, string(r.body), "<!doctype html>")
 	requireError(t, b.get(t, "/streams/v1/nothing"), http.StatusNotFound, "not_found", "Not found", "")
 	requireError(t, b.get(t, "/metricsx"), http.StatusNotFound, "not_found", "Not found", "")
+	// A path with an empty segment (a client's base URL ending in "/") is no page.
+	requireError(t, b.get(t, "//api/v1/resources/queues"), http.StatusNotFound, "not_found", "Not found", "")
 
 	// A known path with another method keeps its 405.
 	r = b.do(t, http.MethodGet, "/api/v1/push", "")

@@ -78,8 +78,8 @@ func (s *Server) handleConsumerGroupLagging(w http.ResponseWriter, r *http.Reque
 
 // handleConsumerGroupGet is GET /api/v1/consumer-groups/{group}: the group's
 // cursors keyed by queue name, with offsetLag (exact) and timeLagSeconds (age of the
-// oldest unconsumed message). An unknown group is 404 {"error":"Consumer group not
-// found"} (upstream: 200 with an empty body).
+// oldest unconsumed message). An unknown group (no cursor, subscription or
+// registration on any queue) is 200 {}, as upstream answers it.
 func (s *Server) handleConsumerGroupGet(w http.ResponseWriter, r *http.Request) error {
 	group, err := scopedGroupParam(r)
 	if err != nil {
@@ -87,7 +87,7 @@ func (s *Server) handleConsumerGroupGet(w http.ResponseWriter, r *http.Request) 
 	}
 	d, err := s.broker.ConsumerGroup(r.Context(), scopeOf(r), group)
 	if errors.Is(err, queue.ErrNotFound) {
-		return notFound("Consumer group not found", err)
+		return writeJSON(w, http.StatusOK, api.ConsumerGroupDetail{})
 	}
 	if err != nil {
 		return err

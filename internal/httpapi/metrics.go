@@ -118,14 +118,15 @@ func methodLabel(m string) string {
 }
 
 // handlePrometheus is GET /metrics/prometheus: the registry in the text
-// exposition format 0.0.4 (or what the scraper negotiates), public, always 200
-// unless every collector failed.
+// exposition format 0.0.4 (or what the scraper negotiates), public, never cached,
+// always 200 unless every collector failed.
 func (s *Server) handlePrometheus() http.Handler {
 	h := promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{
 		ErrorLog:      promLogger{s},
 		ErrorHandling: promhttp.ContinueOnError,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-cache")
 		h.ServeHTTP(&textContentType{ResponseWriter: w}, r)
 	})
 }

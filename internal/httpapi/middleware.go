@@ -133,10 +133,13 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 
 // cors answers every OPTIONS request 204 with no body (as upstream does) and, only
 // when CORS is configured and the Origin is allowed, adds upstream's Access-Control-*
-// headers to every answer. Without CORSAllowedOrigins no such header is ever sent.
+// headers to every answer but the Prometheus scrape's (a scraper is no browser).
+// Without CORSAllowedOrigins no such header is ever sent.
 func (s *Server) cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cors.Apply(w.Header(), s.opts.CORSAllowedOrigins, r)
+		if r.URL.Path != "/metrics/prometheus" {
+			cors.Apply(w.Header(), s.opts.CORSAllowedOrigins, r)
+		}
 		if r.Method == http.MethodOptions {
 			w.WriteHeader(http.StatusNoContent)
 			return

@@ -34,8 +34,9 @@ func TestRouting(t *testing.T) {
 			requireError(t, r, http.StatusNotFound, "no_such_route", "Not Found", "")
 			require.JSONEq(t, `{"error":"Not Found","code":"no_such_route"}`, string(r.body))
 		}
-		// Other GETs (the dashboard's ground when it is on) keep the generic 404.
-		for _, path := range []string{"/nope", "/metricsx", "/streams/v1/nothing"} {
+		// Other GETs (the dashboard's ground when it is on) keep the generic 404, a
+		// path with an empty segment (a base URL ending in "/") included.
+		for _, path := range []string{"/nope", "/metricsx", "/streams/v1/nothing", "//api/v1/resources/queues"} {
 			r := b.get(t, path)
 			requireError(t, r, http.StatusNotFound, "not_found", "Not found", "")
 			require.JSONEq(t, `{"error":"Not found","code":"not_found"}`, string(r.body))
@@ -224,6 +225,15 @@ func TestCORS(t *testing.T) {
 		r := b.do(t, http.MethodGet, "/health/live", "", "Origin", "https://anything.example")
 		require.Equal(t, "*", r.header.Get("Access-Control-Allow-Origin"))
 		require.NotContains(t, r.header.Values("Vary"), "Origin")
+	})
+
+	t.Run("NeverOnThePrometheusScrape", func(t *testing.T) {
+		t.Parallel()
+		b := start(t, Options{CORSAllowedOrigins: []string{"*"}}, st)
+		r := b.do(t, http.MethodGet, "/metrics/prometheus", "", "Origin", "https://anything.example")
+		requireStatus(t, http.StatusOK, r)
+		requireNoCORS(t, r)
+		require.Equal(t, "no-cache", r.header.Get("Cache-Control"))
 	})
 }
 

@@ -152,7 +152,9 @@ func TestTenancyConsumerGroups(t *testing.T) {
 	requireStatus(t, http.StatusOK, r)
 	require.Equal(t, "g1", r.object(t)["consumerGroup"])
 	require.EqualValues(t, 1, r.object(t)["deletedPartitions"])
-	requireStatus(t, http.StatusNotFound, b.asAcme(t, http.MethodGet, "/api/v1/consumer-groups/g1", ""))
+	r = b.asAcme(t, http.MethodGet, "/api/v1/consumer-groups/g1", "")
+	requireStatus(t, http.StatusOK, r)
+	require.JSONEq(t, `{}`, string(r.body), "acme's g1 is gone")
 
 	r = b.do(t, http.MethodGet, "/api/v1/consumer-groups/g1", "", testTenancyHeader, "bob")
 	requireStatus(t, http.StatusOK, r)

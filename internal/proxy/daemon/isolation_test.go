@@ -181,7 +181,9 @@ func TestBreakouts(t *testing.T) {
 		p.pop(t, p.acme, "orders", 1, "&consumerGroup=g1")
 		r := p.do(t, p.acme, http.MethodDelete, "/api/v1/consumer-groups/g1", nil)
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
-		require.Equal(t, http.StatusNotFound, p.do(t, p.acme, http.MethodGet, "/api/v1/consumer-groups/g1", nil).status)
+		r = p.do(t, p.acme, http.MethodGet, "/api/v1/consumer-groups/g1", nil)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		require.JSONEq(t, `{}`, string(r.body), "acme's g1 is gone")
 		r = p.do(t, p.bob, http.MethodGet, "/api/v1/consumer-groups/g1", nil)
 		require.Equal(t, http.StatusOK, r.status, "bob's g1 is gone: %s", r.body)
 		var g map[string]any
