@@ -105,6 +105,39 @@ func TestAck1x(t *testing.T) {
 		}
 	})
 
+	t.Run("TheRestOfTheBatchUnderTheLeaseADeadLetterReleased", func(t *testing.T) {
+		t.Parallel()
+		// A Queen 0.15 consumer acks the rest of its batch, one by one, under the pop's
+		// lease after a nack dead-lettered its first message: until another pop claims
+		// the partition, those acks count (as acks without a lease).
+		q := "ack1x-dl-rest"
+		b.configure(t, q, `{"retryLimit":0}`)
+		b.pushN(t, q, q, 3)
+		msgs := b.popPartition(t, q, "Default", "", 3)
+		res := b.ackItems(t, "", item(msgs[0], "failed"))
+		require.Equal(t, true, res[0]["dlq"], "%v", res[0])
+		require.Equal(t, true, res[0]["leaseReleased"], "%v", res[0])
+		for _, m := range msgs[1:] {
+			res = b.ackItems(t, "", item(m, "completed"))
+			require.Equal(t, true, res[0]["success"], "%v", res[0])
+			require.Nil(t, res[0]["error"], "%v", res[0])
+		}
+		require.Nil(t, b.popUpTo(t, q, "Default", "", 10), "nothing left to deliver")
+		require.Equal(t, []any{q + "-1"}, b.dlqTransactions(t, "queue="+q))
+
+		// Once another pop claimed the partition, the released lease is stale.
+		q = "ack1x-dl-claimed"
+		b.configure(t, q, `{"retryLimit":0}`)
+		b.pushN(t, q, q, 3)
+		msgs = b.popPartition(t, q, "Default", "", 3)
+		b.ackItems(t, "", item(msgs[0], "dlq"))
+		again := b.popUpTo(t, q, "Default", "", 10)
+		require.Equal(t, []any{q + "-2", q + "-3"}, txIDs(again), "the rest is claimable at once")
+		res = b.ackItems(t, "", item(msgs[1], "completed"))
+		require.Equal(t, false, res[0]["success"], "%v", res[0])
+		require.Equal(t, "Invalid or expired lease", res[0]["error"])
+	})
+
 	t.Run("DeadLetterWithoutACursorSkipsNothing", func(t *testing.T) {
 		t.Parallel()
 		// A group that never popped the partition (or whose cursor was deleted) nacks

@@ -129,6 +129,29 @@ BEGIN
 END;
 $$;
 
+-- queen.ack_dead_release_q1 is cursor row pc with the lease a dead letter releases. The
+-- partition is claimable at once (the 1.x brokers release the lease, and their
+-- consumers abandon the batch), but a Queen 0.15 consumer keeps acking the rest of its
+-- batch under the pop's lease id, which its broker kept: a live lease is therefore
+-- marked released rather than forgotten. Its holder and start stay, its expiry becomes
+-- its start (no lease ever expires at its start), and the acks of that lease id are
+-- taken as acks without a lease until the next pop claims the partition (or the
+-- reclaim job clears the expired lease). A lease already expired is cleared.
+CREATE OR REPLACE FUNCTION queen.ack_dead_release_q1(pc queen.partition_consumers, p_now timestamptz)
+RETURNS queen.partition_consumers LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    pc.batch_size := 0;
+    pc.acked_count := 0;
+    IF pc.worker_id IS NOT NULL AND pc.lease_acquired_at IS NOT NULL AND pc.lease_expires_at > p_now THEN
+        pc.lease_expires_at := pc.lease_acquired_at;
+    ELSE
+        pc.lease_acquired_at := NULL;
+        pc.lease_expires_at := NULL;
+        pc.worker_id := NULL;
+    END IF;
+    RETURN pc;
+END;
+$$;
 
 -- queen.ack_items_q2 applies a batch of acknowledgements for one consumer group with the
 -- answers of the Queen 1.x brokers (docs/api.md, "Acknowledgement"). Statuses arrive
@@ -228,8 +251,7 @@ BEGIN
         IF v_locked IS DISTINCT FROM it.pid THEN
             IF v_dead = v_locked AND v_loaded AND NOT (v_dead = ANY (v_retried)) THEN
                 -- The lease a dead letter released (no retry released it since).
-                pc.batch_size := 0; pc.acked_count := 0; pc.lease_acquired_at := NULL;
-                pc.lease_expires_at := NULL; pc.worker_id := NULL; v_dirty := true;
+                pc := queen.ack_dead_release_q1(pc, v_now); v_dirty := true;
             END IF;
             IF v_dirty THEN
                 UPDATE queen.partition_consumers c
@@ -282,8 +304,11 @@ BEGIN
             CONTINUE;
         END IF;
 
-        -- coalesce: a released lease has NULL worker_id/expiry, and NOT NULL is NULL.
-        IF it.lease <> '' AND NOT coalesce(v_has_row AND pc.worker_id = it.lease AND pc.lease_expires_at > v_now, false) THEN
+        -- coalesce: a released lease has NULL worker_id/expiry, and NOT NULL is NULL. A
+        -- lease a dead letter released, not claimed since, is as good as no lease
+        -- (queen.ack_dead_release_q1).
+        IF it.lease <> '' AND NOT coalesce(v_has_row AND pc.worker_id = it.lease
+                                           AND (pc.lease_expires_at > v_now OR pc.lease_expires_at = pc.lease_acquired_at), false) THEN
             o_success := false; o_error := 'Invalid or expired lease';
             RETURN NEXT;
             CONTINUE;
@@ -402,8 +427,7 @@ BEGIN
         RETURN NEXT;
     END LOOP;
     IF v_dead = v_locked AND v_loaded AND NOT (v_dead = ANY (v_retried)) THEN
-        pc.batch_size := 0; pc.acked_count := 0; pc.lease_acquired_at := NULL;
-        pc.lease_expires_at := NULL; pc.worker_id := NULL; v_dirty := true;
+        pc := queen.ack_dead_release_q1(pc, v_now); v_dirty := true;
     END IF;
     IF v_dirty THEN
         UPDATE queen.partition_consumers c
@@ -485,7 +509,8 @@ BEGIN
     -- another consumer already made (an ack without a lease is tolerated below).
     v_held := v_dead ? v_key AND (coalesce(p_lease, '') = '' OR v_dead ->> v_key = p_lease);
     IF coalesce(p_lease, '') <> '' AND NOT v_held
-       AND NOT coalesce(pc.worker_id = p_lease AND pc.lease_expires_at > now(), false) THEN
+       AND NOT coalesce(pc.worker_id = p_lease
+                        AND (pc.lease_expires_at > now() OR pc.lease_expires_at = pc.lease_acquired_at), false) THEN
         RETURN QUERY SELECT false, 'Invalid or expired lease'::text, false, false;
         RETURN;
     END IF;
