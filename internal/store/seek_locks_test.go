@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/queue"
@@ -43,17 +44,7 @@ JOIN queen.partitions p ON p.queue_id = q.id WHERE q.name = 'seek-lock'`).Scan(&
 		_, err := st.ConsumerGroupSeek(ctx, "g", "seek-lock", queue.ConsumerGroupSeek{ToEnd: true})
 		seeked <- err
 	}()
-	testwait.For(t, 10*time.Second, 10*time.Millisecond, func() error {
-		var waiting bool
-		if err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-WHERE query LIKE '%consumer_group_seek_q1%' AND wait_event_type = 'Lock' AND wait_event = 'advisory')`).Scan(&waiting); err != nil {
-			return err
-		}
-		if !waiting {
-			return errors.New("the seek is not waiting for the registration lock yet")
-		}
-		return nil
-	})
+	waitForLock(t, db, `query LIKE '%consumer_group_seek_q1%' AND wait_event = 'advisory'`)
 
 	_, err = pop.Exec(ctx, `INSERT INTO queen.partition_consumers (partition_id, consumer_group)
 VALUES ($1::uuid, 'g') ON CONFLICT (partition_id, consumer_group) DO NOTHING`, pid)
@@ -110,20 +101,26 @@ func TestPopAndSeekRacingAQueueDelete(t *testing.T) {
 
 			done := make(chan error, 1)
 			go func() { done <- tc.run(q) }()
-			testwait.For(t, 10*time.Second, 10*time.Millisecond, func() error {
-				var waiting bool
-				if err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-WHERE (query LIKE '%pop_q2%' OR query LIKE '%seek_q1%') AND query NOT LIKE '%pg_stat_activity%'
-  AND wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
-					return err
-				}
-				if !waiting {
-					return errors.New("not waiting for the deletion yet")
-				}
-				return nil
-			})
+			waitForLock(t, db, `(query LIKE '%pop_q2%' OR query LIKE '%seek_q1%')`)
 			require.NoError(t, del.Commit(ctx))
 			require.NoError(t, <-done)
 		})
 	}
+}
+
+// waitForLock waits until a backend whose pg_stat_activity row matches cond (SQL) waits
+// for a lock.
+func waitForLock(t *testing.T, db *pgxpool.Pool, cond string) {
+	t.Helper()
+	testwait.For(t, 10*time.Second, 10*time.Millisecond, func() error {
+		var waiting bool
+		if err := db.QueryRow(t.Context(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+WHERE `+cond+` AND query NOT LIKE '%pg_stat_activity%' AND wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
+			return err
+		}
+		if !waiting {
+			return errors.New("nothing waits for a lock yet: " + cond)
+		}
+		return nil
+	})
 }
