@@ -398,3 +398,19 @@ type DataPoint struct {
 	Timestamp string `json:"timestamp"`
 	Messages  int64  `json:"messages"`
 }
+
+// Notified is the answer of POST /internal/api/notify.
+type Notified struct {
+	Status string `json:"status"` // "ok"
+}
+
+// SharedState is the answer of GET /api/v1/system/shared-state (and its internal
+// aliases), the upstream broker's cluster-cache diagnostics: queen replicas share
+// nothing but PostgreSQL, so Enabled is false and Reason says so, beside the answering
+// broker's cached maintenance flags.
+type SharedState struct {
+	Enabled            bool   `json:"enabled"`
+	Reason             string `json:"reason"`
+	MaintenanceMode    bool   `json:"maintenance_mode"`
+	PopMaintenanceMode bool   `json:"pop_maintenance_mode"`
+}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/queue"
 )
 
@@ -10,11 +11,6 @@ import (
 // operators call. queen's replicas share nothing but PostgreSQL, so there is no cluster
 // cache to report; a wake-up is a push's own: local waiters at once, the other replicas
 // through PostgreSQL.
-
-// notifyOK is the answer of POST /internal/api/notify.
-type notifyOK struct {
-	Status string `json:"status"`
-}
 
 // handleNotify is POST /internal/api/notify {"queue", "partition"?}: it wakes the
 // pops parked on the queue, here and on the other replicas. A partition, when given,
@@ -40,23 +36,14 @@ func (s *Server) handleNotify(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	s.broker.Wake(scopeOf(r).Stored(name))
-	return writeJSON(w, http.StatusOK, notifyOK{Status: "ok"})
-}
-
-// sharedState is the answer of the upstream broker's cluster-cache diagnostics:
-// queen has no such cache.
-type sharedState struct {
-	Enabled            bool   `json:"enabled"`
-	Reason             string `json:"reason"`
-	MaintenanceMode    bool   `json:"maintenance_mode"`
-	PopMaintenanceMode bool   `json:"pop_maintenance_mode"`
+	return writeJSON(w, http.StatusOK, api.Notified{Status: "ok"})
 }
 
 // handleSharedState is GET /api/v1/system/shared-state and its two internal aliases:
 // disabled, with the reason, and this broker's cached maintenance flags.
 func (s *Server) handleSharedState(w http.ResponseWriter, _ *http.Request) error {
 	push, pop := s.broker.Paused()
-	return writeJSON(w, http.StatusOK, sharedState{
+	return writeJSON(w, http.StatusOK, api.SharedState{
 		Reason:          "queen keeps no shared state between replicas: they share PostgreSQL only",
 		MaintenanceMode: push, PopMaintenanceMode: pop,
 	})
