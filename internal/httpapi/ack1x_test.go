@@ -124,6 +124,8 @@ func TestAck1x(t *testing.T) {
 		}
 		require.Nil(t, b.popUpTo(t, q, "Default", "", 10), "nothing left to deliver")
 		require.Equal(t, []any{q + "-1"}, b.dlqTransactions(t, "queue="+q))
+		g := b.list(t, "/api/v1/consumer-groups/__QUEUE_MODE__")[q].(map[string]any)["partitions"].([]any)[0]
+		require.EqualValues(t, 2, g.(map[string]any)["totalConsumed"], "a dead letter is not counted as consumed")
 
 		// Once another pop claimed the partition, the released lease is stale.
 		q = "ack1x-dl-claimed"

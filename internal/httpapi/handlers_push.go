@@ -48,6 +48,7 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
 	}
 	for i := range results {
 		results[i].Queue = unscopeName(r, results[i].Queue)
+		results[i].Error = unscopeText(r, results[i].Error)
 	}
 	// 201 even when some items failed (a full queue): the others are committed, and a
 	// 5xx would make clients retry a request whose effects already happened.

@@ -91,13 +91,13 @@ func (s *Server) transaction(w http.ResponseWriter, r *http.Request) error {
 		return writeJSON(w, http.StatusOK, txKVFailed(res, flat))
 	}
 	out := api.TransactionResponse{
-		TransactionID: res.TransactionID, Success: res.Success, Error: res.Error, Reason: res.Reason,
+		TransactionID: res.TransactionID, Success: res.Success, Error: unscopeText(r, res.Error), Reason: res.Reason,
 		Results: make([]api.TxResult, len(res.Results)),
 	}
 	for i, t := range res.Results {
 		out.Results[i] = api.TxResult{
 			Index: t.Index, Type: t.Type, Success: t.Success, TransactionID: t.TransactionID,
-			Error: optional(t.Error), DLQ: t.DLQ, MessageID: t.MessageID,
+			Error: optional(unscopeText(r, t.Error)), DLQ: t.DLQ, MessageID: t.MessageID,
 			PartitionID: t.PartitionID, QueueName: unscopeName(r, t.QueueName),
 		}
 	}

@@ -177,6 +177,16 @@ func unscopeName(r *http.Request, stored string) string {
 	return strings.TrimPrefix(stored, tenant+TenantSeparator)
 }
 
+// unscopeText rewrites the stored names quoted in a message the broker wrote (e.g.
+// queue "acme:orders" is full) as the tenant of r names them.
+func unscopeText(r *http.Request, text string) string {
+	tenant := tenantFrom(r.Context())
+	if tenant == "" || text == "" {
+		return text
+	}
+	return strings.ReplaceAll(text, `"`+tenant+TenantSeparator, `"`)
+}
+
 // handleTenancy is GET /internal/api/tenancy: whether tenancy is on and its header,
 // which a proxy checks before it sends tenant traffic.
 func (s *Server) handleTenancy(w http.ResponseWriter, _ *http.Request) error {

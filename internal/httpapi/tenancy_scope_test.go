@@ -368,3 +368,31 @@ func TestTenancyUsageRoute(t *testing.T) {
 
 	requireStatus(t, http.StatusForbidden, b.asAcme(t, http.MethodGet, "/internal/api/tenancy/usage", ""))
 }
+
+// TestTenancyErrorTextsNameRelativeQueues: the messages the broker writes about a
+// tenant's queue (full at maxSize, a duplicate in a transaction) name it as the tenant
+// does, never with the stored prefix.
+func TestTenancyErrorTextsNameRelativeQueues(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Options{TenancyHeader: testTenancyHeader})
+	requireStatus(t, http.StatusOK, b.asAcme(t, http.MethodPost, "/api/v1/configure", `{"queue":"fullq","options":{"maxSize":1}}`))
+	r := b.asAcme(t, http.MethodPost, "/api/v1/push", `{"items":[{"queue":"fullq","payload":1},{"queue":"fullq","payload":2}]}`)
+	requireStatus(t, http.StatusCreated, r)
+	res := r.array(t)
+	require.Equal(t, `queue "fullq" is full: maxSize reached`, res[1]["error"])
+
+	requireStatus(t, http.StatusCreated, b.asAcme(t, http.MethodPost, "/api/v1/push",
+		`{"items":[{"queue":"txd","transactionId":"d1","payload":1}]}`))
+	r = b.asAcme(t, http.MethodPost, "/api/v1/transaction",
+		`{"operations":[{"type":"push","items":[{"queue":"txd","transactionId":"d1","payload":1}]}]}`)
+	requireStatus(t, http.StatusOK, r)
+	m := r.object(t)
+	require.Equal(t, false, m["success"])
+	require.NotContains(t, m["error"], "acme:", "%v", m)
+	require.Contains(t, m["error"], `queue "txd"`, "%v", m)
+	for _, x := range m["results"].([]any) {
+		if e, ok := x.(map[string]any)["error"].(string); ok {
+			require.NotContains(t, e, "acme:", "%v", x)
+		}
+	}
+}

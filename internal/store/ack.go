@@ -26,14 +26,15 @@ const ackAttempts = 3
 // that lock the same cursor and ready rows, can deadlock; PostgreSQL then aborts one
 // statement. The aborted statement changed nothing (one statement is one transaction)
 // and answered no row (the function returns its rows at its end), so it runs again,
-// up to ackAttempts times in all.
+// up to ackAttempts times in all; so does one that filed a dead letter for a message
+// deleted meanwhile (23503), which the next run finds gone (unresolvable).
 func (s *Store) MessageAckBatch(ctx context.Context, group string, acks []queue.Ack) ([]queue.AckResult, error) {
 	if len(acks) == 0 {
 		return []queue.AckResult{}, nil
 	}
 	for attempt := 1; ; attempt++ {
 		res, err := s.messageAckOnce(ctx, group, acks)
-		if err == nil || attempt == ackAttempts || !isLockConflict(err) || ctx.Err() != nil {
+		if err == nil || attempt == ackAttempts || !(isLockConflict(err) || isDeletedMeanwhile(err)) || ctx.Err() != nil {
 			return res, err
 		}
 	}

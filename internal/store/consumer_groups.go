@@ -191,7 +191,9 @@ func (s *Store) ConsumerGroupDelete(ctx context.Context, sc queue.Scope, group, 
 		q = &queueName
 	}
 	var n int
-	err := s.pool.QueryRow(ctx, sqlGroupDelete, group, q, deleteMetadata, sc.Prefix()).Scan(&n)
+	err := retryRaced(ctx, func() error {
+		return s.pool.QueryRow(ctx, sqlGroupDelete, group, q, deleteMetadata, sc.Prefix()).Scan(&n)
+	})
 	return n, interpretError(err)
 }
 
@@ -268,10 +270,11 @@ func (s *Store) ConsumerGroupPartitionSeek(ctx context.Context, group, queueName
 	return res, nil
 }
 
-// retryRaced runs a seek again, up to claimAttempts times in all, when PostgreSQL
-// aborted it as a deadlock victim or when it wrote a cursor for a queue or partition
-// deleted meanwhile: the aborted statement took no effect, and the next one moves the
-// cursors again or finds the queue gone (404).
+// retryRaced runs a seek or a delete again, up to claimAttempts times in all, when
+// PostgreSQL aborted it as a deadlock victim (a pop locks a ready row, then the cursor
+// row; a delete cascades the other way) or when it wrote a cursor for a queue or
+// partition deleted meanwhile: the aborted statement took no effect, and the next one
+// runs it again or finds the queue gone (404).
 func retryRaced(ctx context.Context, run func() error) error {
 	for attempt := 1; ; attempt++ {
 		err := run()

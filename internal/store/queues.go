@@ -42,7 +42,9 @@ func optionsRecord(o queue.Options) map[string]any {
 // QueueDelete deletes a queue with its partitions, messages, cursors and subscriptions;
 // existed reports whether there was such a queue.
 func (s *Store) QueueDelete(ctx context.Context, name string) (existed bool, err error) {
-	err = s.pool.QueryRow(ctx, `SELECT queen.delete_queue_q1($1)`, name).Scan(&existed)
+	err = retryRaced(ctx, func() error {
+		return s.pool.QueryRow(ctx, `SELECT queen.delete_queue_q1($1)`, name).Scan(&existed)
+	})
 	return existed, interpretError(err)
 }
 

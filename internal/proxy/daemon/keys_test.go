@@ -62,7 +62,11 @@ func TestKeys(t *testing.T) {
 		for path, body := range map[string]string{
 			"/api/v1/transaction": `{"operations":[{"type":"push","items":[{"queue":"billing","Queue":"orders","payload":1}]}]}`,
 			"/api/v1/configure":   `{"queue":"billing","QUEUE":"orders"}`,
+			// KV is the tenant's, not a queue's: a kv rider spans queues.
+			"/api/v1/transaction#kv": `{"operations":[{"type":"push","items":[{"queue":"orders","payload":1}]}],` +
+				`"kv":[{"op":"get","ns":"secret","key":"k"}]}`,
 		} {
+			path, _, _ = strings.Cut(path, "#")
 			r := call(t, http.MethodPost, p.URL+path, orders.Key, []byte(body))
 			require.Equal(t, http.StatusForbidden, r.status, "%s: %s", path, r.body)
 		}

@@ -114,6 +114,8 @@ func parse(kind bodyKind, raw []byte) (*parsedBody, error) {
 		p.acks = len(req.Acknowledgments)
 	case bodyRequeue:
 		return parseRequeue(raw)
+	case bodyTimers:
+		return parseTimers(raw)
 	}
 	return p, nil
 }
@@ -197,7 +199,7 @@ func (s *Server) admit(x *exchange, pr *principal, p *parsedBody) (func(), error
 		return nil, &apiError{status: http.StatusTooManyRequests, code: codeRateLimited,
 			msg: "rate limit exceeded: " + what, limit: refused.Limit, retryAfter: refused.RetryAfter, result: "rate_limited"}
 	}
-	if x.route.body == bodyPush || x.route.body == bodyTransaction || x.route.body == bodyConfigure {
+	if x.route.body == bodyPush || x.route.body == bodyTransaction || x.route.body == bodyConfigure || x.route.body == bodyTimers {
 		d := demand{messages: int64(p.messages), bytes: p.payloadBytes, queues: p.queues}
 		if err, failedOpen := s.quotas.admit(t.ID, t.Quotas, d); err != nil {
 			release()

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"net/http"
 
 	"github.com/queenmq/queen/internal/api"
 )
@@ -48,30 +49,24 @@ func parseConfigure(raw []byte) (*parsedBody, error) {
 
 // parseTransaction reads what a transaction pushes: the items of its push operations
 // (items, or the flat form's queue and payload|data) and the messages its timers
-// rider schedules.
+// rider schedules. A kv rider spans queues (KV is the tenant's, not a queue's).
 func parseTransaction(raw []byte) (*parsedBody, error) {
 	var req object
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return nil, invalidBody(err)
 	}
 	p := &parsedBody{}
+	var kv []json.RawMessage
+	if err := decodeAt(req, "kv", &kv); err != nil {
+		return nil, err
+	}
+	p.spans = len(kv) > 0
 	var timers []object
 	if err := decodeAt(req, "timers", &timers); err != nil {
 		return nil, err
 	}
-	for _, tm := range timers {
-		q, err := stringAt(tm, "queue")
-		if err != nil {
-			return nil, err
-		}
-		op, err := stringAt(tm, "op")
-		if err != nil {
-			return nil, err
-		}
-		p.queues = appendNew(p.queues, q)
-		if op != "cancel" {
-			p.messages++
-		}
+	if err := addTimers(p, timers); err != nil {
+		return nil, err
 	}
 	var ops []object
 	if err := decodeAt(req, "operations", &ops); err != nil {
@@ -108,6 +103,46 @@ func parseTransaction(raw []byte) (*parsedBody, error) {
 		}
 	}
 	return p, nil
+}
+
+// parseTimers reads what POST /api/v1/timers schedules, its body read as the broker
+// reads it: an array of operations, or {"operations": [...]} (the broker fills a
+// struct there too, so the wrapper's key matches as it does; each operation's keys
+// match exactly).
+func parseTimers(raw []byte) (*parsedBody, error) {
+	var ops []object
+	if err := json.Unmarshal(raw, &ops); err != nil {
+		var wrapped struct {
+			Operations *[]object `json:"operations"`
+		}
+		if err := json.Unmarshal(raw, &wrapped); err != nil || wrapped.Operations == nil {
+			return nil, errorf(http.StatusBadRequest, codeInvalidArgument,
+				`the body must be an array of operations or {"operations": [...]}`)
+		}
+		ops = *wrapped.Operations
+	}
+	p := &parsedBody{}
+	return p, addTimers(p, ops)
+}
+
+// addTimers adds timer operations to p: each names its queue, and each but a cancel
+// schedules a message (the broker pushes it when it fires).
+func addTimers(p *parsedBody, timers []object) error {
+	for _, tm := range timers {
+		q, err := stringAt(tm, "queue")
+		if err != nil {
+			return err
+		}
+		op, err := stringAt(tm, "op")
+		if err != nil {
+			return err
+		}
+		p.queues = appendNew(p.queues, q)
+		if op != "cancel" {
+			p.messages++
+		}
+	}
+	return nil
 }
 
 // txPayload is the payload the broker stores for a transaction's push item: its

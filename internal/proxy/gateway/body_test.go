@@ -1,7 +1,10 @@
 package gateway
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -52,4 +55,50 @@ func TestTransactionAndConfigureKeysMatchExactly(t *testing.T) {
 
 	_, err = parse(bodyConfigure, []byte(`{"queue":7}`))
 	require.Error(t, err, "a queue that is not a string")
+}
+
+// TestTimersBodyCountsWhatItSchedules: POST /api/v1/timers, in both of the broker's
+// forms, names its queues and counts each schedule as a message to come, so quotas and
+// the message rate apply to it as to a transaction's timers rider; a kv rider spans
+// queues, so a key limited to some queues cannot use it.
+func TestTimersBodyCountsWhatItSchedules(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{
+		`[{"op":"schedule","queue":"reminders","timerKey":"a","delayMs":0},{"op":"cancel","queue":"audit","timerKey":"b"}]`,
+		`{"operations":[{"op":"schedule","queue":"reminders","timerKey":"a","delayMs":0},{"op":"cancel","queue":"audit","timerKey":"b"}]}`,
+	} {
+		p, err := parse(bodyTimers, []byte(body))
+		require.NoError(t, err, body)
+		require.Equal(t, []string{"reminders", "audit"}, p.queues, body)
+		require.Equal(t, 1, p.messages, body)
+	}
+	_, err := parse(bodyTimers, []byte(`{"ops":[]}`))
+	require.Error(t, err)
+
+	p, err := parse(bodyTransaction, []byte(`{"kv":[{"op":"get","ns":"n","key":"k"}]}`))
+	require.NoError(t, err)
+	require.True(t, p.spans)
+	p, err = parse(bodyTransaction, []byte(`{"kv":[],"operations":[{"type":"push","items":[{"queue":"q"}]}]}`))
+	require.NoError(t, err)
+	require.False(t, p.spans)
+}
+
+// TestPopBackendTimeout: a pop waits at the broker for its own timeout plus 10 s, the
+// timeout read as the broker reads it (an integer, also with a zero fraction).
+func TestPopBackendTimeout(t *testing.T) {
+	t.Parallel()
+	s := &Server{opts: Options{BackendTimeout: 5 * time.Second, MaxPopTimeout: 2 * time.Minute}}
+	pop, push := &route{pop: true}, &route{}
+	for query, want := range map[string]time.Duration{
+		"":                  40 * time.Second,
+		"?timeout=45000":    55 * time.Second,
+		"?timeout=45000.0":  55 * time.Second,
+		"?timeout=%2045000": 55 * time.Second,
+		"?timeout=45000.5":  40 * time.Second, // not the broker's integer: its default
+		"?timeout=999999":   130 * time.Second,
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/api/v1/pop/queue/q"+query, nil)
+		require.Equal(t, want, s.backendTimeout(r, pop), query)
+		require.Equal(t, 5*time.Second, s.backendTimeout(r, push), query)
+	}
 }

@@ -50,6 +50,43 @@ func errorf(status int, code api.ErrorCode, msg string) *apiError {
 // writeError writes e with the request's id, in the broker's flat error shape
 // ([api.ErrorBody]) with the 429 fields (limit, retryAfterMs).
 func writeError(w http.ResponseWriter, requestID string, e *apiError) {
+	writeHeaders(w, e)
+	_ = json.NewEncoder(w).Encode(errorBody(requestID, e))
+}
+
+// txErrorBody is a refused /transaction's answer: the transaction's envelope
+// (success, reason, results), as the broker refuses one before the database, around
+// the flat error fields.
+type txErrorBody struct {
+	api.ErrorBody
+	Reason  string     `json:"reason"`
+	Results []struct{} `json:"results"`
+}
+
+// writeTxError writes e in the envelope of a refused transaction: reason bad_request
+// (400) or payload_too_large (413), as the broker names them, else e's code.
+func writeTxError(w http.ResponseWriter, requestID string, e *apiError) {
+	writeHeaders(w, e)
+	body := txErrorBody{ErrorBody: errorBody(requestID, e), Reason: string(e.code), Results: []struct{}{}}
+	body.Success = api.Bool(false)
+	switch e.status {
+	case http.StatusBadRequest:
+		body.Reason = "bad_request"
+	case http.StatusRequestEntityTooLarge:
+		body.Reason = "payload_too_large"
+	}
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+func errorBody(requestID string, e *apiError) api.ErrorBody {
+	body := api.ErrorBody{Error: e.msg, Code: e.code, Field: e.field, Limit: e.limit, RequestID: requestID}
+	if e.status == http.StatusTooManyRequests {
+		body.RetryAfterMs = max(1, e.retryAfter.Milliseconds())
+	}
+	return body
+}
+
+func writeHeaders(w http.ResponseWriter, e *apiError) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	if e.retryAfter > 0 {
@@ -59,11 +96,6 @@ func writeError(w http.ResponseWriter, requestID string, e *apiError) {
 		h.Set("WWW-Authenticate", "Bearer")
 	}
 	w.WriteHeader(e.status)
-	body := api.ErrorBody{Error: e.msg, Code: e.code, Field: e.field, Limit: e.limit, RequestID: requestID}
-	if e.status == http.StatusTooManyRequests {
-		body.RetryAfterMs = max(1, e.retryAfter.Milliseconds())
-	}
-	_ = json.NewEncoder(w).Encode(body)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

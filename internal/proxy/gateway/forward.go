@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/queenmq/queen/internal/api"
@@ -204,6 +205,10 @@ func (s *Server) send(ctx context.Context, r *http.Request, x *exchange, up *Bac
 	}
 	up.inflight.Add(1)
 	s.metrics.inflight.Inc()
+	if x.route.pop { // a pop waits at the broker until its answer's headers come
+		s.metrics.parked.Inc()
+		defer s.metrics.parked.Dec()
+	}
 	resp, err := s.transport.RoundTrip(out)
 	up.inflight.Add(-1)
 	s.metrics.inflight.Dec()
@@ -250,7 +255,11 @@ func (s *Server) backendTimeout(r *http.Request, rt *route) time.Duration {
 		return s.opts.BackendTimeout
 	}
 	wait := 30 * time.Second
-	if v := r.URL.Query().Get("timeout"); v != "" {
+	if v := strings.TrimSpace(r.URL.Query().Get("timeout")); v != "" {
+		// As the broker reads it: an integer, also written with a zero fraction.
+		if whole, frac, found := strings.Cut(v, "."); found && frac != "" && strings.Trim(frac, "0") == "" {
+			v = whole
+		}
 		if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms >= 0 {
 			wait = time.Duration(ms) * time.Millisecond
 		}
@@ -302,11 +311,9 @@ func (s *Server) relay(w http.ResponseWriter, resp *http.Response, x *exchange, 
 		}
 		m = meterPushAnswer(x.route.body, resp.StatusCode, raw)
 	case metered && x.route.pop:
-		s.metrics.parked.Inc()
 		w.WriteHeader(resp.StatusCode)
 		counter := newPopCounter()
 		n, err = copyFlushing(w, io.TeeReader(resp.Body, counter))
-		s.metrics.parked.Dec()
 		m = &meterDelta{popRequests: 1, messagesOut: counter.count()}
 		if resp.StatusCode == http.StatusNoContent || m.messagesOut == 0 {
 			m.emptyPops = 1

@@ -43,7 +43,11 @@ func (s *Server) serveRoute(rt *route) http.HandlerFunc {
 			http.Redirect(w, r, re.location, http.StatusFound)
 			x.status = http.StatusFound
 		} else if errors.As(err, &ae) {
-			writeError(w, x.id, ae)
+			if rt.body == bodyTransaction {
+				writeTxError(w, x.id, ae)
+			} else {
+				writeError(w, x.id, ae)
+			}
 			x.status = ae.status
 			if ae.result != "" {
 				x.result = ae.result

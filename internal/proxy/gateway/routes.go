@@ -47,6 +47,7 @@ const (
 	bodyAck
 	bodyAckBatch
 	bodyRequeue
+	bodyTimers
 )
 
 // route is one classified broker route.
@@ -98,7 +99,7 @@ var routeTable = []route{
 	{method: http.MethodGet, pattern: v1 + "/kv/{ns}/*", scope: tenant.ScopeRead, queues: queuesSpan},
 	{method: http.MethodGet, pattern: v1 + "/resources/kv/namespaces", scope: tenant.ScopeRead, queues: queuesSpan},
 	{method: http.MethodPost, pattern: v1 + "/resources/kv/list", scope: tenant.ScopeRead, queues: queuesSpan},
-	{method: http.MethodPost, pattern: v1 + "/timers", scope: tenant.ScopePush, queues: queuesSpan},
+	{method: http.MethodPost, pattern: v1 + "/timers", scope: tenant.ScopePush, queues: queuesSpan, body: bodyTimers},
 	// Read: one queue.
 	{method: http.MethodGet, pattern: v1 + "/resources/queues/{queue}", scope: tenant.ScopeRead, queues: queuesPath},
 	{method: http.MethodGet, pattern: v1 + "/resources/queues/{queue}/depth", scope: tenant.ScopeRead, queues: queuesPath},

@@ -382,8 +382,7 @@ BEGIN
                 -- so the later items of the call resolve within what is left of it.
                 pc.last_consumed_created_at := it.mts;
                 pc.last_consumed_id := it.mid;
-                pc.last_consumed_at := v_now;
-                pc.total_messages_consumed := pc.total_messages_consumed + 1;
+                pc.last_consumed_at := v_now; -- a dead letter is not consumed: no count
                 pc.batch_retry_count := 0;
                 pc.acked_count := coalesce(pc.acked_count, 0) + v_span;
                 v_dirty := true;
@@ -564,7 +563,7 @@ BEGIN
        SET last_consumed_created_at = v_mts,
            last_consumed_id = v_mid,
            last_consumed_at = now(),
-           total_messages_consumed = c.total_messages_consumed + 1,
+           total_messages_consumed = c.total_messages_consumed + CASE WHEN v_dlq THEN 0 ELSE 1 END,
            batch_retry_count = 0,
            acked_count = CASE WHEN v_rel THEN 0 ELSE c.acked_count + 1 END,
            batch_size = CASE WHEN v_rel THEN 0 ELSE c.batch_size END,
