@@ -82,8 +82,19 @@ func (s *Server) readBody(r *http.Request, rt *route, pr *principal) ([]byte, *p
 	return raw, p, nil
 }
 
+// invalidBody is the 400 of a body the proxy cannot read. A value of the wrong type
+// is named by its JSON path and JSON type, not by the Go type it did not fit.
 func invalidBody(err error) error {
-	return errorf(http.StatusBadRequest, codeInvalidArgument, "invalid JSON body: "+err.Error())
+	msg := "invalid JSON body: " + err.Error()
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		at := "the body"
+		if te.Field != "" {
+			at = te.Field
+		}
+		msg = "invalid JSON body: " + at + " must not be " + te.Value
+	}
+	return errorf(http.StatusBadRequest, codeInvalidArgument, msg)
 }
 
 // parse decodes one body of a kind the proxy reads.

@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/queenmq/queen/internal/api"
 )
@@ -22,6 +24,10 @@ func decodeAt(o object, key string, v any) error {
 		return nil
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			te.Field = strings.TrimSuffix(key+"."+te.Field, ".")
+		}
 		return invalidBody(err)
 	}
 	return nil

@@ -102,3 +102,21 @@ func TestPopBackendTimeout(t *testing.T) {
 		require.Equal(t, 5*time.Second, s.backendTimeout(r, push), query)
 	}
 }
+
+// TestInvalidBodyNamesNoGoType: a body value of the wrong type is refused naming the
+// JSON path and type, never the Go type the proxy decodes into.
+func TestInvalidBodyNamesNoGoType(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]string{
+		`{"operations":{}}`:     "invalid JSON body: operations must not be object",
+		`[]`:                    "invalid JSON body: the body must not be array",
+		`{"acknowledgments":7}`: "invalid JSON body: acknowledgments must not be number",
+	} {
+		kind := bodyTransaction
+		if body == `{"acknowledgments":7}` {
+			kind = bodyAckBatch
+		}
+		_, err := parse(kind, []byte(body))
+		require.EqualError(t, err, want, body)
+	}
+}
