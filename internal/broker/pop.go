@@ -115,7 +115,10 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 		}
 	}()
 	for empty := 0; ; {
-		paused := b.pause.popPausedSignal()
+		var paused <-chan struct{} // nil without Wait: never ready
+		if req.Wait {
+			paused = b.pause.popPausedSignal()
+		}
 		if _, pop := b.Paused(); pop {
 			return res, nil // paused while parked: answered empty at once
 		}

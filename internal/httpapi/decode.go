@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/queue"
 )
 
@@ -318,14 +319,10 @@ func queryString(q url.Values, name string) (string, bool) {
 // sends it) is that integer; anything else is a 400 naming the parameter.
 func queryInt(q url.Values, name string) (int64, bool, error) {
 	v, ok := queryString(q, name)
-	v = strings.TrimSpace(v)
-	if !ok || v == "" {
+	if !ok || strings.TrimSpace(v) == "" {
 		return 0, false, nil
 	}
-	if whole, frac, found := strings.Cut(v, "."); found && frac != "" && strings.Trim(frac, "0") == "" {
-		v = whole
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
+	n, err := api.ParseQueryInt(v)
 	if err != nil {
 		return 0, false, queue.Invalid(name, "%s must be an integer", name)
 	}

@@ -180,8 +180,11 @@ func unscopeName(r *http.Request, stored string) string {
 // unscopeText rewrites the stored names quoted in a message the broker wrote (e.g.
 // queue "acme:orders" is full) as the tenant of r names them.
 func unscopeText(r *http.Request, text string) string {
+	if text == "" {
+		return text
+	}
 	tenant := tenantFrom(r.Context())
-	if tenant == "" || text == "" {
+	if tenant == "" {
 		return text
 	}
 	return strings.ReplaceAll(text, `"`+tenant+TenantSeparator, `"`)

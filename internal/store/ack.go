@@ -14,10 +14,6 @@ const sqlMessageAckBatch = `SELECT o_idx, o_success, coalesce(o_error, ''), coal
        coalesce(o_partition, ''), coalesce(o_lease_released, false), coalesce(o_dlq, false), coalesce(o_noop, false)
 FROM queen.ack_q3($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6)`
 
-// ackAttempts bounds how often MessageAckBatch runs its statement when PostgreSQL
-// aborts it as a deadlock victim or for a serialization failure.
-const ackAttempts = 3
-
 // MessageAckBatch applies acks (all of one consumer group, partition ids already
 // validated as UUIDs, statuses normalised to completed, failed, retry or dlq) in one
 // transaction and returns one result per ack, in input order.
@@ -25,19 +21,19 @@ const ackAttempts = 3
 // Acks of one partition by two replicas, beside the pops and the maintenance jobs
 // that lock the same cursor and ready rows, can deadlock; PostgreSQL then aborts one
 // statement. The aborted statement changed nothing (one statement is one transaction)
-// and answered no row (the function returns its rows at its end), so it runs again,
-// up to ackAttempts times in all; so does one that filed a dead letter for a message
-// deleted meanwhile (23503), which the next run finds gone (unresolvable).
+// and answered no row (the function returns its rows at its end), so it runs again
+// (retryRaced); so does one that filed a dead letter for a message deleted meanwhile
+// (23503), which the next run finds gone (unresolvable).
 func (s *Store) MessageAckBatch(ctx context.Context, group string, acks []queue.Ack) ([]queue.AckResult, error) {
 	if len(acks) == 0 {
 		return []queue.AckResult{}, nil
 	}
-	for attempt := 1; ; attempt++ {
-		res, err := s.messageAckOnce(ctx, group, acks)
-		if err == nil || attempt == ackAttempts || !(isLockConflict(err) || isDeletedMeanwhile(err)) || ctx.Err() != nil {
-			return res, err
-		}
-	}
+	var res []queue.AckResult
+	err := retryRaced(ctx, func() (err error) {
+		res, err = s.messageAckOnce(ctx, group, acks)
+		return err
+	})
+	return res, err
 }
 
 // messageAckOnce applies acks once: the ack of a pop by the direct path when it

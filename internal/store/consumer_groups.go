@@ -269,17 +269,3 @@ func (s *Store) ConsumerGroupPartitionSeek(ctx context.Context, group, queueName
 	res.CursorMovedTo = utcPtr(movedTo)
 	return res, nil
 }
-
-// retryRaced runs a seek or a delete again, up to claimAttempts times in all, when
-// PostgreSQL aborted it as a deadlock victim (a pop locks a ready row, then the cursor
-// row; a delete cascades the other way) or when it wrote a cursor for a queue or
-// partition deleted meanwhile: the aborted statement took no effect, and the next one
-// runs it again or finds the queue gone (404).
-func retryRaced(ctx context.Context, run func() error) error {
-	for attempt := 1; ; attempt++ {
-		err := run()
-		if err == nil || attempt == claimAttempts || !(isLockConflict(err) || isDeletedMeanwhile(err)) || ctx.Err() != nil {
-			return err
-		}
-	}
-}

@@ -16,9 +16,22 @@ const sqlPartitionClaim = `SELECT o_partition_id::text, o_partition, o_id::text,
        coalesce(o_traceparent, ''), coalesce(o_tracestate, '')
 FROM queen.pop_q2($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
 
-// claimAttempts bounds how often PartitionClaim runs its statement when PostgreSQL
-// aborts it as a deadlock victim or for a serialization failure.
-const claimAttempts = 3
+// racedAttempts bounds how often retryRaced runs a statement.
+const racedAttempts = 3
+
+// retryRaced runs a statement again, up to racedAttempts times in all, when PostgreSQL
+// aborted it as a deadlock victim or for a serialization failure (a pop locks a ready
+// row, then the cursor row; an ack, a seek or a delete can take them the other way),
+// or when it wrote a row for a queue, partition or message deleted meanwhile: the
+// aborted statement took no effect, and the next run applies it or finds them gone.
+func retryRaced(ctx context.Context, run func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := run()
+		if err == nil || attempt == racedAttempts || !(isLockConflict(err) || isDeletedMeanwhile(err)) || ctx.Err() != nil {
+			return err
+		}
+	}
+}
 
 // PartitionClaim runs one pop attempt: it claims partitions of req.Queue for
 // req.ConsumerGroup under leaseID (for req.LeaseSeconds when above 0, else each
@@ -26,16 +39,16 @@ const claimAttempts = 3
 //
 // Two pops that each claim several partitions of one queue can lock the partitions'
 // ready rows in opposite orders; PostgreSQL then aborts one of them (deadlock_detected).
-// The aborted statement changed nothing and returned nothing, so it runs again, up to
-// claimAttempts times in all; so does one that raced the deletion of its queue (which
-// then finds nothing).
+// The aborted statement changed nothing and returned nothing, so it runs again
+// (retryRaced); so does one that raced the deletion of its queue (which then finds
+// nothing).
 func (s *Store) PartitionClaim(ctx context.Context, req queue.PopRequest, leaseID string) ([]queue.Message, error) {
-	for attempt := 1; ; attempt++ {
-		msgs, err := s.partitionClaimOnce(ctx, req, leaseID)
-		if err == nil || attempt == claimAttempts || !(isLockConflict(err) || isDeletedMeanwhile(err)) || ctx.Err() != nil {
-			return msgs, err
-		}
-	}
+	var msgs []queue.Message
+	err := retryRaced(ctx, func() (err error) {
+		msgs, err = s.partitionClaimOnce(ctx, req, leaseID)
+		return err
+	})
+	return msgs, err
 }
 
 // isDeletedMeanwhile reports a statement aborted by a foreign-key violation (23503):

@@ -9,8 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/queenmq/queen/internal/api"
@@ -255,12 +253,8 @@ func (s *Server) backendTimeout(r *http.Request, rt *route) time.Duration {
 		return s.opts.BackendTimeout
 	}
 	wait := 30 * time.Second
-	if v := strings.TrimSpace(r.URL.Query().Get("timeout")); v != "" {
-		// As the broker reads it: an integer, also written with a zero fraction.
-		if whole, frac, found := strings.Cut(v, "."); found && frac != "" && strings.Trim(frac, "0") == "" {
-			v = whole
-		}
-		if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms >= 0 {
+	if v := r.URL.Query().Get("timeout"); v != "" {
+		if ms, err := api.ParseQueryInt(v); err == nil && ms >= 0 {
 			wait = time.Duration(ms) * time.Millisecond
 		}
 	}
