@@ -189,6 +189,40 @@ func TestAck1x(t *testing.T) {
 		require.Equal(t, true, res[0]["dlq"], "%v", res[0])
 	})
 
+	t.Run("OneMessageNamedTwiceTakesTheStrongestStatus", func(t *testing.T) {
+		t.Parallel()
+		// The same message named twice in one call: dlq beats failed beats retry beats
+		// completed, whatever their order in the call; the other item finds its effect.
+		for _, tc := range []struct {
+			name, first, second string
+			dlq                 bool
+		}{
+			{"RetryThenDlq", "retry", "dlq", true},
+			{"DlqThenRetry", "dlq", "retry", true},
+			{"CompletedThenFailed", "completed", "failed", false},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				q := "ack1x-twice-" + tc.name
+				b.configure(t, q, `{"retryLimit":5}`)
+				b.pushN(t, q, q, 2)
+				msgs := b.popPartition(t, q, "Default", "", 2)
+				res := b.ackItems(t, "", item(msgs[0], tc.first), item(msgs[0], tc.second))
+				if tc.dlq {
+					require.Contains(t, field(res, "dlq"), true, "%v", res)
+					require.Equal(t, []any{q + "-1"}, b.dlqTransactions(t, "queue="+q))
+					require.Equal(t, []any{q + "-2"}, txIDs(b.popUpTo(t, q, "Default", "", 10)), "dead-lettered, not retried")
+					return
+				}
+				require.NotContains(t, field(res, "dlq"), true, "%v", res)
+				require.Empty(t, b.dlqTransactions(t, "queue="+q))
+				again := b.popUpTo(t, q, "Default", "", 10)
+				require.Equal(t, []any{q + "-1", q + "-2"}, txIDs(again), "the failure wins: redelivered, not completed")
+				require.Equal(t, float64(1), again[0]["retryCount"], "%v", again[0])
+			})
+		}
+	})
+
 	t.Run("NacksAfterADeadLetterInTheSameCall", func(t *testing.T) {
 		t.Parallel()
 		// After a dead letter the later items of the call still act, in order, within

@@ -156,8 +156,10 @@ $$;
 -- queen.ack_items_q2 applies a batch of acknowledgements for one consumer group with the
 -- answers of the Queen 1.x brokers (docs/api.md, "Acknowledgement"). Statuses arrive
 -- normalised by the broker: completed, failed, retry or dlq. Items are processed in
--- (partition, message order); each (partition, group) is serialised by a blocking
--- advisory lock. Per item:
+-- (partition, message order); items naming one message are taken strongest first (dlq,
+-- failed, retry, completed), so the strongest is the one applied and the later ones
+-- find its effect; each (partition, group) is serialised by a blocking advisory lock.
+-- Per item:
 --   * a message that resolves nowhere (never pushed, purged), or, under the item's live
 --     lease, one beyond the leased batch's end: success false, 'unresolvable: ...';
 --   * at or below the committed cursor: completed is success and o_noop; failed, retry
@@ -233,7 +235,10 @@ BEGIN
         LEFT JOIN queen.messages m ON m.partition_id = x.pid::uuid AND m.transaction_id COLLATE "C" = x.txid
         LEFT JOIN queen.partitions p ON p.id = m.partition_id
         LEFT JOIN queen.queues q ON q.id = p.queue_id
-        ORDER BY x.pid::uuid, m.created_at NULLS FIRST, m.id, x.ord
+        ORDER BY x.pid::uuid, m.created_at NULLS FIRST, m.id,
+                 CASE coalesce(x.status, 'completed') WHEN 'dlq' THEN 0 WHEN 'retry' THEN 2
+                      WHEN 'completed' THEN 3 WHEN 'success' THEN 3 ELSE 1 END,
+                 x.ord
     $q$ USING p_txid, p_pid, p_lease, p_status, p_error
     LOOP
         o_idx := it.i;
