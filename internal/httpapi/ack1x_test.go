@@ -509,6 +509,65 @@ func TestTransactionAcks1x(t *testing.T) {
 		require.Equal(t, []any{q + "-2", q + "-3"}, txIDs(b.popUpTo(t, q, "Default", "g", 10)))
 	})
 
+	t.Run("AcksInAnyOrderEndTheLeasedBatch", func(t *testing.T) {
+		t.Parallel()
+		// The lease goes once the cursor passed the whole batch, as on /ack: acks of
+		// the last message alone, or of all three backwards, release it.
+		for _, order := range [][]int{{2}, {2, 1, 0}} {
+			q := fmt.Sprintf("tx1x-batch-end-%d", len(order))
+			b.pushN(t, q, q, 4)
+			msgs := b.popPartition(t, q, "Default", "g", 3)
+			acks := make([]map[string]any, len(order))
+			for i, j := range order {
+				acks[i] = item(msgs[j], "completed")
+			}
+			m := tx(t, "g", acks...)
+			require.Equal(t, true, m["success"], "%v", m)
+			require.Equal(t, []any{q + "-4"}, txIDs(b.popUpTo(t, q, "Default", "g", 10)), "the lease is released")
+		}
+	})
+
+	t.Run("BeyondTheLeasedBatchRollsBack", func(t *testing.T) {
+		t.Parallel()
+		// Under a live lease an ack resolves only within the leased batch, whether the
+		// op names the lease or not (1.x SDKs send none): acking q-4 of a batch of two
+		// would skip q-3, which no one received.
+		for _, withLease := range []bool{false, true} {
+			q := fmt.Sprintf("tx1x-beyond-%v", withLease)
+			b.pushN(t, q, q, 5)
+			msgs := b.popPartition(t, q, "Default", "g", 2)
+			op := map[string]any{"type": "ack", "consumerGroup": "g", "partitionId": msgs[0]["partitionId"],
+				"transactionId": q + "-4", "status": "completed"}
+			if withLease {
+				op["leaseId"] = msgs[0]["leaseId"]
+			}
+			r := b.post(t, "/api/v1/transaction", mustJSON(t, map[string]any{"operations": []any{op}}))
+			requireStatus(t, http.StatusOK, r)
+			m := r.object(t)
+			require.Equal(t, false, m["success"], "%v", m)
+			require.Equal(t, "ack_rejected", m["reason"], "%v", m)
+			require.Equal(t, "QTXN ack references unknown transactionId; transaction rolled back", m["error"])
+			// The batch is intact: its own acks end it and q-3 comes next.
+			require.Equal(t, true, tx(t, "g", item(msgs[0], ""), item(msgs[1], ""))["success"])
+			require.Equal(t, []any{q + "-3", q + "-4", q + "-5"}, txIDs(b.popUpTo(t, q, "Default", "g", 10)))
+		}
+	})
+
+	t.Run("AFullQueueRollsBackWithAReason", func(t *testing.T) {
+		t.Parallel()
+		// Every rollback carries a reason, which the 1.x SDK copies onto its error.
+		const q = "tx1x-full"
+		b.configure(t, q, `{"maxSize":1}`)
+		b.pushN(t, q, q, 1)
+		r := b.post(t, "/api/v1/transaction", mustJSON(t, map[string]any{"operations": []any{
+			map[string]any{"type": "push", "items": []any{map[string]any{"queue": q, "payload": 2}}}}}))
+		requireStatus(t, http.StatusOK, r)
+		m := r.object(t)
+		require.Equal(t, false, m["success"], "%v", m)
+		require.Equal(t, "db_error", m["reason"], "%v", m)
+		require.Contains(t, m["error"], "is full", "%v", m)
+	})
+
 	t.Run("UnresolvableRollsBack", func(t *testing.T) {
 		t.Parallel()
 		const q = "tx1x-unresolvable"

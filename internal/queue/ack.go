@@ -24,6 +24,11 @@ const TxAckUnresolvable = "QTXN ack references unknown transactionId; transactio
 // TxReasonAckRejected is the reason of a transaction rolled back by one of its acks.
 const TxReasonAckRejected = "ack_rejected"
 
+// TxReasonRefused is the reason of a transaction rolled back because the database
+// refused one of its pushes (a full queue): the Queen 1.x brokers' reason for a
+// statement that failed.
+const TxReasonRefused = "db_error"
+
 // Ack acknowledges the message (PartitionID, TransactionID) for ConsumerGroup.
 type Ack struct {
 	TransactionID string

@@ -448,8 +448,9 @@ $$;
 -- queen.tx_ack_q2 is the acknowledgement of a /transaction with the statuses of the
 -- Queen 1.x brokers (normalised by the broker: completed, failed, retry, dlq), run after
 -- queen.tx_prepare_q1 took the (partition, group) lock:
---   * completed moves the cursor (forward only) and counts toward auto-release,
---     creating the cursor row when missing;
+--   * completed moves the cursor (forward only) and counts the leased batch's messages
+--     it passes (the one that ends the batch releases the lease), creating the cursor
+--     row when missing;
 --   * retry releases the lease, the cursor and the retry budget stay;
 --   * failed charges the budget (and releases the lease, as retry); past the queue's
 --     retryLimit it dead-letters like dlq;
@@ -457,8 +458,9 @@ $$;
 --     releases the lease (o_dlq).
 -- An ack at or below the committed cursor is tolerated: success, nothing changes (one
 -- that carries a lease no longer held is refused first, as a stale lease). A
--- message that resolves nowhere answers o_unresolved (the transaction rolls back); so
--- does a stale lease, with o_error. A dead letter applies in order, as in
+-- message that resolves nowhere answers o_unresolved (the transaction rolls back), and
+-- so does one beyond the leased batch under a live lease (the op's, or the partition's
+-- when the op names none); a stale lease rolls it back with o_error. A dead letter applies in order, as in
 -- queen.ack_items_q2: the lease it released still counts as held for the later ops of
 -- the same transaction on that (partition, group) (remembered in the transaction-local
 -- setting queen.tx_dead), so a later failed op charges the fresh budget and gets its
@@ -475,6 +477,9 @@ DECLARE
     v_mts    timestamptz;
     v_limit  integer;
     v_delay  integer;
+    v_ttl    integer;
+    v_span   integer := 1;
+    v_left   integer;
     v_status text := coalesce(p_status, 'completed');
     v_dlq    boolean;
     v_rel    boolean;
@@ -485,8 +490,9 @@ DECLARE
     pc       queen.partition_consumers%ROWTYPE;
 BEGIN
     SELECT m.id, m.created_at, coalesce(q.retry_limit, 3),
-           queen.enforced_option_q1(q.retry_delay, q.queen_options, 'retryDelay')
-      INTO v_mid, v_mts, v_limit, v_delay
+           queen.enforced_option_q1(q.retry_delay, q.queen_options, 'retryDelay'),
+           queen.enforced_option_q1(q.ttl, q.queen_options, 'ttl')
+      INTO v_mid, v_mts, v_limit, v_delay, v_ttl
       FROM queen.messages m
       JOIN queen.partitions p ON p.id = m.partition_id
       JOIN queen.queues q ON q.id = p.queue_id
@@ -521,6 +527,30 @@ BEGIN
     IF pc.last_consumed_created_at IS NOT NULL AND (v_mts, v_mid) <= (pc.last_consumed_created_at, pc.last_consumed_id) THEN
         RETURN QUERY SELECT true, NULL::text, false, false;
         RETURN;
+    END IF;
+
+    -- The leased batch, as in queen.ack_items_q2: v_span counts its unacked messages up
+    -- to this one (bounded by what is left). Under a live lease (the op's, or, for an op
+    -- without one as the 1.x SDK sends them, the partition's) an ack resolves only
+    -- within the batch; the batch ends, and its lease goes, once the cursor passed all
+    -- of its messages, in whatever order the acks came.
+    IF coalesce(pc.batch_size, 0) > 0 THEN
+        v_left := greatest(pc.batch_size - coalesce(pc.acked_count, 0), 0);
+        SELECT count(*) INTO v_span
+          FROM (SELECT 1 FROM queen.messages mm
+                WHERE mm.partition_id = p_pid::uuid
+                  AND (mm.created_at, mm.id) > (coalesce(pc.last_consumed_created_at, '-infinity'::timestamptz),
+                                                coalesce(pc.last_consumed_id, '00000000-0000-0000-0000-000000000000'::uuid))
+                  AND (mm.created_at, mm.id) <= (v_mts, v_mid)
+                  AND (v_ttl <= 0 OR pc.lease_acquired_at IS NULL
+                       OR mm.created_at > pc.lease_acquired_at - make_interval(secs => v_ttl))
+                ORDER BY mm.created_at, mm.id
+                LIMIT v_left + 1) s;
+        IF v_span > v_left AND (coalesce(p_lease, '') <> ''
+                                OR (pc.worker_id IS NOT NULL AND pc.lease_expires_at > now())) THEN
+            RETURN QUERY SELECT false, 'unresolvable: transaction not in the ack window (hash purged or never pushed); if leased, the message redelivers'::text, false, true;
+            RETURN;
+        END IF;
     END IF;
 
     IF v_status = 'completed' AND v_nacked ? v_key
@@ -562,7 +592,7 @@ BEGIN
                 coalesce(pc.worker_id, v_dead ->> v_key, '')))::text, true);
         END IF;
     END IF;
-    v_rel := v_dlq OR pc.acked_count + 1 >= greatest(pc.batch_size, 1);
+    v_rel := v_dlq OR coalesce(pc.acked_count, 0) + v_span >= greatest(pc.batch_size, 1);
     -- The cursor is below the message (checked above): it moves there.
     UPDATE queen.partition_consumers c
        SET last_consumed_created_at = v_mts,
@@ -570,7 +600,7 @@ BEGIN
            last_consumed_at = now(),
            total_messages_consumed = c.total_messages_consumed + CASE WHEN v_dlq THEN 0 ELSE 1 END,
            batch_retry_count = 0,
-           acked_count = CASE WHEN v_rel THEN 0 ELSE c.acked_count + 1 END,
+           acked_count = CASE WHEN v_rel THEN 0 ELSE coalesce(c.acked_count, 0) + v_span END,
            batch_size = CASE WHEN v_rel THEN 0 ELSE c.batch_size END,
            lease_acquired_at = CASE WHEN v_rel THEN NULL ELSE c.lease_acquired_at END,
            lease_expires_at = CASE WHEN v_rel THEN NULL ELSE c.lease_expires_at END,
