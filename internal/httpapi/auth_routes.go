@@ -26,9 +26,10 @@ var routeLevels = map[string]auth.Level{
 	"GET /assets/*":           auth.Public,
 	"GET /favicon.ico":        auth.Public,
 	"GET /*":                  auth.Public, // SPA fallback; it never serves /api/ paths
-	// The 1.x liveness and the broker's /auth/* answers (handlers_compat.go).
-	"GET /status":       auth.Public,
-	"HEAD /status":      auth.Public,
+	// The broker's /auth/* answers (handlers_compat.go); the 1.x liveness
+	// GET /status is read-only, as on a 1.x broker.
+	"GET /status":       auth.ReadOnly,
+	"HEAD /status":      auth.ReadOnly,
 	"GET /auth/me":      auth.Public,
 	"GET /auth/login":   auth.Public,
 	"POST /auth/logout": auth.Public,
@@ -119,14 +120,12 @@ var routeLevels = map[string]auth.Level{
 	"GET /streams/v1/queries":                            auth.ReadOnly,
 	"GET /streams/v1/queries/{name}":                     auth.ReadOnly,
 
-	// Read-only too, although under /api/v1/system/: queen's cluster views, which
-	// change nothing and which every dashboard user sees.
-	"GET /api/v1/system/replicas":        auth.ReadOnly,
-	"GET /api/v1/system/longpolls":       auth.ReadOnly,
 	"GET /api/v1/analytics/consumer-lag": auth.ReadOnly,
 
-	// Admin: destructive and cluster-wide operations, /api/v1/system/* (but for the
-	// replicas and longpolls views above), migration and the peer routes under /internal/.
+	// Admin: destructive and cluster-wide operations, every /api/v1/system/* route,
+	// migration and the peer routes under /internal/.
+	"GET /api/v1/system/replicas":                           auth.Admin,
+	"GET /api/v1/system/longpolls":                          auth.Admin,
 	"DELETE /api/v1/resources/queues/{queue}":               auth.Admin,
 	"DELETE /api/v1/dlq":                                    auth.Admin,
 	"DELETE /api/v1/queues/{queue}/clear":                   auth.Admin,

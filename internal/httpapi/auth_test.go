@@ -204,18 +204,11 @@ func TestRouteLevelsFollowTheSpec(t *testing.T) {
 		}
 	}
 	require.Len(t, spec[auth.Admin], 17, "the upstream route list counts 17 admin routes")
-	// queen's own cluster views are read-only, the two under /api/v1/system/ included.
-	queenReadOnly := []string{"GET /api/v1/system/replicas", "GET /api/v1/system/longpolls",
-		"GET /api/v1/analytics/consumer-lag"}
-	for _, rt := range queenReadOnly {
-		method, pattern, _ := strings.Cut(rt, " ")
-		require.Equal(t, auth.ReadOnly, routeLevel(method, pattern), rt)
-	}
-	// Everything else under /api/v1/system/ and /internal/ is admin, listed or not.
+	// queen's own analytics view is read-only, as the others.
+	require.Equal(t, auth.ReadOnly, routeLevel(http.MethodGet, "/api/v1/analytics/consumer-lag"))
+	// Everything under /api/v1/system/ and /internal/ is admin, listed or not, queen's
+	// replicas and long-poll views included.
 	for rt, level := range routeLevels {
-		if slices.Contains(queenReadOnly, rt) {
-			continue
-		}
 		if strings.Contains(rt, " /api/v1/system/") || strings.Contains(rt, " /internal/") {
 			require.Equal(t, auth.Admin, level, rt)
 		}
@@ -240,7 +233,7 @@ func TestRouteClassMatrix(t *testing.T) {
 	}{
 		{"Public", auth.Public, route{http.MethodGet, "/metrics", ""}},
 		{"ReadOnly", auth.ReadOnly, route{http.MethodGet, "/api/v1/resources/queues", ""}},
-		{"ReadOnlySystemView", auth.ReadOnly, route{http.MethodGet, "/api/v1/system/replicas", ""}},
+		{"SystemView", auth.Admin, route{http.MethodGet, "/api/v1/system/replicas", ""}},
 		{"WriteOnly", auth.WriteOnly, route{http.MethodPost, "/api/v1/push", `{"items":[{"queue":"matrix","payload":{"n":1}}]}`}},
 		{"ReadWrite", auth.ReadWrite, route{http.MethodPost, "/api/v1/configure", `{"queue":"matrix"}`}},
 		{"Admin", auth.Admin, route{http.MethodGet, "/api/v1/system/maintenance", ""}},
@@ -329,6 +322,12 @@ func TestEveryRouteEnforcesItsLevel(t *testing.T) {
 			}
 			if level == auth.Public {
 				require.NotContains(t, []int{401, 403}, r.status, "public route refused: %s", r.body)
+				return
+			}
+			if method == http.MethodHead { // no body to read
+				require.Equal(t, http.StatusUnauthorized, r.status)
+				require.Equal(t, http.StatusForbidden, b.do(t, method, path, "", bearer(tokenFor[short[level]])...).status)
+				require.Equal(t, http.StatusOK, b.do(t, method, path, "", bearer(tokenFor[level])...).status)
 				return
 			}
 			requireUnauthenticated(t, r, auth.MsgAuthRequired, "")

@@ -56,16 +56,26 @@ func TestStatusIsJSONLiveness(t *testing.T) {
 	t.Parallel()
 	for _, jwt := range []bool{false, true} {
 		opts := Options{}
+		var sg signer
 		if jwt {
-			opts.Verifier, _ = hsMode(t)
+			opts.Verifier, sg = hsMode(t)
 		}
 		b := compatServer(t, opts)
-		r := b.get(t, "/status")
+		var headers []string
+		if jwt {
+			// Read-only, as on a 1.x broker: a token is needed, and a write-only one
+			// does not pass.
+			requireStatus(t, http.StatusUnauthorized, b.get(t, "/status"))
+			requireStatus(t, http.StatusForbidden, b.do(t, http.MethodGet, "/status", "",
+				"Authorization", "Bearer "+sg.token(t, "producer", "write-only")))
+			headers = []string{"Authorization", "Bearer " + sg.token(t, "viewer", "read-only")}
+		}
+		r := b.do(t, http.MethodGet, "/status", "", headers...)
 		requireStatus(t, http.StatusOK, r)
 		require.Equal(t, "application/json", r.header.Get("Content-Type"))
 		require.JSONEq(t, `{"status":"ok","engine":"postgres-go"}`, string(r.body), "jwt=%v", jwt)
-		requireStatus(t, http.StatusOK, b.do(t, http.MethodHead, "/status", ""))
-		requireNoSuchRoute(t, b.post(t, "/status", "{}"), "POST /status")
+		requireStatus(t, http.StatusOK, b.do(t, http.MethodHead, "/status", "", headers...))
+		requireNoSuchRoute(t, b.do(t, http.MethodPost, "/status", "{}", headers...), "POST /status")
 	}
 }
 
@@ -216,8 +226,12 @@ func TestEphemeralFamilyIsRefusedWith404(t *testing.T) {
 
 func TestCompatRoutesHaveTheirLevels(t *testing.T) {
 	t.Parallel()
-	for _, p := range []string{"GET /status", "HEAD /status", "GET /auth/me", "GET /auth/login", "POST /auth/logout"} {
+	for _, p := range []string{"GET /auth/me", "GET /auth/login", "POST /auth/logout"} {
 		require.Equal(t, auth.Public, routeLevels[p], p)
+		require.Equal(t, tenantIgnored, tenantScope[p], p)
+	}
+	for _, p := range []string{"GET /status", "HEAD /status"} {
+		require.Equal(t, auth.ReadOnly, routeLevels[p], p)
 		require.Equal(t, tenantIgnored, tenantScope[p], p)
 	}
 	for _, e := range ephemeralRoutes {
@@ -228,4 +242,24 @@ func TestCompatRoutesHaveTheirLevels(t *testing.T) {
 	}
 	require.Equal(t, auth.WriteOnly, routeLevels["POST /api/v1/ephemeral/push"])
 	require.Equal(t, auth.Admin, routeLevels["POST /api/v1/system/ephemeral"])
+}
+
+func TestMigrationRoutesAnswer404BehindTheAdminLevel(t *testing.T) {
+	t.Parallel()
+	v, sg := hsMode(t)
+	for _, opts := range []Options{{}, {Verifier: v}} {
+		b := compatServer(t, opts)
+		for _, m := range migrationRoutes {
+			what := m.method + " " + m.pattern
+			require.Equal(t, auth.Admin, routeLevels[what], what)
+			if opts.Verifier != nil {
+				requireStatus(t, http.StatusUnauthorized, b.do(t, m.method, m.pattern, "{}"))
+				requireStatus(t, http.StatusForbidden, b.do(t, m.method, m.pattern, "{}",
+					"Authorization", "Bearer "+sg.token(t, "viewer", "read-only")))
+				requireNoSuchRoute(t, b.do(t, m.method, m.pattern, "{}", "Authorization", "Bearer "+sg.token(t, "ops", "admin")), what)
+				continue
+			}
+			requireNoSuchRoute(t, b.do(t, m.method, m.pattern, "{}"), what)
+		}
+	}
 }

@@ -37,8 +37,20 @@ var ephemeralRoutes = []struct{ method, pattern string }{
 	{http.MethodPost, ephemeralSwitch},
 }
 
-// compatRoutes registers GET|HEAD /status, /auth/me|login|logout and the ephemeral
-// family.
+// migrationRoutes are upstream's migration routes (copying a database into another,
+// which queen does by adopting it in place: docs/upgrades.md). They are registered
+// so that each answers the no_such_route 404 behind its admin level, as documented,
+// rather than to anyone.
+var migrationRoutes = []struct{ method, pattern string }{
+	{http.MethodPost, "/api/v1/migration/test-connection"},
+	{http.MethodPost, "/api/v1/migration/start"},
+	{http.MethodGet, "/api/v1/migration/status"},
+	{http.MethodPost, "/api/v1/migration/validate"},
+	{http.MethodPost, "/api/v1/migration/reset"},
+}
+
+// compatRoutes registers GET|HEAD /status, /auth/me|login|logout, the ephemeral
+// family and the migration routes.
 func (s *Server) compatRoutes() {
 	r := s.router
 	r.Get("/status", s.handle(s.handleStatusLive))
@@ -49,6 +61,14 @@ func (s *Server) compatRoutes() {
 	for _, e := range ephemeralRoutes {
 		r.Method(e.method, e.pattern, s.handle(s.handleEphemeral))
 	}
+	for _, m := range migrationRoutes {
+		r.Method(m.method, m.pattern, s.handle(s.handleMigration))
+	}
+}
+
+// handleMigration answers every migration route: 404 no_such_route.
+func (s *Server) handleMigration(http.ResponseWriter, *http.Request) error {
+	return &httpError{status: http.StatusNotFound, code: api.ErrorCodeNoSuchRoute, msg: api.MsgNoSuchRoute}
 }
 
 // statusLive is the body of GET /status.

@@ -151,6 +151,10 @@ func TestAuth(t *testing.T) {
 				requireDisabled(t, tb, `[data-testid="group-move-now"]`, `[data-testid="group-seek"]`, `[data-testid="group-delete"]`)
 			case "dlq":
 				requireDisabled(t, tb, `[data-testid="dlq-purge"]`, `[data-testid="dlq-requeue"]`, `[data-testid="dlq-purge-all"]`)
+			case "system":
+				// The replicas and the pops waiting are admin views: not asked for.
+				tb.waitJS("the admin-only cards", `qt.text('[data-testid="card-replicas"]').includes('admin tokens only')
+					&& qt.text('[data-testid="card-system-longpolls"]').includes('admin tokens only')`)
 			}
 			tb.clean(p.path + " as read-only") // no allowance: not one 403
 		}

@@ -3,23 +3,27 @@
 import { html } from '../../lib/html.js';
 import { api } from '../../lib/api.js';
 import { useLoader } from '../../lib/data.js';
-import { Card, ErrorBox, Table, Empty } from '../../lib/ui.js';
+import { can } from '../../lib/auth.js';
+import { Card, ErrorBox, Table, Empty, useLevel } from '../../lib/ui.js';
 import * as f from '../../lib/format.js';
 
 export function LongPolls({ queue, testid = 'card-longpolls' }) {
+  const admin = can(useLevel(), 'admin'); // an admin route, like all of /api/v1/system/
   const st = useLoader(async () => {
+    if (!admin) return { forbidden: true };
     try {
       return await api('/api/v1/system/longpolls', { query: { queue } });
     } catch (err) {
       if (err.status === 404 || err.status === 405) return { unsupported: true };
       throw err;
     }
-  }, [queue], 10000);
+  }, [queue, admin], 10000);
   const d = st.data || {};
   const rows = d.waiters || [];
   return html`<${Card} title="Parked long-polls (live)" testid=${testid}>
     <${ErrorBox} error=${st.error} />
-    ${d.unsupported ? html`<${Empty} text="This broker does not report live waiters; see the parked averages of Queue Operations." />`
+    ${d.forbidden ? html`<${Empty} text="Live waiters are listed for admin tokens only; see the parked averages of Queue Operations." />`
+      : d.unsupported ? html`<${Empty} text="This broker does not report live waiters; see the parked averages of Queue Operations." />`
       : html`<${Table} testid="table-longpolls" rows=${rows} empty="No pop is waiting right now."
         rowKey=${(w) => `${w.queue}|${w.consumerGroup}|${w.partition}`}
         columns=${[

@@ -3,12 +3,15 @@
 import { html } from '../../lib/html.js';
 import { api } from '../../lib/api.js';
 import { useLoader } from '../../lib/data.js';
-import { Card, ErrorBox, Table, Empty, KV } from '../../lib/ui.js';
+import { can } from '../../lib/auth.js';
+import { Card, ErrorBox, Table, Empty, KV, useLevel } from '../../lib/ui.js';
 import * as f from '../../lib/format.js';
 import * as sev from '../../lib/severity.js';
 
 export function Replicas() {
+  const admin = can(useLevel(), 'admin'); // an admin route, like all of /api/v1/system/
   const st = useLoader(async () => {
+    if (!admin) return { forbidden: true };
     try {
       const r = await api('/api/v1/system/replicas');
       return { replicas: Array.isArray(r) ? r : (r && r.replicas) || [] };
@@ -16,10 +19,11 @@ export function Replicas() {
       if (err.status === 404 || err.status === 405) return { unsupported: true };
       throw err;
     }
-  }, [], 15000);
+  }, [admin], 15000);
   const d = st.data || {};
   return html`<${Card} title="Replicas" testid="card-replicas"><${ErrorBox} error=${st.error} />
-    ${d.unsupported ? html`<${Empty} text="This broker does not list replicas; the resource table below shows every broker that reported metrics." />`
+    ${d.forbidden ? html`<${Empty} text="Replicas are listed for admin tokens only." />`
+      : d.unsupported ? html`<${Empty} text="This broker does not list replicas; the resource table below shows every broker that reported metrics." />`
       : html`<${Table} testid="table-replicas" rows=${d.replicas || []} rowKey=${(r) => r.instance} empty="No replica heartbeat."
         columns=${[
           { key: 'instance', label: 'Instance', render: (r) => html`<b>${r.instance}</b> <span class="dim">${r.version || ''}</span>` },
