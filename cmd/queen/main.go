@@ -29,6 +29,7 @@ import (
 
 	"github.com/queenmq/queen/internal/buildinfo"
 	"github.com/queenmq/queen/internal/config"
+	"github.com/queenmq/queen/internal/daemon"
 	"github.com/queenmq/queen/internal/dashboard"
 	"github.com/queenmq/queen/internal/schema"
 )
@@ -113,11 +114,15 @@ func realMain(args, environ []string, stdout, stderr io.Writer) int {
 // status of a configuration error, so that CI and package scripts can be strict.
 func checkConfig(cfg *config.Config, stdout, stderr io.Writer) int {
 	problems := hostProblems(cfg)
+	authWarnings, err := daemon.AuthCheck(cfg)
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
 	unknown := cfg.UnknownVariables()
 	if len(unknown) == 0 && len(problems) == 0 {
 		fmt.Fprintln(stdout, "configuration OK")
 	}
-	for _, w := range cfg.Warnings() {
+	for _, w := range append(cfg.Warnings(), authWarnings...) {
 		fmt.Fprintln(stdout, "warning:", w)
 	}
 	for _, p := range problems {

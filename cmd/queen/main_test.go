@@ -39,8 +39,19 @@ func TestRealMain(t *testing.T) {
 			wantCode: exitConfig,
 			wantStderr: []string{`config: PG_USE_SSL="ture": not a boolean`,
 				`config: DB_POOL_SIZE="abc": not an integer`}},
+		{name: "CheckConfigRefusesAKeyTheVerifierRefuses", args: []string{"-check-config"},
+			environ: []string{"JWT_ENABLED=true", "JWT_ALGORITHM=RS256", "JWT_PUBLIC_KEY=" + testEd25519PublicKey},
+			wantCode: exitConfig, wantStderr: []string{"config: unsupported configuration: JWT_PUBLIC_KEY is an Ed25519 key"},
+			wantNotStdout: []string{"configuration OK"}},
+		{name: "CheckConfigPrintsTheVerifiersWarnings", args: []string{"-check-config"},
+			environ:  []string{"JWT_ENABLED=true", "JWT_SECRET=short"},
+			wantCode: exitOK, wantStdout: []string{"configuration OK\n", "warning: JWT_SECRET is shorter than"}},
 		{name: "PrintConfig", args: []string{"-print-config"}, environ: []string{"PG_PASSWORD=hunter2"},
 			wantCode: exitOK, wantStdout: []string{"PG_PASSWORD=<redacted>  # env\n", "PORT=6632  # default\n"}},
+		{name: "PrintConfigHidesAURLsPassword", args: []string{"-print-config"},
+			environ:  []string{"JWT_JWKS_URL=https://jwks:s3cretpw@idp.example.com/jwks.json"},
+			wantCode: exitOK, wantStdout: []string{"JWT_JWKS_URL=https://jwks:xxxxx@idp.example.com/jwks.json  # env\n"},
+			wantNotStdout: []string{"s3cretpw"}},
 		{name: "PrintConfigInvalid", args: []string{"-print-config"}, environ: []string{"PORT=x"},
 			wantCode: exitConfig, wantStderr: []string{`config: PORT="x": not an integer`}},
 		{name: "PrintConfigWarnsAboutUnknownVariables", args: []string{"-print-config"}, environ: []string{"QUEEN_PORT=1"},
@@ -171,3 +182,6 @@ func TestBinary(t *testing.T) {
 		require.Contains(t, stderr, "Usage: queen")
 	})
 }
+
+// testEd25519PublicKey is an Ed25519 public key in PEM, which RS256 cannot use.
+const testEd25519PublicKey = "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAhRLFooTQE4rUhiPQGwWYLzx7XU8erwd93hALH2aYXbg=\n-----END PUBLIC KEY-----\n"

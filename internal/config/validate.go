@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/queenmq/queen/internal/envvalue"
 )
 
 // Validate checks the combinations of settings that no single value can check on its
@@ -134,9 +136,13 @@ func (c *Config) assignment(name string) string {
 // display is a setting's current value in its variable's own units, redacted when it
 // is a non-empty secret.
 func (c *Config) display(s setting) string {
-	v := s.bind(c).Get()
+	b := s.bind(c)
+	v := b.Get()
 	if s.secret && v != "" {
 		return redacted
+	}
+	if u, ok := b.(envvalue.URL); ok {
+		return u.Redacted() // a password in the URL's user information
 	}
 	return v
 }

@@ -40,6 +40,17 @@ func newVerifier(cfg *config.Config, logger *slog.Logger) (*auth.Verifier, error
 	return v, nil
 }
 
+// AuthCheck builds the verifier as the daemon would, without starting it (no JWKS is
+// fetched), for `queen -check-config`: the error that would stop the start, and the
+// warnings its boot log would carry.
+func AuthCheck(cfg *config.Config) (warnings []string, err error) {
+	v, err := newVerifier(cfg, slog.New(slog.DiscardHandler))
+	if err != nil || v == nil {
+		return nil, err
+	}
+	return v.Warnings(), nil
+}
+
 // logAuthMode states the authentication mode at boot: what verifies tokens when it
 // is on, and a warning when it is off on an address other hosts can reach.
 func logAuthMode(ctx context.Context, logger *slog.Logger, cfg *config.Config, v *auth.Verifier, addr net.Addr) {

@@ -129,6 +129,16 @@ func (v URL) Set(raw string) error {
 // Get returns the field.
 func (v URL) Get() string { return *v.P }
 
+// Redacted returns the field with the password of its user information, if any,
+// replaced by "xxxxx", for printouts and logs.
+func (v URL) Redacted() string {
+	u, err := url.Parse(*v.P)
+	if err != nil {
+		return *v.P
+	}
+	return u.Redacted()
+}
+
 // Kind is "URL".
 func (URL) Kind() string { return "URL" }
 

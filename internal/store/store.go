@@ -36,7 +36,8 @@ type Options struct {
 	IdleInTxTimeout  time.Duration
 	// ConnectTimeout bounds each connection attempt (0 = the DSN's connect_timeout).
 	ConnectTimeout time.Duration
-	// KeepAlive configures TCP keepalives on every connection (zero fields = OS default).
+	// KeepAlive configures TCP keepalives, always on, on every connection (zero fields =
+	// the operating system's setting; Enable is ignored).
 	KeepAlive net.KeepAliveConfig
 	// TCPUserTimeout is TCP_USER_TIMEOUT: unacknowledged data fails the connection
 	// after this long, so a dead database is noticed (0 = OS default).
@@ -87,10 +88,7 @@ func Open(opts Options) (*Store, error) {
 	if opts.ConnectTimeout > 0 {
 		cfg.ConnConfig.ConnectTimeout = opts.ConnectTimeout
 	}
-	dialer := &net.Dialer{KeepAliveConfig: opts.KeepAlive, Control: tcpUserTimeoutControl(opts.TCPUserTimeout)}
-	if dialer.KeepAliveConfig != (net.KeepAliveConfig{}) {
-		dialer.KeepAliveConfig.Enable = true
-	}
+	dialer := &net.Dialer{KeepAliveConfig: keepAlive(opts.KeepAlive), Control: tcpUserTimeoutControl(opts.TCPUserTimeout)}
 	cfg.ConnConfig.DialFunc = dialer.DialContext
 	applyTLS(&cfg.ConnConfig.Config, opts)
 	params := cfg.ConnConfig.RuntimeParams
@@ -312,4 +310,20 @@ func (s *Store) dropConnections() {
 		return
 	}
 	s.pool.Reset()
+}
+
+// keepAlive is c with keepalives on and each zero field left to the operating system
+// (for package net a zero field is Go's own default, 15 s or 9 probes, and a negative one
+// the system's).
+func keepAlive(c net.KeepAliveConfig) net.KeepAliveConfig {
+	c.Enable = true
+	for _, f := range []*time.Duration{&c.Idle, &c.Interval} {
+		if *f == 0 {
+			*f = -1
+		}
+	}
+	if c.Count == 0 {
+		c.Count = -1
+	}
+	return c
 }
