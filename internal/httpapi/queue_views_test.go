@@ -83,3 +83,36 @@ func TestDeadLetterFlagsReportWhatQueenDoes(t *testing.T) {
 	require.Equal(t, true, status["queue"].(map[string]any)["config"].(map[string]any)["deadLetterQueue"],
 		"the status config")
 }
+
+// TestQueueCountersAddUp: the queue views' counters are queue mode's, and pending,
+// processing, completed and dead-lettered add up to the total whatever other groups
+// dead-lettered, in every view that shows them.
+func TestQueueCountersAddUp(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Options{})
+	const q = "counters-add-up"
+	b.pushN(t, q, q, 3)
+	// Two groups each complete q-1 and q-3 and dead-letter q-2.
+	for _, g := range []string{"ga", "gb"} {
+		msgs := b.popPartition(t, q, "Default", g, 3)
+		res := b.ackItems(t, g, item(msgs[0], "completed"), item(msgs[1], "dlq"), item(msgs[2], "completed"))
+		require.Equal(t, []any{true, true, true}, field(res, "success"), "%v", res)
+	}
+	counters := func(t *testing.T) []map[string]any {
+		t.Helper()
+		detail := b.get(t, "/api/v1/resources/queues/"+q).object(t)
+		status := b.get(t, "/api/v1/status/queues/"+q).object(t)
+		return []map[string]any{obj(t, detail["totals"]), obj(t, obj(t, status["totals"])["messages"])}
+	}
+	for _, c := range counters(t) {
+		require.Equal(t, map[string]any{"total": float64(3), "pending": float64(3), "processing": float64(0),
+			"completed": float64(0), "failed": float64(0), "deadLetter": float64(0)}, c, "queue mode has consumed nothing")
+	}
+	// Queue mode consumes: q-2 dead-lettered (once, however many rows), the rest completed.
+	msgs := b.popPartition(t, q, "Default", "", 3)
+	b.ackItems(t, "", item(msgs[0], "completed"), item(msgs[1], "dlq"), item(msgs[2], "completed"))
+	for _, c := range counters(t) {
+		require.Equal(t, map[string]any{"total": float64(3), "pending": float64(0), "processing": float64(0),
+			"completed": float64(2), "failed": float64(1), "deadLetter": float64(1)}, c)
+	}
+}

@@ -88,13 +88,20 @@ func (s *Store) QueueGet(ctx context.Context, name string) (queue.QueueInfo, err
 }
 
 // sqlPartitionCounters computes live counters per partition of one queue from the
-// queue-mode cursor. It scans the queue's messages: bounded by the queue size.
+// queue-mode cursor. It scans the queue's messages: bounded by the queue size. The
+// dead-lettered are the distinct messages queue mode dead-lettered and has not been
+// sought back before (the cursor passed them): so that pending, processing, completed
+// and dead-lettered add up to the total, and a message another group dead-lettered
+// stays pending here until queue mode consumes it.
 const sqlPartitionCounters = `
 SELECT p.id::text, p.name, coalesce(p.created_at, now()),
        coalesce(c.total, 0), coalesce(c.unconsumed, 0),
        (pc.worker_id IS NOT NULL AND pc.lease_expires_at > now()) AS leased,
        coalesce(pc.batch_size, 0) - coalesce(pc.acked_count, 0),
-       (SELECT count(*) FROM queen.dead_letter_queue d WHERE d.partition_id = p.id),
+       (SELECT count(DISTINCT d.message_id) FROM queen.dead_letter_queue d
+        JOIN queen.messages m ON m.id = d.message_id
+        WHERE d.partition_id = p.id AND d.consumer_group = '__QUEUE_MODE__'
+          AND (m.created_at, m.id) <= (pc.last_consumed_created_at, pc.last_consumed_id)),
        c.oldest, c.newest
 FROM queen.partitions p
 LEFT JOIN queen.partition_consumers pc

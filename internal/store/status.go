@@ -61,7 +61,8 @@ var (
 // pcreated, qid, qname, ns, task): each partition's counters for the messages created
 // in [$1, $2), from the queue-mode cursor's point of view (the rules of
 // sqlPartitionCounters: processing is the live lease's unacked part of what is past
-// the cursor, dead-lettered counts distinct messages with a DLQ row), plus the oldest
+// the cursor, dead-lettered counts the distinct messages queue mode dead-lettered and
+// passed, so that the four add up to the total), plus the oldest
 // message past the cursor and the cursor's counters. Per partition it runs one range
 // scan of idx_messages_partition_created, one index probe for the oldest pending
 // message and one scan of idx_dlq_partition.
@@ -97,8 +98,10 @@ ps AS (
     ) o ON true
     CROSS JOIN LATERAL (
         SELECT count(DISTINCT d.message_id) AS n FROM queen.dead_letter_queue d
-        WHERE d.partition_id = pp.pid
-          AND coalesce(d.original_created_at, d.failed_at) >= $1 AND coalesce(d.original_created_at, d.failed_at) < $2
+        JOIN queen.messages m ON m.id = d.message_id
+        WHERE d.partition_id = pp.pid AND d.consumer_group = '__QUEUE_MODE__'
+          AND m.created_at >= $1 AND m.created_at < $2
+          AND (m.created_at, m.id) <= (pc.last_consumed_created_at, pc.last_consumed_id)
     ) d
 )`
 
