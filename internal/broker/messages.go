@@ -19,7 +19,8 @@ const (
 	// MaxListLimit because queenctl's listing and drain helpers ask for 10 000 rows at
 	// once; the store bounds the work by partitions × (limit + offset) index rows.
 	MaxMessageListLimit = 10000
-	// DefaultMessageWindow is how far back the message listing looks without from.
+	// DefaultMessageWindow is how far before to (default now) the message listing looks
+	// without from.
 	DefaultMessageWindow = time.Hour
 )
 
@@ -39,14 +40,13 @@ func (b *Broker) Messages(ctx context.Context, f queue.MessageFilter) (queue.Mes
 		return queue.MessageList{}, queue.Invalid("status", "status must be one of %s", strings.Join(
 			[]string{queue.MessagePending, queue.MessageProcessing, queue.MessageCompleted, queue.MessageDeadLetter}, ", "))
 	}
-	now := time.Now()
 	if f.To.IsZero() {
-		f.To = now
+		f.To = time.Now()
+	}
+	if f.From.IsZero() { // the window before to
+		f.From = f.To.Add(-DefaultMessageWindow)
 	}
 	f.To = f.To.Truncate(time.Minute).Add(time.Minute)
-	if f.From.IsZero() {
-		f.From = now.Add(-DefaultMessageWindow)
-	}
 	if !f.From.Before(f.To) {
 		return queue.MessageList{}, queue.Invalid("from", "from must be before to")
 	}

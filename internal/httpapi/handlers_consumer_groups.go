@@ -284,18 +284,11 @@ func scopedGroupParam(r *http.Request) (string, error) {
 // wholeSeconds truncates d to whole seconds.
 func wholeSeconds(d time.Duration) int64 { return int64(d / time.Second) }
 
-// parseTimestamp parses a timestamp body field: RFC 3339 (with "T" or a space), a
-// zone-less date-time (UTC) or a date (midnight UTC). Anything else is a 400 naming
-// field.
+// parseTimestamp parses a timestamp body field as readTimestamp does. Anything else is
+// a 400 naming field.
 func parseTimestamp(field, v string) (time.Time, error) {
-	v = strings.TrimSpace(v)
-	for _, layout := range []string{
-		time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00",
-		"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999", "2006-01-02",
-	} {
-		if t, err := time.Parse(layout, v); err == nil {
-			return t, nil
-		}
+	if t, ok := readTimestamp(strings.TrimSpace(v)); ok {
+		return t, nil
 	}
 	return time.Time{}, queue.Invalid(field, "%s must be an RFC 3339 timestamp (e.g. 2026-01-02T15:04:05Z)", field)
 }

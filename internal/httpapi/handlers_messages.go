@@ -200,22 +200,21 @@ func listPage(q url.Values, def int) (queue.Page, error) {
 	return queue.Page{Limit: clamp(limit), Offset: clamp(offset)}, nil
 }
 
-// queryTimestamp parses a timestamp query parameter: RFC 3339 (a "+" of the offset
-// that arrived unescaped as a space is accepted), a zone-less date-time (UTC) or a
-// date (midnight UTC). Absent or empty is the zero time; anything else is a 400
-// naming the parameter.
+// queryTimestamp parses a timestamp query parameter as readTimestamp does, a "+" of the
+// offset that arrived unescaped as a space included. Absent or empty is the zero time;
+// anything else is a 400 naming the parameter.
 func queryTimestamp(q url.Values, name string) (time.Time, error) {
 	v, _ := queryString(q, name)
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return time.Time{}, nil
 	}
-	layouts := []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"}
-	for _, cand := range []string{v, strings.Replace(v, " ", "+", 1)} {
-		for _, layout := range layouts {
-			if t, err := time.Parse(layout, cand); err == nil {
-				return t, nil
-			}
+	if t, ok := readTimestamp(v); ok {
+		return t, nil
+	}
+	if i := strings.LastIndexByte(v, ' '); i > 0 {
+		if t, ok := readTimestamp(v[:i] + "+" + v[i+1:]); ok {
+			return t, nil
 		}
 	}
 	return time.Time{}, queue.Invalid(name, "%s must be an RFC 3339 timestamp or a date (YYYY-MM-DD)", name)

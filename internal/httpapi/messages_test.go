@@ -140,6 +140,19 @@ var messageSummaryKeys = sortedKeys("id", "transactionId", "partitionId", "queue
 func TestMessageList(t *testing.T) {
 	t.Parallel()
 
+	t.Run("ToAloneLooksTheHourBeforeIt", func(t *testing.T) {
+		t.Parallel()
+		b := setupAdmin(t)
+		b.pushed(t, "ml-to", "", "t-1", `{}`)
+		at := func(d time.Duration) string { return url.QueryEscape(time.Now().Add(d).UTC().Format(time.RFC3339)) }
+		m := b.list(t, "/api/v1/messages?queue=ml-to&to="+at(-2*time.Hour))
+		require.Equal(t, float64(0), m["total"], "an hour before a to two hours ago: nothing, and no 400")
+		m = b.list(t, "/api/v1/messages?queue=ml-to&to="+at(30*time.Minute))
+		require.Equal(t, float64(1), m["total"])
+		m = b.list(t, "/api/v1/messages?queue=ml-to&to="+at(90*time.Minute))
+		require.Equal(t, float64(0), m["total"], "the hour before to began after the push")
+	})
+
 	t.Run("QueueModeStatuses", func(t *testing.T) {
 		t.Parallel()
 		b := setupAdmin(t)

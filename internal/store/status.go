@@ -387,7 +387,7 @@ WITH pp AS (
         SELECT m.id, m.transaction_id, m.partition_id, m.created_at FROM queen.messages m
         WHERE m.partition_id = pp.id
         ORDER BY m.created_at DESC, m.id DESC
-        LIMIT $2::int + $3::int
+        LIMIT $2::bigint + $3::bigint
     ) m
 )
 SELECT c.id::text, c.transaction_id, c.partition_id::text, c.pname, c.qname, c.created_at,
