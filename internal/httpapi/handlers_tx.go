@@ -27,14 +27,21 @@ import (
 func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error {
 	err := s.transaction(w, r)
 	if ve := (*queue.ValidationError)(nil); errors.As(err, &ve) {
-		return writeJSON(w, http.StatusBadRequest, badTx(ve.Field, ve.Message))
+		return s.writeTxRefusal(w, badTx(ve.Field, ve.Message))
 	}
 	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-		return writeJSON(w, http.StatusRequestEntityTooLarge, &txRefusal{status: http.StatusRequestEntityTooLarge,
+		return s.writeTxRefusal(w, &txRefusal{status: http.StatusRequestEntityTooLarge,
 			Reason: "payload_too_large", Error: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit),
 			Code: string(api.ErrorCodePayloadTooLarge), Results: []struct{}{}})
 	}
 	return err
+}
+
+// writeTxRefusal answers a transaction refused before the database with a minted
+// transaction id, as every transaction answer carries one.
+func (s *Server) writeTxRefusal(w http.ResponseWriter, refused *txRefusal) error {
+	refused.TransactionID = s.ids.New()
+	return writeJSON(w, refused.status, refused)
 }
 
 // transactionPath is the route of handleTransaction.
@@ -47,11 +54,11 @@ func (s *Server) transaction(w http.ResponseWriter, r *http.Request) error {
 	}
 	riders, refused := txRiders(r, body)
 	if refused != nil {
-		return writeJSON(w, refused.status, refused)
+		return s.writeTxRefusal(w, refused)
 	}
 	rawOps, p := body.array("operations")
 	if p == absent && !riders.any() {
-		return writeJSON(w, http.StatusBadRequest,
+		return s.writeTxRefusal(w,
 			badTx("operations", "transaction requires an operations array (or a top-level kv/timers array)"))
 	}
 	if p != present && (p != absent || !riders.any()) {
@@ -80,7 +87,7 @@ func (s *Server) transaction(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		return writeJSON(w, refused.status, refused)
+		return s.writeTxRefusal(w, refused)
 	}
 	res, timers, err := s.broker.TransactionRiders(r.Context(), scopeOf(r), ops,
 		broker.TxRiders{KV: riders.kv, Timers: riders.timers})

@@ -15,13 +15,16 @@ import (
 // bad_request or payload_too_large; code is the KV reason of a rider shape error (or
 // invalid_argument), field the offending request field.
 type txRefusal struct {
-	status  int
-	Success bool       `json:"success"`
-	Reason  string     `json:"reason"`
-	Error   string     `json:"error"`
-	Code    string     `json:"code,omitempty"`
-	Field   string     `json:"field,omitempty"`
-	Results []struct{} `json:"results"`
+	status int
+	// TransactionID is minted per call, as for a transaction that reached the
+	// database (writeTxRefusal sets it).
+	TransactionID string     `json:"transactionId"`
+	Success       bool       `json:"success"`
+	Reason        string     `json:"reason"`
+	Error         string     `json:"error"`
+	Code          string     `json:"code,omitempty"`
+	Field         string     `json:"field,omitempty"`
+	Results       []struct{} `json:"results"`
 }
 
 func badTx(field, msg string) *txRefusal {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/queue"
 )
 
 func TestTransactionKVRider(t *testing.T) {
@@ -95,6 +97,7 @@ func TestTransactionKVRider(t *testing.T) {
 				m := r.object(t)
 				require.Equal(t, []any{false, tc.reason}, []any{m["success"], m["reason"]}, "body: %s", r.body)
 				require.NotEmpty(t, m["error"])
+				require.True(t, queue.IsUUID(m["transactionId"].(string)), "the envelope carries a minted id: %s", r.body)
 			})
 		}
 		requireStatus(t, http.StatusNoContent, b.get(t, "/api/v1/pop/queue/t-never"))
