@@ -553,6 +553,25 @@ func TestTransactionAcks1x(t *testing.T) {
 		}
 	})
 
+	t.Run("ACompletionUnderTheLeaseItsRetryReleased", func(t *testing.T) {
+		t.Parallel()
+		// An op naming the lease the same transaction's retry released is refused
+		// with the reason, as on /ack.
+		const q = "tx1x-lease-after-retry"
+		b.pushN(t, q, q, 2)
+		msgs := b.popPartition(t, q, "Default", "g", 2)
+		r := b.post(t, "/api/v1/transaction", mustJSON(t, map[string]any{"operations": []any{
+			map[string]any{"type": "ack", "consumerGroup": "g", "transactionId": msgs[0]["transactionId"],
+				"partitionId": msgs[0]["partitionId"], "leaseId": msgs[0]["leaseId"], "status": "retry"},
+			map[string]any{"type": "ack", "consumerGroup": "g", "transactionId": msgs[1]["transactionId"],
+				"partitionId": msgs[1]["partitionId"], "leaseId": msgs[1]["leaseId"], "status": "completed"}}}))
+		requireStatus(t, http.StatusOK, r)
+		m := r.object(t)
+		require.Equal(t, false, m["success"], "%v", m)
+		require.Equal(t, "ack_rejected", m["reason"])
+		require.Equal(t, "ACK operation failed: lease released by earlier failure", m["error"])
+	})
+
 	t.Run("AFullQueueRollsBackWithAReason", func(t *testing.T) {
 		t.Parallel()
 		// Every rollback carries a reason, which the 1.x SDK copies onto its error.

@@ -521,7 +521,9 @@ BEGIN
     IF coalesce(p_lease, '') <> '' AND NOT v_held
        AND NOT coalesce(pc.worker_id = p_lease
                         AND (pc.lease_expires_at > now() OR pc.lease_expires_at = pc.lease_acquired_at), false) THEN
-        RETURN QUERY SELECT false, 'Invalid or expired lease'::text, false, false;
+        -- A lease this transaction's own retry or failure released says so, as on /ack.
+        RETURN QUERY SELECT false, CASE WHEN v_nacked ? v_key THEN 'lease released by earlier failure'
+                                        ELSE 'Invalid or expired lease' END, false, false;
         RETURN;
     END IF;
     IF pc.last_consumed_created_at IS NOT NULL AND (v_mts, v_mid) <= (pc.last_consumed_created_at, pc.last_consumed_id) THEN
