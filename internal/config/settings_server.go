@@ -80,8 +80,9 @@ func serverSettings() []setting {
 		},
 		{
 			name: "WEBAPP_ROOT", def: "", defDoc: "unset: embedded dashboard", group: groupServer, emptyOK: true,
-			doc: "Directory of dashboard files to serve instead of the dashboard built into the binary. " +
-				"Set but empty turns the dashboard off (as upstream).",
+			doc: "Directory of dashboard files to serve instead of the dashboard built into the binary: " +
+				"index.html for every page, each file at its own path and under the hashed /assets/<hash>/ prefix " +
+				"(`{{assets}}` in index.html). Set but empty turns the dashboard off (as upstream).",
 			bind: func(c *Config) value { return webappValue{&c.WebappRoot, &c.DashboardEnabled} },
 		},
 		{

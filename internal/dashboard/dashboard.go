@@ -60,6 +60,7 @@ type Options struct {
 // Handler serves the dashboard. Its zero value and a nil *Handler claim nothing.
 type Handler struct {
 	files    map[string]*asset // by path under the asset prefix, index.html excluded
+	plain    map[string]*asset // a WEBAPP_ROOT's files by their own path (nil: embedded app)
 	index    *asset            // rendered without the proxy hint
 	proxyIdx *asset            // rendered with queen-proxy=1
 	favicon  *asset
@@ -102,6 +103,17 @@ func New(opts Options) (*Handler, error) {
 		}
 		if h.files[name], err = newAsset(name, body, cacheImmutable); err != nil {
 			return nil, err
+		}
+	}
+	if opts.Dir != "" {
+		// A build made for another server (upstream's webapp/dist, say) links its files
+		// by their own paths (/assets/index-1a2b.js): they are served there too, with the
+		// hour-long cache of a name that may change meaning.
+		h.plain = make(map[string]*asset, len(h.files))
+		for name, a := range h.files {
+			own := *a
+			own.cacheControl = cacheOther
+			h.plain[name] = &own
 		}
 	}
 	vars := map[string]string{
@@ -192,12 +204,14 @@ func (h *Handler) lookup(r *http.Request) *asset {
 	case "/favicon.ico":
 		return h.favicon
 	}
-	if strings.HasPrefix(p, assetsRoot) {
-		name, ok := strings.CutPrefix(p, h.prefix)
-		if !ok {
-			return nil
-		}
+	if name, ok := strings.CutPrefix(p, h.prefix); ok {
 		return h.files[name]
+	}
+	if a := h.plain[p[1:]]; a != nil {
+		return a
+	}
+	if strings.HasPrefix(p, assetsRoot) {
+		return nil
 	}
 	if isStaticExt(p) && !strings.HasPrefix(p, "/queues/") {
 		return nil

@@ -232,6 +232,14 @@ func TestDir(t *testing.T) {
 	require.Equal(t, "export const x = 1;", rec.Body.String())
 	require.NotEqual(t, setup(t, Options{}).pref, b.pref, "another tree, another hash")
 
+	// A build for another server links its files by their own paths: served there too.
+	rec = b.do(t, "GET", "/sub/main.js", nil)
+	require.Equal(t, 200, rec.Code)
+	require.Equal(t, "export const x = 1;", rec.Body.String())
+	require.Equal(t, cacheOther, rec.Header().Get("Cache-Control"), "a plain name is not immutable")
+	require.Equal(t, passStatus, b.do(t, "GET", "/sub/other.js", nil).Code)
+	require.Equal(t, passStatus, setup(t, Options{}).do(t, "GET", "/app.js", nil).Code, "the embedded app has no plain paths")
+
 	_, err := New(Options{Dir: filepath.Join(dir, "sub")})
 	require.ErrorContains(t, err, "no index.html")
 	_, err = New(Options{Dir: filepath.Join(dir, "main.js")})
