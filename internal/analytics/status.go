@@ -157,6 +157,13 @@ func (s *Service) MessageCounts(ctx context.Context, f Filter, interval string) 
 	if err != nil {
 		return api.MessageAnalytics{}, err
 	}
+	// Counts cover the whole window asked for: its first bucket is partial rather than
+	// dropped (a day bucket would otherwise lose up to a day of a "last 24 h" view).
+	if from := f.From; !from.IsZero() {
+		w.From = from.UTC()
+	} else {
+		w.From = w.To.Add(-defaultCountWindow)
+	}
 	if w.To.Sub(w.From)/bucket > maxCountPoints {
 		return api.MessageAnalytics{}, queue.Invalid("interval",
 			"from..to holds more than %d %ss; use a wider interval", maxCountPoints, interval)

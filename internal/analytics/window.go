@@ -106,10 +106,11 @@ func newWindow(from, to time.Time, def, bucket, finest time.Duration) (window, e
 	return window{From: start, To: to, Bucket: bucket}, nil
 }
 
-// Buckets returns the bucket starts, newest first.
+// Buckets returns the starts of the buckets that hold a part of the window, newest
+// first.
 func (w window) Buckets() []time.Time {
 	var out []time.Time
-	for t := w.To.Add(-time.Nanosecond).Truncate(w.Bucket); !t.Before(w.From); t = t.Add(-w.Bucket) {
+	for t := w.To.Add(-time.Nanosecond).Truncate(w.Bucket); t.Add(w.Bucket).After(w.From); t = t.Add(-w.Bucket) {
 		out = append(out, t)
 	}
 	return out

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/store"
@@ -315,7 +316,13 @@ func TestStatusRoutes(t *testing.T) {
 		requireTypes(t, m, map[string]string{"dataPoints": "array", "interval": "string", "from": "string", "to": "string"})
 		require.Equal(t, "minute", m["interval"])
 		points := arr(t, m["dataPoints"])
-		require.Len(t, points, 24*60, "zero-filled minutes of the default 24 h")
+		from, err := time.Parse(time.RFC3339Nano, m["from"].(string))
+		require.NoError(t, err)
+		to, err := time.Parse(time.RFC3339Nano, m["to"].(string))
+		require.NoError(t, err)
+		require.Equal(t, 24*time.Hour, to.Sub(from), "the default 24 h, not cut to whole buckets")
+		minutes := int(to.Add(-time.Millisecond).Truncate(time.Minute).Sub(from.Truncate(time.Minute))/time.Minute) + 1
+		require.Len(t, points, minutes, "zero-filled minutes of the default 24 h, the first one partial")
 		var sum float64
 		for _, p := range points {
 			pm := obj(t, p)
@@ -324,9 +331,12 @@ func TestStatusRoutes(t *testing.T) {
 		}
 		require.Equal(t, float64(3), sum)
 		require.Equal(t, "hour", b.get(t, "/api/v1/status/analytics").object(t)["interval"])
-		day := b.get(t, "/api/v1/status/analytics?interval=day&from="+
-			time.Now().Add(-72*time.Hour).UTC().Format(time.RFC3339)).object(t)
-		require.NotEmpty(t, arr(t, day["dataPoints"]))
+		since := time.Now().Add(-72 * time.Hour).UTC().Truncate(time.Second)
+		day := b.get(t, "/api/v1/status/analytics?interval=day&from="+since.Format(time.RFC3339)).object(t)
+		require.Equal(t, api.FormatMillis(since), day["from"], "the window starts where asked, in a partial day")
+		days := arr(t, day["dataPoints"])
+		require.Len(t, days, 4, "the partial day of from, two whole days, and today")
+		require.Equal(t, since.Truncate(24*time.Hour).Format(time.RFC3339), obj(t, days[0])["timestamp"])
 		requireError(t, b.get(t, "/api/v1/status/analytics?interval=week"), http.StatusBadRequest, "invalid_argument",
 			"interval must be minute, hour or day", "interval")
 	})
