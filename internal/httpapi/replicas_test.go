@@ -101,6 +101,10 @@ func TestClusterViews(t *testing.T) {
 			b.pushOne(t, "lag-q", "", "", `{}`)
 		}
 		b.popOne(t, "lag-q", "consumerGroup=reports&batch=1&autoAck=true")
+		// A partition the group has no cursor on owes all of it, as the group views say.
+		for range 2 {
+			b.pushOne(t, "lag-q", "other", "", `{}`)
+		}
 		_, _, err := st.ConsumerLagSample(t.Context(), time.Now(), time.Minute, 100)
 		require.NoError(t, err)
 
@@ -115,7 +119,14 @@ func TestClusterViews(t *testing.T) {
 		require.GreaterOrEqual(t, p["maxTimeLag"].(float64), 0.0)
 		delete(p, "bucket")
 		delete(p, "maxTimeLag")
-		require.Equal(t, map[string]any{"group": "reports", "queue": "lag-q", "totalLag": 3.0, "partitionsWithLag": 1.0}, p)
+		require.Equal(t, map[string]any{"group": "reports", "queue": "lag-q", "totalLag": 5.0, "partitionsWithLag": 2.0}, p)
+		var views []any
+		for _, g := range b.get(t, "/api/v1/consumer-groups").array(t) {
+			if g["name"] == "reports" {
+				views = append(views, g["totalLag"], g["partitionsWithLag"])
+			}
+		}
+		require.Equal(t, []any{5.0, 2.0}, views, "the group view's numbers")
 
 		require.Len(t, b.get(t, "/api/v1/analytics/consumer-lag?queue=lag-q").object(t)["series"], 1)
 		require.Empty(t, b.get(t, "/api/v1/analytics/consumer-lag?group=nobody").object(t)["series"])

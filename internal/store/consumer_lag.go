@@ -7,38 +7,23 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// sqlConsumerLagSample writes one sample of sqlCursorLag per (group, queue) into
-// consumer_lag_history, in the bucket of $4 ($5 seconds wide, aligned to the epoch).
-// Only the first $3 pairs by group and queue name are sampled, so a sample counts the
-// backlog of at most $3 pairs' cursors; the second column reports that more pairs
-// exist. A sample replaces one taken earlier in the same bucket. $1 and $2 are
-// sqlCursorLag's group filter (NULL: every group) and queue prefix (empty: every queue).
+// sqlConsumerLagSample writes one sample per (group, queue) into
+// consumer_lag_history, as the consumer-group views count it (sqlGroupLagRows: every
+// partition of the queue, those the group has no cursor on included), in the bucket
+// of $5 ($6 seconds wide, aligned to the epoch). Only the first $2 pairs by group and
+// queue name are sampled ($4 = $2 + 1 are read, so that the second column can report
+// that more pairs exist). A sample replaces one taken earlier in the same bucket. $1
+// is the scope prefix (empty: every queue), $3 one queue (NULL: all).
 const sqlConsumerLagSample = `
-WITH pairs AS (
-    SELECT DISTINCT pc.consumer_group::text AS grp, q.name::text AS qname
-    FROM queen.partition_consumers pc
-    JOIN queen.partitions p ON p.id = pc.partition_id
-    JOIN queen.queues q ON q.id = p.queue_id
-    ORDER BY 1, 2
-    LIMIT $3::integer + 1
-),
-taken AS (SELECT x.grp, x.qname FROM pairs x ORDER BY x.grp, x.qname LIMIT $3::integer),
-c AS (` + sqlCursorLag + `
-  AND (pc.consumer_group::text, q.name::text) IN (SELECT t.grp, t.qname FROM taken t)),
-g AS (
-    SELECT c.grp, c.qname, count(*)::int AS members, (count(*) FILTER (WHERE c.lag > 0))::int AS with_lag,
-           coalesce(sum(c.lag), 0)::bigint AS total_lag, min(c.oldest) AS oldest
-    FROM c
-    GROUP BY c.grp, c.qname
-),
+WITH ` + sqlGroupLagRows + `,
 ins AS (
     INSERT INTO queen.consumer_lag_history AS t (bucket_time, consumer_group, queue_name, total_lag,
         max_time_lag_seconds, partitions_with_lag, partitions, sampled_at)
-    SELECT to_timestamp(floor(extract(epoch FROM $4::timestamptz) / $5::float8) * $5::float8),
-           g.grp, g.qname, g.total_lag,
-           greatest(coalesce(extract(epoch FROM now() - g.oldest), 0), 0)::float8, g.with_lag, g.members, now()
-    FROM g
-    ORDER BY g.grp, g.qname
+    SELECT to_timestamp(floor(extract(epoch FROM $5::timestamptz) / $6::float8) * $6::float8),
+           x.grp, x.qname, x.total_lag,
+           greatest(coalesce(extract(epoch FROM now() - x.oldest), 0), 0)::float8, x.with_lag, x.members, now()
+    FROM (SELECT * FROM g ORDER BY g.grp, g.qname LIMIT $2::integer) x
+    ORDER BY x.grp, x.qname
     ON CONFLICT (bucket_time, consumer_group, queue_name) DO UPDATE SET
         total_lag            = excluded.total_lag,
         max_time_lag_seconds = excluded.max_time_lag_seconds,
@@ -47,7 +32,7 @@ ins AS (
         sampled_at           = excluded.sampled_at
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM pairs) > $3::integer`
+SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM g) > $2::integer`
 
 // ConsumerLagSample records the lag of the first maxPairs (consumer group, queue)
 // pairs by name in consumer_lag_history, in the bucket of now (bucket wide, at least
@@ -57,7 +42,7 @@ func (s *Store) ConsumerLagSample(ctx context.Context, now time.Time, bucket tim
 	maxPairs int) (rows int64, truncated bool, err error) {
 	secs := max(bucket.Seconds(), 1)
 	// The sample covers the whole cluster: every group, every queue (no tenant prefix).
-	err = s.pool.QueryRow(ctx, sqlConsumerLagSample, nil, "", maxPairs, now, secs).Scan(&rows, &truncated)
+	err = s.pool.QueryRow(ctx, sqlConsumerLagSample, "", maxPairs, nil, maxPairs+1, now, secs).Scan(&rows, &truncated)
 	if err != nil {
 		return 0, false, interpretError(err)
 	}

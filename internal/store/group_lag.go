@@ -20,7 +20,27 @@ import (
 // (group, partition) costs one range scan of idx_messages_partition_created, as long
 // as its lag. $2 caps the rows.
 const sqlGroupLag = `
-WITH q AS (
+WITH ` + sqlGroupLagRows + `
+SELECT g.grp, g.qname, g.members, g.with_lag, g.total_lag, g.in_flight,
+       coalesce(extract(epoch FROM greatest(now() - g.oldest, '0'::interval)), 0)::float8, g.ever_consumed,
+       md.subscription_mode, md.subscription_timestamp, md.created_at
+FROM g
+LEFT JOIN LATERAL (
+    SELECT coalesce(m.subscription_mode, '')::text AS subscription_mode, m.subscription_timestamp,
+           coalesce(m.created_at, now()) AS created_at
+    FROM queen.consumer_groups_metadata m
+    WHERE m.consumer_group = g.grp AND m.queue_name = g.qname AND m.namespace = '' AND m.task = ''
+    ORDER BY (m.partition_name = '') DESC, m.created_at, m.id
+    LIMIT 1
+) md ON true
+ORDER BY g.grp, g.qname
+LIMIT $2`
+
+// sqlGroupLagRows are the CTEs of sqlGroupLag, up to g, one row per (group, queue):
+// $1 the scope prefix, $3 one queue (NULL = all), $4 the number of (group, queue)
+// pairs taken, first by group and queue name (NULL = every pair). The consumer-lag
+// history samples them too, so that its numbers are those of the consumer-group views.
+const sqlGroupLagRows = `q AS (
     SELECT qq.id, qq.name::text AS qname,
            CASE WHEN queen.enforced_option_q1(qq.ttl, qq.queen_options, 'ttl') > 0
                 THEN now() - make_interval(secs => qq.ttl) ELSE '-infinity' END AS ttl_cut
@@ -28,7 +48,7 @@ WITH q AS (
     WHERE ($1::text = '' OR starts_with(qq.name::text, $1::text)) AND ($3::text IS NULL OR qq.name = $3::text)
 ),
 gq AS (
-    SELECT DISTINCT x.qid, x.grp
+    SELECT DISTINCT x.qid, x.grp, q.qname
     FROM (
         SELECT p.queue_id AS qid, pc.consumer_group::text AS grp
         FROM queen.partition_consumers pc JOIN queen.partitions p ON p.id = pc.partition_id
@@ -40,6 +60,8 @@ gq AS (
         SELECT qc.queue_id, qc.consumer_group::text FROM queen.queue_consumers qc
     ) x
     JOIN q ON q.id = x.qid
+    ORDER BY x.grp, q.qname
+    LIMIT $4::integer
 ),
 c AS (
     SELECT gq.grp, q.qname, pc.partition_id IS NOT NULL AS has_cursor, pc.last_consumed_at, l.lag, l.oldest,
@@ -75,21 +97,7 @@ g AS (
            bool_or(c.last_consumed_at IS NOT NULL) AS ever_consumed
     FROM c
     GROUP BY c.grp, c.qname
-)
-SELECT g.grp, g.qname, g.members, g.with_lag, g.total_lag, g.in_flight,
-       coalesce(extract(epoch FROM greatest(now() - g.oldest, '0'::interval)), 0)::float8, g.ever_consumed,
-       md.subscription_mode, md.subscription_timestamp, md.created_at
-FROM g
-LEFT JOIN LATERAL (
-    SELECT coalesce(m.subscription_mode, '')::text AS subscription_mode, m.subscription_timestamp,
-           coalesce(m.created_at, now()) AS created_at
-    FROM queen.consumer_groups_metadata m
-    WHERE m.consumer_group = g.grp AND m.queue_name = g.qname AND m.namespace = '' AND m.task = ''
-    ORDER BY (m.partition_name = '') DESC, m.created_at, m.id
-    LIMIT 1
-) md ON true
-ORDER BY g.grp, g.qname
-LIMIT $2`
+)`
 
 // ConsumerGroupList summarises every consumer (named group or queue mode) of every
 // queue of the scope, ordered by group then queue, at most limit rows.
@@ -103,7 +111,7 @@ func (s *Store) QueueConsumerGroups(ctx context.Context, name string, limit int)
 }
 
 func groupLag(ctx context.Context, q pgxQuerier, sc queue.Scope, name *string, limit int) ([]queue.ConsumerGroupSummary, error) {
-	rows, err := q.Query(ctx, sqlGroupLag, sc.Prefix(), limit, name)
+	rows, err := q.Query(ctx, sqlGroupLag, sc.Prefix(), limit, name, nil)
 	if err != nil {
 		return nil, interpretError(err)
 	}
