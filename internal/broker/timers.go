@@ -135,6 +135,17 @@ func (b *Broker) PrepareTimerOps(ctx context.Context, ops []TimerOp, sub, at str
 	return nil
 }
 
+// CheckTimerKey refuses (timers_bad_key, naming field) a timer key that is empty,
+// not UTF-8, longer than MaxTimerKeyLength characters or holding a NUL.
+func CheckTimerKey(field, key string) error {
+	if key == "" || !utf8.ValidString(key) || utf8.RuneCountInString(key) > MaxTimerKeyLength ||
+		strings.IndexByte(key, 0) >= 0 {
+		return TimerBadRequest("timers_bad_key", field,
+			"%s must be non-empty UTF-8 of at most %d characters without NUL", field, MaxTimerKeyLength)
+	}
+	return nil
+}
+
 // checkTimerOp validates one op whose fields the HTTP layer decoded.
 func checkTimerOp(op *TimerOp, f string) error {
 	switch op.Op {
@@ -147,10 +158,8 @@ func checkTimerOp(op *TimerOp, f string) error {
 	if err := queue.CheckName(f+".queue", op.Queue); err != nil {
 		return TimerBadRequest("timers_bad_queue", f+".queue", "%s", err.Error())
 	}
-	if op.TimerKey == "" || !utf8.ValidString(op.TimerKey) || utf8.RuneCountInString(op.TimerKey) > MaxTimerKeyLength ||
-		strings.IndexByte(op.TimerKey, 0) >= 0 {
-		return TimerBadRequest("timers_bad_key", f+".timerKey",
-			"%s.timerKey must be non-empty UTF-8 of at most %d characters without NUL", f, MaxTimerKeyLength)
+	if err := CheckTimerKey(f+".timerKey", op.TimerKey); err != nil {
+		return err
 	}
 	if op.Op == store.TimerOpCancel {
 		return nil

@@ -138,7 +138,8 @@ func kvPathBody(r *http.Request, optional bool) (map[string]json.RawMessage, err
 	}
 	if optional { // DELETE: only expect and required count
 		kept := map[string]json.RawMessage{}
-		for _, f := range []string{"expect", "required"} {
+		// A tenant field is kept for ParseKVOp to refuse, as on PUT: never dropped.
+		for _, f := range []string{"expect", "required", "tenant", "tenantId", "_tenant"} {
 			if v, ok := fields[f]; ok {
 				kept[f] = v
 			}

@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/queue"
 )
@@ -36,18 +38,23 @@ var timerOwnedFields = map[string]bool{
 	"delay_seconds": true, "attempts": true, "claimToken": true, "claim_token": true, "claimedUntil": true,
 }
 
-// timerRoute adapts a timers handler: refusals and validation errors get the timers
-// envelope, everything else the usual error table.
+// timerRoute adapts a timers handler: every client error (a refusal, a validation
+// error, a bad path or query parameter, a body over QUEEN_MAX_BODY_BYTES) is answered
+// in the timers envelope; everything else goes to the usual error table. The
+// parameter check runs inside, after the timers' own rules for the path (queue,
+// timerKey) and the count prefix, so those answer their timers reasons, not the
+// generic 255-character rule.
 func (s *Server) timerRoute(h handlerFunc) http.HandlerFunc {
-	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		err := h(w, r)
-		var tr *broker.TimerRefusal
-		var ve *queue.ValidationError
-		switch {
-		case errors.As(err, &tr):
-		case errors.As(err, &ve):
-			tr = broker.TimerBadRequest("timers_bad_request", ve.Field, "%s", ve.Error())
-		default:
+	return s.serve(func(w http.ResponseWriter, r *http.Request) error {
+		err := timerParams(r)
+		if err == nil {
+			err = checkParams(r)
+		}
+		if err == nil {
+			err = h(w, r)
+		}
+		tr := timerRefusal(err)
+		if tr == nil {
 			return err
 		}
 		status := http.StatusBadRequest
@@ -59,6 +66,63 @@ func (s *Server) timerRoute(h handlerFunc) http.HandlerFunc {
 		}
 		return writeJSON(w, status, timerErrorBody{Error: tr.Code, Reason: tr.Reason, Detail: tr.Detail, Field: tr.Field})
 	})
+}
+
+// timerRefusal is err as a timers refusal, or nil when err is none of the client
+// errors timerRoute answers in the timers envelope.
+func timerRefusal(err error) *broker.TimerRefusal {
+	var (
+		tr  *broker.TimerRefusal
+		mbe *http.MaxBytesError
+		ve  *queue.ValidationError
+	)
+	switch {
+	case errors.As(err, &tr):
+		return tr
+	case errors.As(err, &mbe):
+		return &broker.TimerRefusal{Kind: broker.TimerTooLarge, Code: "payload_too_large", Reason: "timers_body_too_large",
+			Detail: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)}
+	case errors.As(err, &ve):
+		return broker.TimerBadRequest("timers_bad_request", ve.Field, "%s", ve.Error())
+	}
+	return nil
+}
+
+// timerParams applies the timers' own rules to the path parameters (queue, the
+// timerKey catch-all) and to the prefix of mode=count, before the generic parameter
+// check would refuse them with its own reason (or the field "*").
+func timerParams(r *http.Request) error {
+	rctx := chi.RouteContext(r.Context())
+	if rctx == nil {
+		return nil
+	}
+	for _, name := range rctx.URLParams.Keys {
+		v, err := pathParam(r, name)
+		switch name {
+		case "queue":
+			if err == nil {
+				err = queue.CheckName("queue", v)
+			}
+			if err != nil {
+				return broker.TimerBadRequest("timers_bad_queue", "queue", "queue must be a non-empty name of at most %d "+
+					"characters of valid UTF-8 without NUL, percent-encoded", queue.MaxNameLength)
+			}
+		case "*":
+			if err != nil {
+				return broker.TimerBadRequest("timers_bad_key", "timerKey", "timerKey is not validly percent-encoded")
+			}
+			if err := broker.CheckTimerKey("timerKey", v); err != nil {
+				return err
+			}
+		}
+	}
+	q := r.URL.Query()
+	if mode, _ := queryString(q, "mode"); mode == "count" {
+		if prefix, ok := queryString(q, "prefix"); ok {
+			return checkTimerCountPrefix(prefix)
+		}
+	}
+	return nil
 }
 
 type timerErrorBody struct {
@@ -127,7 +191,7 @@ func timerResult(queueName, key string, res broker.TimerResult) timerResultBody 
 // /api/v1/transaction decodes its array with it too.
 func decodeTimerOps(body []byte, at string) ([]broker.TimerOp, error) {
 	var raws []json.RawMessage
-	if err := json.Unmarshal(body, &raws); err != nil {
+	if err := json.Unmarshal(body, &raws); err != nil || raws == nil { // null is no array
 		var wrapped struct {
 			Operations *[]json.RawMessage `json:"operations"`
 		}
@@ -394,6 +458,19 @@ func (s *Server) timerCount(w http.ResponseWriter, r *http.Request, stored strin
 		return broker.TimerBadRequest("timers_count_page_parameters", "limit", "after and limit are not allowed with mode=count")
 	}
 	prefix, _ := queryString(q, "prefix")
+	if err := checkTimerCountPrefix(prefix); err != nil {
+		return err
+	}
+	n, err := s.broker.TimerCount(r.Context(), stored, prefix)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]int64{"count": n})
+}
+
+// checkTimerCountPrefix applies the rules of mode=count's prefix: required, at most
+// broker.MaxTimerCountPrefix bytes, UTF-8 without NUL.
+func checkTimerCountPrefix(prefix string) error {
 	switch {
 	case prefix == "":
 		return broker.TimerBadRequest("timers_count_prefix_required", "prefix", "prefix is required with mode=count")
@@ -403,9 +480,5 @@ func (s *Server) timerCount(w http.ResponseWriter, r *http.Request, stored strin
 	case strings.IndexByte(prefix, 0) >= 0 || !utf8.ValidString(prefix):
 		return broker.TimerBadRequest("timers_count_prefix_invalid", "prefix", "prefix must be UTF-8 without NUL")
 	}
-	n, err := s.broker.TimerCount(r.Context(), stored, prefix)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, map[string]int64{"count": n})
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -153,13 +154,26 @@ func (s *Server) cors(next http.Handler) http.Handler {
 // read and the decoder reports *http.MaxBytesError, mapped to 413 by writeError.
 func (s *Server) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// A transaction is refused in its own envelope, by its handler, whose read
-		// stops at the same limit.
-		if r.ContentLength > s.opts.MaxBodyBytes && r.URL.Path != transactionPath {
+		if r.ContentLength > s.opts.MaxBodyBytes && !ownEnvelope(r.URL.Path) {
 			s.writeError(w, r, &http.MaxBytesError{Limit: s.opts.MaxBodyBytes})
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// ownEnvelope reports whether path belongs to a route family that answers an
+// oversize body in its own envelope, from its handler, whose read stops at the same
+// limit: the transaction (reason payload_too_large), the KV routes (kv_body_too_large)
+// and the timer routes (timers_body_too_large). With or without a Content-Length,
+// such a client then sees one answer.
+func ownEnvelope(path string) bool {
+	const v1 = "/api/v1"
+	switch path {
+	case transactionPath, v1 + "/kv", v1 + "/timers":
+		return true
+	}
+	return strings.HasPrefix(path, v1+"/kv/") || strings.HasPrefix(path, v1+"/resources/kv/") ||
+		strings.HasPrefix(path, v1+"/timers/")
 }

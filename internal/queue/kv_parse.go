@@ -3,6 +3,7 @@ package queue
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -242,8 +243,21 @@ func parseKVWrite(o map[string]json.RawMessage, field string, op *KVOp) error {
 	if buf.Len() > KVMaxValueBytes {
 		return KVTooLarge(field+".value", "kv_value_too_large", "%s.value is %d bytes; at most %d", field, buf.Len(), KVMaxValueBytes)
 	}
+	if err := CheckPayload(field+".value", buf.Bytes()); err != nil {
+		return kvBadBody(err)
+	}
 	op.Value = buf.Bytes()
 	return nil
+}
+
+// kvBadBody turns a *ValidationError (a value or number PostgreSQL cannot store, or
+// would store far larger than sent) into a 400 kv_bad_body naming its field.
+func kvBadBody(err error) error {
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	return KVBad(ve.Field, "kv_bad_body", "%s", ve.Message)
 }
 
 // parseKVExpiry reads exactly one of ttlSeconds (integer > 0) and forever:true.
@@ -293,6 +307,9 @@ func kvNumber(raw json.RawMessage, field string) (string, error) {
 	var n json.Number
 	if err := json.Unmarshal(raw, &n); err != nil || len(raw) == 0 || raw[0] == '"' {
 		return "", KVBad(field, "kv_bad_body", "%s must be a number", field)
+	}
+	if _, err := checkNumber(field, []byte(n)); err != nil {
+		return "", kvBadBody(err)
 	}
 	return n.String(), nil
 }

@@ -37,6 +37,12 @@ func TestParseKVOp(t *testing.T) {
 		{"PrefixLimitDefault", `{"op":"getPrefix","ns":"a","prefix":"p","limit":null}`, func(t *testing.T, op KVOp) {
 			require.Equal(t, KVDefaultLimit, op.Limit)
 		}},
+		{"Float64ExtremesPass", `{"op":"put","ns":"a","key":"k","value":[1.7976931348623157e308,-5e-324,1e1000],"forever":true}`, func(t *testing.T, op KVOp) {
+			require.Equal(t, `[1.7976931348623157e308,-5e-324,1e1000]`, string(op.Value))
+		}},
+		{"IncrBoundsAtTheLimit", `{"op":"incr","ns":"a","key":"k","delta":1e-1000,"max":1e1000,"forever":true}`, func(t *testing.T, op KVOp) {
+			require.Equal(t, []string{"1e-1000", "", "1e1000"}, []string{op.Delta, op.Min, op.Max})
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -60,6 +66,15 @@ func TestParseKVOpsRefusals(t *testing.T) {
 		{"KeyOf513Bytes", `[{"op":"get","ns":"a","key":"` + repeat("é", 257) + `"}]`, "kv_key_too_large", "operations[0].key", KVCallLimits, true},
 		{"PrefixInTransaction", `[{"op":"getPrefix","ns":"a","prefix":"p"}]`, "kv_bad_op", "operations[0]", KVTxLimits, false},
 		{"TxKeys", `[{"op":"getMany","ns":"a","keys":[` + repeatComma(`"k"`, 257) + `]}]`, "kv_too_many_keys", "operations", KVTxLimits, false},
+		// Values and numbers PostgreSQL cannot store, or would store far larger than sent.
+		{"NULInValue", `[{"op":"put","ns":"a","key":"k","value":"a\u0000b","forever":true}]`, "kv_bad_body", "operations[0].value", KVCallLimits, false},
+		{"LoneSurrogateInValue", `[{"op":"put","ns":"a","key":"k","value":{"x":"a\ud800b"},"forever":true}]`, "kv_bad_body", "operations[0].value", KVCallLimits, false},
+		{"ValueNumberOverflows", `[{"op":"put","ns":"a","key":"k","value":1e200000,"forever":true}]`, "kv_bad_body", "operations[0].value", KVCallLimits, false},
+		{"ValueNumberScaleOverflows", `[{"op":"putIfAbsent","ns":"a","key":"k","value":1e-20000,"forever":true}]`, "kv_bad_body", "operations[0].value", KVCallLimits, false},
+		{"ValueNumberRendersHuge", `[{"op":"put","ns":"a","key":"k","value":[1e131000],"forever":true}]`, "kv_bad_body", "operations[0].value", KVCallLimits, false},
+		{"DeltaOverflows", `[{"op":"incr","ns":"a","key":"k","delta":1e200000,"forever":true}]`, "kv_bad_body", "operations[0].delta", KVCallLimits, false},
+		{"MinRendersHuge", `[{"op":"incr","ns":"a","key":"k","delta":1,"min":-1e1001,"forever":true}]`, "kv_bad_body", "operations[0].min", KVCallLimits, false},
+		{"MaxOverflows", `[{"op":"incr","ns":"a","key":"k","delta":1,"max":1e200000,"forever":true}]`, "kv_bad_body", "operations[0].max", KVCallLimits, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

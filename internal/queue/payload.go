@@ -2,10 +2,12 @@ package queue
 
 import "unicode/utf8"
 
-// CheckPayload rejects JSON that PostgreSQL's jsonb cannot store, so one bad item is
-// refused up front instead of failing its whole batch inside SQL: invalid UTF-8, the
-// escape \u0000, and a UTF-16 surrogate escape that is not part of a pair (\ud800
-// alone), anywhere in the document, keys included.
+// CheckPayload rejects JSON that PostgreSQL's jsonb cannot store, or would store far
+// larger than it was sent, so one bad item is refused up front instead of failing its
+// whole batch inside SQL (or every later read): invalid UTF-8, the escape \u0000, and
+// a UTF-16 surrogate escape that is not part of a pair (\ud800 alone), anywhere in the
+// document, keys included; and numbers beyond the limits of checkNumbers
+// (payload_number.go). payload must be valid JSON.
 func CheckPayload(field string, payload []byte) error {
 	if !utf8.Valid(payload) {
 		return Invalid(field, "%s must be valid UTF-8", field)
@@ -16,7 +18,7 @@ func CheckPayload(field string, payload []byte) error {
 	case escapeLoneSurrogate:
 		return Invalid(field, `%s must not contain an unpaired surrogate escape such as \ud800 (PostgreSQL jsonb cannot store it)`, field)
 	}
-	return nil
+	return checkNumbers(field, payload)
 }
 
 // escapeProblem is what badEscape found.
