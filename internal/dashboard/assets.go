@@ -155,13 +155,10 @@ func compressible(ctype string) bool {
 		strings.HasPrefix(ctype, "image/svg+xml")
 }
 
-// isStaticExt reports whether a path's extension marks it as a file request: such a path
-// that names no file is a 404, not a client route.
-func isStaticExt(p string) bool {
-	switch strings.ToLower(path.Ext(p)) {
-	case ".js", ".mjs", ".css", ".map", ".html", ".htm", ".json", ".txt", ".svg", ".png",
-		".jpg", ".jpeg", ".gif", ".webp", ".ico", ".woff", ".woff2", ".ttf", ".wasm", ".xml":
-		return true
-	}
-	return false
+// isFileRequest reports whether p asks for a file rather than a page: its last segment
+// has a dot (/app.js, /config.yaml, /.env, /manifest.webmanifest). Such a path that names
+// no file is a 404, not a client route; no page of the app ends in one, but a queue page
+// (see lookup).
+func isFileRequest(p string) bool {
+	return strings.Contains(p[strings.LastIndexByte(p, '/')+1:], ".")
 }

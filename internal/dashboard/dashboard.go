@@ -213,7 +213,10 @@ func (h *Handler) lookup(r *http.Request) *asset {
 	if strings.HasPrefix(p, assetsRoot) {
 		return nil
 	}
-	if isStaticExt(p) && !strings.HasPrefix(p, "/queues/") {
+	// /queues/:queueName is the app's only route with a name in its path (groups, messages
+	// and traces take theirs in the query string), and a queue name may contain dots or an
+	// encoded "/": under /queues/ any last segment is the app's.
+	if isFileRequest(p) && !strings.HasPrefix(p, "/queues/") {
 		return nil
 	}
 	return h.indexFor(r)

@@ -17,8 +17,10 @@
 //
 //	/api, /api/…, /streams…, /internal…, /ws…, /health…, /metrics…
 //	a path with a ".." segment or an unknown /assets/… path
-//	a path whose last segment ends in a static-file extension (.js, .css, .png, …),
-//	  except under /queues/, where the last segment is a queue name and may end in anything
+//	a path whose last segment has a dot (/app.js, /config.yaml, /.env), a missing file,
+//	  except under /queues/, where the last segment is a queue name and may hold anything
+//	  (no other route of the app has a name in its path: consumer groups, messages and
+//	  traces take theirs in the query string)
 //
 // # Content-addressed URLs without a bundler
 //

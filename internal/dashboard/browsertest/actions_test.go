@@ -209,7 +209,11 @@ func TestActions(t *testing.T) {
 		tb := tb.with(t)
 		key := s.tx["e2e-7"] + "/e2e-7"
 		tb.open("/messages?queue=e2e.orders")
-		tb.waitJS("the message e2e-7", `qt.has('`+row("table-messages", key)+`')`)
+		tb.waitJS("the message e2e-7", `qt.ready('messages') && qt.has('`+row("table-messages", key)+`')`)
+		total := eval[int](tb, `Number(qt.text('[data-testid="messages-total"]').replace(/\D/g, ''))`)
+		shown := eval[int](tb, `qt.rows('table-messages')`)
+		require.Positive(t, total)
+		require.Equal(t, fmt.Sprintf("1–%d of %d", shown, total), tb.text(`[data-testid="messages-shown"]`))
 		tb.click(row("table-messages", key) + ` [data-testid="message-tx"]`)
 		tb.waitJS("its drawer", `qt.has('[data-testid="message-drawer"] [data-testid="message-delete"]')`)
 		tb.click(`[data-testid="message-delete"]`)
@@ -218,6 +222,11 @@ func TestActions(t *testing.T) {
 		tb.waitJS("the drawer closes and the row goes", `!qt.has('[data-testid="message-drawer"]') && !qt.has('`+row("table-messages", key)+`')`)
 		status, _ := c.call(t, "GET", "/api/v1/messages/"+key, nil)
 		require.Equal(t, http.StatusNotFound, status)
+		tb.waitJS("the header and the pager count one message less", fmt.Sprintf(`qt.ready('messages')
+			&& qt.text('[data-testid="messages-total"]') === '%d matching' && qt.text('[data-testid="messages-shown"]') === '1–%d of %d'`,
+			total-1, shown-1, total-1))
+		require.Equal(t, float64(total-1), callJSON[obj](t, c, "GET", "/api/v1/messages?queue=e2e.orders", nil, http.StatusOK)["total"],
+			"the page's total is the broker's")
 		tb.clean("message delete")
 	})
 

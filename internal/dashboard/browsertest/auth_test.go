@@ -1,6 +1,7 @@
 package browsertest
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -24,6 +25,17 @@ func token(t *testing.T, sub, role string, ttl time.Duration) string {
 	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString([]byte(jwtSecret))
 	require.NoError(t, err)
 	return s
+}
+
+// expiry is tok's exp claim (Unix seconds), read without checking the signature.
+func expiry(t *testing.T, tok string) int64 {
+	t.Helper()
+	parsed, _, err := jwt.NewParser().ParseUnverified(tok, jwt.MapClaims{})
+	require.NoError(t, err)
+	exp, err := parsed.Claims.GetExpirationTime()
+	require.NoError(t, err)
+	require.NotNil(t, exp)
+	return exp.Unix()
 }
 
 // connect pastes tok into the Connect screen (remembered or not) and submits it.
@@ -74,6 +86,10 @@ func TestAuth(t *testing.T) {
 		tb.waitJS("the dashboard with data", `qt.ready('dashboard') && qt.num('stat-queues') >= 2 && !!qt.row('table-top-queues', 'e2e.orders')`)
 		require.Equal(t, "alice-admin", tb.text(`[data-testid="who-sub"]`))
 		require.Equal(t, "admin", tb.text(`[data-testid="who-level"]`))
+		// The token's expiry, as the browser's clock reads it (the sidebar's "expires 14:05").
+		want := eval[string](tb, fmt.Sprintf(`(() => { const d = new Date(%d * 1000);
+			return 'expires ' + String(d.getHours()).padStart(2, '0') + ':' + String(d.getMinutes()).padStart(2, '0'); })()`, expiry(t, admin)))
+		require.Equal(t, want, tb.text(`[data-testid="who-exp"]`))
 		tb.waitJS("the maintenance toggles", `qt.has('[data-testid="toggle-push-maintenance"]')`)
 		tb.waitIdle()
 		api := 0

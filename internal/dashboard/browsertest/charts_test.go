@@ -49,3 +49,57 @@ func TestChartsDrawGaps(t *testing.T) {
 	require.Equal(t, 1, eval[int](tb, `window.qtGaps.dots`), "10:09 alone is a dot")
 	tb.clean("the chart")
 }
+
+// chartBars runs in the page: it draws bar series with the app's Chart into a box 600
+// pixels wide, one of five buckets and one of a single bucket, and leaves in
+// window.qtBars the plot area (the grid lines' ends) and each chart's bars.
+const chartBars = `(async () => {
+  const url = (p) => performance.getEntriesByType('resource').map((e) => e.name).find((n) => n.endsWith(p));
+  const chart = await import(url('/lib/chart.js'));
+  const view = await import(url('/lib/html.js'));
+  const at = (m, v) => ({ t: Date.UTC(2026, 0, 1, 10, m), v });
+  const out = [];
+  for (const pts of [[at(0, 5), at(1, 2), at(2, 7), at(3, 1), at(4, 3)], [at(0, 4)]]) {
+    const el = document.createElement('div');
+    el.style.width = '600px';
+    document.body.appendChild(el);
+    view.render(view.html` + "`" + `<${chart.Chart} testid="bar-chart" series=${[{ label: 'n', kind: 'bar', points: pts }]} />` + "`" + `, el);
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    const grid = el.querySelector('line.grid');
+    out.push({ left: Number(grid.getAttribute('x1')), right: Number(grid.getAttribute('x2')),
+      bars: [...el.querySelectorAll('rect.bar')].map((r) => [Number(r.getAttribute('x')), Number(r.getAttribute('width'))]) });
+    el.remove();
+  }
+  window.qtBars = out;
+})()`
+
+// TestChartsKeepBarsInThePlot: the bars of the first and the last bucket stay inside
+// the plot area, clear of the y-axis labels on its left, and bars do not overlap.
+func TestChartsKeepBarsInThePlot(t *testing.T) {
+	t.Parallel()
+	browser(t)
+	srv := daemontest.Start(t, daemontest.Options{})
+	tb := newTab(t, srv.URL)
+	tb.open("/")
+	tb.waitJS("the dashboard", `qt.ready('dashboard')`)
+	tb.do("draw bar charts", js(chartBars))
+	tb.waitJS("the charts are drawn", `!!window.qtBars`)
+
+	type plot struct {
+		Left, Right float64
+		Bars        [][2]float64
+	}
+	plots := eval[[]plot](tb, `window.qtBars`)
+	require.Len(t, plots, 2)
+	for i, p := range plots {
+		require.NotEmpty(t, p.Bars, "chart %d draws bars", i)
+		end := p.Left
+		for _, b := range p.Bars {
+			require.GreaterOrEqual(t, b[0], p.Left, "chart %d: a bar starts left of the plot, over the axis labels: %v", i, p)
+			require.LessOrEqual(t, b[0]+b[1], p.Right, "chart %d: a bar ends right of the plot: %v", i, p)
+			require.GreaterOrEqual(t, b[0], end, "chart %d: bars overlap: %v", i, p)
+			end = b[0] + b[1]
+		}
+	}
+	tb.clean("the bar charts")
+}

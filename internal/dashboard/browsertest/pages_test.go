@@ -161,6 +161,26 @@ func TestPages(t *testing.T) {
 		{name: "analytics", shot: true, via: []string{nav("analytics")}, path: "/analytics", id: "analytics",
 			ready: `qt.num('stat-total') >= 30`,
 			after: func(t *testing.T, tb *tab) {
+				// Every status has a colour of its own, in the doughnut and in the bars.
+				swatches := eval[[]string](tb, `[...document.querySelectorAll('[data-testid="card-status"] .legend .sw')]
+					.map((e) => getComputedStyle(e).backgroundColor)`)
+				require.Len(t, swatches, 4)
+				distinct := map[string]bool{}
+				for _, c := range swatches {
+					distinct[c] = true
+				}
+				require.Len(t, distinct, 4, "the status doughnut's colours: %v", swatches)
+				part := func(label string) string {
+					return `getComputedStyle([...document.querySelectorAll('[data-testid="card-top8"] .hbar-f')]
+						.find((e) => e.title.startsWith('` + label + `:'))).backgroundColor`
+				}
+				require.NotEqual(t, eval[string](tb, part("processing")), eval[string](tb, part("completed")),
+					"processing and completed in the top queues' bars")
+				// The centre is the sum of the slices, labelled so, not the Total card.
+				require.Equal(t, "sum of states", eval[string](tb, `document.querySelector('[data-testid="card-status"] [data-testid="doughnut-caption"]').textContent`))
+				require.Equal(t, eval[string](tb, `String([...document.querySelectorAll('[data-testid="card-status"] .legend b')]
+					.reduce((a, e) => a + Number(e.textContent), 0))`),
+					eval[string](tb, `document.querySelector('[data-testid="card-status"] [data-testid="doughnut-sum"]').textContent`))
 				tb.choose(`[data-testid="analytics-queue"]`, "e2e.orders")
 				tb.waitJS("one queue's counters", `qt.ready('analytics') && qt.num('stat-total') === 30 && qt.num('stat-dlq') === 5`)
 				tb.click(`[data-testid="range-7d"]`)

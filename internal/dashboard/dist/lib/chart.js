@@ -56,8 +56,13 @@ export function Chart({ series, height = 170, fmt = compact, testid = 'chart', e
   // Axis labels carry seconds when the chart spans under ten minutes.
   const pw = Math.max(10, width - PAD.l - PAD.r);
   const ph = height - PAD.t - PAD.b;
-  const slot = ts.length > 1 ? pw / (ts.length - 1) : pw;
-  const x = (t) => PAD.l + ((t - t0) / (t1 - t0 || 1)) * pw;
+  // Bars are centred on their bucket, so with bars the time axis is inset by half a bar
+  // on each side: the first and last bars stay inside the plot, off the axis labels.
+  // bw is 0.7 of the inset slot: 0.7 * (pw - bw) / gaps, solved for bw.
+  const gaps = Math.max(1, ts.length - 1);
+  const bw = Math.max(1, Math.min(24, (0.7 * pw) / (gaps + 0.7)));
+  const inset = bars.length ? bw / 2 : 0;
+  const x = (t) => PAD.l + inset + ((t - t0) / (t1 - t0 || 1)) * (pw - 2 * inset);
   const y = (v) => PAD.t + ph - ((v - lo) / (hi - lo || 1)) * ph;
 
   const linePath = (pts) => {
@@ -73,7 +78,6 @@ export function Chart({ series, height = 170, fmt = compact, testid = 'chart', e
   // A point between two gaps draws no line: it gets a dot.
   const alone = (pts) => pts.filter((p, i) => finite(p.v) && !(i > 0 && finite(pts[i - 1].v))
     && !(i < pts.length - 1 && finite(pts[i + 1].v)));
-  const bw = Math.max(1, Math.min(24, slot * 0.7));
   const base = new Map();
   const rects = [];
   bars.forEach((s, si) => {
@@ -157,8 +161,11 @@ export function Stacked({ rows, testid = 'stacked' }) {
     <div class="hbar-v">${compact(r.parts.reduce((a, p) => a + (Number(p.value) || 0), 0))}</div></div>`)}</div>`;
 }
 
-/** Doughnut shows shares of a whole [{ label, value, cls }] with a legend. */
-export function Doughnut({ parts, testid = 'doughnut' }) {
+/**
+ * Doughnut shows shares of a whole [{ label, value, cls }] with a legend. The centre shows
+ * the sum of the parts, with caption under it when given.
+ */
+export function Doughnut({ parts, caption = '', testid = 'doughnut' }) {
   const total = parts.reduce((a, p) => a + (Number(p.value) || 0), 0);
   const r = 15.9155; // circumference 100
   let off = 25;
@@ -170,7 +177,8 @@ export function Doughnut({ parts, testid = 'doughnut' }) {
         off -= share;
         return el;
       })}
-      <text x="21" y="23" text-anchor="middle" class="ring-t">${compact(total)}</text></svg>
+      <text x="21" y=${caption ? 22 : 23} text-anchor="middle" class="ring-t" data-testid="doughnut-sum">${compact(total)}</text>
+      ${caption && html`<text x="21" y="26.5" text-anchor="middle" class="ring-c" data-testid="doughnut-caption">${caption}</text>`}</svg>
     <div class="legend col">${parts.map((p) => html`<span class="lg"><i class=${'sw ' + p.cls}></i>${p.label} <b>${compact(p.value)}</b></span>`)}</div>
   </div>`;
 }

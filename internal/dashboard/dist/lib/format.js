@@ -34,10 +34,12 @@ export function secs(v) {
   if (missing(v)) return DASH;
   let s = Math.max(0, Number(v));
   if (s < 10) return `${num(s, 1)}s`;
-  if (s < 60) return `${Math.round(s)}s`;
+  // Round once, then split: rounding the remainder last would print "1m 60s".
+  s = Math.round(s);
+  if (s < 60) return `${s}s`;
   const d = Math.floor(s / 86400); s -= d * 86400;
   const h = Math.floor(s / 3600); s -= h * 3600;
-  const m = Math.floor(s / 60); s = Math.round(s - m * 60);
+  const m = Math.floor(s / 60); s -= m * 60;
   if (d) return `${d}d ${h}h`;
   if (h) return `${h}h ${m}m`;
   return `${m}m ${s}s`;

@@ -34,6 +34,9 @@ export function AnalyticsPage() {
   const dq = s.deadLetterQueue || {};
   // The Status doughnut has no "failed" slice: failed and dead letter count the same
   // messages (those that exhausted their retries), and both slices would count them twice.
+  // Its centre is the sum of its slices, captioned so: the states can overlap (a dead
+  // letter the cursor has not passed also counts as pending or processing), so that sum
+  // need not be the Total card.
   const workers = s.workers || [];
   const sel = (k, items, label) => html`<select value=${flt[k]} data-testid=${'analytics-' + k} onChange=${(e) => setFlt({ ...flt, [k]: e.target.value })}>
     <option value="">${label}</option>${items.map((n) => html`<option value=${n}>${n}</option>`)}</select>`;
@@ -57,10 +60,10 @@ export function AnalyticsPage() {
     <div class="grid2">
       <${Card} title="Flow (messages per bucket)" testid="card-flow"><${Chart} series=${[{ label: 'ingested', points: points(tp, 'ingested') }, { label: 'processed', points: points(tp, 'processed') }]} /></${Card}>
       <${Card} title="Top queues by messages" testid="card-top8"><${Stacked} rows=${top.map((q) => ({ label: q.name, parts: [
-        { label: 'pending', value: (q.messages || {}).pending, cls: 'warn' }, { label: 'processing', value: (q.messages || {}).processing, cls: 's1' },
+        { label: 'pending', value: (q.messages || {}).pending, cls: 'warn' }, { label: 'processing', value: (q.messages || {}).processing, cls: 's0' },
         { label: 'completed', value: (q.messages || {}).completed, cls: 'ok' }] }))} /></${Card}>
-      <${Card} title="Status" testid="card-status"><${Doughnut} parts=${[
-        { label: 'pending', value: m.pending, cls: 'warn' }, { label: 'processing', value: m.processing, cls: 's1' },
+      <${Card} title="Status" testid="card-status"><${Doughnut} caption="sum of states" parts=${[
+        { label: 'pending', value: m.pending, cls: 'warn' }, { label: 'processing', value: m.processing, cls: 's0' },
         { label: 'completed', value: m.completed, cls: 'ok' }, { label: 'dead letter', value: m.deadLetter, cls: 'bad' }]} /></${Card}>
       <${Card} title="Leases" testid="card-leases"><${KV} items=${[['Active leases', f.num(leases.active)], ['Partitions with leases', f.num(leases.partitionsWithLeases)],
         ['Messages leased', f.num(leases.totalBatchSize)], ['Acked of those', f.num(leases.totalAcked)]]} /></${Card}>

@@ -54,6 +54,7 @@ export function MessagesPage({ query }) {
   const open = query.get('open') || '';
   const [draft, setDraft] = useState({ from: from || toLocalInput(new Date(now - 3600000)), to: to || toLocalInput(now) });
   const [search, setSearch] = useState('');
+  // gone hides a deleted row at once; the list is then loaded again for the total.
   const [gone, setGone] = useState(new Set());
   const st = useLoader((forced) => settle({
     list: () => api('/api/v1/messages', { query: { queue, partition, status, limit, offset, from: from && new Date(from).toISOString(), to: to && new Date(to).toISOString() } }),
@@ -66,7 +67,7 @@ export function MessagesPage({ query }) {
   const total = l.total;
   const names = ((d.queues && d.queues.queues) || []).map((q) => q.name).sort();
   return html`<div>
-    <${PageHead} title="Messages" sub=${total !== undefined ? `${f.num(total)} matching` : ''}><${Loading} show=${st.loading} /></${PageHead}>
+    <${PageHead} title="Messages" sub=${total !== undefined ? html`<span data-testid="messages-total">${f.num(total)} matching</span>` : ''}><${Loading} show=${st.loading} /></${PageHead}>
     <${ErrorBox} error=${st.error} />
     ${l.mode && l.mode.type === 'bus' && html`<${Banner} kind="info" testid="banner-bus">Bus mode: ${f.num(l.mode.busGroupsCount)} consumer groups read these partitions; a message is completed once every group has passed it.</${Banner}>`}
     <div class="filters">
@@ -92,10 +93,10 @@ export function MessagesPage({ query }) {
         ]} />
       <div class="pager" data-testid="messages-pager">
         <button class="btn sm" disabled=${offset === 0} data-testid="page-prev" onClick=${() => setQuery({ offset: Math.max(0, offset - limit) || '' })}>Prev</button>
-        <span class="sub">${all.length ? `${offset + 1}–${offset + all.length}` : '0'}${total !== undefined ? ` of ${f.num(total)}` : ''}</span>
+        <span class="sub" data-testid="messages-shown">${all.length ? `${offset + 1}–${offset + all.length}` : '0'}${total !== undefined ? ` of ${f.num(total)}` : ''}</span>
         <button class="btn sm" disabled=${total !== undefined ? offset + all.length >= total : all.length < limit} data-testid="page-next" onClick=${() => setQuery({ offset: offset + limit })}>Next</button>
       </div>
     </${Card}>
-    ${open && html`<${Drawer} id=${open} onClose=${() => setQuery({ open: '' })} onDeleted=${(id) => setGone(new Set([...gone, id]))} />`}
+    ${open && html`<${Drawer} id=${open} onClose=${() => setQuery({ open: '' })} onDeleted=${(id) => { setGone(new Set([...gone, id])); st.reload(); }} />`}
   </div>`;
 }

@@ -1,6 +1,6 @@
 // Queue detail's settings editor: the fifteen options of POST /api/v1/configure,
-// pre-filled with the stored values, with a diff before saving. Configure replaces the
-// whole set, so every option is always sent.
+// pre-filled with the stored values, with a diff before saving. Every option shown is
+// sent; configure merges, so the stored options the form does not show are kept.
 import { html, useState } from '../lib/html.js';
 import { api } from '../lib/api.js';
 import { useLoader } from '../lib/data.js';

@@ -6,7 +6,7 @@ import { version, authMode, behindProxy, can } from '../lib/auth.js';
 import { useLoader, refreshAll } from '../lib/data.js';
 import { useLocation, match } from '../lib/router.js';
 import { ConfirmHost, ToastHost, Banner } from '../lib/ui.js';
-import { secs } from '../lib/format.js';
+import { secs, clock, date } from '../lib/format.js';
 import { routes, groups } from './routes.js';
 import { Search } from './search.js';
 import { useMaintenance, MaintenanceToggles, MaintenanceBanners } from './maintenance.js';
@@ -32,8 +32,20 @@ function Who({ session, onSignOut }) {
   }
   if (authMode !== 'jwt' || behindProxy) return null;
   return html`<div class="who" data-testid="who"><span data-testid="who-sub">${session.sub || 'token'}</span>
-    <span class="tag" data-testid="who-level">${session.level}</span>
+    <span class="tag" data-testid="who-level">${session.level}</span><${Expiry} exp=${session.exp} />
     <button class="btn sm ghost" onClick=${onSignOut} data-testid="sign-out">Sign out</button></div>`;
+}
+
+/**
+ * Expiry shows when the token expires (decoded, for display only): the local time within
+ * a day, else the date; the full date as its tooltip.
+ */
+function Expiry({ exp }) {
+  if (!exp) return null;
+  const at = exp * 1000;
+  const left = at - Date.now();
+  const when = Math.abs(left) < 86400000 ? clock(at) : date(at).slice(0, 16);
+  return html`<span class="dim" data-testid="who-exp" title=${date(at)}>${left > 0 ? 'expires' : 'expired'} ${when}</span>`;
 }
 
 function Sidebar({ session, onSignOut, active }) {
