@@ -40,7 +40,7 @@ func TestRealMain(t *testing.T) {
 			wantStderr: []string{`config: PG_USE_SSL="ture": not a boolean`,
 				`config: DB_POOL_SIZE="abc": not an integer`}},
 		{name: "CheckConfigRefusesAKeyTheVerifierRefuses", args: []string{"-check-config"},
-			environ: []string{"JWT_ENABLED=true", "JWT_ALGORITHM=RS256", "JWT_PUBLIC_KEY=" + testEd25519PublicKey},
+			environ:  []string{"JWT_ENABLED=true", "JWT_ALGORITHM=RS256", "JWT_PUBLIC_KEY=" + testEd25519PublicKey},
 			wantCode: exitConfig, wantStderr: []string{"config: unsupported configuration: JWT_PUBLIC_KEY is an Ed25519 key"},
 			wantNotStdout: []string{"configuration OK"}},
 		{name: "CheckConfigPrintsTheVerifiersWarnings", args: []string{"-check-config"},
