@@ -168,6 +168,7 @@ func tenantDelete(e *cmdEnv) func(io.Reader) error {
 }
 
 func tenantPurge(e *cmdEnv) func(io.Reader) error {
+	e.brokers = true
 	return func(io.Reader) error {
 		if err := e.want("ID"); err != nil {
 			return err

@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/queenmq/queen/internal/buildinfo"
@@ -78,7 +79,9 @@ func realMain(args, environ []string, stdin io.Reader, stdout, stderr io.Writer)
 	}
 	switch {
 	case *version:
-		fmt.Fprintln(stdout, buildinfo.String())
+		// buildinfo.String's line, for this binary.
+		fmt.Fprintf(stdout, "queen-proxy %s (commit %s, built %s, %s %s/%s)\n", buildinfo.Version, buildinfo.Commit,
+			buildinfo.Date, buildinfo.GoVersion(), runtime.GOOS, runtime.GOARCH)
 		return exitOK
 	case *printSchema:
 		fmt.Fprint(stdout, schema.SQL())

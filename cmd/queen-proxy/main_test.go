@@ -24,6 +24,11 @@ func TestExitCodes(t *testing.T) {
 		{"PrintConfigRedacts", []string{"-print-config"}, []string{"QUEEN_PROXY_LOGIN=false",
 			"QUEEN_PROXY_ADMIN_TOKEN=abcdefghijabcdefghijabcdefghij0123"}, exitOK, "QUEEN_PROXY_ADMIN_TOKEN=<redacted>"},
 		{"Usage", []string{"bogus"}, nil, exitUsage, ""},
+		{"TenancyHeaderInUse", []string{"-check-config"}, []string{"QUEEN_PROXY_LOGIN=false", "QUEEN_TENANCY_HEADER=Authorization"},
+			exitConfig, "QUEEN_TENANCY_HEADER"},
+		{"CORSNotAnOrigin", []string{"-check-config"}, []string{"QUEEN_PROXY_LOGIN=false", "QUEEN_PROXY_CORS_ALLOWED_ORIGINS=notaurl"},
+			exitConfig, "QUEEN_PROXY_CORS_ALLOWED_ORIGINS"},
+		{"VersionNamesTheProxy", []string{"-version"}, nil, exitOK, "queen-proxy dev ("},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

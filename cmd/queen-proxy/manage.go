@@ -49,6 +49,9 @@ type cmdEnv struct {
 	actor string
 
 	environ []string
+	// brokers says the command calls the brokers (a purge): it needs their settings
+	// as well as the database's.
+	brokers bool
 	closers []func()
 }
 
@@ -139,9 +142,14 @@ func manageCommand(args, environ []string, stdin io.Reader, stdout io.Writer) er
 	return call(stdin)
 }
 
-// open loads the configuration and opens the proxy database, its schema applied.
+// open loads the settings the command needs (the database's, and the brokers' for a
+// purge; not the server's secrets) and opens the proxy database, its schema applied.
 func (e *cmdEnv) open() error {
-	cfg, err := config.Load(e.environ)
+	names := config.DatabaseSettings()
+	if e.brokers {
+		names = append(names, config.BrokerSettings()...)
+	}
+	cfg, err := config.LoadOnly(e.environ, names...)
 	if err != nil {
 		return err
 	}
@@ -229,12 +237,27 @@ func (e *cmdEnv) purge(ctx context.Context, id string) (int, error) {
 			return 0, err
 		}
 	}
+	// Each connection is checked as the proxy checks it: a broker with tenancy off
+	// would take the tenant's listing and deletes in global scope, every queue.
+	authorize := func(req *http.Request) error {
+		if minter == nil {
+			return nil
+		}
+		tok, err := minter.Token(brokerauth.Claims{Subject: "queen-proxy", Role: e.cfg.BrokerRoleAdmin})
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		return nil
+	}
+	client := &http.Client{Transport: gateway.NewTransport(e.cfg.TenancyHeader, authorize)}
+	defer client.CloseIdleConnections()
 	// A broker that fails midway leaves the rest to the next one; deleted counts
 	// whatever any of them deleted.
 	deleted := 0
 	var lastErr error
 	for _, u := range e.cfg.Backends {
-		n, err := gateway.Purge(ctx, gateway.PurgeTarget{Client: &http.Client{}, Base: u, Header: e.cfg.TenancyHeader,
+		n, err := gateway.Purge(ctx, gateway.PurgeTarget{Client: client, Base: u, Header: e.cfg.TenancyHeader,
 			Minter: minter, AdminRole: e.cfg.BrokerRoleAdmin}, id)
 		deleted += n
 		if !errors.Is(err, gateway.ErrPurgeUnavailable) {

@@ -130,12 +130,36 @@ func TestManageCommands(t *testing.T) {
 
 func TestManageExitCodes(t *testing.T) {
 	t.Parallel()
-	b := &cliBundle{env: []string{"QUEEN_PROXY_LOGIN=maybe"}}
+	b := &cliBundle{env: []string{"PG_PORT=sixty"}}
 	code, _, errOut := b.run(t, "", "tenant", "list")
 	require.Equal(t, exitConfig, code)
-	require.Contains(t, errOut, "QUEEN_PROXY_LOGIN")
+	require.Contains(t, errOut, "PG_PORT")
 	code, _, _ = b.run(t, "", "tenant", "frobnicate")
 	require.Equal(t, exitUsage, code)
 	code, _, _ = b.run(t, "", "tenant", "show")
 	require.Equal(t, exitUsage, code)
+}
+
+// The management commands read and check only the settings they need: the
+// database's, and the brokers' for a purge. What only the server needs (a session
+// key while login is on, an admin token of 32 characters or more) cannot stop them.
+func TestManageNeedsOnlyItsSettings(t *testing.T) {
+	t.Parallel()
+	b := &cliBundle{env: append(daemontest.PGEnv(t, pgtest.NewDBURL(t)), // login on, no session key
+		"QUEEN_PROXY_ADMIN_TOKEN=short", "QUEEN_PROXY_TLS_CERT_FILE=/nowhere.pem", "QUEEN_PROXY_SHUTDOWN_DELAY=1h")}
+	var tn api.ProxyTenant
+	b.ok(t, &tn, "", "tenant", "create", "acme")
+	b.ok(t, &tn, "", "tenant", "suspend", "acme")
+	var list api.ProxyTenantList
+	b.ok(t, &list, "", "tenant", "list", "--status", "suspended")
+	require.Equal(t, 1, list.Total)
+
+	// A purge calls the brokers: their settings are checked.
+	b.env = append(b.env, "QUEEN_PROXY_BROKER_AUTH=jwt")
+	code, _, errOut := b.run(t, "", "tenant", "purge", "acme")
+	require.Equal(t, exitConfig, code, "%s", errOut)
+	require.Contains(t, errOut, "QUEEN_PROXY_BROKER_JWT_KEY")
+	require.NotContains(t, errOut, "QUEEN_PROXY_SESSION_KEY")
+	code, _, errOut = b.run(t, "", "tenant", "show", "acme")
+	require.Equal(t, exitOK, code, "%s", errOut)
 }

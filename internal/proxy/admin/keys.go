@@ -21,7 +21,7 @@ func (s *Server) keyList(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) keyCreate(w http.ResponseWriter, r *http.Request) error {
 	var req api.ProxyKeyCreate
-	if err := decode(r, &req); err != nil {
+	if err := decodeChecked(r, &req, timeMember("expiresAt")); err != nil {
 		return err
 	}
 	k, err := s.manage.CreateKey(r.Context(), chi.URLParam(r, "id"), manage.KeySpec(req), actor(r))

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -58,11 +59,12 @@ func New(o Options) *Server {
 	live := func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, api.ProxyHealth{Status: "ok"})
 	}
-	r.Get("/health", live)
-	r.Get("/health/live", live)
-	r.Get("/health/ready", func(w http.ResponseWriter, r *http.Request) {
-		s.opts.Gateway.Handler().ServeHTTP(w, r)
-	})
+	ready := func(w http.ResponseWriter, r *http.Request) { s.opts.Gateway.Handler().ServeHTTP(w, r) }
+	for _, method := range []string{http.MethodGet, http.MethodHead} {
+		r.MethodFunc(method, "/health", live)
+		r.MethodFunc(method, "/health/live", live)
+		r.MethodFunc(method, "/health/ready", ready)
+	}
 	r.Group(func(r chi.Router) {
 		r.Use(s.authenticate)
 		r.Method(http.MethodGet, "/metrics/prometheus", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
@@ -195,7 +197,7 @@ func decode(r *http.Request, v any) error {
 	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return badRequest("invalid JSON body: " + err.Error())
+		return bodyError(err)
 	}
 	return nil
 }
@@ -208,9 +210,57 @@ func decodeOptional(r *http.Request, v any) error {
 	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		return badRequest("invalid JSON body: " + err.Error())
+		return bodyError(err)
 	}
 	return nil
+}
+
+// decodeChecked is decode after check has looked at the body's members: a check
+// names a member's problem before the decoder would (in Go's words).
+func decodeChecked(r *http.Request, v any, check func(members map[string]json.RawMessage) error) error {
+	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, 1<<20))
+	if err != nil {
+		return badRequest("invalid JSON body: " + err.Error())
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(raw, &members) == nil {
+		if err := check(members); err != nil {
+			return err
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return bodyError(err)
+	}
+	return nil
+}
+
+// timeMember checks that the member name (in any case, as the decoder matches it)
+// is null or an RFC 3339 time: time.Time's own errors name Go's layout.
+func timeMember(name string) func(map[string]json.RawMessage) error {
+	return func(members map[string]json.RawMessage) error {
+		for k, v := range members {
+			if !strings.EqualFold(k, name) || string(bytes.TrimSpace(v)) == "null" {
+				continue
+			}
+			var at time.Time // the decoder's own reading of a time
+			if at.UnmarshalJSON(v) != nil {
+				return &tenant.ValidationError{Field: name, Msg: "must be an RFC 3339 time string (2027-01-01T00:00:00Z)"}
+			}
+		}
+		return nil
+	}
+}
+
+// bodyError is the 400 of a body the admin API cannot read. A value of the wrong
+// type is named by its JSON path (the answer's field) and the JSON type expected,
+// as the gateway names it, never by the Go type it did not fit.
+func bodyError(err error) error {
+	if ve, ok := tenant.JSONTypeError(err, ""); ok {
+		return ve
+	}
+	return badRequest("invalid JSON body: " + err.Error())
 }
 
 // actor names who made a change, for the audit log: "admin-token" or

@@ -84,7 +84,38 @@ type Config struct {
 // Load reads the configuration from environ (NAME=value entries; the first
 // occurrence of a name wins). It returns every invalid setting at once, joined, each
 // an *Error naming its variable.
-func Load(environ []string) (*Config, error) {
+func Load(environ []string) (*Config, error) { return load(environ, nil) }
+
+// LoadOnly is Load for a command that needs only the settings named (the management
+// commands need the database's, DatabaseSettings): it reads and checks those alone,
+// so that a setting only the server needs (QUEEN_PROXY_SESSION_KEY while login is on)
+// cannot stop it. The other fields keep their zero values.
+func LoadOnly(environ []string, names ...string) (*Config, error) {
+	only := map[string]bool{}
+	for _, n := range names {
+		only[n] = true
+	}
+	return load(environ, only)
+}
+
+// DatabaseSettings are the settings of the proxy database.
+func DatabaseSettings() []string {
+	return []string{"PG_HOST", "PG_PORT", "PG_USER", "PG_PASSWORD", "PG_DB", "PG_USE_SSL",
+		"DB_CONNECTION_TIMEOUT", "DB_STATEMENT_TIMEOUT"}
+}
+
+// BrokerSettings are the settings of the proxy's own calls to the brokers of the
+// default cell.
+func BrokerSettings() []string {
+	return []string{"QUEEN_PROXY_UPSTREAMS", "QUEEN_TENANCY_HEADER", "QUEEN_PROXY_BROKER_AUTH",
+		"QUEEN_PROXY_BROKER_JWT_KEY", "QUEEN_PROXY_BROKER_JWT_ISSUER", "QUEEN_PROXY_BROKER_JWT_AUDIENCE",
+		"QUEEN_PROXY_BROKER_JWT_TTL", "QUEEN_PROXY_BROKER_ROLE_ADMIN"}
+}
+
+// load is Load for every setting (only nil) or only those in only, whose checks of
+// combinations are kept only when they name one of them; unknown variables are
+// refused only when every setting is read.
+func load(environ []string, only map[string]bool) (*Config, error) {
 	env := map[string]string{}
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
@@ -97,6 +128,9 @@ func Load(environ []string) (*Config, error) {
 	known := map[string]bool{}
 	for _, s := range settings {
 		known[s.name] = true
+		if only != nil && !only[s.name] {
+			continue
+		}
 		raw, source := lookup(env, s)
 		if raw == "" {
 			raw, source = s.def, "default"
@@ -111,11 +145,15 @@ func Load(environ []string) (*Config, error) {
 		}
 	}
 	for name := range env {
-		if strings.HasPrefix(name, "QUEEN_PROXY_") && !known[name] {
+		if only == nil && strings.HasPrefix(name, "QUEEN_PROXY_") && !known[name] {
 			errs = append(errs, &Error{Var: name, Msg: "unknown variable" + suggest(name)})
 		}
 	}
-	errs = append(errs, c.validate()...)
+	for _, err := range c.validate() {
+		if e := (*Error)(nil); only == nil || errors.As(err, &e) && only[e.Var] {
+			errs = append(errs, err)
+		}
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}

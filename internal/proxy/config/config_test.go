@@ -61,3 +61,41 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, "http://10.0.0.1:6632", cfg.Backends[0].String())
 	require.EqualValues(t, 16<<20, cfg.MaxBodyBytes)
 }
+
+// The proxy refuses the tenancy headers and the CORS origins the brokers refuse, and
+// the headers it uses itself, naming the variable; the 1.x boolean true is
+// X-Queen-Tenant, as at the brokers.
+func TestLoadRefusesWhatTheBrokersRefuse(t *testing.T) {
+	t.Parallel()
+	base := []string{"QUEEN_PROXY_LOGIN=false"}
+	for _, tc := range []struct{ name, env, want string }{
+		{"Authorization", "QUEEN_TENANCY_HEADER=Authorization", "QUEEN_TENANCY_HEADER"},
+		{"ContentType", "QUEEN_TENANCY_HEADER=content-type", "QUEEN_TENANCY_HEADER"},
+		{"Forwarded", "QUEEN_TENANCY_HEADER=X-Forwarded-Tenant", "QUEEN_TENANCY_HEADER"},
+		{"TheCellHeader", "QUEEN_TENANCY_HEADER=X-Queen-Cell", "QUEEN_TENANCY_HEADER"},
+		{"FetchMetadata", "QUEEN_TENANCY_HEADER=Sec-Fetch-Site", "QUEEN_TENANCY_HEADER"},
+		{"Underscore", "QUEEN_TENANCY_HEADER=X_Tenant", "QUEEN_TENANCY_HEADER"},
+		{"TenancyOff", "QUEEN_TENANCY_HEADER=false", "QUEEN_TENANCY_HEADER"},
+		{"NotAnOrigin", "QUEEN_PROXY_CORS_ALLOWED_ORIGINS=notaurl", "QUEEN_PROXY_CORS_ALLOWED_ORIGINS"},
+		{"OriginWithPath", "QUEEN_PROXY_CORS_ALLOWED_ORIGINS=https://a.example,http://a.com/path", "QUEEN_PROXY_CORS_ALLOWED_ORIGINS"},
+		{"OriginWithSlash", "QUEEN_PROXY_CORS_ALLOWED_ORIGINS=http://a.com/", "QUEEN_PROXY_CORS_ALLOWED_ORIGINS"},
+		{"NotHTTP", "QUEEN_PROXY_CORS_ALLOWED_ORIGINS=ftp://a.com", "QUEEN_PROXY_CORS_ALLOWED_ORIGINS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := config.Load(append([]string{tc.env}, base...))
+			require.Error(t, err)
+			require.True(t, config.IsConfigError(err))
+			require.Contains(t, err.Error(), "config: "+tc.want+":")
+		})
+	}
+
+	cfg, err := config.Load(append([]string{"QUEEN_TENANCY_HEADER=true",
+		"QUEEN_PROXY_CORS_ALLOWED_ORIGINS=https://a.example:8443, *"}, base...))
+	require.NoError(t, err)
+	require.Equal(t, "X-Queen-Tenant", cfg.TenancyHeader)
+	require.Equal(t, []string{"https://a.example:8443", "*"}, cfg.CORSAllowedOrigins)
+	cfg, err = config.Load(append([]string{"QUEEN_TENANCY_HEADER=X-Acme-Tenant"}, base...))
+	require.NoError(t, err)
+	require.Equal(t, "X-Acme-Tenant", cfg.TenancyHeader)
+}

@@ -40,12 +40,9 @@ var settings = []setting{
 		c.Backends, err = parseBackends(v)
 		return err
 	}},
-	{name: "QUEEN_TENANCY_HEADER", def: "X-Queen-Tenant", doc: "tenancy header, the brokers' QUEEN_TENANCY_HEADER", set: func(c *Config, v string) error {
-		if !validHeaderName(v) {
-			return fmt.Errorf("%q is not a header name", v)
-		}
-		c.TenancyHeader = v
-		return nil
+	{name: "QUEEN_TENANCY_HEADER", def: "X-Queen-Tenant", doc: "tenancy header, the brokers' QUEEN_TENANCY_HEADER", set: func(c *Config, v string) (err error) {
+		c.TenancyHeader, err = tenancyHeaderValue(v)
+		return err
 	}},
 	{name: "PG_HOST", def: "localhost", set: func(c *Config, v string) error { c.PGHost = v; return nil }},
 	{name: "PG_PORT", def: "5432", set: func(c *Config, v string) error {
@@ -103,7 +100,7 @@ var settings = []setting{
 		}
 		return nil
 	}},
-	{name: "QUEEN_PROXY_CORS_ALLOWED_ORIGINS", doc: "browser origins (or *) that get CORS headers; empty: CORS off", set: bind(func(c *Config) envvalue.Value { return envvalue.List{P: &c.CORSAllowedOrigins} })},
+	{name: "QUEEN_PROXY_CORS_ALLOWED_ORIGINS", doc: "browser origins (or *) that get CORS headers; empty: CORS off", set: bind(func(c *Config) envvalue.Value { return envvalue.List{P: &c.CORSAllowedOrigins, Check: checkOrigin} })},
 	{name: "QUEEN_PROXY_MAX_BODY_BYTES", def: "16777216", set: bind(func(c *Config) envvalue.Value {
 		return envvalue.Int[int64]{P: &c.MaxBodyBytes, Min: 1024, Max: 1 << 30}
 	})},

@@ -56,16 +56,3 @@ func parseBackends(s string) ([]*url.URL, error) {
 	}
 	return out, nil
 }
-
-// validHeaderName reports an HTTP token (RFC 9110), the form of a header name.
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", c)) {
-			return false
-		}
-	}
-	return true
-}

@@ -117,10 +117,11 @@ func TestTwoCellsKeepTenantsApart(t *testing.T) {
 	r := call(t, http.MethodPost, c.proxy.URL+"/api/v1/push", bob.Key, pushBody("orders", 2, nil))
 	require.Equal(t, http.StatusTooManyRequests, r.status, "bob's quota counts cell two: %s", r.body)
 	require.Equal(t, "quota_exceeded", r.code(t))
-	// A timer schedules a message too: over quota, POST /api/v1/timers is refused as a
-	// push is (a cancel stores nothing and passes).
+	// A timer schedules a message too: two of them would store 7 of 6, and POST
+	// /api/v1/timers is refused as a push is (a cancel stores nothing and passes).
 	r = call(t, http.MethodPost, c.proxy.URL+"/api/v1/timers", bob.Key,
-		[]byte(`[{"op":"schedule","queue":"orders","timerKey":"t1","delayMs":60000,"txn":"t1","payload":{}}]`))
+		[]byte(`[{"op":"schedule","queue":"orders","timerKey":"t1","delayMs":60000,"txn":"t1","payload":"e30="},`+
+			`{"op":"schedule","queue":"orders","timerKey":"t2","delayMs":60000,"txn":"t2","payload":"e30="}]`))
 	require.Equal(t, http.StatusTooManyRequests, r.status, "%s", r.body)
 	require.Equal(t, "quota_exceeded", r.code(t))
 

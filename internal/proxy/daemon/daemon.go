@@ -169,7 +169,7 @@ func build(cfg *config.Config, o Options, st *store.Store, logger *slog.Logger, 
 			tenant.ScopeAdmin: cfg.BrokerRoleAdmin, tenant.ScopePush: cfg.BrokerRoleWriteOnly},
 		AdminRole:     cfg.BrokerRoleAdmin,
 		DatabaseReady: st.Ping,
-		Logger:        logger.With("component", "gateway"), Registry: reg, Now: o.Now,
+		Logger:        logger, Registry: reg, Now: o.Now,
 	})
 	p.admin = admin.New(admin.Options{Token: cfg.AdminToken, Store: st, Gateway: p.gateway, Gatherer: reg,
 		Logger: logger.With("component", "admin"), Now: o.Now, PasswordCost: o.PasswordCost,

@@ -34,9 +34,6 @@ func (s upState) String() string {
 	return [...]string{"unknown", "up", "down", "misconfigured"}[s]
 }
 
-// tenancyEvery is how often a healthy broker's tenancy settings are checked again.
-const tenancyEvery = 30 * time.Second
-
 // checkTimeout bounds one health or tenancy probe.
 const checkTimeout = time.Second
 
@@ -46,11 +43,9 @@ type Backend struct {
 	URL      *url.URL
 	inflight atomic.Int64
 
-	mu        sync.Mutex
-	state     upState
-	streak    int // consecutive probe results that disagree with state
-	tenancy   bool
-	tenancyAt time.Time
+	mu     sync.Mutex
+	state  upState
+	streak int // consecutive probe results that disagree with state
 }
 
 // State is the backend's current state: unknown, up, down or misconfigured.
@@ -69,6 +64,8 @@ func (u *Backend) up() bool {
 // Pool is the set of brokers and their health checks.
 type Pool struct {
 	backends []*Backend
+	// client makes the health and tenancy probes; it does not check connections
+	// (a broker with tenancy off answers its probes, and is misconfigured).
 	client   *http.Client
 	header   string
 	interval time.Duration
@@ -125,65 +122,79 @@ func (p *Pool) Run(ctx context.Context) {
 	}
 }
 
-// check runs one health probe (and the tenancy probe when due) and applies the
-// two-in-a-row rule: two failures make a broker down, two successes up. The first
-// result decides from the unknown state.
+// check probes the broker (probeState) and applies the two-in-a-row rule: two
+// failures make a broker down, two successes up. The first result decides from the
+// unknown state, and a change between up and misconfigured (a fresh tenancy answer
+// of a broker that answers) applies at once.
 func (p *Pool) check(ctx context.Context, u *Backend) {
-	healthy := p.probe(ctx, u, "/health/ready", nil, checkTimeout) == nil
-	u.mu.Lock()
-	due := healthy && (u.state != stateUp && u.state != stateMisconfigured || time.Since(u.tenancyAt) >= tenancyEvery)
-	u.mu.Unlock()
-	tenancy := true
-	if due {
-		tenancy = p.checkTenancy(ctx, u)
-	}
+	want, info := p.probeState(ctx, u)
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if due {
-		u.tenancy, u.tenancyAt = tenancy, time.Now()
-	}
-	want := stateDown
-	if healthy {
-		want = stateUp
-		if !u.tenancy {
-			want = stateMisconfigured
-		}
-	}
 	switch {
 	case want == u.state:
 		u.streak = 0
-	case u.state == stateUnknown || (healthy && u.state != stateDown && want != u.state):
-		// From unknown, and between up and misconfigured (a fresh tenancy answer), at once.
-		p.setState(u, want)
+	case u.state == stateUnknown || (want != stateDown && u.state != stateDown):
+		p.setState(u, want, info)
 	default:
 		u.streak++
 		if u.streak >= 2 {
-			p.setState(u, want)
+			p.setState(u, want, info)
 		}
 	}
 }
 
-func (p *Pool) setState(u *Backend, s upState) {
+// probeState asks the broker for its health and then, at every check, for its
+// tenancy: its tenancy changes only with a restart, which may fall between two
+// checks, so no answer of an earlier check is trusted. A failed health or tenancy
+// probe (an error, a timeout, a status other than 200: a broker whose JWKS is not
+// loaded yet answers 503) is down; only a tenancy answered 200 with tenancy off or
+// another header is misconfigured.
+func (p *Pool) probeState(ctx context.Context, u *Backend) (upState, api.Tenancy) {
+	var info api.Tenancy
+	if p.probe(ctx, u, "/health/ready", nil, checkTimeout) != nil {
+		return stateDown, info
+	}
+	if p.probe(ctx, u, tenancyPath, &info, checkTimeout) != nil {
+		return stateDown, info
+	}
+	if !tenancyMatches(info, p.header) {
+		return stateMisconfigured, info
+	}
+	return stateUp, info
+}
+
+// misconfigured marks u misconfigured at once: a new connection to it found its
+// tenancy off or another header (info). Its next checks take it back up once it
+// scopes by the proxy's header.
+func (p *Pool) misconfigured(u *Backend, info api.Tenancy) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.state != stateMisconfigured {
+		p.setState(u, stateMisconfigured, info)
+	}
+}
+
+// setState moves u to s; caller holds u.mu. A move to misconfigured is a warning
+// that says why (info is the broker's tenancy answer).
+func (p *Pool) setState(u *Backend, s upState, info api.Tenancy) {
 	if u.state != s {
 		p.logger.Info("backend state", "upstream", u.URL.String(), "from", u.state.String(), "to", s.String())
+		if s == stateMisconfigured {
+			p.logger.Warn("backend has tenancy off or another header: no tenant traffic goes to it",
+				"upstream", u.URL.String(), "enabled", info.Enabled, "header", info.Header, "want", p.header)
+		}
 	}
 	u.state, u.streak = s, 0
 	v := map[upState]float64{stateUp: 1, stateMisconfigured: 2}[s]
 	p.upGauge.WithLabelValues(u.URL.String()).Set(v)
 }
 
-// checkTenancy reports whether the broker scopes by this proxy's tenancy header.
-func (p *Pool) checkTenancy(ctx context.Context, u *Backend) bool {
-	var info api.Tenancy
-	if err := p.probe(ctx, u, "/internal/api/tenancy", &info, checkTimeout); err != nil {
-		return false
-	}
-	ok := info.Enabled && strings.EqualFold(info.Header, p.header)
-	if !ok {
-		p.logger.Warn("backend has tenancy off or another header: no tenant traffic goes to it",
-			"upstream", u.URL.String(), "enabled", info.Enabled, "header", info.Header, "want", p.header)
-	}
-	return ok
+// tenancyPath is the broker route that says whether and how it scopes by tenant.
+const tenancyPath = "/internal/api/tenancy"
+
+// tenancyMatches reports whether a broker's tenancy answer is scoping by header.
+func tenancyMatches(info api.Tenancy, header string) bool {
+	return info.Enabled && strings.EqualFold(info.Header, header)
 }
 
 // probe GETs path with the proxy's credential and decodes a 200 answer into out.

@@ -39,9 +39,18 @@ type apiError struct {
 	field string
 	// result is the tenant_requests_total result it counts as ("" = none).
 	result string
+	// tenant and keyID name whose refused credential it answers, when the proxy
+	// knows (a revoked key's tenant): the refusal counts for that tenant.
+	tenant, keyID string
 }
 
 func (e *apiError) Error() string { return e.msg }
+
+// of attributes e to a tenant and, for a key, its id.
+func (e *apiError) of(tenantID, keyID string) *apiError {
+	e.tenant, e.keyID = tenantID, keyID
+	return e
+}
 
 func errorf(status int, code api.ErrorCode, msg string) *apiError {
 	return &apiError{status: status, code: code, msg: msg}

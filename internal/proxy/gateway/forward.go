@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/queenmq/queen/internal/api"
@@ -143,6 +144,11 @@ func (s *Server) sendToCell(ctx context.Context, r *http.Request, x *exchange, c
 		}
 		up = next
 		resp, err = s.send(ctx, r, x, up, cred, body)
+		if off := (*tenancyOffError)(nil); errors.As(err, &off) {
+			// A new connection found the broker restarted with tenancy off (or another
+			// header): it gets no more traffic until its checks see tenancy on.
+			ce.pool.misconfigured(up, off.info)
+		}
 		if err == nil || !isDialError(err) || (body == nil && r.Body != http.NoBody && r.ContentLength != 0) {
 			break
 		}
@@ -214,15 +220,12 @@ func (s *Server) send(ctx context.Context, r *http.Request, x *exchange, up *Bac
 }
 
 // setForwarded sets X-Forwarded-For, -Proto and -Host; a client's own
-// X-Forwarded-For is kept only from a trusted proxy.
+// X-Forwarded-For (every line of it, in order) is kept only from a trusted proxy.
 func (s *Server) setForwarded(out, r *http.Request) {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
+	host := peerHost(r)
 	xff := host
-	if prior := r.Header.Get("X-Forwarded-For"); prior != "" && s.trusted(host) {
-		xff = prior + ", " + host
+	if prior := forwardedFor(r); len(prior) > 0 && s.trusted(host) {
+		xff = strings.Join(append(prior, host), ", ")
 	}
 	out.Header.Set("X-Forwarded-For", xff)
 	proto := "http"
@@ -233,11 +236,13 @@ func (s *Server) setForwarded(out, r *http.Request) {
 	out.Header.Set("X-Forwarded-Host", r.Host)
 }
 
+// trusted reports whether host is the address of a trusted proxy.
 func (s *Server) trusted(host string) bool {
 	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return false
-	}
+	return err == nil && s.trustedAddr(ip)
+}
+
+func (s *Server) trustedAddr(ip netip.Addr) bool {
 	for _, p := range s.opts.TrustedProxies {
 		if p.Contains(ip.Unmap()) {
 			return true
@@ -261,9 +266,12 @@ func (s *Server) backendTimeout(r *http.Request, rt *route) time.Duration {
 	return min(wait, s.opts.MaxPopTimeout) + 10*time.Second
 }
 
+// isDialError reports a failure before any byte of the request was written: the
+// broker could not be dialled, or a new connection to it failed its tenancy check.
 func isDialError(err error) bool {
 	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
+	var cc *connCheckError
+	return errors.As(err, &op) && op.Op == "dial" || errors.As(err, &cc)
 }
 
 // relay writes the broker's answer: push and transaction answers are read whole and

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -101,7 +103,10 @@ func (s *Server) admitAndForward(w http.ResponseWriter, r *http.Request, x *exch
 	p, err := s.authenticate(r.Context(), r, true)
 	if err != nil {
 		var ae *apiError
-		if s.opts.Sessions != nil && errors.As(err, &ae) && ae.status == http.StatusUnauthorized && isNavigation(r) {
+		if errors.As(err, &ae) {
+			x.tenant, x.keyID = ae.tenant, ae.keyID // a refused credential of a known tenant
+		}
+		if s.opts.Sessions != nil && ae != nil && ae.status == http.StatusUnauthorized && isNavigation(r) {
 			return toLogin(r)
 		}
 		return err
@@ -130,35 +135,103 @@ func globalForbidden() error {
 		msg: "this route is not available through the proxy", result: "forbidden"}
 }
 
-// checkRequest refuses credentials in the query string and a client tenancy header.
+// checkRequest refuses a client tenancy header, credentials in the query string and
+// a query string that does not parse.
 func (s *Server) checkRequest(r *http.Request) error {
 	if _, sent := r.Header[http.CanonicalHeaderKey(s.opts.TenancyHeader)]; sent {
 		return errorf(http.StatusBadRequest, codeForbiddenHeader, "the "+s.opts.TenancyHeader+" header is set by the proxy, not by clients")
 	}
-	for name, values := range r.URL.Query() {
+	return s.checkQuery(r.URL.RawQuery)
+}
+
+// credentialParams are the query parameter names that carry a credential.
+var credentialParams = []string{"api_key", "apikey", "key", "token", "access_token"}
+
+// checkQuery refuses credentials anywhere in a raw query string: in every pair split
+// at '&' or ';' (a server may split at either), under a credential name or as a value
+// (or a name) starting with the API key prefix, each as written and decoded, a bad
+// escape notwithstanding. Then it refuses a query string that does not parse: the
+// proxy would drop pairs that a broker, or a server before it, might read.
+func (s *Server) checkQuery(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	for _, pair := range strings.FieldsFunc(raw, func(c rune) bool { return c == '&' || c == ';' }) {
+		name, value, _ := strings.Cut(pair, "=")
 		leaked := false
-		switch strings.ToLower(name) {
-		case "api_key", "apikey", "key", "token", "access_token":
-			leaked = true
+		for _, n := range queryForms(name) {
+			leaked = leaked || slices.Contains(credentialParams, strings.ToLower(n)) || s.keyText(n)
 		}
-		for _, v := range values {
-			if strings.HasPrefix(v, tenant.KeyPrefix) {
-				leaked = true
-				if id, ok := tenant.ParseKey(v); ok {
-					s.logger.Warn("API key sent in a query string; refused", "key_id", id, "param", name)
-				}
-			}
+		for _, v := range queryForms(value) {
+			leaked = leaked || s.keyText(v)
 		}
 		if leaked {
 			return errorf(http.StatusBadRequest, codeCredentialsInQuery,
 				"credentials belong in the Authorization header, never in the query string")
 		}
 	}
+	if _, err := url.ParseQuery(raw); err != nil {
+		return errorf(http.StatusBadRequest, codeInvalidArgument,
+			"the query string does not parse (a bad %-escape, or ';' between parameters)")
+	}
 	return nil
 }
 
+// keyText reports a query text holding an API key: the text, or one of its
+// space-separated words ("Bearer qk_…"), starting with the key prefix. A key that
+// parses is logged by its id, never its text.
+func (s *Server) keyText(text string) bool {
+	found := false
+	for _, w := range append(strings.Fields(text), text) {
+		if !strings.HasPrefix(w, tenant.KeyPrefix) {
+			continue
+		}
+		found = true
+		if id, ok := tenant.ParseKey(w); ok {
+			s.logger.Warn("API key sent in a query string; refused", "key_id", id)
+			break
+		}
+	}
+	return found
+}
+
+// queryForms is a query text as written and, when that differs, decoded: '+' a
+// space, each valid %XX escape its byte, an invalid escape kept as written.
+func queryForms(text string) []string {
+	if !strings.ContainsAny(text, "%+") {
+		return []string{text}
+	}
+	var b strings.Builder
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case c == '+':
+			b.WriteByte(' ')
+		case c == '%' && i+2 < len(text) && isHex(text[i+1]) && isHex(text[i+2]):
+			b.WriteByte(unhex(text[i+1])<<4 | unhex(text[i+2]))
+			i += 2
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return []string{text, b.String()}
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
+}
+
 // unauthenticated is the one answer of every refused credential.
-func (s *Server) unauthenticated(reason string) error {
+func (s *Server) unauthenticated(reason string) *apiError {
 	s.metrics.authFailures.WithLabelValues(reason).Inc()
 	return &apiError{status: http.StatusUnauthorized, code: codeUnauthenticated, msg: "Authentication required",
 		result: "unauthenticated"}
@@ -201,9 +274,10 @@ func (s *Server) authorize(r *http.Request, rt *route, p *principal) error {
 }
 
 // checkQueue refuses a queue name the tenancy scoping cannot take (400) or the key's
-// allowlist does not admit (403).
+// allowlist does not admit (403). The ':' rule is a tenant's: an operator works in
+// global scope, where a tenant's queues have their stored names ("acme:orders").
 func checkQueue(p *principal, q string) error {
-	if strings.Contains(q, ":") {
+	if p.tenant != nil && strings.Contains(q, ":") {
 		return errorf(http.StatusBadRequest, codeInvalidArgument, "queue names may not contain ':'")
 	}
 	if !p.allowsQueue(q) {

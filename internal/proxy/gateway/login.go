@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -210,7 +211,13 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		s.opts.Lockout.Fail(req.Username, ip)
 		s.metrics.authFailures.WithLabelValues("bad_login").Inc()
-		s.logger.Info("login refused", "user", req.Username, "client", ip)
+		// The name is logged only when such a user exists: a name that matches no user
+		// may be a password typed into the wrong field, or a pasted key.
+		if cred != nil {
+			s.logger.Info("login refused", "user", cred.User.Username, "client", ip)
+		} else {
+			s.logger.Info("login refused", "user_exists", false, "client", ip)
+		}
 		fail(http.StatusUnauthorized, codeUnauthenticated, "", "Invalid credentials", 0)
 		return
 	}
@@ -244,9 +251,8 @@ func (s *Server) startSession(r *http.Request, cred *store.UserCredential) (stri
 
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	tok, cookie, _ := credential(r)
-	if cookie && !sameOrigin(r) {
-		writeError(w, requestIDOf(r), &apiError{status: http.StatusForbidden, code: codeForbidden,
-			msg: "cookie credentials are accepted from the proxy's own pages only"})
+	if cookie && !cookieFromOwnPages(r) {
+		writeError(w, requestIDOf(r), cookieForbidden())
 		return
 	}
 	if c, err := s.opts.Sessions.Verify(tok); err == nil {
@@ -275,8 +281,15 @@ type meView struct {
 	Usage    *Stored        `json:"usage,omitempty"`
 }
 
+// handleMe answers who the credential is. It changes nothing and a page of another
+// origin cannot read its answer (the proxy's CORS never allows credentials), so a
+// session cookie needs only sameOrigin here: a cookie sent by a client that is not a
+// browser works, one a browser sent from another site does not.
 func (s *Server) handleMe(w http.ResponseWriter, r *http.Request) {
-	p, err := s.authenticate(r.Context(), r, true)
+	p, err := s.authenticate(r.Context(), r, false)
+	if err == nil && p.cookie && !sameOrigin(r) {
+		err = cookieForbidden()
+	}
 	if err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) {
@@ -301,25 +314,62 @@ func (s *Server) handleMe(w http.ResponseWriter, r *http.Request) {
 }
 
 // clientIP is the address a request came from: the peer, or, from a trusted proxy,
-// the last address in X-Forwarded-For that no trusted proxy added.
+// the last address of the X-Forwarded-For chain (every line of the header, in order)
+// that no trusted proxy added. The walk from the right stops at a hop that is not an
+// address: what stands left of it was written by anyone.
 func (s *Server) clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
+	host := peerHost(r)
 	if !s.trusted(host) {
 		return host
 	}
-	hops := strings.Split(r.Header.Get("X-Forwarded-For"), ",")
+	hops := forwardedFor(r)
 	for i := len(hops) - 1; i >= 0; i-- {
-		h := strings.TrimSpace(hops[i])
-		if h == "" {
-			continue
+		ip, ok := hopAddr(hops[i])
+		if !ok {
+			break
 		}
-		if !s.trusted(h) {
-			return h
+		if !s.trustedAddr(ip) {
+			return ip.String()
 		}
-		host = h
+		host = ip.String()
 	}
 	return host
+}
+
+// peerHost is the host of the request's peer address.
+func peerHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// forwardedFor is the request's X-Forwarded-For chain: the hops of every line of the
+// header, in order (a proxy may add a line of its own instead of extending the
+// client's), each trimmed. Empty lines add nothing.
+func forwardedFor(r *http.Request) []string {
+	var hops []string
+	for _, line := range r.Header.Values("X-Forwarded-For") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		for h := range strings.SplitSeq(line, ",") {
+			hops = append(hops, strings.TrimSpace(h))
+		}
+	}
+	return hops
+}
+
+// hopAddr reads one X-Forwarded-For hop: an IP address, with a port for the proxies
+// that add one ("192.0.2.1:4711", "[2001:db8::1]:4711"); an IPv4-mapped IPv6 address
+// is its IPv4 address.
+func hopAddr(h string) (netip.Addr, bool) {
+	if ip, err := netip.ParseAddr(h); err == nil {
+		return ip.Unmap(), true
+	}
+	if ap, err := netip.ParseAddrPort(h); err == nil {
+		return ap.Addr().Unmap(), true
+	}
+	return netip.Addr{}, false
 }

@@ -90,9 +90,8 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request, api bool) (*
 	case token == "":
 		return nil, s.unauthenticated("missing")
 	}
-	if cookie && api && !sameOrigin(r) {
-		return nil, &apiError{status: http.StatusForbidden, code: codeForbidden,
-			msg: "cookie credentials are accepted from the proxy's own pages only", result: "forbidden"}
+	if cookie && api && !cookieFromOwnPages(r) {
+		return nil, cookieForbidden()
 	}
 	var p *principal
 	var err error
@@ -137,11 +136,13 @@ func (s *Server) keyPrincipal(ctx context.Context, token, ip string) (*principal
 	if !tenant.HashMatches(token, cred.Hash) {
 		return nil, s.keyFailed(ip, id, "bad_secret")
 	}
+	// A revoked or expired key, or a key of a deleted tenant, is the tenant's own
+	// (its secret matched): its refusal counts for the tenant.
 	if !cred.Key.UsableAt(s.opts.Now()) {
-		return nil, s.unauthenticated("revoked_or_expired")
+		return nil, s.unauthenticated("revoked_or_expired").of(cred.Tenant.ID, id)
 	}
 	if cred.Tenant.Status == tenant.StatusDeleted {
-		return nil, s.unauthenticated("tenant_deleted")
+		return nil, s.unauthenticated("tenant_deleted").of(cred.Tenant.ID, id)
 	}
 	s.opts.Keys.MarkUsed(id)
 	return &principal{tenant: cred.Tenant, scope: cred.Key.Scope, key: cred.Key}, nil
@@ -173,7 +174,7 @@ func (s *Server) sessionPrincipal(ctx context.Context, token string) (*principal
 		return nil, s.unauthenticated("bad_session")
 	}
 	if ses.Tenant != nil && ses.Tenant.Status == tenant.StatusDeleted {
-		return nil, s.unauthenticated("tenant_deleted")
+		return nil, s.unauthenticated("tenant_deleted").of(ses.Tenant.ID, "")
 	}
 	scope, err := tenant.RoleScope(ses.User.Role)
 	if err != nil {
@@ -190,7 +191,8 @@ func authUnavailable() *apiError {
 
 // sameOrigin reports whether a browser request comes from the proxy's own pages:
 // Sec-Fetch-Site same-origin or none (typed, bookmarked), and an Origin, when sent,
-// of this host. Requests without either header (not from a browser) pass.
+// of this host. Requests without either header (not from a browser) pass: a login
+// from a script, GET /api/me. A cookie credential needs more (cookieFromOwnPages).
 func sameOrigin(r *http.Request) bool {
 	switch r.Header.Get("Sec-Fetch-Site") {
 	case "", "same-origin", "none":
@@ -204,6 +206,22 @@ func sameOrigin(r *http.Request) bool {
 		}
 	}
 	return true
+}
+
+// cookieFromOwnPages reports whether a request whose credential is the session
+// cookie comes from the proxy's own pages: sameOrigin, and Sec-Fetch-Site
+// same-origin or none, or an Origin (then of this host). A request with neither
+// header is refused: the cookie rides along on whatever a browser sends, and only
+// those headers say where a request comes from. Bearer credentials never need them.
+func cookieFromOwnPages(r *http.Request) bool {
+	return sameOrigin(r) && (r.Header.Get("Sec-Fetch-Site") != "" || r.Header.Get("Origin") != "")
+}
+
+// cookieForbidden is the answer to a cookie credential that did not come from the
+// proxy's own pages.
+func cookieForbidden() *apiError {
+	return &apiError{status: http.StatusForbidden, code: codeForbidden,
+		msg: "cookie credentials are accepted from the proxy's own pages only", result: "forbidden"}
 }
 
 // AdminOperator reports whether the request carries the session of an operator

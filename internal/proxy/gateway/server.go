@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -61,39 +60,37 @@ type Options struct {
 	AdminRole string
 	// DatabaseReady checks the proxy database for /health/ready.
 	DatabaseReady func(ctx context.Context) error
-	Logger        *slog.Logger
-	Registry      prometheus.Registerer
-	Now           func() time.Time
+	// Logger is the base logger: the gateway's lines carry component gateway, the
+	// health checks' component backends.
+	Logger   *slog.Logger
+	Registry prometheus.Registerer
+	Now      func() time.Time
 }
 
 // Server is the public HTTP handler. Serve Handler with an http.Server.
 type Server struct {
-	opts      Options
-	logger    *slog.Logger
-	cells     *cells
-	moves     *moveTable
-	quotas    *quotas
-	meter     *meter.Meter
-	metrics   *metrics
-	transport *http.Transport
-	handler   http.Handler
-	draining  atomic.Bool
+	opts    Options
+	logger  *slog.Logger
+	cells   *cells
+	moves   *moveTable
+	quotas  *quotas
+	meter   *meter.Meter
+	metrics *metrics
+	// transport carries requests to the brokers over connections whose tenancy was
+	// checked (NewTransport); probes carries the health checks.
+	transport, probes *http.Transport
+	handler           http.Handler
+	draining          atomic.Bool
 }
 
 // New builds the gateway; RunCells and RunSnapshots keep the brokers' health and the
 // quotas' snapshot.
 func New(o Options) *Server {
-	s := &Server{opts: o, logger: o.Logger, meter: o.Meter}
+	s := &Server{opts: o, logger: o.Logger.With("component", "gateway"), meter: o.Meter}
 	s.quotas = newQuotas(o.UsageRefresh, o.QuotaFailClosed, o.Now)
 	s.metrics = newMetrics(o.Registry, func() float64 { return min(s.quotas.age().Seconds(), 1e9) })
-	s.transport = &http.Transport{
-		Proxy:                 nil,
-		DialContext:           (&net.Dialer{Timeout: 2 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConnsPerHost:   256,
-		IdleConnTimeout:       90 * time.Second,
-		ResponseHeaderTimeout: 0, // pops park; the request context bounds every call
-		DisableCompression:    true,
-	}
+	s.transport = NewTransport(o.TenancyHeader, s.authorizeOwn)
+	s.probes = newProbeTransport()
 	s.moves = newMoveTable()
 	s.cells = &cells{byName: map[string]*cell{}, newPool: s.newPool}
 	if len(o.Backends) > 0 {
@@ -129,8 +126,8 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 // newPool makes the pool of one cell's brokers.
 func (s *Server) newPool(urls []*url.URL) *Pool {
-	p := &Pool{client: &http.Client{Transport: s.transport}, header: s.opts.TenancyHeader, interval: s.opts.CheckInterval,
-		logger: s.logger.With("component", "backends"), authorize: s.authorizeOwn, upGauge: s.metrics.backendUp}
+	p := &Pool{client: &http.Client{Transport: s.probes}, header: s.opts.TenancyHeader, interval: s.opts.CheckInterval,
+		logger: s.opts.Logger.With("component", "backends"), authorize: s.authorizeOwn, upGauge: s.metrics.backendUp}
 	for _, u := range urls {
 		p.backends = append(p.backends, &Backend{URL: u})
 		s.metrics.backendUp.WithLabelValues(u.String()).Set(0)
@@ -142,7 +139,10 @@ func (s *Server) newPool(urls []*url.URL) *Pool {
 func (s *Server) Drain() { s.draining.Store(true) }
 
 // Close drops idle broker connections.
-func (s *Server) Close() { s.transport.CloseIdleConnections() }
+func (s *Server) Close() {
+	s.transport.CloseIdleConnections()
+	s.probes.CloseIdleConnections()
+}
 
 // Stored is a tenant's storage as quotas see it: the brokers' last snapshot plus
 // what this replica admitted since.
@@ -177,9 +177,13 @@ func (s *Server) router() http.Handler {
 	}
 	r.NotFound(notFound)
 	r.MethodNotAllowed(notFound)
-	r.Get("/health", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
-	r.Get("/health/live", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
-	r.Get("/health/ready", s.handleReady)
+	// GET and HEAD alike: a load balancer may probe with either.
+	live := func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) }
+	for _, method := range []string{http.MethodGet, http.MethodHead} {
+		r.MethodFunc(method, "/health", live)
+		r.MethodFunc(method, "/health/live", live)
+		r.MethodFunc(method, "/health/ready", s.handleReady)
+	}
 	jwks := func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if s.opts.Minter == nil {

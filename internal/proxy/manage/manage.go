@@ -66,8 +66,9 @@ func (m *Manager) CreateTenant(ctx context.Context, spec TenantSpec, actor strin
 	return m.store.TenantCreate(ctx, t, actor)
 }
 
-// TenantChange is a partial update: nil fields stay; limits and quotas merge, and
-// a JSON null resets them to the defaults.
+// TenantChange is a partial update: nil fields stay, an empty name is the id (as at
+// creation); limits and quotas merge, and a JSON null resets them, or one of their
+// fields, to the defaults.
 type TenantChange struct {
 	Name   *string
 	Status *string
@@ -81,6 +82,9 @@ func (m *Manager) UpdateTenant(ctx context.Context, id string, ch TenantChange, 
 	return m.store.TenantUpdate(ctx, id, func(t *tenant.Tenant) (err error) {
 		if ch.Name != nil {
 			t.Name = *ch.Name
+			if t.Name == "" {
+				t.Name = t.ID // as a tenant created without a name
+			}
 		}
 		if ch.Status != nil {
 			switch st := tenant.Status(*ch.Status); st {

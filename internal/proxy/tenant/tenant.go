@@ -83,13 +83,14 @@ func (q Quotas) Validate() error {
 }
 
 // MergeLimits overlays the fields present in the JSON object raw onto base; a JSON
-// null resets to the defaults. Unknown fields are refused.
+// null resets to the defaults, the whole object or one field. Unknown fields are
+// refused.
 func MergeLimits(base Limits, raw json.RawMessage) (Limits, error) {
 	if isNull(raw) {
 		return DefaultLimits(), nil
 	}
-	if err := strictMerge(raw, &base); err != nil {
-		return base, invalid("limits", err.Error())
+	if err := strictMerge(raw, &base, DefaultLimits(), "limits"); err != nil {
+		return base, err
 	}
 	return base, base.Validate()
 }
@@ -99,8 +100,8 @@ func MergeQuotas(base Quotas, raw json.RawMessage) (Quotas, error) {
 	if isNull(raw) {
 		return DefaultQuotas(), nil
 	}
-	if err := strictMerge(raw, &base); err != nil {
-		return base, invalid("quotas", err.Error())
+	if err := strictMerge(raw, &base, DefaultQuotas(), "quotas"); err != nil {
+		return base, err
 	}
 	return base, base.Validate()
 }

@@ -1,0 +1,69 @@
+package admin_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A body value of the wrong type is a 400 naming its JSON path as the field and the
+// JSON type expected, never a Go type: at the top of a body, inside limits and
+// quotas, and for a key's expiry.
+func TestBodyTypeErrorsNameTheJSONPath(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	code, raw := b.call(t, http.MethodPost, "/admin/v1/tenants", `{"id":"acme"}`)
+	require.Equal(t, http.StatusCreated, code, raw)
+	code, raw = b.call(t, http.MethodPost, "/admin/v1/tenants/acme/keys", `{"name":"k","scope":"read"}`)
+	require.Equal(t, http.StatusCreated, code, raw)
+	b.swap(t, raw, "id", "<k>")
+	key := b.raw("<k>")
+
+	for _, tc := range []struct{ method, path, body, want string }{
+		{http.MethodPost, "/admin/v1/keys/" + key + "/rotate", `{"graceSeconds":"10"}`,
+			`{"code":"invalid_argument","error":"graceSeconds: must be an integer, not string","field":"graceSeconds"}`},
+		{http.MethodPost, "/admin/v1/keys/" + key + "/rotate", `{"graceSeconds":1.5}`,
+			`{"code":"invalid_argument","error":"graceSeconds: must be an integer, not number 1.5","field":"graceSeconds"}`},
+		{http.MethodPost, "/admin/v1/tenants", `[]`,
+			`{"code":"invalid_argument","error":"body: must be an object, not array","field":"body"}`},
+		{http.MethodPost, "/admin/v1/tenants", `{"id":"bob","limits":{"requestsPerSecond":"50"}}`,
+			`{"code":"invalid_argument","error":"limits.requestsPerSecond: must be a number, not string","field":"limits.requestsPerSecond"}`},
+		{http.MethodPatch, "/admin/v1/tenants/acme", `{"quotas":{"maxQueues":true}}`,
+			`{"code":"invalid_argument","error":"quotas.maxQueues: must be an integer, not bool","field":"quotas.maxQueues"}`},
+		{http.MethodPatch, "/admin/v1/tenants/acme", `{"limits":7}`,
+			`{"code":"invalid_argument","error":"limits: must be an object, not number","field":"limits"}`},
+		{http.MethodPatch, "/admin/v1/tenants/acme", `{"name":7}`,
+			`{"code":"invalid_argument","error":"name: must be a string, not number","field":"name"}`},
+		{http.MethodPost, "/admin/v1/tenants/acme/keys", `{"scope":"read","queues":"orders"}`,
+			`{"code":"invalid_argument","error":"queues: must be an array, not string","field":"queues"}`},
+		{http.MethodPost, "/admin/v1/tenants/acme/keys", `{"scope":"read","expiresAt":5}`,
+			`{"code":"invalid_argument","error":"expiresAt: must be an RFC 3339 time string (2027-01-01T00:00:00Z)","field":"expiresAt"}`},
+		{http.MethodPost, "/admin/v1/tenants/acme/keys", `{"scope":"read","expiresAt":"tomorrow"}`,
+			`{"code":"invalid_argument","error":"expiresAt: must be an RFC 3339 time string (2027-01-01T00:00:00Z)","field":"expiresAt"}`},
+	} {
+		got := b.want(t, tc.method, tc.path, tc.body, http.StatusBadRequest, tc.want)
+		require.NotContains(t, got, "Go ", "%s %s", tc.method, tc.body)
+	}
+}
+
+// PATCH of a tenant: a null inside limits or quotas resets that one field to its
+// default and keeps the others; an empty name is the id, as at creation.
+func TestTenantPatchNullsAndEmptyName(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	code, _ := b.call(t, http.MethodPost, "/admin/v1/tenants",
+		`{"id":"acme","name":"Acme","limits":{"requestsPerSecond":5,"requestsBurst":7},"quotas":{"maxQueues":3,"maxBytes":9}}`)
+	require.Equal(t, http.StatusCreated, code)
+
+	code, raw := b.call(t, http.MethodPatch, "/admin/v1/tenants/acme",
+		`{"limits":{"requestsPerSecond":null},"quotas":{"MaxQueues":null}}`)
+	require.Equal(t, http.StatusOK, code, raw)
+	require.Contains(t, raw, `"requestsPerSecond":100,"requestsBurst":7,`, "one limit reset to its default")
+	require.Contains(t, raw, `"maxBytes":9,"maxQueues":100}`, "one quota reset to its default")
+
+	code, raw = b.call(t, http.MethodPatch, "/admin/v1/tenants/acme", `{"name":""}`)
+	require.Equal(t, http.StatusOK, code, raw)
+	require.True(t, strings.HasPrefix(raw, `{"id":"acme","name":"acme",`), raw)
+}
