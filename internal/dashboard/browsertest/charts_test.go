@@ -33,13 +33,7 @@ const chartGaps = `(async () => {
 // and a point alone between gaps is drawn as a dot.
 func TestChartsDrawGaps(t *testing.T) {
 	t.Parallel()
-	browser(t)
-	srv := daemontest.Start(t, daemontest.Options{})
-	tb := newTab(t, srv.URL)
-	tb.open("/")
-	tb.waitJS("the dashboard", `qt.ready('dashboard')`)
-	tb.do("draw a chart with gaps", js(chartGaps))
-	tb.waitJS("the chart is drawn", `!!window.qtGaps`)
+	tb := runInApp(t, "draw a chart with gaps", chartGaps, "qtGaps")
 
 	require.Equal(t, "1 2 gap 3 4 gap 5", eval[string](tb, `window.qtGaps.rows`),
 		"oldest first, one gap after 10:01 and after 10:06")
@@ -77,13 +71,7 @@ const chartBars = `(async () => {
 // the plot area, clear of the y-axis labels on its left, and bars do not overlap.
 func TestChartsKeepBarsInThePlot(t *testing.T) {
 	t.Parallel()
-	browser(t)
-	srv := daemontest.Start(t, daemontest.Options{})
-	tb := newTab(t, srv.URL)
-	tb.open("/")
-	tb.waitJS("the dashboard", `qt.ready('dashboard')`)
-	tb.do("draw bar charts", js(chartBars))
-	tb.waitJS("the charts are drawn", `!!window.qtBars`)
+	tb := runInApp(t, "draw bar charts", chartBars, "qtBars")
 
 	type plot struct {
 		Left, Right float64
@@ -102,4 +90,18 @@ func TestChartsKeepBarsInThePlot(t *testing.T) {
 		}
 	}
 	tb.clean("the bar charts")
+}
+
+// runInApp starts a broker, opens the dashboard in a new tab, runs script (which
+// leaves its answer in window.<global>) and waits for that answer.
+func runInApp(t *testing.T, what, script, global string) *tab {
+	t.Helper()
+	browser(t)
+	srv := daemontest.Start(t, daemontest.Options{})
+	tb := newTab(t, srv.URL)
+	tb.open("/")
+	tb.waitJS("the dashboard", `qt.ready('dashboard')`)
+	tb.do(what, js(script))
+	tb.waitJS(what+": done", `!!window.`+global)
+	return tb
 }

@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/queenmq/queen/internal/daemontest"
 )
 
 // formatSecs runs in the page: it imports the app's own format module (the hashed file
@@ -24,13 +22,7 @@ const formatSecs = `(async () => {
 // units, so no unit reads 60 ("1m 60s", "60s").
 func TestFormatSecs(t *testing.T) {
 	t.Parallel()
-	browser(t)
-	srv := daemontest.Start(t, daemontest.Options{})
-	tb := newTab(t, srv.URL)
-	tb.open("/")
-	tb.waitJS("the dashboard", `qt.ready('dashboard')`)
-	tb.do("format durations", js(formatSecs))
-	tb.waitJS("the durations are formatted", `!!window.qtSecs`)
+	tb := runInApp(t, "format durations", formatSecs, "qtSecs")
 
 	require.Equal(t, map[string]string{
 		"4":        "4s",
