@@ -204,7 +204,7 @@ if out=$(podman exec "$name" queenctl pop container-test --auto-ack 2>&1) && gre
 else
 	bad "podman exec queenctl pop: $out"
 fi
-if out=$(podman exec "$name" queen-proxy -version 2>&1) && grep -q '^queen ' <<<"$out"; then
+if out=$(podman exec "$name" queen-proxy -version 2>&1) && grep -q '^queen-proxy ' <<<"$out"; then
 	ok "podman exec queen-proxy -version: the image holds the tenant gateway"
 else
 	bad "podman exec queen-proxy -version: $out"
