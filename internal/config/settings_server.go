@@ -90,7 +90,7 @@ func serverSettings() []setting {
 			doc: "Browser origins allowed to call the API, e.g. `https://ops.example.com,http://localhost:5173`. " +
 				"Empty (the default) turns CORS off: no `Access-Control-*` headers at all. " +
 				"`*` allows any origin and must be written explicitly. Queen-only.",
-			bind: func(c *Config) value { return envvalue.List{P: &c.CORSAllowedOrigins, Check: checkOrigin} },
+			bind: func(c *Config) value { return envvalue.List{P: &c.CORSAllowedOrigins, Check: envvalue.CheckOrigin} },
 		},
 		{
 			name: "QUEEN_PPROF_ADDR", def: "", defDoc: "unset: profiling off", group: groupServer,

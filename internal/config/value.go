@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -19,19 +18,6 @@ type value = envvalue.Value
 // resetter is implemented by values whose unset state is not the parse of a default
 // string (WEBAPP_ROOT: unset and set-but-empty mean different things).
 type resetter = envvalue.Resetter
-
-// checkOrigin accepts "*" or a browser origin: http(s)://host[:port], nothing more.
-func checkOrigin(o string) error {
-	if o == "*" {
-		return nil
-	}
-	u, err := url.Parse(o)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return fmt.Errorf("%q is not an origin (use * or scheme://host[:port])", o)
-	}
-	return nil
-}
 
 // gcPercentValue is GOGC: a percentage, or "off" (-1), as the Go runtime reads it.
 type gcPercentValue struct{ p *int }

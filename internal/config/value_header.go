@@ -1,19 +1,10 @@
 package config
 
-import (
-	"errors"
-	"fmt"
-	"net/http"
-	"strings"
-
-	"github.com/queenmq/queen/internal/envvalue"
-)
-
-// maxHeaderNameLength bounds a configured header name.
-const maxHeaderNameLength = 64
+import "github.com/queenmq/queen/internal/envvalue"
 
 // reservedHeaders are the request headers a tenancy header must not reuse: the
-// broker reads them for other purposes, or proxies set them themselves.
+// broker reads them for other purposes, or proxies set them themselves. queen-proxy
+// refuses them too, and more (its own list).
 var reservedHeaders = []string{
 	"Authorization", "Cookie", "Host", "Content-Type", "Content-Length", "Content-Encoding",
 	"Transfer-Encoding", "Connection", "Accept", "Origin", "X-Request-Id",
@@ -53,29 +44,5 @@ func (v tenancyHeaderValue) Get() string { return *v.p }
 func (tenancyHeaderValue) Kind() string  { return "boolean or header name" }
 
 func checkHeaderName(name string) error {
-	if len(name) > maxHeaderNameLength {
-		return fmt.Errorf("a header name is at most %d characters", maxHeaderNameLength)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		letter := (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-		switch {
-		case letter:
-		case i == 0:
-			return errors.New("a header name starts with a letter (e.g. X-Queen-Tenant)")
-		case (c >= '0' && c <= '9') || c == '-':
-		default:
-			return errors.New("a header name has only letters, digits and '-' (e.g. X-Queen-Tenant)")
-		}
-	}
-	canonical := http.CanonicalHeaderKey(name)
-	for _, h := range reservedHeaders {
-		if canonical == h {
-			return fmt.Errorf("%s is a header the broker or a proxy already uses", h)
-		}
-	}
-	if strings.HasPrefix(canonical, "X-Forwarded-") || canonical == "Forwarded" {
-		return fmt.Errorf("%s is a header proxies set", canonical)
-	}
-	return nil
+	return envvalue.CheckHeaderName(name, reservedHeaders, nil)
 }

@@ -3,22 +3,17 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/queenmq/queen/internal/envvalue"
 )
 
-// The broker's rules for QUEEN_TENANCY_HEADER and for the origins of CORS, which
-// package config of the broker keeps to itself, written again here: the proxy must
-// name the brokers' header, and refuse what they refuse.
+// The proxy's rules for QUEEN_TENANCY_HEADER and the origins of CORS: those of the
+// brokers (internal/envvalue), which the proxy must name and whose refusals it must
+// share, and more.
 
 // tenancyHeader1x is the header the Queen 1.x boolean form selects (true).
 const tenancyHeader1x = "X-Queen-Tenant"
-
-// maxHeaderNameLength bounds the tenancy header's name, as the broker does.
-const maxHeaderNameLength = 64
 
 // reservedHeaders are the headers a tenancy header must not be: the broker's list (it
 // reads them for other purposes, or proxies set them), the proxy's own (sent to the
@@ -33,7 +28,7 @@ var reservedHeaders = []string{
 }
 
 // reservedPrefixes are header families a tenancy header must not join.
-var reservedPrefixes = []string{"X-Forwarded-", "Sec-", "Proxy-", "If-", "Access-Control-"}
+var reservedPrefixes = []string{"Sec-", "Proxy-", "If-", "Access-Control-"}
 
 // tenancyHeaderValue reads QUEEN_TENANCY_HEADER as the broker does: a header name of
 // letters, digits and '-', starting with a letter, at most 64 bytes, and none the
@@ -46,48 +41,20 @@ func tenancyHeaderValue(v string) (string, error) {
 		}
 		return tenancyHeader1x, nil
 	}
-	if len(v) > maxHeaderNameLength {
-		return "", fmt.Errorf("a header name is at most %d characters", maxHeaderNameLength)
-	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		letter := (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-		switch {
-		case letter:
-		case i == 0:
-			return "", fmt.Errorf("%q is not a header name: it starts with a letter (e.g. X-Queen-Tenant)", v)
-		case (c >= '0' && c <= '9') || c == '-':
-		default:
-			return "", fmt.Errorf("%q is not a header name: letters, digits and '-' only (e.g. X-Queen-Tenant)", v)
-		}
-	}
-	canonical := http.CanonicalHeaderKey(v)
-	for _, h := range reservedHeaders {
-		if canonical == h {
-			return "", fmt.Errorf("%s is a header the broker or a proxy already uses", h)
-		}
-	}
-	if canonical == "Forwarded" {
-		return "", fmt.Errorf("%s is a header proxies set", canonical)
-	}
-	for _, p := range reservedPrefixes {
-		if strings.HasPrefix(canonical, p) {
-			return "", fmt.Errorf("%s is a header the broker or a proxy already uses (%s*)", canonical, p)
-		}
+	if err := envvalue.CheckHeaderName(v, reservedHeaders, reservedPrefixes); err != nil {
+		return "", err
 	}
 	return v, nil
 }
 
-// checkOrigin accepts "*" or a browser origin, scheme://host[:port] with scheme http
-// or https and nothing more: an origin with a path (even "/") never equals the Origin
-// a browser sends.
+// checkOrigin accepts what the broker accepts (envvalue.CheckOrigin) but a trailing
+// "/", a bare "?" or "#": an origin with any of them never equals the Origin a browser
+// sends.
 func checkOrigin(o string) error {
-	if o == "*" {
-		return nil
+	if err := envvalue.CheckOrigin(o); err != nil {
+		return err
 	}
-	u, err := url.Parse(o)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" ||
-		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.HasSuffix(o, "#") || u.User != nil {
+	if o != "*" && (strings.HasSuffix(o, "/") || strings.ContainsAny(o, "?#")) {
 		return fmt.Errorf("%q is not an origin (use * or scheme://host[:port])", o)
 	}
 	return nil

@@ -1,0 +1,63 @@
+package envvalue
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// MaxHeaderNameLength bounds a configured header name.
+const MaxHeaderNameLength = 64
+
+// CheckHeaderName checks a configured HTTP request header name: letters, digits and
+// '-', starting with a letter, at most MaxHeaderNameLength bytes, none of reserved
+// (canonical names) and none starting with one of prefixes. "Forwarded" and the
+// X-Forwarded-* headers are always refused: proxies set them.
+func CheckHeaderName(name string, reserved, prefixes []string) error {
+	if len(name) > MaxHeaderNameLength {
+		return fmt.Errorf("a header name is at most %d characters", MaxHeaderNameLength)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		letter := (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+		switch {
+		case letter:
+		case i == 0:
+			return errors.New("a header name starts with a letter (e.g. X-Queen-Tenant)")
+		case (c >= '0' && c <= '9') || c == '-':
+		default:
+			return errors.New("a header name has only letters, digits and '-' (e.g. X-Queen-Tenant)")
+		}
+	}
+	canonical := http.CanonicalHeaderKey(name)
+	for _, h := range reserved {
+		if canonical == h {
+			return fmt.Errorf("%s is a header the broker or a proxy already uses", h)
+		}
+	}
+	if strings.HasPrefix(canonical, "X-Forwarded-") || canonical == "Forwarded" {
+		return fmt.Errorf("%s is a header proxies set", canonical)
+	}
+	for _, p := range prefixes {
+		if strings.HasPrefix(canonical, p) {
+			return fmt.Errorf("%s is a header the broker or a proxy already uses (%s*)", canonical, p)
+		}
+	}
+	return nil
+}
+
+// CheckOrigin accepts "*" or a browser origin: http(s)://host[:port], nothing more
+// but a trailing "/".
+func CheckOrigin(o string) error {
+	if o == "*" {
+		return nil
+	}
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("%q is not an origin (use * or scheme://host[:port])", o)
+	}
+	return nil
+}
