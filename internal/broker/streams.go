@@ -48,6 +48,10 @@ func (b *Broker) StreamCycle(ctx context.Context, c queue.StreamCycle) (queue.St
 	return res, nil
 }
 
+// StreamCycleUnreadable counts a cycle whose body could not be decoded (refused before
+// StreamCycle) as an errored cycle.
+func (b *Broker) StreamCycleUnreadable() { b.streams.errored.Add(1) }
+
 func (b *Broker) streamCycle(ctx context.Context, c *queue.StreamCycle) (queue.StreamCycleResult, error) {
 	res := queue.StreamCycleResult{QueryID: c.QueryID, PartitionID: c.PartitionID}
 	if err := checkShard(c.QueryID, c.PartitionID); err != nil {

@@ -132,7 +132,7 @@ func TestLeaseExtend(t *testing.T) {
 		t.Parallel()
 		b.pushOne(t, "lease-live", "", "", `1`)
 		lease := b.popOne(t, "lease-live", "")["leaseId"].(string)
-		for _, body := range []string{"", "{}", `{"seconds":120}`, `{"seconds":null}`} {
+		for _, body := range []string{"", "{}", "null", `{"seconds":120}`, `{"seconds":null}`} {
 			r := b.post(t, "/api/v1/lease/"+lease+"/extend", body)
 			requireStatus(t, http.StatusOK, r)
 			res := r.array(t)
@@ -148,14 +148,17 @@ func TestLeaseExtend(t *testing.T) {
 
 	t.Run("UnknownLeaseIs200Failure", func(t *testing.T) {
 		t.Parallel()
-		r := b.post(t, "/api/v1/lease/019dc9b7-0000-7000-8000-000000000abc/extend", "")
-		requireStatus(t, http.StatusOK, r)
-		res := r.array(t)
-		require.Len(t, res, 1)
-		require.Equal(t, leaseKeys, keys(res[0]))
-		require.Equal(t, false, res[0]["success"])
-		require.Equal(t, "Lease not found", res[0]["error"])
-		require.Nil(t, res[0]["expiresAt"])
+		// An empty body and a body of JSON null read as {}.
+		for _, body := range []string{"", "null", " null "} {
+			r := b.post(t, "/api/v1/lease/019dc9b7-0000-7000-8000-000000000abc/extend", body)
+			requireStatus(t, http.StatusOK, r)
+			res := r.array(t)
+			require.Len(t, res, 1)
+			require.Equal(t, leaseKeys, keys(res[0]))
+			require.Equal(t, false, res[0]["success"])
+			require.Equal(t, "Lease not found", res[0]["error"])
+			require.Nil(t, res[0]["expiresAt"])
+		}
 	})
 
 	t.Run("SecondsMustBeAnInteger", func(t *testing.T) {

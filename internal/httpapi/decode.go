@@ -79,10 +79,10 @@ func readBody(r *http.Request) ([]byte, error) {
 }
 
 // parseObject decodes a read body as a JSON object. An empty body is 400 "Empty
-// request body" unless emptyIsObject, then it reads as {}. Malformed JSON is 400
+// request body" unless emptyIsObject, then it (and a body of JSON null) reads as {}. Malformed JSON is 400
 // "Invalid JSON: <parser message>"; any other top-level value is 400.
 func parseObject(body []byte, emptyIsObject bool) (object, error) {
-	if len(body) == 0 {
+	if len(body) == 0 || (emptyIsObject && string(body) == "null") {
 		if emptyIsObject {
 			return object{}, nil
 		}

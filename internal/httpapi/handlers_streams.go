@@ -65,10 +65,12 @@ func (s *Server) handleStreamRegister(w http.ResponseWriter, r *http.Request) er
 func (s *Server) handleStreamCycle(w http.ResponseWriter, r *http.Request) error {
 	o, err := readStreamObject(r)
 	if err != nil {
+		s.broker.StreamCycleUnreadable()
 		return err
 	}
 	c, err := decodeStreamCycle(o)
 	if err != nil {
+		s.broker.StreamCycleUnreadable()
 		return err
 	}
 	sub := producerSub(r)
@@ -150,8 +152,9 @@ func decodeStreamCycle(o object) (queue.StreamCycle, error) {
 	return c, nil
 }
 
-// decodeStateOp reads {"type","key","value"}. A value of JSON null is stored as null;
-// a missing value is left nil (the broker refuses it for an upsert).
+// decodeStateOp reads {"type","key","value"}. The key may be "" but not missing or
+// null. A value of JSON null is stored as null; a missing value is left nil (the
+// broker refuses it for an upsert).
 func decodeStateOp(raw json.RawMessage, field string) (queue.StateOp, error) {
 	o, p := asObject(raw)
 	if p != present {
@@ -162,9 +165,18 @@ func decodeStateOp(raw json.RawMessage, field string) (queue.StateOp, error) {
 	if op.Type, err = requiredString(o, "type", field+".type"); err != nil {
 		return op, err
 	}
-	if op.Key, err = requiredString(o, "key", field+".key"); err != nil {
+	// The key must be there, but "" is a key like any other (a non-keyed aggregate).
+	key, p := o.str("key")
+	switch {
+	case p == wrongType:
+		return op, queue.Invalid(field+".key", "%s.key must be a string", field)
+	case p == absent:
+		return op, queue.Invalid(field+".key", "%s.key is required", field)
+	}
+	if err = checkText(field+".key", key); err != nil {
 		return op, err
 	}
+	op.Key = key
 	if v, ok := o["value"]; ok && len(v) > 0 {
 		op.Value = v
 	}

@@ -214,6 +214,16 @@ func TestMetricsPrometheus(t *testing.T) {
 		}
 	})
 
+	t.Run("UnreadableStreamCyclesAreErrors", func(t *testing.T) {
+		t.Parallel()
+		b := setupMetrics(t)
+		requireStatus(t, http.StatusBadRequest, b.post(t, "/streams/v1/cycle", `{`))
+		requireStatus(t, http.StatusBadRequest, b.post(t, "/streams/v1/cycle", `{"partition_id":"x"}`))
+		f := b.scrape(t)
+		require.Equal(t, 2.0, f.value(t, "queen_stream_cycles_total", "result", "error"))
+		require.Equal(t, 0.0, f.value(t, "queen_stream_cycles_total", "result", "committed"))
+	})
+
 	t.Run("ParkedLongPollsAreCounted", func(t *testing.T) {
 		t.Parallel()
 		b := setupMetrics(t)

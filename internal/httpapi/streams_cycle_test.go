@@ -184,6 +184,8 @@ func TestStreamCycleLimits(t *testing.T) {
 		{"StateOpNotObject", base(map[string]any{"state_ops": []any{"x"}}), "state_ops[0] must be an object", "state_ops[0]"},
 		{"StateOpTypeMissing", base(map[string]any{"state_ops": []any{map[string]any{"key": "k"}}}), "state_ops[0].type is required", "state_ops[0].type"},
 		{"StateOpKeyMissing", base(map[string]any{"state_ops": []any{map[string]any{"type": "delete"}}}), "state_ops[0].key is required", "state_ops[0].key"},
+		{"StateOpKeyNull", base(map[string]any{"state_ops": []any{map[string]any{"type": "delete", "key": nil}}}), "state_ops[0].key is required", "state_ops[0].key"},
+		{"StateOpKeyNotString", base(map[string]any{"state_ops": []any{map[string]any{"type": "delete", "key": 7}}}), "state_ops[0].key must be a string", "state_ops[0].key"},
 		{"KeyTooLong", base(map[string]any{"state_ops": []any{map[string]any{"type": "delete", "key": strings.Repeat("k", queue.MaxStreamKeyBytes+1)}}}),
 			fmt.Sprintf("state_ops[0].key must be at most %d bytes (got %d)", queue.MaxStreamKeyBytes, queue.MaxStreamKeyBytes+1), "state_ops[0].key"},
 		{"KeyNUL", base(map[string]any{"state_ops": []any{map[string]any{"type": "delete", "key": "a\x00"}}}),

@@ -139,6 +139,7 @@ func TestStreamStateGet(t *testing.T) {
 		{"type": "upsert", "key": "w_n", "value": 1},
 		{"type": "upsert", "key": "wXn", "value": 2},
 		{"type": "upsert", "key": "Zed", "value": map[string]any{"sum": 9}},
+		{"type": "upsert", "key": "", "value": 0}, // "" is a key (a non-keyed aggregate)
 	}
 	m := b.cycle(t, map[string]any{"query_id": id, "partition_id": pid, "state_ops": ops})
 	require.Equal(t, true, m["success"], "%v", m)
@@ -169,10 +170,11 @@ func TestStreamStateGet(t *testing.T) {
 		extra map[string]any
 		want  []string
 	}{
-		{"AllSortedByBytes", nil, []string{"Zed", "wXn", "w_n", "win\u001fa", "win\u001fb", "win\u001fc", "win%x", "winAx"}},
-		{"KeysNotAnArrayMeansAll", map[string]any{"keys": "Zed"}, []string{"Zed", "wXn", "w_n", "win\u001fa", "win\u001fb", "win\u001fc", "win%x", "winAx"}},
+		{"AllSortedByBytes", nil, []string{"", "Zed", "wXn", "w_n", "win\u001fa", "win\u001fb", "win\u001fc", "win%x", "winAx"}},
+		{"KeysNotAnArrayMeansAll", map[string]any{"keys": "Zed"}, []string{"", "Zed", "wXn", "w_n", "win\u001fa", "win\u001fb", "win\u001fc", "win%x", "winAx"}},
 		{"Keys", map[string]any{"keys": []string{"wXn", "Zed", "unknown", "Zed"}}, []string{"Zed", "wXn"}},
 		{"UnknownKeysAbsent", map[string]any{"keys": []string{"nope"}}, nil},
+		{"EmptyKey", map[string]any{"keys": []string{""}}, []string{""}},
 		{"Prefix", map[string]any{"key_prefix": "win\u001f"}, []string{"win\u001fa", "win\u001fb", "win\u001fc"}},
 		{"PercentIsLiteral", map[string]any{"key_prefix": "win%"}, []string{"win%x"}},
 		{"UnderscoreIsLiteral", map[string]any{"key_prefix": "w_"}, []string{"w_n"}},
@@ -182,7 +184,7 @@ func TestStreamStateGet(t *testing.T) {
 		{"KeysPrefixAndRipe", map[string]any{"keys": []string{"win\u001fa", "win%x", "Zed"}, "key_prefix": "win", "ripe_at_or_before": 1000},
 			[]string{"win\u001fa", "win%x"}},
 		{"NullFiltersAreAbsent", map[string]any{"keys": nil, "key_prefix": nil, "ripe_at_or_before": nil},
-			[]string{"Zed", "wXn", "w_n", "win\u001fa", "win\u001fb", "win\u001fc", "win%x", "winAx"}},
+			[]string{"", "Zed", "wXn", "w_n", "win\u001fa", "win\u001fb", "win\u001fc", "win%x", "winAx"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
