@@ -456,6 +456,46 @@ func TestSubscriptionModeNewSkipsHistory(t *testing.T) {
 	}
 }
 
+// A group's first pop fixes where "new" starts: when that pop arrived, even if it
+// parked on a queue or partition that did not exist yet and claims only when a push
+// wakes it. The message that woke it is new to the group.
+func TestSubscriptionNewStartsWhenThePopArrived(t *testing.T) {
+	t.Parallel()
+	// A re-check interval far beyond the test's life: only a wake-up can deliver.
+	tb := setup(t, slowPolls(time.Hour))
+	tb.configure(t, "subs-arrived-p", nil) // the queue exists, the partition not yet
+	for _, tc := range []struct {
+		name string
+		req  queue.PopRequest
+	}{
+		{"ModeNewQueueMissing", queue.PopRequest{Queue: "subs-arrived-new", SubscriptionMode: "new"}},
+		{"FromNowQueueMissing", queue.PopRequest{Queue: "subs-arrived-now", SubscriptionFrom: "now"}},
+		{"ModeNewPartitionMissing", queue.PopRequest{Queue: "subs-arrived-p", Partition: "later", SubscriptionMode: "new"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := tc.req
+			req.ConsumerGroup, req.Wait, req.Timeout, req.AutoAck = "g-"+tc.name, true, 30*time.Minute, true
+			require.NoError(t, tb.b.NormalizePop(&req))
+			got := make(chan queue.PopResult, 1)
+			go func() {
+				res, err := tb.b.Pop(context.Background(), req)
+				if err != nil {
+					panic(err)
+				}
+				got <- res
+			}()
+			require.Eventually(t, func() bool { return tb.b.ParkedPolls() == 1 }, 10*time.Second, 5*time.Millisecond)
+			tb.push(t, item(req.Queue, req.Partition, "woke-"+tc.name, `1`))
+			select {
+			case res := <-got:
+				require.Equal(t, []string{"woke-" + tc.name}, txids(res.Messages))
+			case <-time.After(20 * time.Second):
+				t.Fatal("the parked pop did not deliver the message that woke it")
+			}
+		})
+	}
+}
+
 func TestMultiPartitionPopSharesOneLeaseAndCapsTheBatch(t *testing.T) {
 	t.Parallel()
 	tb := setup(t)

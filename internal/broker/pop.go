@@ -86,6 +86,9 @@ func WithParkStop(ctx context.Context, stop <-chan struct{}) context.Context {
 func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopResult, err error) {
 	res = queue.PopResult{Queue: req.Queue, ConsumerGroup: req.ConsumerGroup}
 	defer func() { b.analytics.RecordPop(time.Now(), req, res, err) }()
+	if req.Arrived.IsZero() {
+		req.Arrived = time.Now()
+	}
 	if _, pop := b.pauseFlags(ctx); pop {
 		return res, nil // pops paused: every pop is answered empty at once
 	}

@@ -70,6 +70,10 @@ type PopRequest struct {
 	// AutopilotBatch and AutopilotPartitions are set by the broker's normalisation
 	// when its autopilot controller chose that knob.
 	AutopilotBatch, AutopilotPartitions bool
+	// Arrived is when the pop arrived (set by the broker; zero is the claim's own
+	// time). A subscription "new" or "now" that the pop makes starts then, even when
+	// the claim runs later, on a long-poll's wake-up.
+	Arrived time.Time
 }
 
 // PopAutopilot is the autopilot controller's answer on a pop whose knobs it chose:

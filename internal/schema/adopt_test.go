@@ -133,6 +133,44 @@ func scalar[T any](t *testing.T, conn *pgx.Conn, sql string, args ...any) T {
 	return v
 }
 
+// Upstream leaves a partition's retry counter at the retryLimit after a dead letter
+// (it resets it only when a batch completes); queen resets it when the cursor moves
+// past a failed message. Adoption resets the counters of cursors standing at one of
+// their group's dead letters, once: a later apply leaves queen's own counters alone.
+func TestAdoptionResetsRetryCountersLeftAtADeadLetter(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	conn := connect(t, upstreamDB(t))
+	// billing: its queue-mode cursor stands at b-1, which upstream dead-lettered after
+	// three retries. legacy.orders p1: two failures of the message after its cursor.
+	_, err := conn.Exec(ctx, `INSERT INTO queen.partition_consumers (partition_id, consumer_group, last_consumed_id,
+			last_consumed_created_at, batch_retry_count)
+		SELECT m.partition_id, '__QUEUE_MODE__', m.id, m.created_at, 3 FROM queen.messages m WHERE m.transaction_id = 'b-1'`)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `INSERT INTO queen.dead_letter_queue (message_id, partition_id, consumer_group, error_message, retry_count)
+		SELECT m.id, m.partition_id, '__QUEUE_MODE__', 'boom', 3 FROM queen.messages m WHERE m.transaction_id = 'b-1'`)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `UPDATE queen.partition_consumers SET batch_retry_count = 2
+		WHERE partition_id = $1 AND consumer_group = '__QUEUE_MODE__'`, fxP1)
+	require.NoError(t, err)
+	counters := func() []int {
+		return scalar[[]int](t, conn, `SELECT array_agg(pc.batch_retry_count ORDER BY p.name)
+			FROM queen.partition_consumers pc JOIN queen.partitions p ON p.id = pc.partition_id
+			WHERE pc.consumer_group = '__QUEUE_MODE__' AND pc.partition_id IN ($1, (SELECT m.partition_id
+				FROM queen.messages m WHERE m.transaction_id = 'b-1'))`, fxP1)
+	}
+	require.Equal(t, []int{3, 2}, counters(), "Default (billing), p1")
+
+	require.NoError(t, schema.Apply(ctx, conn))
+	require.Equal(t, []int{0, 2}, counters(), "reset at the dead letter only")
+
+	_, err = conn.Exec(ctx, `UPDATE queen.partition_consumers SET batch_retry_count = 1
+		WHERE last_consumed_id = (SELECT id FROM queen.messages WHERE transaction_id = 'b-1')`)
+	require.NoError(t, err)
+	require.NoError(t, schema.Apply(ctx, conn))
+	require.Equal(t, []int{1, 2}, counters(), "once adopted, a counter is queen's own")
+}
+
 // TestAdoptAnUpstreamDatabase boots queen on a database an upstream broker wrote and
 // serves it: every route works before the builder has made the missing index, the
 // upstream state (cursors, a live lease, a subscription, dead letters, traces,

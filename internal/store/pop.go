@@ -14,7 +14,7 @@ import (
 const sqlPartitionClaim = `SELECT o_partition_id::text, o_partition, o_id::text, o_transaction_id,
        coalesce(o_trace_id::text, ''), o_payload, coalesce(o_producer_sub, ''), o_created_at, o_retry_count,
        coalesce(o_traceparent, ''), coalesce(o_tracestate, '')
-FROM queen.pop_q2($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
+FROM queen.pop_q3($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
 
 // racedAttempts bounds how often retryRaced runs a statement.
 const racedAttempts = 3
@@ -66,6 +66,16 @@ func isLockConflict(err error) bool {
 	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
 }
 
+// subscriptionAge is how many seconds ago a pop arrived (0 for a zero time), measured
+// on this process's monotonic clock: the claim subtracts it from the database's time,
+// so the two machines' clocks need not agree.
+func subscriptionAge(arrived time.Time) float64 {
+	if arrived.IsZero() {
+		return 0
+	}
+	return max(time.Since(arrived).Seconds(), 0)
+}
+
 func (s *Store) partitionClaimOnce(ctx context.Context, req queue.PopRequest, leaseID string) ([]queue.Message, error) {
 	var partition *string
 	if req.Partition != "" {
@@ -76,7 +86,8 @@ func (s *Store) partitionClaimOnce(ctx context.Context, req queue.PopRequest, le
 		maxPartitions = 1
 	}
 	rows, err := s.pool.Query(ctx, sqlPartitionClaim, req.Queue, partition, req.ConsumerGroup, leaseID,
-		req.Batch, maxPartitions, req.AutoAck, req.SubscriptionMode, req.SubscriptionFrom, max(req.LeaseSeconds, 0))
+		req.Batch, maxPartitions, req.AutoAck, req.SubscriptionMode, req.SubscriptionFrom, max(req.LeaseSeconds, 0),
+		subscriptionAge(req.Arrived))
 	if err != nil {
 		return nil, interpretError(err)
 	}

@@ -366,6 +366,49 @@ func TestLookupReconcileRepairsReadyRows(t *testing.T) {
 	require.Len(t, pop(), 3, "m-a and m-b again (their leases ended unacked), and m-c")
 }
 
+// A partition an older broker (or the original, before adoption) wrote without its
+// lookup row gets a ready row from the repair for a group subscribed on the queue, when
+// it holds messages after the subscription: the group's wildcard pops then find it.
+func TestLookupReconcileSeedsSubscribedGroups(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, db := openStore(t, 4)
+	ids := queue.NewIDGenerator()
+	_, err := st.MessageInsertBatch(ctx, []queue.PushItem{{Queue: "subrepair", Partition: "a",
+		TransactionID: "m-a", MessageID: ids.New(), Payload: benchPayload}})
+	require.NoError(t, err)
+	from := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
+	pop := func() []string {
+		msgs, err := st.PartitionClaim(ctx, queue.PopRequest{Queue: "subrepair", ConsumerGroup: "g", Batch: 10,
+			Partitions: 3, AutoAck: true, SubscriptionFrom: from}, ids.New())
+		require.NoError(t, err)
+		var out []string
+		for _, m := range msgs {
+			out = append(out, m.TransactionID)
+		}
+		return out
+	}
+	require.Equal(t, []string{"m-a"}, pop(), "registered, subscribed an hour ago")
+	// Written as the original broker writes: partition and message rows, no lookup and
+	// no ready rows. b's message comes after the subscription, c's before it.
+	for _, p := range []struct{ name, age string }{{"b", "1 minute"}, {"c", "2 hours"}} {
+		_, err := db.Exec(ctx, `WITH p AS (INSERT INTO queen.partitions (queue_id, name)
+				SELECT id, $1 FROM queen.queues WHERE name = 'subrepair' RETURNING id)
+			INSERT INTO queen.messages (transaction_id, partition_id, payload, created_at)
+			SELECT 'm-' || $1, p.id, '{}', now() - $2::interval FROM p`, p.name, p.age)
+		require.NoError(t, err)
+	}
+	require.Empty(t, pop(), "no lookup row, no ready row: the wildcard pop cannot see b")
+
+	_, err = st.LookupReconcileBatch(ctx, true, "", 100, time.Now().Add(-time.Minute))
+	require.NoError(t, err)
+	var ready []string
+	require.NoError(t, db.QueryRow(ctx, `SELECT coalesce(array_agg(p.name ORDER BY p.name), '{}') FROM queen.partition_ready r
+		JOIN queen.partitions p ON p.id = r.partition_id WHERE r.consumer_group = 'g'`).Scan(&ready))
+	require.Equal(t, []string{"b"}, ready, "c holds nothing after the subscription")
+	require.Equal(t, []string{"m-b"}, pop())
+}
+
 // A seek writes the group's cursor on every partition of the queue in one transaction:
 // at thousands of partitions that must not need a lock-table entry per partition
 // (the lock table holds max_locks_per_transaction × max_connections entries: 19 200 on

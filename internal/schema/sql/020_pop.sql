@@ -1,11 +1,13 @@
--- queen.pop_q2 claims partitions for one consumer group and returns their next
+-- queen.pop_q3 claims partitions for one consumer group and returns their next
 -- messages, each with the trace context it was pushed under. p_partition NULL means a wildcard pop over the queue's
 -- partitions, claiming up to p_max_partitions of them; otherwise exactly that
 -- partition. Every claimed partition gets the lease p_lease_id for p_lease_seconds
 -- when it is above 0, else for the queue's lease_time (60 s when 0). Partitions that
 -- yield no message are released at once and do not count toward p_max_partitions (no
--- starvation behind delayed partitions).
-CREATE OR REPLACE FUNCTION queen.pop_q2(
+-- starvation behind delayed partitions). p_sub_age is how many seconds ago the pop
+-- arrived (a long-poll runs this again on every wake-up): a subscription 'new' or 'now'
+-- that this pop makes starts then, so the message that woke it is new to the group.
+CREATE OR REPLACE FUNCTION queen.pop_q3(
     p_queue          text,
     p_partition      text,
     p_group          text,
@@ -15,7 +17,8 @@ CREATE OR REPLACE FUNCTION queen.pop_q2(
     p_auto_ack       boolean,
     p_sub_mode       text,
     p_sub_from       text,
-    p_lease_seconds  integer
+    p_lease_seconds  integer,
+    p_sub_age        double precision
 ) RETURNS TABLE (o_partition_id uuid, o_partition text, o_id uuid, o_transaction_id text,
                  o_trace_id uuid, o_payload jsonb, o_producer_sub text, o_created_at timestamptz,
                  o_retry_count integer, o_traceparent text, o_tracestate text)
@@ -38,6 +41,7 @@ AS $$
 DECLARE
     v_q          record; -- the queue's row, and when p_group last popped it without a partition
     v_now        timestamptz := now();
+    v_sub_at     timestamptz := now() - make_interval(secs => greatest(coalesce(p_sub_age, 0), 0));
     v_lease      interval;
     v_budget     integer := greatest(coalesce(p_batch, 1), 1);
     v_claimed    integer := 0;
@@ -96,7 +100,7 @@ BEGIN
         -- group's registration is written by its first such pop, and refreshed once a
         -- minute.
         IF v_q.group_seen_at IS NULL OR v_q.group_seen_at < v_now - interval '1 minute' THEN
-            PERFORM queen.queue_consumer_register_q1(v_q.id, v_q.name, p_group, p_sub_mode, p_sub_from, v_now);
+            PERFORM queen.queue_consumer_register_q1(v_q.id, v_q.name, p_group, p_sub_mode, p_sub_from, v_sub_at);
         END IF;
     END IF;
 
@@ -219,7 +223,7 @@ BEGIN
         v_virtual := false;
         IF v_cur_ts IS NULL AND p_group <> '__QUEUE_MODE__' THEN
             v_cur_ts := queen.subscription_start_q1(v_q.name, v_pname, p_group,
-                                                    p_partition IS NOT NULL, p_sub_mode, p_sub_from, v_now);
+                                                    p_partition IS NOT NULL, p_sub_mode, p_sub_from, v_sub_at);
             IF v_cur_ts IS NOT NULL THEN
                 v_cur_id := c_zero;
                 v_virtual := true;
@@ -319,6 +323,29 @@ BEGIN
 END;
 $$;
 
+-- The ten-argument queen.pop_q2 of the release before: subscriptions start when the
+-- statement runs. Kept so that a broker of the previous release still pops against
+-- this schema.
+CREATE OR REPLACE FUNCTION queen.pop_q2(
+    p_queue          text,
+    p_partition      text,
+    p_group          text,
+    p_lease_id       text,
+    p_batch          integer,
+    p_max_partitions integer,
+    p_auto_ack       boolean,
+    p_sub_mode       text,
+    p_sub_from       text,
+    p_lease_seconds  integer
+) RETURNS TABLE (o_partition_id uuid, o_partition text, o_id uuid, o_transaction_id text,
+                 o_trace_id uuid, o_payload jsonb, o_producer_sub text, o_created_at timestamptz,
+                 o_retry_count integer, o_traceparent text, o_tracestate text)
+LANGUAGE sql
+AS $$
+    SELECT * FROM queen.pop_q3(p_queue, p_partition, p_group, p_lease_id, p_batch, p_max_partitions,
+                               p_auto_ack, p_sub_mode, p_sub_from, p_lease_seconds, 0)
+$$;
+
 -- The ten-argument queen.pop_q1 of earlier brokers: no trace contexts. Kept so that a
 -- broker of the previous release still pops against this schema.
 CREATE OR REPLACE FUNCTION queen.pop_q1(
@@ -339,8 +366,8 @@ LANGUAGE sql
 AS $$
     SELECT o_partition_id, o_partition, o_id, o_transaction_id, o_trace_id, o_payload, o_producer_sub,
            o_created_at, o_retry_count
-      FROM queen.pop_q2(p_queue, p_partition, p_group, p_lease_id, p_batch, p_max_partitions,
-                        p_auto_ack, p_sub_mode, p_sub_from, p_lease_seconds)
+      FROM queen.pop_q3(p_queue, p_partition, p_group, p_lease_id, p_batch, p_max_partitions,
+                        p_auto_ack, p_sub_mode, p_sub_from, p_lease_seconds, 0)
 $$;
 
 -- The nine-argument queen.pop_q1 of the release before: each queue's own lease_time.

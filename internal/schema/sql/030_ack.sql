@@ -536,3 +536,21 @@ BEGIN
     END IF;
 END;
 $$;
+
+-- A database adopted from upstream (no schema version recorded yet) can hold a retry
+-- counter upstream left at the queue's retryLimit after a dead letter: upstream resets
+-- it only when a batch completes, so the partition's next failure would be
+-- dead-lettered without a retry. queen resets it whenever the cursor moves past a
+-- failed message, so on adoption the counters of cursors that stand at one of the
+-- group's dead letters go back to 0. Never again afterwards: in queen's own state such
+-- a counter counts the failures of the message after the cursor.
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM queen.schema_version) THEN
+        UPDATE queen.partition_consumers pc SET batch_retry_count = 0
+         WHERE pc.batch_retry_count > 0
+           AND EXISTS (SELECT 1 FROM queen.dead_letter_queue d
+                       WHERE d.message_id = pc.last_consumed_id AND d.consumer_group = pc.consumer_group);
+    END IF;
+END
+$$;

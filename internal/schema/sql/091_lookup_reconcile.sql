@@ -75,9 +75,10 @@ BEGIN
     SELECT count(*) INTO v_n FROM up;
 
     -- The ready rows of registered wildcard consumers that have work here but no row
-    -- (015_ready.sql): after a cursor, or without one and without any subscription of
-    -- the group on the queue (it reads from the beginning). Taken under the queues'
-    -- registration locks, like a push.
+    -- (015_ready.sql): after a cursor or, without one, after the group's subscription
+    -- start (the partition's own subscription first, then the queue's, as its first pop
+    -- there reads them), or anywhere without a subscription (it reads from the
+    -- beginning). Taken under the queues' registration locks, like a push.
     PERFORM pg_advisory_xact_lock_shared(queen.queue_consumers_key(q.qid))
        FROM (SELECT DISTINCT p.queue_id AS qid FROM queen.partitions p WHERE p.id = ANY (v_ids) ORDER BY 1) q;
     INSERT INTO queen.partition_ready (partition_id, consumer_group, queue_id, ready_at)
@@ -94,9 +95,14 @@ BEGIN
        AND CASE WHEN pc.last_consumed_created_at IS NOT NULL
                 THEN (pl.last_message_created_at, pl.last_message_id)
                      > (pc.last_consumed_created_at, pc.last_consumed_id)
-                ELSE c.consumer_group = '__QUEUE_MODE__' OR NOT EXISTS (
-                     SELECT 1 FROM queen.consumer_groups_metadata md
-                     WHERE md.consumer_group = c.consumer_group AND md.queue_name = q.name) END
+                ELSE c.consumer_group = '__QUEUE_MODE__' OR coalesce((
+                     SELECT (pl.last_message_created_at, pl.last_message_id)
+                            > (md.subscription_timestamp, '00000000-0000-0000-0000-000000000000'::uuid)
+                       FROM queen.consumer_groups_metadata md
+                      WHERE md.consumer_group = c.consumer_group AND md.queue_name = q.name
+                        AND md.partition_name IN (p.name, '') AND md.namespace = '' AND md.task = ''
+                      ORDER BY (md.partition_name = '') ASC
+                      LIMIT 1), true) END
     ON CONFLICT (partition_id, consumer_group) DO NOTHING;
     GET DIAGNOSTICS v_ready = ROW_COUNT;
     v_n := v_n + v_ready;
