@@ -27,8 +27,9 @@ const (
 	spoolBypassWindow = 500 * time.Millisecond
 	// drainTimeout bounds one replayed batch.
 	drainTimeout = 30 * time.Second
-	// drainMaxBackoff caps the pause after a failed drain attempt.
-	drainMaxBackoff = 5 * time.Second
+	// drainMaxBackoff caps the pause after a failed drain attempt: short, because until
+	// the spool is replayed, pushes through other replicas can go before its records.
+	drainMaxBackoff = time.Second
 	// followWait bounds how long a push to a partition that still has spooled records
 	// waits for the drainer to replay them before it is spooled behind them. The wait
 	// keeps the partition's order without letting the spool grow as fast as pushes

@@ -167,10 +167,10 @@ func decodeStateOp(raw json.RawMessage, field string) (queue.StateOp, error) {
 	}
 	// The key must be there, but "" is a key like any other (a non-keyed aggregate).
 	key, p := o.str("key")
-	switch {
-	case p == wrongType:
+	switch p {
+	case wrongType:
 		return op, queue.Invalid(field+".key", "%s.key must be a string", field)
-	case p == absent:
+	case absent:
 		return op, queue.Invalid(field+".key", "%s.key is required", field)
 	}
 	if err = checkText(field+".key", key); err != nil {

@@ -39,8 +39,9 @@ var timerOwnedFields = map[string]bool{
 }
 
 // timerRoute adapts a timers handler: every client error (a refusal, a validation
-// error, a bad path or query parameter, a body over QUEEN_MAX_BODY_BYTES) is answered
-// in the timers envelope; everything else goes to the usual error table. The
+// error, a bad path or query parameter, a body over QUEEN_MAX_BODY_BYTES) and an
+// unavailable database (503 timers_unavailable, Retry-After: 1) is answered in the
+// timers envelope; everything else goes to the usual error table. The
 // parameter check runs inside, after the timers' own rules for the path (queue,
 // timerKey) and the count prefix, so those answer their timers reasons, not the
 // generic 255-character rule.
@@ -52,6 +53,12 @@ func (s *Server) timerRoute(h handlerFunc) http.HandlerFunc {
 		}
 		if err == nil {
 			err = h(w, r)
+		}
+		if errors.Is(err, queue.ErrUnavailable) || errors.Is(err, queue.ErrTimeout) {
+			// The 1.x clients branch on the envelope's error code, not on prose.
+			w.Header().Set("Retry-After", "1")
+			return writeJSON(w, http.StatusServiceUnavailable, timerErrorBody{Error: "timers_unavailable",
+				Reason: "timers_unavailable", Detail: "the database is unavailable or did not answer in time; retry"})
 		}
 		tr := timerRefusal(err)
 		if tr == nil {

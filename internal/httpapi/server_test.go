@@ -287,6 +287,21 @@ func TestHealth(t *testing.T) {
 		require.Equal(t, "1", r.header.Get("Retry-After"))
 		require.Equal(t, false, r.object(t)["success"])
 		require.Equal(t, r.header.Get("X-Request-Id"), r.object(t)["request_id"])
+
+		// The 1.x routes answer in their own envelopes, whose error field clients branch on.
+		for _, tc := range []struct{ method, path, body, want string }{
+			{http.MethodPost, "/api/v1/timers", `{"operations":[{"op":"schedule","queue":"q","timerKey":"k","delayMs":1,"txn":"t","payload":"eyJhIjoxfQ=="}]}`,
+				`{"error":"timers_unavailable","reason":"timers_unavailable","detail":"the database is unavailable or did not answer in time; retry"}`},
+			{http.MethodGet, "/api/v1/timers/q/k", "",
+				`{"error":"timers_unavailable","reason":"timers_unavailable","detail":"the database is unavailable or did not answer in time; retry"}`},
+			{http.MethodPost, "/api/v1/kv", `[{"op":"get","ns":"n","key":"k"}]`,
+				`{"error":"kv_unavailable","detail":"the database is unavailable or did not answer in time; retry"}`},
+		} {
+			r := b.do(t, tc.method, tc.path, tc.body)
+			requireStatus(t, http.StatusServiceUnavailable, r)
+			require.JSONEq(t, tc.want, string(r.body), "%s %s", tc.method, tc.path)
+			require.Equal(t, "1", r.header.Get("Retry-After"), "%s %s", tc.method, tc.path)
+		}
 	})
 
 	t.Run("NotReadyWhenReadyFuncFails", func(t *testing.T) {

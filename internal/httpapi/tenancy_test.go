@@ -228,6 +228,18 @@ func TestTenancyUUIDsOf1xClients(t *testing.T) {
 	require.Equal(t, []string{lower + ":uuid-q"}, queueNames(t, b), "stored under the lowercased UUID")
 	require.Empty(t, queueNames(t, b, testTenancyHeader, "acme"), "another tenant sees nothing")
 
+	// A queue a push creates takes namespace and task from the relative name, for a UUID
+	// tenant as for a tenant id; namespace pops and filters find it.
+	r = b.do(t, http.MethodPost, "/api/v1/push", `{"items":[{"queue":"shop.cart","transactionId":"u-1","payload":1}]}`,
+		testTenancyHeader, upper)
+	requireStatus(t, http.StatusCreated, r)
+	r = b.do(t, http.MethodGet, "/api/v1/resources/queues/shop.cart", "", testTenancyHeader, lower)
+	requireStatus(t, http.StatusOK, r)
+	require.Equal(t, []any{"shop", "cart"}, []any{r.object(t)["namespace"], r.object(t)["task"]})
+	r = b.do(t, http.MethodGet, "/api/v1/pop?namespace=shop&task=cart&wait=false&autoAck=true", "", testTenancyHeader, lower)
+	requireStatus(t, http.StatusOK, r)
+	require.Equal(t, "u-1", rows(t, r.object(t), "messages")[0]["transactionId"])
+
 	r = b.do(t, http.MethodPost, "/api/v1/push", `{"items":[{"queue":"default-q","payload":1}]}`,
 		testTenancyHeader, "00000000-0000-0000-0000-000000000001")
 	requireStatus(t, http.StatusCreated, r)

@@ -11,16 +11,15 @@ import (
 )
 
 // sqlTenantUsageRefresh recomputes queen.tenant_usage at $1 in one statement: the
-// queues whose stored name starts with a tenant id and ':' (the syntax tenants have at
-// the HTTP layer), grouped by that id, with their partitions and one scan of their
+// queues whose stored name starts with a tenant (a tenant id or a 1.x client's UUID,
+// queen.tenant_of_q1) and ':', grouped by that tenant, with their partitions and one scan of their
 // messages. Tenants that no longer have a queue lose their row. It returns the number
 // of tenants.
 const sqlTenantUsageRefresh = `
 WITH tq AS (
-    SELECT q.id, substring(q.name::text FROM '^([a-z][a-z0-9-]{0,30}[a-z0-9]):') AS tenant,
-           substr(q.name::text, strpos(q.name::text, ':') + 1) AS rel
+    SELECT q.id, queen.tenant_of_q1(q.name::text) AS tenant, queen.relative_name_q1(q.name::text) AS rel
     FROM queen.queues q
-    WHERE q.name::text ~ '^[a-z][a-z0-9-]{0,30}[a-z0-9]:'
+    WHERE queen.tenant_of_q1(q.name::text) IS NOT NULL
 ), tp AS (
     SELECT tq.tenant, p.id FROM tq JOIN queen.partitions p ON p.queue_id = tq.id
 ), tm AS (

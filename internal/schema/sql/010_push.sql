@@ -287,17 +287,43 @@ RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT hashtextextended(p_queue::text, 1364283730)
 $$;
 
+-- queen.tenant_of_q1 is the tenant a stored name belongs to, or NULL for a global name:
+-- the prefix before ':' when it is a tenant id (queen-proxy's grammar, 2-32 characters
+-- of [a-z0-9-] starting with a letter) or a lowercase canonical UUID (the 1.x clients'
+-- tenant header).
+CREATE OR REPLACE FUNCTION queen.tenant_of_q1(p_name text)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT substring(p_name FROM
+        '^([a-z][a-z0-9-]{0,30}[a-z0-9]|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}):')
+$$;
+
+-- queen.relative_name_q1 is a stored name without its tenant prefix.
+CREATE OR REPLACE FUNCTION queen.relative_name_q1(p_name text)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT coalesce(substr(p_name, length(queen.tenant_of_q1(p_name)) + 2), p_name)
+$$;
+
+-- Queues a push created for a UUID tenant before queen.tenant_of_q1 knew UUIDs took
+-- their namespace and task from the stored name, prefix included ('<uuid>:shop' for
+-- '<uuid>:shop.cart'): they get the relative name's, as any tenant's queue does. Only
+-- queues whose namespace and task are still what that derivation gave are changed.
+UPDATE queen.queues q
+   SET namespace = split_part(queen.relative_name_q1(q.name), '.', 1),
+       task = split_part(queen.relative_name_q1(q.name), '.', 2)
+ WHERE q.name ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:'
+   AND q.namespace = split_part(q.name, '.', 1) AND q.task = split_part(q.name, '.', 2);
+
 -- queen.partitions_ensure_q1 creates the queues and partitions a push names ("create on
 -- first push"): a new queue gets namespace/task from its name (a tenant's queue,
--- "<tenant id>:<name>", from the relative name after the tenant prefix) and
--- queen's option defaults; existing queues and partitions are never changed.
+-- "<tenant>:<name>", from the relative name after the tenant prefix) and queen's
+-- option defaults; existing queues and partitions are never changed.
 CREATE OR REPLACE FUNCTION queen.partitions_ensure_q1(p_queue text[], p_partition text[])
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO queen.queues (name, namespace, task, retry_delay, ttl)
     SELECT DISTINCT x.q, split_part(x.rel, '.', 1), split_part(x.rel, '.', 2), 0, 0
     FROM unnest(p_queue) AS u(q)
-    CROSS JOIN LATERAL (SELECT u.q, regexp_replace(u.q, '^[a-z][a-z0-9-]{0,30}[a-z0-9]:', '') AS rel) x
+    CROSS JOIN LATERAL (SELECT u.q, queen.relative_name_q1(u.q) AS rel) x
     WHERE NOT EXISTS (SELECT 1 FROM queen.queues qq WHERE qq.name = x.q)
     ON CONFLICT (name) DO NOTHING;
 

@@ -1,6 +1,6 @@
 -- queen.tenant_usage: what each tenant stores, for GET /internal/api/tenancy/usage (the
--- proxy's quotas). A tenant's queues are those whose stored name starts with a tenant id
--- (^[a-z][a-z0-9-]{0,30}[a-z0-9]) and ':'; queues are listed by their relative names,
+-- proxy's quotas). A tenant's queues are those whose stored name starts with a tenant
+-- (queen.tenant_of_q1) and ':'; queues are listed by their relative names,
 -- messages count every stored message (consumed or not, until retention deletes it) and
 -- bytes sum pg_column_size(payload). The tenancy_usage maintenance job (one replica per
 -- cycle, every QUEEN_TENANCY_USAGE_INTERVAL while QUEEN_TENANCY_HEADER is set) replaces
