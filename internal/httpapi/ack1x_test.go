@@ -486,27 +486,52 @@ func TestTransactionAcks1x(t *testing.T) {
 		require.Empty(t, b.popUpTo(t, q+"-out", "Default", "", 10), "the push rolled back with the ack")
 	})
 
-	t.Run("CompletedPastARetryRollsBack", func(t *testing.T) {
+	t.Run("OpsPastARetryChangeNothing", func(t *testing.T) {
 		t.Parallel()
 		const q = "tx1x-past-retry"
 		b.pushN(t, q, q, 3)
 		msgs := b.popPartition(t, q, "Default", "g", 3)
-		// A completed op past a retried message would move the cursor over it: the
-		// retried message would never come back.
-		m := tx(t, "g", item(msgs[0], "retry"), item(msgs[1], "completed"))
-		require.Equal(t, false, m["success"], "%v", m)
-		require.Equal(t, "ack_rejected", m["reason"], "%v", m)
-		require.Contains(t, m["error"], "lease released by earlier failure")
-		// Rolled back: the lease still holds the three; a retry outside brings them all back.
-		res := b.ackItems(t, "g", item(msgs[0], "retry"))
-		require.Equal(t, true, res[0]["success"], "%v", res[0])
+		// A completed op past a retried message would move the cursor over it, and a
+		// dlq op past it would too: both are tolerated and change nothing, and the
+		// transaction (its push included) commits.
+		m := tx(t, "g", item(msgs[0], "retry"), item(msgs[1], "completed"), item(msgs[2], "dlq"))
+		require.Equal(t, true, m["success"], "%v", m)
+		for i := range 3 {
+			require.Equal(t, true, result(m, i)["success"], "%v", m)
+		}
+		require.Equal(t, false, result(m, 2)["dlq"], "%v", m)
 		msgs = b.popUpTo(t, q, "Default", "g", 10)
-		require.Equal(t, []any{q + "-1", q + "-2", q + "-3"}, txIDs(msgs))
+		require.Equal(t, []any{q + "-1", q + "-2", q + "-3"}, txIDs(msgs), "nothing skipped, nothing dead-lettered")
+		m = tx(t, "g", item(msgs[0], "retry"), item(msgs[2], "dlq"))
+		require.Equal(t, true, m["success"], "%v", m)
+		msgs = b.popUpTo(t, q, "Default", "g", 10)
+		require.Equal(t, []any{q + "-1", q + "-2", q + "-3"}, txIDs(msgs), "a dead letter past the retry skips nothing")
 
-		// A completed op below the retried one is fine: the cursor stops before the nack.
+		// A completed op below the retried one moves the cursor: it stops before the nack.
 		m = tx(t, "g", item(msgs[1], "retry"), item(msgs[0], "completed"))
 		require.Equal(t, true, m["success"], "%v", m)
 		require.Equal(t, []any{q + "-2", q + "-3"}, txIDs(b.popUpTo(t, q, "Default", "g", 10)))
+	})
+
+	t.Run("APoisonMessageSettledWithTheRestReachesTheDLQ", func(t *testing.T) {
+		t.Parallel()
+		// A consumer that settles each delivered batch in one transaction, the poison
+		// message failed and the others completed: every attempt commits and charges the
+		// budget, so the poison message is dead-lettered after retryLimit (3) retries
+		// and the others then complete.
+		const q = "tx1x-poison"
+		b.pushN(t, q, q, 3)
+		for attempt := 1; attempt <= 4; attempt++ {
+			msgs := b.popUpTo(t, q, "Default", "g", 10)
+			require.Equal(t, []any{q + "-1", q + "-2", q + "-3"}, txIDs(msgs), "attempt %d", attempt)
+			m := tx(t, "g", item(msgs[0], "failed"), item(msgs[1], "completed"), item(msgs[2], "completed"))
+			require.Equal(t, true, m["success"], "attempt %d: %v", attempt, m)
+			require.Equal(t, attempt == 4, result(m, 0)["dlq"], "attempt %d: %v", attempt, m)
+		}
+		require.Empty(t, b.popUpTo(t, q, "Default", "g", 10), "the rest completed after the dead letter")
+		r := b.get(t, "/api/v1/dlq?queue="+q+"&consumerGroup=g")
+		requireStatus(t, http.StatusOK, r)
+		require.EqualValues(t, 1, r.object(t)["total"])
 	})
 
 	t.Run("AcksInAnyOrderEndTheLeasedBatch", func(t *testing.T) {
@@ -555,21 +580,31 @@ func TestTransactionAcks1x(t *testing.T) {
 
 	t.Run("ACompletionUnderTheLeaseItsRetryReleased", func(t *testing.T) {
 		t.Parallel()
-		// An op naming the lease the same transaction's retry released is refused
-		// with the reason, as on /ack.
+		// An op naming the lease the same transaction's retry released is not a stale
+		// lease: past the retried message it changes nothing, and the transaction
+		// commits; an unknown lease is still refused.
 		const q = "tx1x-lease-after-retry"
 		b.pushN(t, q, q, 2)
 		msgs := b.popPartition(t, q, "Default", "g", 2)
+		op := func(m map[string]any, status, lease string) map[string]any {
+			return map[string]any{"type": "ack", "consumerGroup": "g", "transactionId": m["transactionId"],
+				"partitionId": m["partitionId"], "leaseId": lease, "status": status}
+		}
+		lease := msgs[0]["leaseId"].(string)
 		r := b.post(t, "/api/v1/transaction", mustJSON(t, map[string]any{"operations": []any{
-			map[string]any{"type": "ack", "consumerGroup": "g", "transactionId": msgs[0]["transactionId"],
-				"partitionId": msgs[0]["partitionId"], "leaseId": msgs[0]["leaseId"], "status": "retry"},
-			map[string]any{"type": "ack", "consumerGroup": "g", "transactionId": msgs[1]["transactionId"],
-				"partitionId": msgs[1]["partitionId"], "leaseId": msgs[1]["leaseId"], "status": "completed"}}}))
+			op(msgs[0], "retry", lease), op(msgs[1], "completed", "019dc9b7-0000-7000-8000-000000000abc")}}))
 		requireStatus(t, http.StatusOK, r)
 		m := r.object(t)
 		require.Equal(t, false, m["success"], "%v", m)
 		require.Equal(t, "ack_rejected", m["reason"])
 		require.Equal(t, "ACK operation failed: lease released by earlier failure", m["error"])
+
+		r = b.post(t, "/api/v1/transaction", mustJSON(t, map[string]any{"operations": []any{
+			op(msgs[0], "retry", lease), op(msgs[1], "completed", lease)}}))
+		requireStatus(t, http.StatusOK, r)
+		m = r.object(t)
+		require.Equal(t, true, m["success"], "%v", m)
+		require.Equal(t, []any{q + "-1", q + "-2"}, txIDs(b.popUpTo(t, q, "Default", "g", 10)))
 	})
 
 	t.Run("AFullQueueRollsBackWithAReason", func(t *testing.T) {

@@ -466,8 +466,9 @@ $$;
 -- setting queen.tx_dead), so a later failed op charges the fresh budget and gets its
 -- retryDelay hold instead of answering success with no effect. A completed op past a
 -- message this transaction retried or failed (without dead-lettering it) on the same
--- (partition, group) answers 'lease released by earlier failure' and rolls the
--- transaction back: the cursor never passes a nack (remembered in queen.tx_nacked).
+-- (partition, group) is tolerated and changes nothing: the cursor never passes a nack
+-- (remembered in queen.tx_nacked, with the lease it released, which later ops of the
+-- transaction may name).
 CREATE OR REPLACE FUNCTION queen.tx_ack_q2(
     p_txid text, p_pid text, p_group text, p_status text, p_lease text, p_error text
 ) RETURNS TABLE (o_success boolean, o_error text, o_dlq boolean, o_unresolved boolean)
@@ -519,6 +520,7 @@ BEGIN
     -- another consumer already made (an ack without a lease is tolerated below).
     v_held := v_dead ? v_key AND (coalesce(p_lease, '') = '' OR v_dead ->> v_key = p_lease);
     IF coalesce(p_lease, '') <> '' AND NOT v_held
+       AND NOT coalesce(v_nacked -> v_key ->> 'lease' = p_lease, false)
        AND NOT coalesce(pc.worker_id = p_lease
                         AND (pc.lease_expires_at > now() OR pc.lease_expires_at = pc.lease_acquired_at), false) THEN
         -- A lease this transaction's own retry or failure released says so, as on /ack.
@@ -555,9 +557,14 @@ BEGIN
         END IF;
     END IF;
 
-    IF v_status = 'completed' AND v_nacked ? v_key
+    -- An op past a message this transaction retried or failed would move the cursor
+    -- over it (a completion, a dead letter). It is tolerated and changes nothing (both
+    -- redeliver; one failure per delivered batch, as on /ack), so the transaction
+    -- commits: the nack charges the budget, and a consumer that settles a batch as
+    -- [failed, completed, ...] reaches the DLQ instead of rolling back forever.
+    IF v_nacked ? v_key
        AND (v_mts, v_mid) > ((v_nacked -> v_key ->> 'at')::timestamptz, (v_nacked -> v_key ->> 'id')::uuid) THEN
-        RETURN QUERY SELECT false, 'lease released by earlier failure'::text, false, false;
+        RETURN QUERY SELECT true, NULL::text, false, false;
         RETURN;
     END IF;
 
@@ -565,7 +572,8 @@ BEGIN
         IF NOT v_nacked ? v_key
            OR (v_mts, v_mid) < ((v_nacked -> v_key ->> 'at')::timestamptz, (v_nacked -> v_key ->> 'id')::uuid) THEN
             PERFORM set_config('queen.tx_nacked', (v_nacked || jsonb_build_object(v_key,
-                jsonb_build_object('at', v_mts, 'id', v_mid)))::text, true);
+                jsonb_build_object('at', v_mts, 'id', v_mid,
+                                   'lease', coalesce(v_nacked -> v_key ->> 'lease', pc.worker_id, p_lease))))::text, true);
         END IF;
         IF v_dead ? v_key THEN
             -- Released by this retry from now on: later nacks have no further effect.
