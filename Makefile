@@ -104,7 +104,7 @@ bench-quick: build ## queen-bench -quick on a durable and a fast cluster (second
 	$(call bench_runs,-quick $(BENCH_ARGS))
 
 .PHONY: bench-rowcost
-bench-rowcost: build ## what each part of a message's row costs PostgreSQL (queen-bench -rowcost), durable then fast (about 9 min each)
+bench-rowcost: build ## what each part of a message's row costs PostgreSQL (queen-bench -rowcost), durable then fast (about 10 min each)
 	$(call bench_runs,-rowcost $(BENCH_ARGS))
 
 .PHONY: bench-segments

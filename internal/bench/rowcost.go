@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/queenmq/queen/internal/queue"
 )
@@ -31,6 +32,8 @@ type rowVariant struct {
 	// push: the statement is rowCostPushSQL (locks: with the advisory locks), not the
 	// raw insert.
 	push, locks bool
+	// copy: the rows go in by COPY FROM STDIN in binary, not the raw insert.
+	copy bool
 }
 
 func (v rowVariant) table() string { return rowCostSchema + "." + v.name }
@@ -213,7 +216,12 @@ func measureRowVariant(ctx context.Context, d *database, p rowCostParams, c rowC
 		pid := q.pids[rr.take()]
 		args := ins[w].args(func(int) string { return pid })
 		var n int64
-		if v.push {
+		if v.copy {
+			var err error
+			if n, err = ins[w].copy(ctx, d, v.table(), args); err != nil {
+				return 0, err
+			}
+		} else if v.push {
 			if err := d.pool.QueryRow(ctx, sql, append(args, q.name, q.id)...).Scan(&n); err != nil {
 				return 0, err
 			}
@@ -245,8 +253,8 @@ func measureRowVariant(ctx context.Context, d *database, p rowCostParams, c rowC
 // queen.messages, and the copies the push variants write besides (rowcost.lookup,
 // rowcost.ready, rowcost.consumers, each with every index and foreign key of its
 // source). The variants: full (every index and the foreign key, as in production),
-// no_fk, no_<index> for each secondary index, bare (primary key only), push and
-// push_locked (full, plus the other writes of a push).
+// copy (full, written by binary COPY), no_fk, no_<index> for each secondary index,
+// bare (primary key only), push and push_locked (full, plus the other writes of a push).
 func createRowVariants(ctx context.Context, d *database) ([]rowVariant, error) {
 	if _, err := d.pool.Exec(ctx, "CREATE SCHEMA "+rowCostSchema); err != nil {
 		return nil, fmt.Errorf("rowcost schema: %w", err)
@@ -263,6 +271,7 @@ func createRowVariants(ctx context.Context, d *database) ([]rowVariant, error) {
 	}
 	variants := []rowVariant{
 		{name: "full", about: "as in production: every index and the foreign key", indexes: indexes, fk: true},
+		{name: "copy", about: "full, the rows sent by binary COPY instead of the multi-row insert", indexes: indexes, fk: true, copy: true},
 		{name: "no_fk", about: "every index, no foreign key to queen.partitions", indexes: indexes},
 	}
 	for _, ix := range indexes {
@@ -419,4 +428,27 @@ func median(vs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// copyColumns are the columns the copy variant writes: the raw insert's, created_at
+// left to its default (now(), the statement's time in an autocommitted COPY, as the
+// raw insert's statement_timestamp()).
+var copyColumns = []string{"id", "transaction_id", "partition_id", "payload", "trace_id", "is_encrypted", "producer_sub"}
+
+// copy stores the batch args (rawInserter.args) into table by binary COPY FROM STDIN
+// and returns the rows copied.
+func (ri *rawInserter) copy(ctx context.Context, d *database, table string, args []any) (int64, error) {
+	ids, txids, pids, bodies := args[0].([]string), args[1].([]string), args[2].([]string), args[3].([]string)
+	schema, name, _ := strings.Cut(table, ".")
+	return d.pool.CopyFrom(ctx, pgx.Identifier{schema, name}, copyColumns,
+		pgx.CopyFromSlice(len(ids), func(i int) ([]any, error) {
+			var id, pid pgtype.UUID
+			if err := id.Scan(ids[i]); err != nil {
+				return nil, err
+			}
+			if err := pid.Scan(pids[i]); err != nil {
+				return nil, err
+			}
+			return []any{id, txids[i], pid, bodies[i], nil, false, nil}, nil
+		}))
 }

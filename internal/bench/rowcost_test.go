@@ -66,7 +66,7 @@ func TestRowCostQuick(t *testing.T) {
 			fk      bool
 		}
 		want := map[string]shape{
-			"full": {prod, true}, "no_fk": {prod, false}, "bare": {[]string{"btree (id)"}, false},
+			"full": {prod, true}, "copy": {prod, true}, "no_fk": {prod, false}, "bare": {[]string{"btree (id)"}, false},
 			"push": {prod, true}, "push_locked": {prod, true},
 			"no_messages_partition_transaction_unique": {
 				slices.DeleteFunc(slices.Clone(prod), func(b string) bool { return strings.Contains(b, "transaction_id") }), true},
@@ -99,7 +99,7 @@ func TestRowCostQuick(t *testing.T) {
 
 	t.Run("EveryMeasurementStoredTheRowsItCounted", func(t *testing.T) {
 		t.Parallel()
-		require.Len(t, res, len(cases)*7)
+		require.Len(t, res, len(cases)*8)
 		for _, r := range res {
 			name := r.c.name() + " " + r.variant.name
 			require.Positive(t, r.m.msgs, name)
@@ -114,6 +114,20 @@ func TestRowCostQuick(t *testing.T) {
 			if strings.HasSuffix(r.Name, "_full") {
 				require.InDelta(t, 1.0, *r.Ratio, 1e-9, r.Name)
 			}
+		}
+	})
+
+	t.Run("CopyStoresTheRowsTheInsertStores", func(t *testing.T) {
+		t.Parallel()
+		// Rows of the copy variant read back as the raw insert's: the same payload, no
+		// trace id, not encrypted, no producer, a created_at of the run.
+		for _, table := range []string{"rowcost.full", "rowcost.copy"} {
+			var rows, odd int
+			require.NoError(t, d.pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE trace_id IS NOT NULL OR is_encrypted
+				OR producer_sub IS NOT NULL OR payload <> $1::jsonb OR created_at < now() - interval '1 hour')
+				FROM `+table, makePayload(100)).Scan(&rows, &odd))
+			require.Positive(t, rows, table)
+			require.Zero(t, odd, table)
 		}
 	})
 
