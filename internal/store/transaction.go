@@ -20,7 +20,24 @@ import (
 // back in KVFailed), then timer rows (the timers rider, whose results come back
 // apart, in op order, when the transaction commits), then queue and partition
 // provisioning, push partitions, pushes and acks.
+//
+// Its row locks can deadlock with a pop or an ack of another replica (a pop locks a
+// ready row, then the cursor row; the transaction's ack the other way); PostgreSQL
+// then aborts one of them. An aborted transaction took no effect, so it runs again
+// (retryRaced), riders included.
 func (s *Store) TransactionRun(ctx context.Context, ops []queue.TxOp, riders TxRiders) (queue.TxResult, []TimerResult, error) {
+	var (
+		res    queue.TxResult
+		timers []TimerResult
+	)
+	err := retryRaced(ctx, func() (err error) {
+		res, timers, err = s.transactionRunOnce(ctx, ops, riders)
+		return err
+	})
+	return res, timers, err
+}
+
+func (s *Store) transactionRunOnce(ctx context.Context, ops []queue.TxOp, riders TxRiders) (queue.TxResult, []TimerResult, error) {
 	var res queue.TxResult
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
