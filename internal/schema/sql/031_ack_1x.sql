@@ -464,9 +464,10 @@ $$;
 -- queen.ack_items_q2: the lease it released still counts as held for the later ops of
 -- the same transaction on that (partition, group) (remembered in the transaction-local
 -- setting queen.tx_dead), so a later failed op charges the fresh budget and gets its
--- retryDelay hold instead of answering success with no effect. A completed op past a
--- message this transaction retried or failed (without dead-lettering it) on the same
--- (partition, group) is tolerated and changes nothing: the cursor never passes a nack
+-- retryDelay hold instead of answering success with no effect. An op past a message
+-- this transaction retried or failed (without dead-lettering it) on the same
+-- (partition, group), a completion or a dead letter, is tolerated and changes nothing:
+-- the cursor never passes a nack
 -- (remembered in queen.tx_nacked, with the lease it released, which later ops of the
 -- transaction may name).
 CREATE OR REPLACE FUNCTION queen.tx_ack_q2(
