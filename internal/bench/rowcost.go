@@ -218,7 +218,7 @@ func measureRowVariant(ctx context.Context, d *database, p rowCostParams, c rowC
 		var n int64
 		if v.copy {
 			var err error
-			if n, err = ins[w].copy(ctx, d, v.table(), args); err != nil {
+			if n, err = ins[w].copy(ctx, d, v.table()); err != nil {
 				return 0, err
 			}
 		} else if v.push {
@@ -430,25 +430,22 @@ func median(vs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// copyColumns are the columns the copy variant writes: the raw insert's, created_at
-// left to its default (now(), the statement's time in an autocommitted COPY, as the
-// raw insert's statement_timestamp()).
-var copyColumns = []string{"id", "transaction_id", "partition_id", "payload", "trace_id", "is_encrypted", "producer_sub"}
-
-// copy stores the batch args (rawInserter.args) into table by binary COPY FROM STDIN
-// and returns the rows copied.
-func (ri *rawInserter) copy(ctx context.Context, d *database, table string, args []any) (int64, error) {
-	ids, txids, pids, bodies := args[0].([]string), args[1].([]string), args[2].([]string), args[3].([]string)
+// copy stores the batch the last args call rendered into table by binary COPY FROM
+// STDIN and returns the rows copied. It writes the raw insert's columns; created_at is
+// left to its default (now(), the statement's time in an autocommitted COPY, as the raw
+// insert's statement_timestamp()).
+func (ri *rawInserter) copy(ctx context.Context, d *database, table string) (int64, error) {
 	schema, name, _ := strings.Cut(table, ".")
-	return d.pool.CopyFrom(ctx, pgx.Identifier{schema, name}, copyColumns,
-		pgx.CopyFromSlice(len(ids), func(i int) ([]any, error) {
+	columns := []string{"id", "transaction_id", "partition_id", "payload", "trace_id", "is_encrypted", "producer_sub"}
+	return d.pool.CopyFrom(ctx, pgx.Identifier{schema, name}, columns,
+		pgx.CopyFromSlice(len(ri.msgIDs), func(i int) ([]any, error) {
 			var id, pid pgtype.UUID
-			if err := id.Scan(ids[i]); err != nil {
+			if err := id.Scan(ri.msgIDs[i]); err != nil {
 				return nil, err
 			}
-			if err := pid.Scan(pids[i]); err != nil {
+			if err := pid.Scan(ri.pids[i]); err != nil {
 				return nil, err
 			}
-			return []any{id, txids[i], pid, bodies[i], nil, false, nil}, nil
+			return []any{id, ri.txids[i], pid, ri.bodies[i], nil, false, nil}, nil
 		}))
 }
