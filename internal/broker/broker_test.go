@@ -441,7 +441,7 @@ func TestSubscriptionModeNewSkipsHistory(t *testing.T) {
 	t.Parallel()
 	tb := setup(t)
 	tb.push(t, item("subs", "", "old", `1`))
-	for _, mode := range []string{"new", "new-only"} {
+	for _, mode := range []string{"new", "new-only", "new_only", "NewOnly"} {
 		group := "g-" + mode
 		res := tb.pop(t, queue.PopRequest{Queue: "subs", ConsumerGroup: group, SubscriptionMode: mode, AutoAck: true})
 		require.Empty(t, res.Messages, "mode %s skips messages from before the group's first pop", mode)
@@ -450,7 +450,7 @@ func TestSubscriptionModeNewSkipsHistory(t *testing.T) {
 	require.Equal(t, []string{"old"}, txids(all.Messages), "the default mode reads history")
 
 	tb.push(t, item("subs", "", "fresh", `2`))
-	for _, mode := range []string{"new", "new-only"} {
+	for _, mode := range []string{"new", "new-only", "new_only", "NewOnly"} {
 		res := tb.pop(t, queue.PopRequest{Queue: "subs", ConsumerGroup: "g-" + mode, AutoAck: true})
 		require.Equal(t, []string{"fresh"}, txids(res.Messages), "mode %s", mode)
 	}

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/queenmq/queen/internal/queue"
@@ -62,6 +63,10 @@ func (b *Broker) NormalizePop(req *queue.PopRequest) error {
 	req.Timeout = min(req.Timeout, b.cfg.MaxPopTimeout)
 	if req.SubscriptionMode == "" {
 		req.SubscriptionMode = b.cfg.DefaultSubscriptionMode
+	}
+	switch strings.ToLower(req.SubscriptionMode) {
+	case "new-only", "new_only", "newonly": // the spellings DEFAULT_SUBSCRIPTION_MODE reads as new
+		req.SubscriptionMode = "new"
 	}
 	return nil
 }
@@ -125,7 +130,20 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 		if _, pop := b.Paused(); pop {
 			return res, nil // paused while parked: answered empty at once
 		}
+		if ctx.Err() != nil {
+			return res, ctx.Err() // gone before the claim: nothing to give back
+		}
 		msgs, from, err := b.popAttempt(ctx, req, leaseID, w)
+		if ctx.Err() != nil {
+			// The client went away while the claim ran (a statement cancelled late has
+			// committed): the answer reaches no one, so the lease goes back. An autoAck
+			// claim has moved its cursor already: at most once, as when a consumer
+			// crashes after its answer.
+			if !req.AutoAck {
+				b.giveBackLease(leaseID)
+			}
+			return res, ctx.Err()
+		}
 		if err != nil {
 			return res, err
 		}
@@ -175,13 +193,17 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 
 // popAttempt runs one claim. For a namespace/task pop it walks the matching queues,
 // highest priority first, until one yields messages, and parks w (when waiting) on
-// each of them so a push to any wakes it.
+// each of them so a push to any wakes it. A claim runs to its end even when ctx is
+// cancelled meanwhile (the client went away): a statement abandoned on the broker's
+// side may still commit on the database's, and only a claim whose outcome is known
+// can be given back.
 func (b *Broker) popAttempt(ctx context.Context, req queue.PopRequest, leaseID string, w *waiter) ([]queue.Message, string, error) {
+	claimCtx := context.WithoutCancel(ctx)
 	if req.Queue != "" {
 		if w != nil {
 			b.waiters.add(w, req.Queue)
 		}
-		msgs, err := b.store.PartitionClaim(ctx, req, leaseID)
+		msgs, err := b.store.PartitionClaim(claimCtx, req, leaseID)
 		return msgs, req.Queue, err
 	}
 	names, err := b.store.QueueNamesByTag(ctx, req.Scope, req.Namespace, req.Task)
@@ -192,9 +214,12 @@ func (b *Broker) popAttempt(ctx context.Context, req queue.PopRequest, leaseID s
 		b.waiters.add(w, names...)
 	}
 	for _, name := range names {
+		if ctx.Err() != nil {
+			return nil, "", ctx.Err()
+		}
 		one := req
 		one.Queue = name
-		msgs, err := b.store.PartitionClaim(ctx, one, leaseID)
+		msgs, err := b.store.PartitionClaim(claimCtx, one, leaseID)
 		if err != nil || len(msgs) > 0 {
 			return msgs, name, err
 		}
@@ -210,6 +235,17 @@ func (b *Broker) backoff(k int) time.Duration {
 	}
 	d := time.Duration(float64(b.cfg.PopWaitInitialInterval) * float64(k) * b.cfg.PopWaitBackoffMultiple)
 	return min(d, b.cfg.PopWaitMaxInterval)
+}
+
+// giveBackLease clears the leases a pop took under leaseID for an answer no one
+// received, so the partitions are claimable at once instead of after their lease
+// time. It runs on its own bounded context: the pop's is done.
+func (b *Broker) giveBackLease(leaseID string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := b.store.LeaseGiveBack(ctx, leaseID); err != nil {
+		b.logger.Warn("giving back the lease of an abandoned pop", "lease", leaseID, "err", err)
+	}
 }
 
 func (b *Broker) isClosing() bool {

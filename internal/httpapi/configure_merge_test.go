@@ -36,6 +36,31 @@ func TestConfigureMerge(t *testing.T) {
 		require.Equal(t, []any{"ns", "tk"}, []any{detail["namespace"], detail["task"]}, "namespace and task kept too")
 	})
 
+	t.Run("AStoredValueItDidNotNameRefusesNothing", func(t *testing.T) {
+		t.Parallel()
+		opts(t, `{"queue":"m-stored","options":{"retryLimit":2}}`)
+		// Values another broker stored: a negative retry limit, encryption on a broker
+		// without a key.
+		_, err := b.db.Exec(t.Context(), `UPDATE queen.queues SET retry_limit = -1, encryption_enabled = true WHERE name = 'm-stored'`)
+		require.NoError(t, err)
+		echo, _ := opts(t, `{"queue":"m-stored","options":{"priority":3}}`)
+		require.Equal(t, 3.0, echo["priority"])
+		require.Equal(t, -1.0, echo["retryLimit"], "the stored value is left as it is")
+		for body, field := range map[string]string{
+			`{"queue":"m-stored","options":{"retryLimit":-2}}`:          "options.retryLimit",
+			`{"queue":"m-stored","options":{"encryptionEnabled":true}}`: "options.encryptionEnabled",
+			`{"queue":"m-stored","mode":"replace","options":{}}`:        "",
+		} {
+			r := b.post(t, "/api/v1/configure", body)
+			if field == "" {
+				requireStatus(t, http.StatusOK, r) // replace: the stored values go
+				continue
+			}
+			requireStatus(t, http.StatusBadRequest, r)
+			require.Equal(t, field, r.object(t)["field"], body)
+		}
+	})
+
 	t.Run("NullResetsToTheDefault", func(t *testing.T) {
 		t.Parallel()
 		opts(t, `{"queue":"m-null","namespace":"ns","options":{"retryLimit":7,"priority":2,"dedupWindowSeconds":60}}`)

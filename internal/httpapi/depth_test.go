@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -58,6 +59,26 @@ func TestQueueDepth(t *testing.T) {
 
 	requireStatus(t, http.StatusOK, b.get(t, "/api/v1/resources/queues/dp-q/depth?group=fresh"))
 	require.Equal(t, 5.0, depth(t, "?group=fresh")["pending"], "a group without cursors owes everything")
+
+	// A subscribed group owes what came after its subscription where it has no cursor,
+	// as its pops and its lag count.
+	b.pushed(t, "dp-sub", "pa", "old-a", `1`)
+	b.pushed(t, "dp-sub", "pb", "old-b", `1`)
+	requireStatus(t, http.StatusNoContent, b.get(t, "/api/v1/pop/queue/dp-sub?consumerGroup=gs&subscriptionMode=new"))
+	b.pushed(t, "dp-sub", "pa", "new-a", `1`)
+	b.pushed(t, "dp-sub", "pb", "new-b", `1`)
+	// Its cursors go, its subscription stays (as after a group delete keeping metadata).
+	requireStatus(t, http.StatusOK, b.do(t, http.MethodDelete, "/api/v1/consumer-groups/gs/queues/dp-sub?deleteMetadata=false", ""))
+	sub := b.list(t, "/api/v1/resources/queues/dp-sub/depth?group=gs")
+	require.Equal(t, 2.0, sub["pending"], "only what came after the subscription: %v", sub)
+	require.Equal(t, 4.0, b.list(t, "/api/v1/resources/queues/dp-sub/depth?group=other")["pending"])
+
+	// Messages past the queue's ttl are never delivered: the group owes nothing.
+	b.configure(t, "dp-ttl", `{"ttl":1}`)
+	b.pushed(t, "dp-ttl", "pa", "t1", `1`)
+	require.Eventually(t, func() bool {
+		return b.list(t, "/api/v1/resources/queues/dp-ttl/depth?group=gt")["pending"] == 0.0
+	}, 20*time.Second, 50*time.Millisecond, "the expired message stays counted")
 
 	r := b.get(t, "/api/v1/resources/queues/dp-none/depth")
 	requireStatus(t, http.StatusNotFound, r)

@@ -209,6 +209,17 @@ func TestConsumerGroupViews(t *testing.T) {
 		require.Equal(t, true, p["leaseActive"])
 	})
 
+	t.Run("DetailOfAGroupThatOnlyPolledAnEmptyQueue", func(t *testing.T) {
+		t.Parallel()
+		requireStatus(t, http.StatusOK, b.post(t, "/api/v1/configure", `{"queue":"cg-view-empty"}`))
+		requireStatus(t, http.StatusNoContent, b.get(t, "/api/v1/pop/queue/cg-view-empty?consumerGroup=reg"))
+		require.Equal(t, "cg-view-empty", cgSummary(t, b, "reg", "cg-view-empty")["queueName"], "listed")
+		r := b.get(t, "/api/v1/consumer-groups/reg")
+		requireStatus(t, http.StatusOK, r)
+		require.JSONEq(t, `{"cg-view-empty":{"partitions":[],"conflation":false}}`, string(r.body),
+			"the detail shows what the list shows")
+	})
+
 	t.Run("Lagging", func(t *testing.T) {
 		t.Parallel()
 		r := b.get(t, "/api/v1/consumer-groups/lagging?minLagSeconds=0")

@@ -80,11 +80,17 @@ ORDER BY c.qname, c.pname
 LIMIT $3`
 
 // sqlGroupSubscribedQueues lists the queues of the scope prefix $2 group $1 has a
-// subscription on; $3 caps the rows.
+// subscription or a wildcard registration (its pops of the queue, also before any
+// claimed a partition) on; $3 caps the rows.
 const sqlGroupSubscribedQueues = `
-SELECT DISTINCT md.queue_name::text FROM queen.consumer_groups_metadata md
-WHERE md.consumer_group = $1 AND md.queue_name <> ''
-  AND ($2::text = '' OR starts_with(md.queue_name::text, $2::text))
+SELECT n FROM (
+    SELECT md.queue_name::text AS n FROM queen.consumer_groups_metadata md
+    WHERE md.consumer_group = $1 AND md.queue_name <> ''
+    UNION
+    SELECT q.name::text FROM queen.queue_consumers qc JOIN queen.queues q ON q.id = qc.queue_id
+    WHERE qc.consumer_group = $1
+) s
+WHERE ($2::text = '' OR starts_with(s.n, $2::text))
 ORDER BY 1
 LIMIT $3`
 

@@ -41,16 +41,52 @@ UNION ALL
 SELECT id::text FROM queen.partitions WHERE queue_id = $1::uuid AND name = 'Default'
 LIMIT 1`
 
+// sqlQueueReadyRelease makes every ready row of queue $1 that waits for a later time
+// claimable now.
+const sqlQueueReadyRelease = `
+UPDATE queen.partition_ready r SET ready_at = now()
+ WHERE r.queue_id = $1::uuid AND r.ready_at > now()`
+
+// holdsChanged reports whether a configure changed an option for which pops park a
+// partition's ready row until a later time (windowBuffer, delayedProcessing,
+// retryDelay).
+func holdsChanged(before, after queue.Options) bool {
+	return before.WindowBuffer != after.WindowBuffer || before.DelayedProcessing != after.DelayedProcessing ||
+		before.RetryDelay != after.RetryDelay
+}
+
+// configured is what a configure's check judges: the whole queue when it is new or
+// replaced, else only what the request named (on the defaults), so a merge is never
+// refused for a stored value it did not name (an adopted database's, or one an option
+// needs the broker to have, such as encryption's key).
+func configured(q queue.Queue, e queue.ConfigureEdit, full bool) queue.Queue {
+	if full {
+		return q
+	}
+	probe := queue.Queue{ID: q.ID, Name: q.Name, Options: queue.DefaultOptions()}
+	if e.Namespace != nil {
+		probe.Namespace = q.Namespace
+	}
+	if e.Task != nil {
+		probe.Task = q.Task
+	}
+	if e.ApplyFunc != nil {
+		e.ApplyFunc(&probe.Options)
+	}
+	return probe
+}
+
 // QueueConfigureEdit applies one configure in a transaction that holds the queue's
 // row, so concurrent configures of a queue serialise and each merges onto the
-// previous one's result. check sees the resulting queue before anything is written;
-// its error rolls everything back. It returns the queue as now stored and the id of
+// previous one's result. check sees the resulting queue (of a merge, only what it
+// named) before anything is written; its error rolls everything back. It returns the queue as now stored and the id of
 // its Default partition.
 func (s *Store) QueueConfigureEdit(ctx context.Context, e queue.ConfigureEdit,
 	check func(queue.Queue) error,
 ) (queue.QueueInfo, string, error) {
 	var qi queue.QueueInfo
 	var partitionID string
+	release := false
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		created := false
 		if err := tx.QueryRow(ctx, sqlQueueEnsure, e.Name).Scan(&created); err != nil && !errors.Is(err, pgx.ErrNoRows) {
@@ -74,7 +110,7 @@ func (s *Store) QueueConfigureEdit(ctx context.Context, e queue.ConfigureEdit,
 		if e.ApplyFunc != nil {
 			e.ApplyFunc(&q.Options)
 		}
-		if err := check(q); err != nil {
+		if err := check(configured(q, e, full)); err != nil {
 			return err
 		}
 		record := optionsRecord(q.Options)
@@ -98,6 +134,7 @@ func (s *Store) QueueConfigureEdit(ctx context.Context, e queue.ConfigureEdit,
 			o.EncryptionEnabled, o.MaxWaitTimeSeconds, string(rec), full); err != nil {
 			return err
 		}
+		release = !created && holdsChanged(cur.Options, q.Options)
 		if err := tx.QueryRow(ctx, sqlQueueDefaultPartition, cur.ID).Scan(&partitionID); err != nil {
 			return err
 		}
@@ -105,6 +142,19 @@ func (s *Store) QueueConfigureEdit(ctx context.Context, e queue.ConfigureEdit,
 	})
 	if err != nil {
 		return qi, "", interpretError(err)
+	}
+	if release {
+		// Pops parked the queue's ready rows until a hold of the old options ended: the
+		// next pop of each decides again under the new ones. After the commit, in a
+		// statement of its own, so that a lock conflict with a pop never fails the
+		// configure; one that persists leaves the holds to end as they would have.
+		err := retryRaced(ctx, func() error {
+			_, err := s.pool.Exec(ctx, sqlQueueReadyRelease, qi.ID)
+			return err
+		})
+		if err != nil && !isLockConflict(err) {
+			return qi, "", interpretError(err)
+		}
 	}
 	qi.CreatedAt = qi.CreatedAt.UTC()
 	return qi, partitionID, nil

@@ -311,6 +311,23 @@ BEGIN
                    last_consumed_at = v_now
              WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group AND pc.worker_id = p_lease_id;
             PERFORM queen.ready_settle_many_q1(ARRAY[v_pid], p_group);
+        ELSIF v_virtual THEN
+            -- The batch starts at the subscription: store it as the cursor (the newest
+            -- message before it), so that the acks of this batch, which count the
+            -- messages from the cursor to the acked one, do not count the older ones.
+            UPDATE queen.partition_consumers pc
+               SET last_consumed_created_at = h.created_at, last_consumed_id = h.id,
+                   batch_size = v_n, acked_count = 0
+              FROM (SELECT mm.created_at, mm.id FROM queen.messages mm
+                    WHERE mm.partition_id = v_pid AND mm.created_at < v_cur_ts
+                    ORDER BY mm.created_at DESC, mm.id DESC LIMIT 1) h
+             WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group AND pc.worker_id = p_lease_id
+               AND pc.last_consumed_created_at IS NULL;
+            IF NOT FOUND AND v_n <> v_budget THEN
+                UPDATE queen.partition_consumers pc
+                   SET batch_size = v_n, acked_count = 0
+                 WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group AND pc.worker_id = p_lease_id;
+            END IF;
         ELSIF v_n <> v_budget THEN
             UPDATE queen.partition_consumers pc
                SET batch_size = v_n, acked_count = 0
