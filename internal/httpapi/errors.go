@@ -114,6 +114,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	status, body := classify(err)
+	body.Error = unscopeText(r, body.Error) // a tenant sees its own names, not the stored ones
 	if status >= 500 {
 		body.Success = api.Bool(false)
 		body.RequestID = reqID

@@ -97,7 +97,7 @@ func (s *Server) writeMove(w http.ResponseWriter, r *http.Request, res queue.DLQ
 		out := api.DLQMoveResponse{Result: api.DLQMoveFailed, DLQRowRemoved: api.Bool(false), Error: "dlq move failed"}
 		switch {
 		case errors.As(err, &full):
-			out.Error = full.Message
+			out.Error = unscopeText(r, full.Message)
 		case errors.Is(err, queue.ErrOutcomeUnknown):
 			out.DLQRowRemoved, out.Error = nil, "dlq move failed: connection lost, outcome unknown"
 		}

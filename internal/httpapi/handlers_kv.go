@@ -211,6 +211,11 @@ func (s *Server) handleKVList(w http.ResponseWriter, r *http.Request) error {
 
 func kvListRequest(o map[string]json.RawMessage) (queue.KVListRequest, error) {
 	var req queue.KVListRequest
+	for _, t := range []string{"tenant", "tenantId", "_tenant"} {
+		if _, ok := o[t]; ok {
+			return req, queue.KVBad(t, "kv_bad_body", "%s: the tenant comes from the request, never from the body", t)
+		}
+	}
 	if json.Unmarshal(o["namespace"], &req.NS) != nil || o["namespace"] == nil || string(o["namespace"]) == "null" {
 		return req, queue.KVBad("namespace", "kv_bad_body", "namespace is required (a string)")
 	}

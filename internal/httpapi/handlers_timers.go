@@ -39,9 +39,9 @@ var timerOwnedFields = map[string]bool{
 }
 
 // timerRoute adapts a timers handler: every client error (a refusal, a validation
-// error, a bad path or query parameter, a body over QUEEN_MAX_BODY_BYTES) and an
-// unavailable database (503 timers_unavailable, Retry-After: 1) is answered in the
-// timers envelope; everything else goes to the usual error table. The
+// error, a bad path or query parameter, a body over QUEEN_MAX_BODY_BYTES), a conflict
+// (409 conflict) and an unavailable database (503 timers_unavailable, Retry-After: 1)
+// is answered in the timers envelope; everything else goes to the usual error table. The
 // parameter check runs inside, after the timers' own rules for the path (queue,
 // timerKey) and the count prefix, so those answer their timers reasons, not the
 // generic 255-character rule.
@@ -59,6 +59,11 @@ func (s *Server) timerRoute(h handlerFunc) http.HandlerFunc {
 			w.Header().Set("Retry-After", "1")
 			return writeJSON(w, http.StatusServiceUnavailable, timerErrorBody{Error: "timers_unavailable",
 				Reason: "timers_unavailable", Detail: "the database is unavailable or did not answer in time; retry"})
+		}
+		if ce := (*queue.ConflictError)(nil); errors.As(err, &ce) {
+			// The queue refuses the fire's message (encryption on, no key on this broker).
+			return writeJSON(w, http.StatusConflict, timerErrorBody{Error: "conflict", Reason: "conflict",
+				Detail: unscopeText(r, ce.Message)})
 		}
 		tr := timerRefusal(err)
 		if tr == nil {

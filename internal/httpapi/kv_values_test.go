@@ -86,7 +86,7 @@ func TestKVRefusesValuesPostgreSQLCannotStore(t *testing.T) {
 }
 
 // TestKVPathDeleteRefusesTenantField: a tenant field in a DELETE body is refused as on
-// PUT, never dropped, and the key stays.
+// PUT (and in the console's list body), never dropped, and the key stays.
 func TestKVPathDeleteRefusesTenantField(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Options{})
@@ -98,6 +98,10 @@ func TestKVPathDeleteRefusesTenantField(t *testing.T) {
 	requireKVField(t, b.do(t, http.MethodPut, "/api/v1/kv/p1/b1", `{"value":2,"forever":true,"tenant":"x"}`),
 		400, "kv_bad_request", "kv_bad_body", "body.tenant")
 	require.Equal(t, true, b.kvResults(t, `[{"op":"get","ns":"p1","key":"b1"}]`)[0].(map[string]any)["found"])
+	for _, f := range []string{"tenant", "tenantId", "_tenant"} {
+		requireKVField(t, b.post(t, "/api/v1/resources/kv/list", `{"namespace":"p1","`+f+`":"x"}`),
+			400, "kv_bad_request", "kv_bad_body", f)
+	}
 }
 
 // TestKVAndTimerBodiesOverTheLimit: a body over QUEEN_MAX_BODY_BYTES on a KV or timer

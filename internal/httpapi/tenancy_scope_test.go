@@ -395,4 +395,15 @@ func TestTenancyErrorTextsNameRelativeQueues(t *testing.T) {
 			require.NotContains(t, e, "acme:", "%v", x)
 		}
 	}
+
+	// Error answers through the common error table: a requeue of a dead letter the
+	// group does not have.
+	r = b.asAcme(t, http.MethodPost, "/api/v1/push", `{"items":[{"queue":"rq","transactionId":"r1","payload":1}]}`)
+	requireStatus(t, http.StatusCreated, r)
+	pid := r.array(t)[0]["partition_id"].(string)
+	r = b.asAcme(t, http.MethodPost, "/api/v1/dlq/requeue",
+		`{"items":[{"partitionId":"`+pid+`","transactionId":"r1","consumerGroup":"g1"}]}`)
+	requireStatus(t, http.StatusNotFound, r)
+	require.Contains(t, r.object(t)["error"], `consumer group "g1"`, "%s", r.body)
+	require.NotContains(t, r.object(t)["error"], "acme:", "%s", r.body)
 }

@@ -472,3 +472,19 @@ func TestTimersSealForAnEncryptedQueue(t *testing.T) {
 	m := b.popOne(t, "secret", "wait=true&timeout=5000")
 	require.Equal(t, map[string]any{"pin": float64(1234)}, m["messages"].([]any)[0].(map[string]any)["data"])
 }
+
+// TestTimersIntoAnEncryptedQueueWithoutTheKey: a queue whose stored encryptionEnabled
+// this broker cannot honour (no key) refuses a timer in the timers envelope, so a 1.x
+// client reads a code, not a sentence.
+func TestTimersIntoAnEncryptedQueueWithoutTheKey(t *testing.T) {
+	t.Parallel()
+	b := setupTimers(t, false)
+	requireStatus(t, http.StatusOK, b.post(t, "/api/v1/configure", `{"queue":"sealed"}`))
+	_, err := b.pool.Exec(t.Context(), `UPDATE queen.queues SET encryption_enabled = true WHERE name = 'sealed'`)
+	require.NoError(t, err)
+	r := b.post(t, "/api/v1/timers", mustJSON(t, []any{scheduleOp("sealed", "k", 0, "tx", `{"a":1}`)}))
+	requireStatus(t, http.StatusConflict, r)
+	m := r.object(t)
+	require.Equal(t, []any{"conflict", "conflict"}, []any{m["error"], m["reason"]}, "body: %s", r.body)
+	require.Contains(t, m["detail"], "QUEEN_ENCRYPTION_KEY", "body: %s", r.body)
+}
