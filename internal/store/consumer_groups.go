@@ -230,7 +230,9 @@ SELECT count(*)::int FROM u`
 // queues to ts; it returns the number of subscriptions updated.
 func (s *Store) ConsumerGroupSubscriptionUpdate(ctx context.Context, sc queue.Scope, group string, ts time.Time) (int, error) {
 	var n int
-	err := s.pool.QueryRow(ctx, sqlGroupSubscriptionUpdate, group, ts, sc.Prefix()).Scan(&n)
+	err := retryRaced(ctx, func() error { // a deadlock with a queue delete took no effect
+		return s.pool.QueryRow(ctx, sqlGroupSubscriptionUpdate, group, ts, sc.Prefix()).Scan(&n)
+	})
 	return n, interpretError(err)
 }
 

@@ -2,11 +2,9 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/queenmq/queen/internal/queue"
@@ -25,8 +23,9 @@ FROM queen.push_q3($1::text[], $2::text[], $3::integer[], $4::text[], $5::text[]
 
 // pushAttempts bounds the retries of a push whose partition was deleted by the cleanup
 // job between its resolution and its lock (queen.push_q3: 23503), or between its
-// creation and its resolution (queen.partitions_resolve_q1: 40001): the failed call
-// wrote nothing, and the next one creates the partition again.
+// creation and its resolution (queen.partitions_resolve_q1: 40001), or that deadlocked
+// with a delete of its queue (40P01): the failed call wrote nothing, and the next one
+// creates the queue or partition again.
 const pushAttempts = 3
 
 // MessageInsertBatch appends items (already validated, with message and transaction
@@ -55,11 +54,10 @@ func (s *Store) PushPaths() (direct, general uint64) {
 	return s.pushDirect.Load(), s.pushGeneral.Load()
 }
 
-// isPartitionRace reports the errors of a push that lost a race with a partition's
-// deletion (see pushAttempts).
+// isPartitionRace reports the errors of a push that lost a race with a partition's or
+// its queue's deletion (see pushAttempts).
 func isPartitionRace(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "23503" || pgErr.Code == "40001")
+	return isDeletedMeanwhile(err) || isLockConflict(err)
 }
 
 // pushArgs are the parameters of one push_q3 call: the distinct (queue, partition)

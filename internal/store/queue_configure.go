@@ -79,21 +79,66 @@ func configured(q queue.Queue, e queue.ConfigureEdit, full bool) queue.Queue {
 // QueueConfigureEdit applies one configure in a transaction that holds the queue's
 // row, so concurrent configures of a queue serialise and each merges onto the
 // previous one's result. check sees the resulting queue (of a merge, only what it
-// named) before anything is written; its error rolls everything back. It returns the queue as now stored and the id of
-// its Default partition.
+// named) before anything is written; its error rolls everything back. A configure
+// that lost a race with a delete of its queue (the row gone before it was locked, a
+// deadlock) runs again. It returns the queue as now stored and the id of its Default
+// partition.
 func (s *Store) QueueConfigureEdit(ctx context.Context, e queue.ConfigureEdit,
 	check func(queue.Queue) error,
 ) (queue.QueueInfo, string, error) {
 	var qi queue.QueueInfo
 	var partitionID string
 	release := false
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = s.queueConfigureOnce(ctx, e, check, &qi, &partitionID, &release)
+		raced := isLockConflict(err) || isDeletedMeanwhile(err) || errors.Is(err, errQueueVanished)
+		if !raced || attempt == racedAttempts || ctx.Err() != nil {
+			break
+		}
+	}
+	if errors.Is(err, errQueueVanished) {
+		err = fmt.Errorf("%w: queue %q was deleted while being configured", queue.ErrConflict, e.Name)
+	}
+	if err != nil {
+		return qi, "", interpretError(err)
+	}
+	if release {
+		// Pops parked the queue's ready rows until a hold of the old options ended: the
+		// next pop of each decides again under the new ones. After the commit, in a
+		// statement of its own, so that a lock conflict with a pop never fails the
+		// configure; one that persists leaves the holds to end as they would have.
+		err := retryRaced(ctx, func() error {
+			_, err := s.pool.Exec(ctx, sqlQueueReadyRelease, qi.ID)
+			return err
+		})
+		if err != nil && !isLockConflict(err) {
+			return qi, "", interpretError(err)
+		}
+	}
+	qi.CreatedAt = qi.CreatedAt.UTC()
+	return qi, partitionID, nil
+}
+
+// errQueueVanished is a configure that found its queue deleted between creating it (or
+// finding it) and locking its row: it wrote nothing, and running it again creates it.
+var errQueueVanished = errors.New("store: queue deleted during configure")
+
+// queueConfigureOnce runs one configure transaction (see QueueConfigureEdit).
+func (s *Store) queueConfigureOnce(ctx context.Context, e queue.ConfigureEdit, check func(queue.Queue) error,
+	qi *queue.QueueInfo, partitionID *string, release *bool,
+) error {
+	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		created := false
 		if err := tx.QueryRow(ctx, sqlQueueEnsure, e.Name).Scan(&created); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
 		var cur queue.QueueInfo
-		if err := scanQueue(tx.QueryRow(ctx, `SELECT `+sqlQueueColumns+` FROM queen.queues q WHERE q.name = $1 FOR UPDATE`, e.Name), &cur); err != nil {
+		err := scanQueue(tx.QueryRow(ctx, `SELECT `+sqlQueueColumns+` FROM queen.queues q WHERE q.name = $1 FOR UPDATE`, e.Name), &cur)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errQueueVanished
+		}
+		if err != nil {
 			return err
 		}
 		q := cur.Queue
@@ -134,28 +179,10 @@ func (s *Store) QueueConfigureEdit(ctx context.Context, e queue.ConfigureEdit,
 			o.EncryptionEnabled, o.MaxWaitTimeSeconds, string(rec), full); err != nil {
 			return err
 		}
-		release = !created && holdsChanged(cur.Options, q.Options)
-		if err := tx.QueryRow(ctx, sqlQueueDefaultPartition, cur.ID).Scan(&partitionID); err != nil {
+		*release = !created && holdsChanged(cur.Options, q.Options)
+		if err := tx.QueryRow(ctx, sqlQueueDefaultPartition, cur.ID).Scan(partitionID); err != nil {
 			return err
 		}
-		return scanQueue(tx.QueryRow(ctx, `SELECT `+sqlQueueColumns+` FROM queen.queues q WHERE q.id = $1::uuid`, cur.ID), &qi)
+		return scanQueue(tx.QueryRow(ctx, `SELECT `+sqlQueueColumns+` FROM queen.queues q WHERE q.id = $1::uuid`, cur.ID), qi)
 	})
-	if err != nil {
-		return qi, "", interpretError(err)
-	}
-	if release {
-		// Pops parked the queue's ready rows until a hold of the old options ended: the
-		// next pop of each decides again under the new ones. After the commit, in a
-		// statement of its own, so that a lock conflict with a pop never fails the
-		// configure; one that persists leaves the holds to end as they would have.
-		err := retryRaced(ctx, func() error {
-			_, err := s.pool.Exec(ctx, sqlQueueReadyRelease, qi.ID)
-			return err
-		})
-		if err != nil && !isLockConflict(err) {
-			return qi, "", interpretError(err)
-		}
-	}
-	qi.CreatedAt = qi.CreatedAt.UTC()
-	return qi, partitionID, nil
 }

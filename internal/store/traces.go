@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -44,8 +45,15 @@ func (s *Store) TraceInsert(ctx context.Context, sc queue.Scope, ev queue.TraceE
 		names = []string{}
 	}
 	var id string
-	err := s.pool.QueryRow(ctx, sqlTraceInsert, ev.PartitionID, ev.TransactionID, ev.ConsumerGroup,
-		ev.EventType, string(ev.Data), workerID, names, sc.Prefix()).Scan(&id)
+	err := retryRaced(ctx, func() error { // a deadlock with a delete of the queue took no effect
+		return s.pool.QueryRow(ctx, sqlTraceInsert, ev.PartitionID, ev.TransactionID, ev.ConsumerGroup,
+			ev.EventType, string(ev.Data), workerID, names, sc.Prefix()).Scan(&id)
+	})
+	if isDeletedMeanwhile(err) {
+		// The message (its queue) was deleted between the statement's read and its
+		// insert: nothing was written, and the message is gone.
+		return "", fmt.Errorf("%w: message %q", queue.ErrNotFound, ev.TransactionID)
+	}
 	return id, interpretError(err)
 }
 

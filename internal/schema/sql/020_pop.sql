@@ -287,6 +287,25 @@ BEGIN
                  WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group
                    AND pc.last_consumed_created_at IS NULL;
             END IF;
+            -- No message after the cursor at all: the ones after it were deleted (by the
+            -- retention or eviction jobs, or an admin) after the partition's head was
+            -- written, which the settling below would still read as pending work. The
+            -- row goes, as at the head; a push adds it again. Under the shared ordering
+            -- lock every push to the partition has committed: look again.
+            IF NOT EXISTS (SELECT 1 FROM queen.messages mm
+                            WHERE mm.partition_id = v_pid
+                              AND (mm.created_at, mm.id) > (coalesce(v_cur_ts, '-infinity'::timestamptz), coalesce(v_cur_id, c_zero)))
+               AND pg_try_advisory_xact_lock_shared(queen.partition_order_key(v_pid)) THEN
+                DELETE FROM queen.partition_ready r
+                 WHERE r.partition_id = v_pid AND r.consumer_group = p_group
+                   AND NOT EXISTS (SELECT 1 FROM queen.messages mm
+                                    WHERE mm.partition_id = v_pid
+                                      AND (mm.created_at, mm.id) > (coalesce(v_cur_ts, '-infinity'::timestamptz), coalesce(v_cur_id, c_zero)));
+                IF FOUND THEN
+                    v_settled := v_settled + 1;
+                    CONTINUE;
+                END IF;
+            END IF;
             PERFORM queen.ready_settle_many_q1(ARRAY[v_pid], p_group);
             IF p_partition IS NULL AND coalesce(v_q.delayed_processing, 0) > 0 THEN
                 -- delayedProcessing: park the ready row until the next message is due.
