@@ -95,6 +95,10 @@ func (b *Broker) prepareRequeue(items []queue.RequeueItem) error {
 		if !it.Seal {
 			continue
 		}
+		if b.sealedAlready(it.Payload) {
+			it.Encrypted = true // stored sealed under a row that did not say so
+			continue
+		}
 		sealed, err := b.seal(it.Queue, it.Payload)
 		if err != nil {
 			return err
@@ -199,10 +203,21 @@ func (b *Broker) prepareMove(it *queue.RequeueItem) error {
 	if !it.Seal {
 		return nil
 	}
+	if b.sealedAlready(it.Payload) {
+		it.Encrypted = true // stored sealed under a row that did not say so
+		return nil
+	}
 	sealed, err := b.seal(it.Queue, it.Payload)
 	if err != nil {
 		return err
 	}
 	it.Payload, it.Encrypted = sealed, true
 	return nil
+}
+
+// sealedAlready reports a payload that is an envelope this broker's key opens, as the
+// readers tell one (whatever the row's is_encrypted says): copied as stored, it is
+// never sealed a second time.
+func (b *Broker) sealedAlready(p []byte) bool {
+	return b.cfg.Sealer != nil && b.cfg.Sealer.Opens(p)
 }

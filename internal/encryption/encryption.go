@@ -88,6 +88,12 @@ func (s *Sealer) Open(payload []byte) []byte {
 	return plain
 }
 
+// Opens reports whether payload is an envelope that decrypts with this key.
+func (s *Sealer) Opens(payload []byte) bool {
+	_, err := s.open(payload)
+	return err == nil
+}
+
 func (s *Sealer) open(payload []byte) ([]byte, error) {
 	if !LooksSealed(payload) {
 		return nil, errNotEnvelope

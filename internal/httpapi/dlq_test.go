@@ -207,8 +207,14 @@ SELECT m.id, m.partition_id, '__QUEUE_MODE__', 'x' FROM queen.messages m`)
 		b.configure(t, "rq-plain", "")
 		b.deadLetter(t, "rq-plain", "p", "t-plain", "", `{"secret":2}`)
 		b.configure(t, "rq-plain", `{"encryptionEnabled":true}`) // turned on after the push
+		// A sealed payload whose row does not say so (written by another broker, or
+		// repaired by hand): the readers open it, and so does its copy.
+		b.configure(t, "rq-unflagged", `{"encryptionEnabled":true}`)
+		b.deadLetter(t, "rq-unflagged", "p", "t-unflagged", "", `{"secret":3}`)
+		_, err = b.db.Exec(t.Context(), `UPDATE queen.messages SET is_encrypted = NULL WHERE transaction_id = 't-unflagged'`)
+		require.NoError(t, err)
 
-		for _, q := range []string{"rq-enc", "rq-plain"} {
+		for _, q := range []string{"rq-enc", "rq-plain", "rq-unflagged"} {
 			requireStatus(t, http.StatusOK, b.post(t, "/api/v1/dlq/requeue", `{"filter":{"queue":"`+q+`"}}`))
 		}
 		stored := map[string]bool{}
@@ -216,17 +222,24 @@ SELECT m.id, m.partition_id, '__QUEUE_MODE__', 'x' FROM queen.messages m`)
 		require.NoError(t, err)
 		for dbRows.Next() {
 			var tx, payload string
-			var enc bool
+			var enc *bool
 			require.NoError(t, dbRows.Scan(&tx, &payload, &enc))
-			require.Equal(t, encryption.LooksSealed([]byte(payload)), enc, "%s: %s", tx, payload)
-			stored[tx] = enc
+			if tx == "t-unflagged" {
+				require.Nil(t, enc)
+				continue
+			}
+			require.NotNil(t, enc, tx)
+			require.Equal(t, encryption.LooksSealed([]byte(payload)), *enc, "%s: %s", tx, payload)
+			stored[tx] = *enc
 		}
 		require.NoError(t, dbRows.Err())
-		require.Len(t, stored, 4)
-		require.Equal(t, 3, countTrue(stored), "every copy is sealed; only the plaintext original is not: %v", stored)
+		require.Len(t, stored, 5)
+		require.Equal(t, 4, countTrue(stored), "every copy is sealed; only the plaintext original is not: %v", stored)
 		require.False(t, stored["t-plain"])
 		require.Equal(t, map[string]any{"secret": float64(1)}, b.popUpTo(t, "rq-enc", "p", "", 1)[0]["data"])
 		require.Equal(t, map[string]any{"secret": float64(2)}, b.popUpTo(t, "rq-plain", "p", "", 1)[0]["data"])
+		require.Equal(t, map[string]any{"secret": float64(3)}, b.popUpTo(t, "rq-unflagged", "p", "", 1)[0]["data"],
+			"sealed once, not twice")
 	})
 
 	t.Run("RefusedDuringPushMaintenance", func(t *testing.T) {

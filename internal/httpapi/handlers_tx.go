@@ -23,7 +23,8 @@ import (
 // A request refused before the database (a malformed body, a bad operation) is 400
 // with the transaction's own envelope, as a failed transaction: success false,
 // reason "bad_request", results [], and the error, code and field of every 400; a
-// body over QUEEN_MAX_BODY_BYTES is 413 in it, reason "payload_too_large".
+// body over QUEEN_MAX_BODY_BYTES is 413 in it, reason "payload_too_large"; a push into
+// a queue this broker cannot seal (encryption on, no key) is 409, reason "conflict".
 func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error {
 	err := s.transaction(w, r)
 	if ve := (*queue.ValidationError)(nil); errors.As(err, &ve) {
@@ -33,6 +34,10 @@ func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error
 		return s.writeTxRefusal(w, &txRefusal{status: http.StatusRequestEntityTooLarge,
 			Reason: "payload_too_large", Error: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit),
 			Code: string(api.ErrorCodePayloadTooLarge), Results: []struct{}{}})
+	}
+	if ce := (*queue.ConflictError)(nil); errors.As(err, &ce) {
+		return s.writeTxRefusal(w, &txRefusal{status: http.StatusConflict, Reason: "conflict",
+			Error: unscopeText(r, ce.Message), Code: string(api.ErrorCodeConflict), Results: []struct{}{}})
 	}
 	return err
 }

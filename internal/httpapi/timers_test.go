@@ -474,8 +474,8 @@ func TestTimersSealForAnEncryptedQueue(t *testing.T) {
 }
 
 // TestTimersIntoAnEncryptedQueueWithoutTheKey: a queue whose stored encryptionEnabled
-// this broker cannot honour (no key) refuses a timer in the timers envelope, so a 1.x
-// client reads a code, not a sentence.
+// this broker cannot honour (no key) refuses a timer in the timers envelope, and a
+// transaction's push in the transaction's, so a 1.x client reads a code, not a sentence.
 func TestTimersIntoAnEncryptedQueueWithoutTheKey(t *testing.T) {
 	t.Parallel()
 	b := setupTimers(t, false)
@@ -487,4 +487,11 @@ func TestTimersIntoAnEncryptedQueueWithoutTheKey(t *testing.T) {
 	m := r.object(t)
 	require.Equal(t, []any{"conflict", "conflict"}, []any{m["error"], m["reason"]}, "body: %s", r.body)
 	require.Contains(t, m["detail"], "QUEEN_ENCRYPTION_KEY", "body: %s", r.body)
+
+	// A transaction pushing there answers in the transaction's envelope.
+	r = b.post(t, "/api/v1/transaction", `{"operations":[{"type":"push","items":[{"queue":"sealed","payload":1}]}]}`)
+	requireStatus(t, http.StatusConflict, r)
+	m = r.object(t)
+	require.Equal(t, []any{false, "conflict", []any{}}, []any{m["success"], m["reason"], m["results"]}, "body: %s", r.body)
+	require.NotEmpty(t, m["transactionId"])
 }
