@@ -78,3 +78,28 @@ func TestASubscribedGroupAcksItsBatchesUnderTheLease(t *testing.T) {
 		require.True(t, r.Success, r.Error)
 	})
 }
+
+// A subscription from a message's own timestamp includes that message, also when the
+// group's first claim finds it not yet due (delayedProcessing) and stores the
+// subscription as its cursor.
+func TestASubscriptionAtAMessagesTimestampKeepsIt(t *testing.T) {
+	t.Parallel()
+	cb := setupCombine(t, time.Millisecond)
+	ctx := context.Background()
+	const q = "subs-at"
+	set := func(delay int) {
+		_, _, err := cb.b.ConfigureEdit(ctx, queue.ConfigureEdit{Name: q,
+			ApplyFunc: func(o *queue.Options) { o.DelayedProcessing = delay }, Keys: []string{"delayedProcessing"}})
+		require.NoError(t, err)
+	}
+	set(600)
+	cb.push(t, item(q, "", "before", `1`))
+	cb.push(t, item(q, "", "at", `2`))
+	var at time.Time
+	require.NoError(t, cb.db.QueryRow(t.Context(), `SELECT created_at FROM queen.messages WHERE transaction_id = 'at'`).Scan(&at))
+	from := at.UTC().Format(time.RFC3339Nano)
+	require.Empty(t, cb.pop(t, queue.PopRequest{Queue: q, ConsumerGroup: "g", SubscriptionFrom: from}).Messages, "not due yet")
+	set(0)
+	got := cb.pop(t, queue.PopRequest{Queue: q, ConsumerGroup: "g", Batch: 10, AutoAck: true})
+	require.Equal(t, []string{"at"}, txids(got.Messages))
+}

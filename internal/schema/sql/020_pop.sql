@@ -277,12 +277,14 @@ BEGIN
              WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group AND pc.worker_id = p_lease_id;
             IF v_virtual THEN
                 -- Store the subscription start as a real cursor so a "new" group never
-                -- re-reads history later.
+                -- re-reads history later: the newest message before it (one stamped at
+                -- the subscription itself is after the virtual cursor, and still owed;
+                -- upstream's "at or before" would skip it).
                 UPDATE queen.partition_consumers pc
                    SET last_consumed_created_at = h.created_at, last_consumed_id = h.id,
                        last_consumed_at = v_now
                   FROM (SELECT mm.created_at, mm.id FROM queen.messages mm
-                        WHERE mm.partition_id = v_pid AND mm.created_at <= v_cur_ts
+                        WHERE mm.partition_id = v_pid AND mm.created_at < v_cur_ts
                         ORDER BY mm.created_at DESC, mm.id DESC LIMIT 1) h
                  WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group
                    AND pc.last_consumed_created_at IS NULL;
