@@ -105,13 +105,18 @@ func (s *Server) requestTenant(r *http.Request, header string) (string, error) {
 		return fromHeader, nil
 	}
 	p, _ := auth.FromContext(r.Context())
+	var claimed string // the claim read as the header is: a tenant id, or a UUID lowercased
+	if p != nil && p.HasTenant {
+		var ok bool
+		if claimed, ok = requestTenantID(p.Tenant); !ok || claimed == "" {
+			return "", tenantForbidden("the token's " + auth.TenantClaim + " claim is not a tenant id")
+		}
+	}
 	switch {
-	case p != nil && p.HasTenant && !isTenantID(p.Tenant):
-		return "", tenantForbidden("the token's " + auth.TenantClaim + " claim is not a tenant id")
-	case p != nil && p.HasTenant && fromHeader != "" && fromHeader != p.Tenant:
+	case claimed != "" && fromHeader != "" && fromHeader != claimed:
 		return "", tenantForbidden("the " + header + " header contradicts the token's tenant")
-	case p != nil && p.HasTenant:
-		return p.Tenant, nil
+	case claimed != "":
+		return claimed, nil
 	case fromHeader == "":
 		return "", nil
 	case p != nil && p.Level >= auth.Admin:

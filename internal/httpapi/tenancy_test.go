@@ -208,10 +208,22 @@ func TestTenancyWithJWT(t *testing.T) {
 	r = b.do(t, http.MethodPost, "/api/v1/push", push, bearer(bad)...)
 	requireStatus(t, http.StatusForbidden, r)
 
+	// A 1.x tenant (a UUID, any case) is claimed as the header names it; the 1.x
+	// default tenant's UUID never means global in a claim.
+	const uuidTenant = "0198F2C1-AAAA-7BBB-8CCC-123456789ABC"
+	uuidTok := sg.token(t, "u/k1", "read-write", "queen_tenant", uuidTenant)
+	r = b.do(t, http.MethodPost, "/api/v1/push", push, bearer(uuidTok)...)
+	requireStatus(t, http.StatusCreated, r)
+	r = b.do(t, http.MethodPost, "/api/v1/push", push, append(bearer(uuidTok), testTenancyHeader, strings.ToLower(uuidTenant))...)
+	requireStatus(t, http.StatusCreated, r)
+	defaultTok := sg.token(t, "d", "read-write", "queen_tenant", "00000000-0000-0000-0000-000000000001")
+	requireStatus(t, http.StatusForbidden, b.do(t, http.MethodPost, "/api/v1/push", push, bearer(defaultTok)...))
+
 	admin := sg.token(t, "op", "admin")
+	require.Equal(t, []string{"orders"}, queueNames(t, b, append(bearer(admin), testTenancyHeader, strings.ToLower(uuidTenant))...))
 	require.Equal(t, []string{"orders"}, queueNames(t, b, append(bearer(admin), testTenancyHeader, "acme")...))
 	require.Empty(t, queueNames(t, b, append(bearer(admin), testTenancyHeader, "bob")...))
-	require.Equal(t, []string{"acme:orders"}, queueNames(t, b, bearer(admin)...))
+	require.Equal(t, []string{strings.ToLower(uuidTenant) + ":orders", "acme:orders"}, queueNames(t, b, bearer(admin)...))
 }
 
 // TestTenancyUUIDsOf1xClients: the tenant values Queen 1.x clients send are UUIDs. A

@@ -79,32 +79,6 @@ victims AS (
     LIMIT $2
 ),` + deleteVictims
 
-// sqlEvictionDelete: messages older than maxWaitTimeSeconds that some consumer group
-// has not consumed yet (after the lowest cursor, or in a partition no group touched).
-// Partitions with a live lease are skipped: their messages are being processed, and
-// deleting them would fail the acks. $1 now, $2 limit, $3 type.
-const sqlEvictionDelete = `
-WITH parts AS (
-    SELECT p.id AS pid, $1::timestamptz - make_interval(secs => q.max_wait_time_seconds) AS cutoff,
-           c.cts, c.cid
-    FROM queen.queues q
-    JOIN queen.partitions p ON p.queue_id = q.id
-    LEFT JOIN LATERAL (` + minCursor + `) c ON true
-    WHERE q.max_wait_time_seconds > 0
-      AND NOT EXISTS (SELECT 1 FROM queen.partition_consumers l
-                      WHERE l.partition_id = p.id AND l.worker_id IS NOT NULL
-                        AND l.lease_expires_at > $1::timestamptz)
-),
-victims AS (
-    SELECT v.id FROM parts CROSS JOIN LATERAL (
-        SELECT m.id FROM queen.messages m
-        WHERE m.partition_id = parts.pid AND m.created_at < parts.cutoff
-          AND (parts.cts IS NULL OR (m.created_at, m.id) > (parts.cts, parts.cid))
-        ORDER BY m.created_at, m.id
-        LIMIT $2) v
-    LIMIT $2
-),` + deleteVictims
-
 // History types written to retention_history (read by /analytics/retention).
 const (
 	historyRetention          = "retention"
@@ -131,8 +105,9 @@ func (s *Store) CompletedRetentionDeleteBatch(ctx context.Context, now time.Time
 
 // EvictionDeleteBatch deletes up to limit messages that waited longer than their
 // queue's maxWaitTimeSeconds without being consumed by every group.
+// A partition a pop is claiming, or one with a live lease, is skipped (queen.evict_q1).
 func (s *Store) EvictionDeleteBatch(ctx context.Context, now time.Time, limit int) (int64, error) {
-	return s.countRow(ctx, "eviction delete", sqlEvictionDelete, now, limit, historyEviction)
+	return s.countRow(ctx, "eviction delete", `SELECT queen.evict_q1($1, $2, $3)`, now, limit, historyEviction)
 }
 
 // DLQDeleteBatch deletes up to limit dead-letter entries that failed before

@@ -112,6 +112,8 @@ BEGIN
             EXIT WHEN v_i > cardinality(v_cands);
             v_pid := v_cands[v_i];
             v_pname := v_names[v_i];
+            -- A pop of a named partition waits for the one claiming it (or evicting).
+            PERFORM pg_advisory_xact_lock(queen.pop_claim_key(v_pid));
         ELSE
             -- Rows settled on the way (parked by the window buffer, or dropped as expired)
             -- do not come back to the next pops: up to 1000 of them do not count here, so
@@ -151,7 +153,7 @@ BEGIN
                 v_settled := v_settled + 1;
                 CONTINUE;
             END IF;
-            IF NOT pg_try_advisory_xact_lock(hashtextextended(v_pid::text, 12648430)) THEN
+            IF NOT pg_try_advisory_xact_lock(queen.pop_claim_key(v_pid)) THEN
                 CONTINUE;
             END IF;
         END IF;
@@ -488,3 +490,12 @@ LANGUAGE sql STABLE AS $$
         ORDER BY (md.partition_name = '') ASC
         LIMIT 1), p_fallback)
 $$;
+
+-- queen.pop_claim_key is the advisory-lock key every pop holds (exclusively, for its
+-- transaction) on a partition while it claims it and reads its messages: wildcard pops
+-- try it and skip a partition another holds, a pop of a named partition waits for it.
+CREATE OR REPLACE FUNCTION queen.pop_claim_key(p_partition uuid)
+RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT hashtextextended(p_partition::text, 12648430)
+$$;
+

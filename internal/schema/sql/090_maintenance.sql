@@ -64,3 +64,63 @@ BEGIN
     RETURN v_n;
 END;
 $$;
+
+-- queen.evict_q1 deletes up to p_limit messages older than their queue's
+-- maxWaitTimeSeconds that some consumer group has not consumed (after the partition's
+-- lowest cursor, or all of them where no group has one), one partition at a time, and
+-- records one retention_history row of type p_type per partition. A partition is
+-- taken under its pop claim key (try: one a pop is claiming is skipped) and skipped
+-- when a lease there is live at p_now: its messages are being processed, and deleting
+-- them would fail the acks. Under the key every pop of the partition has either
+-- committed, so the next statement (a newer snapshot) sees its lease, or not claimed
+-- yet, so it reads what is left after this transaction.
+CREATE OR REPLACE FUNCTION queen.evict_q1(p_now timestamptz, p_limit integer, p_type text)
+RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    r       record;
+    v_left  integer := p_limit;
+    v_n     bigint;
+    v_total bigint := 0;
+BEGIN
+    FOR r IN
+        SELECT p.id AS pid, p_now - make_interval(secs => q.max_wait_time_seconds) AS cutoff
+          FROM queen.queues q
+          JOIN queen.partitions p ON p.queue_id = q.id
+         WHERE q.max_wait_time_seconds > 0
+           AND EXISTS (SELECT 1 FROM queen.messages m
+                        WHERE m.partition_id = p.id
+                          AND m.created_at < p_now - make_interval(secs => q.max_wait_time_seconds))
+    LOOP
+        EXIT WHEN v_left <= 0;
+        CONTINUE WHEN NOT pg_try_advisory_xact_lock(queen.pop_claim_key(r.pid));
+        CONTINUE WHEN EXISTS (SELECT 1 FROM queen.partition_consumers l
+                               WHERE l.partition_id = r.pid AND l.worker_id IS NOT NULL
+                                 AND l.lease_expires_at > p_now);
+        WITH c AS (
+            SELECT pc.last_consumed_created_at AS cts, pc.last_consumed_id AS cid
+              FROM queen.partition_consumers pc
+             WHERE pc.partition_id = r.pid
+             ORDER BY pc.last_consumed_created_at ASC NULLS FIRST, pc.last_consumed_id ASC
+             LIMIT 1
+        ), victims AS (
+            SELECT m.id FROM queen.messages m
+             WHERE m.partition_id = r.pid AND m.created_at < r.cutoff
+               AND NOT EXISTS (SELECT 1 FROM c WHERE c.cts IS NOT NULL
+                                 AND (m.created_at, m.id) <= (c.cts, c.cid))
+             ORDER BY m.created_at, m.id
+             LIMIT v_left
+        ), del AS (
+            DELETE FROM queen.messages m USING victims v WHERE m.id = v.id RETURNING 1
+        )
+        SELECT count(*) INTO v_n FROM del;
+        IF v_n > 0 THEN
+            INSERT INTO queen.retention_history (partition_id, messages_deleted, retention_type, executed_at)
+            VALUES (r.pid, v_n, p_type, p_now);
+            v_left := v_left - v_n;
+            v_total := v_total + v_n;
+        END IF;
+    END LOOP;
+    RETURN v_total;
+END;
+$$;
