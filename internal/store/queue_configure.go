@@ -128,6 +128,7 @@ var errQueueVanished = errors.New("store: queue deleted during configure")
 func (s *Store) queueConfigureOnce(ctx context.Context, e queue.ConfigureEdit, check func(queue.Queue) error,
 	qi *queue.QueueInfo, partitionID *string, release *bool,
 ) error {
+	*release = false
 	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		created := false
 		if err := tx.QueryRow(ctx, sqlQueueEnsure, e.Name).Scan(&created); err != nil && !errors.Is(err, pgx.ErrNoRows) {
