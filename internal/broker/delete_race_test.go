@@ -66,7 +66,7 @@ func TestRequestsRacingAQueueDelete(t *testing.T) {
 	})
 	var deleter sync.WaitGroup
 	deleter.Go(func() {
-		tick := time.NewTicker(25 * time.Millisecond) // a delete every few requests, as suites do
+		tick := time.NewTicker(60 * time.Millisecond) // a delete every few requests, as suites do
 		defer tick.Stop()
 		for range tick.C {
 			if done.Load() {

@@ -157,15 +157,8 @@ func (s *Store) LeaseExtend(ctx context.Context, leaseID string, seconds int) (q
 func (s *Store) LeaseGiveBack(ctx context.Context, leaseID string) (int64, error) {
 	return s.countRow(ctx, "lease give-back", `
 WITH u AS (
-    UPDATE queen.partition_consumers pc
-       SET lease_acquired_at = NULL, lease_expires_at = NULL, worker_id = NULL, batch_size = 0, acked_count = 0
+    UPDATE queen.partition_consumers pc SET `+sqlLeaseCleared+`
      WHERE pc.worker_id = $1
     RETURNING pc.partition_id, pc.consumer_group
-),
-r AS (
-    UPDATE queen.partition_ready r SET ready_at = now()
-      FROM u
-     WHERE r.partition_id = u.partition_id AND r.consumer_group = u.consumer_group AND r.ready_at > now()
-)
-SELECT count(*) FROM u`, leaseID)
+),`+sqlLeasesReleased, leaseID)
 }

@@ -167,20 +167,27 @@ WITH v AS (
 ),
 u AS (
     UPDATE queen.partition_consumers pc
-       SET lease_acquired_at = NULL, lease_expires_at = NULL, worker_id = NULL, batch_size = 0, acked_count = 0
+       SET `+sqlLeaseCleared+`
       FROM v
      WHERE pc.id = v.id AND pc.worker_id IS NOT NULL AND pc.lease_expires_at < $1
     RETURNING pc.partition_id, pc.consumer_group
-),
+),`+sqlLeasesReleased, before, limit)
+}
+
+// sqlLeaseCleared is the SET list of a cursor row whose lease is cleared: holder,
+// expiry and batch bookkeeping back to "no lease"; cursor and retry counter untouched.
+const sqlLeaseCleared = `lease_acquired_at = NULL, lease_expires_at = NULL, worker_id = NULL, batch_size = 0, acked_count = 0`
+
+// sqlLeasesReleased ends a statement whose CTE u cleared leases (returning partition_id,
+// consumer_group): the ready rows that waited for them are claimable now (the broker's
+// clock may run ahead of the database's), and it returns how many it cleared.
+const sqlLeasesReleased = `
 r AS (
-    -- The ready rows waited for these leases: claimable now (the broker's clock may run
-    -- ahead of the database's).
     UPDATE queen.partition_ready r SET ready_at = now()
       FROM u
      WHERE r.partition_id = u.partition_id AND r.consumer_group = u.consumer_group AND r.ready_at > now()
 )
-SELECT count(*) FROM u`, before, limit)
-}
+SELECT count(*) FROM u`
 
 // metricsTables are the per-minute analytics tables and the retention history, with
 // their time column: queen's own activity tables and consumer-lag samples, then

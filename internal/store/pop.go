@@ -22,12 +22,14 @@ const racedAttempts = 3
 // retryRaced runs a statement again, up to racedAttempts times in all, when PostgreSQL
 // aborted it as a deadlock victim or for a serialization failure (a pop locks a ready
 // row, then the cursor row; an ack, a seek or a delete can take them the other way),
-// or when it wrote a row for a queue, partition or message deleted meanwhile: the
-// aborted statement took no effect, and the next run applies it or finds them gone.
+// or when it wrote a row for a queue, partition or message deleted meanwhile (or
+// found its queue gone before it could lock it: errQueueVanished): the aborted
+// statement took no effect, and the next run applies it or finds them gone.
 func retryRaced(ctx context.Context, run func() error) error {
 	for attempt := 1; ; attempt++ {
 		err := run()
-		if err == nil || attempt == racedAttempts || !(isLockConflict(err) || isDeletedMeanwhile(err)) || ctx.Err() != nil {
+		raced := isLockConflict(err) || isDeletedMeanwhile(err) || errors.Is(err, errQueueVanished)
+		if err == nil || attempt == racedAttempts || !raced || ctx.Err() != nil {
 			return err
 		}
 	}

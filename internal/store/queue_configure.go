@@ -89,14 +89,7 @@ func (s *Store) QueueConfigureEdit(ctx context.Context, e queue.ConfigureEdit,
 	var qi queue.QueueInfo
 	var partitionID string
 	release := false
-	var err error
-	for attempt := 1; ; attempt++ {
-		err = s.queueConfigureOnce(ctx, e, check, &qi, &partitionID, &release)
-		raced := isLockConflict(err) || isDeletedMeanwhile(err) || errors.Is(err, errQueueVanished)
-		if !raced || attempt == racedAttempts || ctx.Err() != nil {
-			break
-		}
-	}
+	err := retryRaced(ctx, func() error { return s.queueConfigureOnce(ctx, e, check, &qi, &partitionID, &release) })
 	if errors.Is(err, errQueueVanished) {
 		err = fmt.Errorf("%w: queue %q was deleted while being configured", queue.ErrConflict, e.Name)
 	}
