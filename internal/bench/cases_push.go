@@ -3,7 +3,9 @@ package bench
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -48,7 +50,8 @@ func (r *runner) pushCases(ctx context.Context) error {
 	for _, b := range pushBatches() {
 		c := pushCase{name: fmt.Sprintf("push_b%d", b), batch: b, partitions: 100}
 		withOne := b == 100 && o.wants("push_b100_p1")
-		if !o.wants(c.name) && !withOne {
+		withHTTP := slices.Contains(httpRawBatches(), b) && r.db != nil && o.wants(httpRawName(b))
+		if !o.wants(c.name) && !withOne && !withHTTP {
 			continue
 		}
 		raw, err := r.rawPush(ctx, c)
@@ -74,6 +77,14 @@ func (r *runner) pushCases(ctx context.Context) error {
 			}
 			r.add(throughput(one.name, m.rate(), raw.rate(), one.note(o.Producers, r.vs("push_b100's raw insert"))))
 		}
+		if withHTTP {
+			m, err := r.httpRawPush(ctx, c)
+			if err != nil {
+				return fmt.Errorf("%s: %w", httpRawName(b), err)
+			}
+			r.add(throughput(httpRawName(b), m.rate(), raw.rate(), fmt.Sprintf(
+				"%d producers, %d msgs per request: the raw insert behind a bare net/http handler, vs raw insert", o.Producers, b)))
+		}
 	}
 	var more []pushCase
 	for _, b := range manyProducerBatches() {
@@ -98,6 +109,35 @@ func (r *runner) pushCases(ctx context.Context) error {
 		r.add(throughput(c.name, m.rate(), raw.rate(), c.note(c.workers(o), r.vs("raw insert"))))
 	}
 	return nil
+}
+
+// httpRawBatches lists the batch sizes of http_raw_bN, the raw insert behind HTTP
+// (httpraw.go), measured after push_bN against the same raw ceiling.
+func httpRawBatches() []int { return []int{1, 10} }
+
+func httpRawName(batch int) string { return fmt.Sprintf("http_raw_b%d", batch) }
+
+// httpRawPush measures the raw insert of c behind HTTP: the broker's load generator
+// against httpRaw, on the raw ceiling's partitions (emptied first).
+func (r *runner) httpRawPush(ctx context.Context, c pushCase) (measurement, error) {
+	began := time.Now()
+	pids, err := r.rawSetup(ctx, c.partitions)
+	if err != nil {
+		return measurement{}, err
+	}
+	srv, err := r.db.startHTTPRaw(pids, r.payload, c.batch)
+	if err != nil {
+		return measurement{}, err
+	}
+	p := c.workers(&r.opts)
+	load := newHTTPLoad(srv.url, "", p)
+	defer load.close()
+	r.logf("raw insert behind HTTP %s: batch %d, %d partitions, %d producers (set up in %s)", httpRawName(c.batch), c.batch,
+		c.partitions, p, since(began))
+	spec := pushSpec{queue: "bench-raw", batch: c.batch, rr: newRoundRobin(c.partitions), payload: constPayload(r.payload)}
+	m, err := r.win.run(ctx, p, 0, nil, load.pushOp(spec, p))
+	r.logResult(m)
+	return m, errors.Join(err, srv.close(ctx))
 }
 
 // pushBatches lists the batch sizes of push_bN.

@@ -103,6 +103,9 @@ func (o *Options) caseNames() []string {
 	var names []string
 	for _, b := range pushBatches() {
 		names = append(names, fmt.Sprintf("push_b%d", b))
+		if slices.Contains(httpRawBatches(), b) {
+			names = append(names, httpRawName(b))
+		}
 	}
 	names = append(names, "push_b100_p1")
 	for _, b := range manyProducerBatches() {

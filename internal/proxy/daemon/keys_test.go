@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -69,6 +70,17 @@ func TestKeys(t *testing.T) {
 			path, _, _ = strings.Cut(path, "#")
 			r := call(t, http.MethodPost, p.URL+path, orders.Key, []byte(body))
 			require.Equal(t, http.StatusForbidden, r.status, "%s: %s", path, r.body)
+			if path == "/api/v1/transaction" { // the transaction's envelope, with a minted id
+				var env struct {
+					TransactionID string `json:"transactionId"`
+					Success       *bool  `json:"success"`
+					Reason        string `json:"reason"`
+				}
+				require.NoError(t, json.Unmarshal(r.body, &env), string(r.body))
+				require.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$`, env.TransactionID, string(r.body))
+				require.False(t, *env.Success)
+				require.Equal(t, "forbidden", env.Reason)
+			}
 		}
 		r = call(t, http.MethodGet, p.URL+"/api/v1/resources/queues", "qk_aaaaaaaaaaaa_"+strings.Repeat("A", 49), nil)
 		require.Equal(t, http.StatusUnauthorized, r.status)

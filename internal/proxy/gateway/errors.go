@@ -64,19 +64,21 @@ func writeError(w http.ResponseWriter, requestID string, e *apiError) {
 }
 
 // txErrorBody is a refused /transaction's answer: the transaction's envelope
-// (success, reason, results), as the broker refuses one before the database, around
-// the flat error fields.
+// (transactionId, success, reason, results), as the broker refuses one before the
+// database, around the flat error fields.
 type txErrorBody struct {
+	TransactionID string `json:"transactionId"`
 	api.ErrorBody
 	Reason  string     `json:"reason"`
 	Results []struct{} `json:"results"`
 }
 
-// writeTxError writes e in the envelope of a refused transaction: reason bad_request
-// (400) or payload_too_large (413), as the broker names them, else e's code.
-func writeTxError(w http.ResponseWriter, requestID string, e *apiError) {
+// writeTxError writes e in the envelope of a refused transaction, under txID (minted
+// for the call: every transaction answer carries one): reason bad_request (400) or
+// payload_too_large (413), as the broker names them, else e's code.
+func writeTxError(w http.ResponseWriter, requestID, txID string, e *apiError) {
 	writeHeaders(w, e)
-	body := txErrorBody{ErrorBody: errorBody(requestID, e), Reason: string(e.code), Results: []struct{}{}}
+	body := txErrorBody{TransactionID: txID, ErrorBody: errorBody(requestID, e), Reason: string(e.code), Results: []struct{}{}}
 	body.Success = api.Bool(false)
 	switch e.status {
 	case http.StatusBadRequest:

@@ -62,8 +62,8 @@ func TestWriteErrorBytes(t *testing.T) {
 }
 
 // A transaction the gateway refuses itself is answered in the transaction's envelope,
-// as the broker refuses one before the database: success false, a reason the 1.x
-// clients branch on, no results.
+// as the broker refuses one before the database: a transaction id, success false, a
+// reason the 1.x clients branch on, no results.
 func TestWriteTxErrorBytes(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -71,14 +71,14 @@ func TestWriteTxErrorBytes(t *testing.T) {
 		want string
 	}{
 		{errorf(http.StatusBadRequest, codeInvalidArgument, "invalid JSON body"),
-			`{"success":false,"error":"invalid JSON body","code":"invalid_argument","request_id":"r-1","reason":"bad_request","results":[]}` + "\n"},
+			`{"transactionId":"tx-1","success":false,"error":"invalid JSON body","code":"invalid_argument","request_id":"r-1","reason":"bad_request","results":[]}` + "\n"},
 		{tooLarge(100).(*apiError),
-			`{"success":false,"error":"request body larger than 100 bytes","code":"payload_too_large","request_id":"r-1","reason":"payload_too_large","results":[]}` + "\n"},
+			`{"transactionId":"tx-1","success":false,"error":"request body larger than 100 bytes","code":"payload_too_large","request_id":"r-1","reason":"payload_too_large","results":[]}` + "\n"},
 		{&apiError{status: http.StatusTooManyRequests, code: codeQuotaExceeded, msg: "over quota", limit: "messages", retryAfter: time.Second},
-			`{"success":false,"error":"over quota","code":"quota_exceeded","limit":"messages","retryAfterMs":1000,"request_id":"r-1","reason":"quota_exceeded","results":[]}` + "\n"},
+			`{"transactionId":"tx-1","success":false,"error":"over quota","code":"quota_exceeded","limit":"messages","retryAfterMs":1000,"request_id":"r-1","reason":"quota_exceeded","results":[]}` + "\n"},
 	} {
 		w := httptest.NewRecorder()
-		writeTxError(w, "r-1", tc.err)
+		writeTxError(w, "r-1", "tx-1", tc.err)
 		require.Equal(t, tc.err.status, w.Code)
 		require.Equal(t, tc.want, w.Body.String())
 	}

@@ -46,7 +46,7 @@ func (s *Server) serveRoute(rt *route) http.HandlerFunc {
 			x.status = http.StatusFound
 		} else if errors.As(err, &ae) {
 			if rt.body == bodyTransaction {
-				writeTxError(w, x.id, ae)
+				writeTxError(w, x.id, s.ids.New(), ae)
 			} else {
 				writeError(w, x.id, ae)
 			}

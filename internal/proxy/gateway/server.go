@@ -24,6 +24,7 @@ import (
 	"github.com/queenmq/queen/internal/proxy/session"
 	"github.com/queenmq/queen/internal/proxy/store"
 	"github.com/queenmq/queen/internal/proxy/tenant"
+	"github.com/queenmq/queen/internal/queue"
 )
 
 // Options are what the gateway is built from.
@@ -81,12 +82,14 @@ type Server struct {
 	transport, probes *http.Transport
 	handler           http.Handler
 	draining          atomic.Bool
+	// ids mints the transaction ids of the transactions the gateway refuses itself.
+	ids *queue.IDGenerator
 }
 
 // New builds the gateway; RunCells and RunSnapshots keep the brokers' health and the
 // quotas' snapshot.
 func New(o Options) *Server {
-	s := &Server{opts: o, logger: o.Logger.With("component", "gateway"), meter: o.Meter}
+	s := &Server{opts: o, logger: o.Logger.With("component", "gateway"), meter: o.Meter, ids: queue.NewIDGenerator()}
 	s.quotas = newQuotas(o.UsageRefresh, o.QuotaFailClosed, o.Now)
 	s.metrics = newMetrics(o.Registry, func() float64 { return min(s.quotas.age().Seconds(), 1e9) })
 	s.transport = NewTransport(o.TenancyHeader, s.authorizeOwn)
