@@ -73,3 +73,14 @@ func TestHTTPRawStoresWhatItAnswers(t *testing.T) {
 	require.Equal(t, http.StatusMethodNotAllowed, status)
 	require.NoError(t, srv.close(ctx))
 }
+
+// The raw insert behind HTTP runs on the run's own database: with -url it is refused
+// by name, not skipped in silence.
+func TestHTTPRawNeedsTheRunsOwnDatabase(t *testing.T) {
+	t.Parallel()
+	o := Options{URL: "http://127.0.0.1:6632", Only: []string{"push_b1", "http_raw_b1"}}
+	o.defaults()
+	require.ErrorContains(t, o.validate(), "http_raw_b1 needs a database of the run's own")
+	o.Only = []string{"push_b1"}
+	require.NoError(t, o.validate())
+}

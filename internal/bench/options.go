@@ -94,6 +94,9 @@ func (o *Options) validate() error {
 		if !slices.Contains(known, name) {
 			return fmt.Errorf("bench: no case %q (cases: %s)", name, strings.Join(known, " "))
 		}
+		if o.remote() && strings.HasPrefix(name, "http_raw_") {
+			return fmt.Errorf("bench: %s needs a database of the run's own (not -url)", name)
+		}
 	}
 	return nil
 }
