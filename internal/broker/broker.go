@@ -133,6 +133,19 @@ func (b *Broker) Close() {
 // ParkedPolls returns the number of long-polls currently parked.
 func (b *Broker) ParkedPolls() int { return b.waiters.count() }
 
+// LongPollRechecks counts the claims parked long-polls ran: after a wake-up (a push, a
+// notification) or after their re-check interval, and whether each found messages.
+type LongPollRechecks struct {
+	WokenFound, WokenEmpty, TimedFound, TimedEmpty uint64
+}
+
+// LongPollRechecks reports the claims this broker's parked long-polls ran.
+func (b *Broker) LongPollRechecks() LongPollRechecks {
+	ws := b.waiters
+	return LongPollRechecks{WokenFound: ws.wokenFound.Load(), WokenEmpty: ws.wokenEmpty.Load(),
+		TimedFound: ws.timedFound.Load(), TimedEmpty: ws.timedEmpty.Load()}
+}
+
 // OpenPayload returns the plaintext of an encrypted payload envelope, or p unchanged
 // (no key configured, not an envelope, or not decryptable with this key).
 func (b *Broker) OpenPayload(p []byte) []byte {

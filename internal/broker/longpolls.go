@@ -42,6 +42,9 @@ func (ws *waiters) groups(queue string, limit int) ([]LongPollGroup, bool) {
 			continue
 		}
 		for w := range set {
+			if !w.idle {
+				continue
+			}
 			k := key{q, w.group, cmp.Or(w.partition, AnyPartition)}
 			g := byKey[k]
 			if g == nil {

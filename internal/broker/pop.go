@@ -122,7 +122,7 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 			timer.Stop()
 		}
 	}()
-	for empty := 0; ; {
+	for empty, parked, woken := 0, false, false; ; {
 		var paused <-chan struct{} // nil without Wait: never ready
 		if req.Wait {
 			paused = b.pause.popPausedSignal()
@@ -146,6 +146,12 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 		}
 		if err != nil {
 			return res, err
+		}
+		if parked {
+			b.waiters.recheck(woken, len(msgs) > 0)
+			if woken && len(msgs) > 0 {
+				b.waiters.claimed(w, from, msgs)
+			}
 		}
 		if len(msgs) > 0 {
 			for i := range msgs {
@@ -175,17 +181,25 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 		} else {
 			timer.Reset(wait)
 		}
+		parked, woken = true, false
+		b.waiters.rest(w, true)
+		var end bool
+		var endErr error
 		select {
 		case <-ctx.Done():
-			return res, ctx.Err()
+			end, endErr = true, ctx.Err()
 		case <-b.closing:
-			return res, nil
+			end = true
 		case <-stop:
-			return res, nil
+			end = true
 		case <-paused:
 		case <-w.wake:
-			empty = 0
+			empty, woken = 0, true
 		case <-timer.C:
+		}
+		b.waiters.rest(w, false)
+		if end {
+			return res, endErr
 		}
 		timer.Stop()
 	}

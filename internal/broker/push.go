@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -196,22 +197,33 @@ func checkPushItem(it *queue.PushItem, at string) error {
 	return queue.CheckPayload(at+".payload", it.Payload)
 }
 
-// wakeQueues wakes the long-polls of the queues items went to, on this replica at
-// once and on the others through NOTIFY. Call it only after the commit.
-// Wake wakes the pops parked on queueName, on this broker at once and on the other
-// replicas through PostgreSQL, as a push to the queue does (POST /internal/api/notify).
+// Wake wakes every pop parked on queueName, on this broker at once and on the other
+// replicas through PostgreSQL (POST /internal/api/notify).
 func (b *Broker) Wake(queueName string) {
 	b.waiters.notify(queueName)
 	b.wakeup.announce(queueName)
 }
 
+// wakeQueues wakes the long-polls of the queues items went to: on this replica the pops
+// the partitions filled can serve (see waiters), on the others every pop of the queue,
+// through NOTIFY. Call it only after the commit.
 func (b *Broker) wakeQueues(items []queue.PushItem) {
-	last := ""
-	for _, it := range items {
-		if it.Queue != last {
-			b.waiters.notify(it.Queue)
-			b.wakeup.announce(it.Queue)
-			last = it.Queue
+	type filled struct{ queue, partition string }
+	all := make([]filled, len(items))
+	for i := range items {
+		all[i] = filled{items[i].Queue, cmp.Or(items[i].Partition, queue.DefaultPartition)}
+	}
+	slices.SortFunc(all, func(x, y filled) int {
+		return cmp.Or(strings.Compare(x.queue, y.queue), strings.Compare(x.partition, y.partition))
+	})
+	all = slices.Compact(all)
+	var partitions []string
+	for i, f := range all {
+		partitions = append(partitions, f.partition)
+		if i+1 == len(all) || all[i+1].queue != f.queue {
+			b.waiters.notifyPartitions(f.queue, partitions)
+			b.wakeup.announce(f.queue)
+			partitions = partitions[:0]
 		}
 	}
 }

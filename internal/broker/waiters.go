@@ -2,15 +2,30 @@ package broker
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/queenmq/queen/internal/queue"
 )
 
 // waiters wakes long-polls parked on queues when a push to one of them commits. A wake
 // is a hint: a parked pop re-runs its claim; nothing is delivered through the channel.
 // A waiter can be parked on several queues (a namespace/task pop).
+//
+// A push of this replica wakes only as many pops of each consumer group as it filled
+// partitions (notifyPartitions): with many idle consumers, waking them all would cost a
+// claim each for one winner. No message is left behind by the pops it did not wake: a
+// woken pop whose claim finds messages passes a wake on to another pop of its group
+// (the partition it was woken for may not be the one it took), and a pop that leaves
+// with a wake it did not use passes that on. A chain of wakes ends at the first claim
+// that finds nothing. Everything else (other replicas' notifications, a seek, a DLQ
+// replay, a timer) wakes every pop of the queue.
 type waiters struct {
 	mu      sync.Mutex
 	byQueue map[string]map[*waiter]struct{}
+
+	// Claims run by parked pops, by cause and outcome.
+	wokenFound, wokenEmpty, timedFound, timedEmpty atomic.Uint64
 }
 
 type waiter struct {
@@ -21,6 +36,12 @@ type waiter struct {
 	group     string
 	partition string
 	parkedAt  time.Time
+	// idle is set while the pop waits for a wake or its timer, not while it claims
+	// (guarded by waiters.mu): only idle pops count as parked.
+	idle bool
+	// wokeFor is the queue and partition the last wake of notifyPartitions was for;
+	// empty after any other wake (guarded by waiters.mu).
+	wokeFor struct{ queue, partition string }
 }
 
 func newWaiters() *waiters {
@@ -54,10 +75,16 @@ func (ws *waiters) add(w *waiter, queues ...string) {
 	}
 }
 
-// unpark removes w from every queue it is parked on.
+// unpark removes w from every queue it is parked on. A wake w got and did not use is
+// passed on first.
 func (ws *waiters) unpark(w *waiter) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	select {
+	case <-w.wake:
+		ws.passLocked(w)
+	default:
+	}
 	for q := range w.queues {
 		if set := ws.byQueue[q]; set != nil {
 			delete(set, w)
@@ -74,6 +101,7 @@ func (ws *waiters) unpark(w *waiter) {
 func (ws *waiters) notify(queue string) {
 	ws.mu.Lock()
 	for w := range ws.byQueue[queue] {
+		w.wokeFor.queue, w.wokeFor.partition = "", ""
 		w.signal()
 	}
 	ws.mu.Unlock()
@@ -84,10 +112,113 @@ func (ws *waiters) notifyAll() {
 	ws.mu.Lock()
 	for _, set := range ws.byQueue {
 		for w := range set {
+			w.wokeFor.queue, w.wokeFor.partition = "", ""
 			w.signal()
 		}
 	}
 	ws.mu.Unlock()
+}
+
+// notifyPartitions wakes the pops parked on queue that a push filling partitions (their
+// names, each once) may serve: for each consumer group, one per partition — a pop
+// parked on that partition if there is one, else one that takes any partition. A pop
+// already holding a wake is not counted: its wake is an earlier push's.
+func (ws *waiters) notifyPartitions(queue string, partitions []string) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	set := ws.byQueue[queue]
+	if len(set) <= len(partitions) {
+		for w := range set {
+			w.wokeFor.queue, w.wokeFor.partition = "", ""
+			if len(partitions) == 1 {
+				w.wokeFor.queue, w.wokeFor.partition = queue, partitions[0]
+			}
+			w.signal()
+		}
+		return
+	}
+	type candidates struct {
+		any   []*waiter
+		exact map[string][]*waiter
+	}
+	byGroup := make(map[string]*candidates)
+	for w := range set {
+		if len(w.wake) > 0 {
+			continue
+		}
+		c := byGroup[w.group]
+		if c == nil {
+			c = &candidates{}
+			byGroup[w.group] = c
+		}
+		if w.partition == "" {
+			c.any = append(c.any, w)
+			continue
+		}
+		if c.exact == nil {
+			c.exact = make(map[string][]*waiter)
+		}
+		c.exact[w.partition] = append(c.exact[w.partition], w)
+	}
+	for _, c := range byGroup {
+		for _, p := range partitions {
+			var w *waiter
+			if on := c.exact[p]; len(on) > 0 {
+				w, c.exact[p] = on[len(on)-1], on[:len(on)-1]
+			} else if len(c.any) > 0 {
+				w, c.any = c.any[len(c.any)-1], c.any[:len(c.any)-1]
+			} else {
+				break
+			}
+			w.wokeFor.queue, w.wokeFor.partition = queue, p
+			w.signal()
+		}
+	}
+}
+
+// claimed passes a wake on for a pop that was woken and found msgs on queue q, unless
+// they include the partition its wake was for: then the wake was used (see waiters).
+func (ws *waiters) claimed(w *waiter, q string, msgs []queue.Message) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if w.wokeFor.queue == q && w.wokeFor.partition != "" {
+		for i := range msgs {
+			if msgs[i].Partition == w.wokeFor.partition {
+				return
+			}
+		}
+	}
+	ws.passLocked(w)
+}
+
+// passLocked wakes one pop other than w, of w's group, on each queue w is parked on,
+// that takes any partition or w's: one not already holding a wake (one that is will
+// claim anyway).
+func (ws *waiters) passLocked(w *waiter) {
+	for q := range w.queues {
+		for o := range ws.byQueue[q] {
+			if o != w && o.group == w.group && (o.partition == "" || o.partition == w.partition) && len(o.wake) == 0 {
+				o.wokeFor.queue, o.wokeFor.partition = "", ""
+				o.signal()
+				break
+			}
+		}
+	}
+}
+
+// recheck counts a claim of a parked pop: after a wake or its timer, and whether it
+// found messages.
+func (ws *waiters) recheck(woken, found bool) {
+	switch {
+	case woken && found:
+		ws.wokenFound.Add(1)
+	case woken:
+		ws.wokenEmpty.Add(1)
+	case found:
+		ws.timedFound.Add(1)
+	default:
+		ws.timedEmpty.Add(1)
+	}
 }
 
 func (w *waiter) signal() {
@@ -97,6 +228,13 @@ func (w *waiter) signal() {
 	}
 }
 
+// rest marks w idle (waiting for a wake or its timer) or not (claiming).
+func (ws *waiters) rest(w *waiter, idle bool) {
+	ws.mu.Lock()
+	w.idle = idle
+	ws.mu.Unlock()
+}
+
 // count returns the number of parked long-polls.
 func (ws *waiters) count() int {
 	ws.mu.Lock()
@@ -104,7 +242,9 @@ func (ws *waiters) count() int {
 	seen := make(map[*waiter]struct{})
 	for _, set := range ws.byQueue {
 		for w := range set {
-			seen[w] = struct{}{}
+			if w.idle {
+				seen[w] = struct{}{}
+			}
 		}
 	}
 	return len(seen)
@@ -118,11 +258,11 @@ func (ws *waiters) parked() (total int, byQueue map[string]int) {
 	seen := make(map[*waiter]struct{})
 	byQueue = make(map[string]int, len(ws.byQueue))
 	for q, set := range ws.byQueue {
-		if len(set) > 0 {
-			byQueue[q] = len(set)
-		}
 		for w := range set {
-			seen[w] = struct{}{}
+			if w.idle {
+				byQueue[q]++
+				seen[w] = struct{}{}
+			}
 		}
 	}
 	return len(seen), byQueue

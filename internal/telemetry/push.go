@@ -11,7 +11,7 @@ import (
 type pushCollector struct {
 	broker                               *broker.Broker
 	statements, pushes, expired, waiting *prometheus.Desc
-	wakeups, paths, ackPaths             *prometheus.Desc
+	wakeups, paths, ackPaths, rechecks   *prometheus.Desc
 }
 
 func newPushCollector(b *broker.Broker) *pushCollector {
@@ -37,6 +37,11 @@ func newPushCollector(b *broker.Broker) *pushCollector {
 			"Ack batches this replica applied, by path: direct (the ack of a pop: one partition, one lease, "+
 				"every item completed, the next messages in order; three plain statements) or general "+
 				"(queen.ack_q3: every other batch).", []string{"path"}, nil),
+		rechecks: prometheus.NewDesc("queen_pop_longpoll_rechecks_total",
+			"Claims run by long-poll pops parked on this replica, by cause (wake: a push or a notification; "+
+				"timer: the re-check interval) and outcome (messages, empty). A push wakes one parked pop per "+
+				"partition it filled and consumer group; many empty wake claims mean consumers outnumber the "+
+				"work.", []string{"cause", "outcome"}, nil),
 		wakeups: prometheus.NewDesc("queen_wakeup_notifications_total",
 			"Batches of wake-ups for long-polls parked on other replicas, by outcome: sent (one NOTIFY each) "+
 				"or skipped (no other replica listened).", []string{"outcome"}, nil),
@@ -44,7 +49,7 @@ func newPushCollector(b *broker.Broker) *pushCollector {
 }
 
 func (c *pushCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.statements, c.pushes, c.expired, c.waiting, c.wakeups, c.paths, c.ackPaths} {
+	for _, d := range []*prometheus.Desc{c.statements, c.pushes, c.expired, c.waiting, c.wakeups, c.paths, c.ackPaths, c.rechecks} {
 		ch <- d
 	}
 }
@@ -61,6 +66,11 @@ func (c *pushCollector) Collect(ch chan<- prometheus.Metric) {
 	direct, general = c.broker.AckPaths()
 	ch <- prometheus.MustNewConstMetric(c.ackPaths, prometheus.CounterValue, float64(direct), "direct")
 	ch <- prometheus.MustNewConstMetric(c.ackPaths, prometheus.CounterValue, float64(general), "general")
+	r := c.broker.LongPollRechecks()
+	ch <- prometheus.MustNewConstMetric(c.rechecks, prometheus.CounterValue, float64(r.WokenFound), "wake", "messages")
+	ch <- prometheus.MustNewConstMetric(c.rechecks, prometheus.CounterValue, float64(r.WokenEmpty), "wake", "empty")
+	ch <- prometheus.MustNewConstMetric(c.rechecks, prometheus.CounterValue, float64(r.TimedFound), "timer", "messages")
+	ch <- prometheus.MustNewConstMetric(c.rechecks, prometheus.CounterValue, float64(r.TimedEmpty), "timer", "empty")
 	w := c.broker.WakeNotifications()
 	ch <- prometheus.MustNewConstMetric(c.wakeups, prometheus.CounterValue, float64(w.Sent), "sent")
 	ch <- prometheus.MustNewConstMetric(c.wakeups, prometheus.CounterValue, float64(w.Skipped), "skipped")

@@ -1,0 +1,103 @@
+package broker_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/broker"
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// parkPops starts n long-polls of queue mode on q (re-checking only when woken, with
+// slowPolls) and returns the channel their results arrive on.
+func parkPops(t *testing.T, tb *testBundle, q string, n int) <-chan queue.PopResult {
+	t.Helper()
+	got := make(chan queue.PopResult, n)
+	before := tb.b.ParkedPolls()
+	for range n {
+		req := queue.PopRequest{Queue: q, Wait: true, Timeout: 30 * time.Minute}
+		require.NoError(t, tb.b.NormalizePop(&req))
+		go func() {
+			res, err := tb.b.Pop(context.Background(), req)
+			if err == nil {
+				got <- res
+			}
+		}()
+	}
+	require.Eventually(t, func() bool { return tb.b.ParkedPolls() == before+n }, 10*time.Second, 5*time.Millisecond)
+	return got
+}
+
+func TestAPushWakesOneParkedPopPerPartition(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, slowPolls(time.Hour))
+	tb.configure(t, "herd", nil)
+	got := parkPops(t, tb, "herd", 4)
+	t.Cleanup(tb.b.Close)
+
+	tb.push(t, item("herd", "p1", "one", `1`))
+	select {
+	case res := <-got:
+		require.Equal(t, []string{"one"}, txids(res.Messages))
+	case <-time.After(20 * time.Second):
+		t.Fatal("no parked pop was woken by the push")
+	}
+	// The woken pop found the message on the partition it was woken for: nothing to
+	// pass on. Waking all four would run three empty claims.
+	settled := func() bool {
+		r := tb.b.LongPollRechecks()
+		return r.WokenFound == 1 && r.WokenEmpty == 0
+	}
+	require.Eventually(t, settled, 20*time.Second, 5*time.Millisecond)
+	require.Never(t, func() bool { return !settled() }, 300*time.Millisecond, 10*time.Millisecond,
+		"more parked pops claimed than the push and the pass woke: %+v", tb.b.LongPollRechecks())
+	require.Equal(t, 3, tb.b.ParkedPolls())
+
+	// A push filling two partitions wakes two pops: both get a message.
+	tb.push(t, item("herd", "p2", "two", `2`), item("herd", "p3", "three", `3`))
+	var both []string
+	for range 2 {
+		select {
+		case res := <-got:
+			both = append(both, txids(res.Messages)...)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("a push to two partitions answered %v", both)
+		}
+	}
+	require.ElementsMatch(t, []string{"two", "three"}, both)
+}
+
+func TestAWokenPopThatTookAnotherPartitionPassesTheWakeOn(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, slowPolls(time.Hour))
+	tb.configure(t, "pass", nil)
+	tb.push(t, item("pass", "a", "a1", `1`), item("pass", "a", "a2", `2`))
+	held := tb.pop(t, queue.PopRequest{Queue: "pass", Batch: 1})
+	require.Equal(t, []string{"a1"}, txids(held.Messages))
+
+	// Partition a is leased: both pops park.
+	got := parkPops(t, tb, "pass", 2)
+	t.Cleanup(tb.b.Close)
+	// The ack frees a (a2 is left) without waking anyone; then a push to b wakes one
+	// pop. Whichever partition that pop takes, the other must not wait for its re-check
+	// interval (an hour) for the one it left.
+	acks := tb.ack(t, "", ackOf(held.Messages[0], held.LeaseID, queue.AckCompleted))
+	require.True(t, acks[0].Success)
+	tb.push(t, item("pass", "b", "b1", `3`))
+	var delivered []string
+	for range 2 {
+		select {
+		case res := <-got:
+			delivered = append(delivered, txids(res.Messages)...)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("a message was left to the re-check interval; delivered %v, rechecks %+v",
+				delivered, tb.b.LongPollRechecks())
+		}
+	}
+	require.ElementsMatch(t, []string{"a2", "b1"}, delivered)
+	require.Equal(t, broker.LongPollRechecks{WokenFound: 2}, tb.b.LongPollRechecks(),
+		"each pop claimed once, after a wake")
+}

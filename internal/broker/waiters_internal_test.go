@@ -1,0 +1,153 @@
+package broker
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// woken reports which of ws hold a wake, and consumes it.
+func woken(ws ...*waiter) []bool {
+	out := make([]bool, len(ws))
+	for i, w := range ws {
+		select {
+		case <-w.wake:
+			out[i] = true
+		default:
+		}
+	}
+	return out
+}
+
+func count(bs []bool) int {
+	return len(slices.DeleteFunc(slices.Clone(bs), func(b bool) bool { return !b }))
+}
+
+func TestNotifyPartitionsWakesOnePopPerPartitionAndGroup(t *testing.T) {
+	t.Parallel()
+	ws := newWaiters()
+	now := time.Now()
+	var g, h []*waiter
+	for range 4 {
+		g = append(g, ws.park("g", "", now, "q"))
+	}
+	for range 3 {
+		h = append(h, ws.park("h", "", now, "q"))
+	}
+	onP2 := ws.park("g", "p2", now, "q")
+	onP9 := ws.park("g", "p9", now, "q")
+	elsewhere := ws.park("g", "", now, "other")
+
+	ws.notifyPartitions("q", []string{"p2"})
+	require.Equal(t, []bool{true, false}, woken(onP2, onP9), "the pop parked on the partition filled is the one woken")
+	require.Zero(t, count(woken(g...)), "group g's one wake went to the pop parked on p2")
+	require.Equal(t, 1, count(woken(h...)), "one pop of group h")
+	require.False(t, woken(elsewhere)[0])
+
+	ws.notifyPartitions("q", []string{"p1", "p3"})
+	require.Equal(t, 2, count(woken(g...)), "two partitions, two pops of g that take any")
+	require.Equal(t, 2, count(woken(h...)))
+	require.Equal(t, []bool{false, false}, woken(onP2, onP9))
+
+	// A pop still holding an earlier push's wake does not count for this one.
+	g[0].signal()
+	ws.notifyPartitions("q", []string{"p4"})
+	got := woken(g...)
+	require.True(t, got[0])
+	require.Equal(t, 2, count(got), "the held wake and a new one")
+
+	// No more pops than partitions: every pop wakes.
+	few := newWaiters()
+	a, b := few.park("g", "", now, "q"), few.park("g", "x", now, "q")
+	few.notifyPartitions("q", []string{"p1", "p2"})
+	require.Equal(t, []bool{true, true}, woken(a, b))
+}
+
+func TestNotifyWakesEveryPop(t *testing.T) {
+	t.Parallel()
+	ws := newWaiters()
+	now := time.Now()
+	all := []*waiter{ws.park("g", "", now, "q"), ws.park("g", "", now, "q"), ws.park("h", "p", now, "q")}
+	ws.notify("q")
+	require.Equal(t, 3, count(woken(all...)))
+}
+
+func TestAWokenPopPassesAWakeOn(t *testing.T) {
+	t.Parallel()
+	ws := newWaiters()
+	now := time.Now()
+	self := ws.park("g", "", now, "q", "r")
+	sameQ := ws.park("g", "", now, "q")
+	sameR := ws.park("g", "", now, "r")
+	otherGroup := ws.park("h", "", now, "q")
+	otherPartition := ws.park("g", "p", now, "q")
+
+	ws.claimed(self, "q", nil)
+	require.Equal(t, []bool{false, true, true, false, false}, woken(self, sameQ, sameR, otherGroup, otherPartition),
+		"one pop of the group on each queue it is parked on, one that takes any partition")
+
+	// A pop already holding a wake will claim anyway: the pass goes to none.
+	sameQ.signal()
+	ws.claimed(self, "q", nil)
+	require.Equal(t, []bool{true, true}, woken(sameQ, sameR), "sameQ kept its own wake; r's pop got the pass")
+
+	// A pop parked on a partition passes to one of that partition or any.
+	ws.unpark(self)
+	ws.unpark(sameQ)
+	onP := ws.park("g", "p", now, "q")
+	ws.claimed(onP, "q", nil)
+	require.Equal(t, []bool{true, false}, woken(otherPartition, otherGroup), "the other pop of group g parked on p")
+	onOther := ws.park("g", "other", now, "q")
+	ws.claimed(onP, "q", nil)
+	require.False(t, woken(onOther)[0], "never a pop parked on another partition")
+	require.True(t, woken(otherPartition)[0])
+}
+
+func TestAPopThatClaimedThePartitionItWasWokenForPassesNothing(t *testing.T) {
+	t.Parallel()
+	ws := newWaiters()
+	now := time.Now()
+	var all []*waiter
+	for range 3 {
+		all = append(all, ws.park("g", "", now, "q"))
+	}
+	ws.notifyPartitions("q", []string{"p1"})
+	var self *waiter
+	for _, w := range all {
+		if woken(w)[0] {
+			self = w
+		}
+	}
+	require.NotNil(t, self)
+	ws.claimed(self, "q", []queue.Message{{Partition: "p1"}})
+	require.Zero(t, count(woken(all...)), "the wake was used on its partition")
+	ws.claimed(self, "q", []queue.Message{{Partition: "p0"}})
+	require.Equal(t, 1, count(woken(all...)), "another partition taken: p1 may still wait")
+
+	// Woken by something else than a push: always passes.
+	ws.notify("q")
+	woken(all...)
+	ws.claimed(self, "q", []queue.Message{{Partition: "p1"}})
+	require.Equal(t, 1, count(woken(all...)))
+}
+
+func TestUnparkPassesAnUnusedWakeOn(t *testing.T) {
+	t.Parallel()
+	ws := newWaiters()
+	now := time.Now()
+	leaving := ws.park("g", "", now, "q")
+	staying := ws.park("g", "", now, "q")
+
+	ws.unpark(leaving)
+	require.False(t, woken(staying)[0], "a pop without a wake leaves nothing to pass")
+
+	leaving = ws.park("g", "", now, "q")
+	leaving.signal()
+	ws.unpark(leaving)
+	require.True(t, woken(staying)[0], "the wake the leaving pop did not use went on")
+	require.Len(t, ws.byQueue["q"], 1)
+}
