@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -100,4 +101,72 @@ func TestAWokenPopThatTookAnotherPartitionPassesTheWakeOn(t *testing.T) {
 	require.ElementsMatch(t, []string{"a2", "b1"}, delivered)
 	require.Equal(t, broker.LongPollRechecks{WokenFound: 2}, tb.b.LongPollRechecks(),
 		"each pop claimed once, after a wake")
+}
+
+// TestWakesLeaveNoMessageBehind runs consumers of two groups, most taking any
+// partition and one parked on a partition of its own, against a producer pushing
+// small batches to random partitions, with re-check intervals of an hour: every
+// message must reach every group through wakes alone.
+func TestWakesLeaveNoMessageBehind(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, slowPolls(time.Hour))
+	tb.configure(t, "stress", nil)
+	const total, partitions = 240, 6
+	groups := []string{"g1", "g2"}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); tb.b.Close() })
+
+	type delivery struct{ group, txid string }
+	got := make(chan delivery, 4*total)
+	consume := func(group, partition string, batch int) {
+		for ctx.Err() == nil {
+			req := queue.PopRequest{Queue: "stress", ConsumerGroup: group, Partition: partition, Batch: batch,
+				Wait: true, Timeout: 10 * time.Minute}
+			if err := tb.b.NormalizePop(&req); err != nil {
+				panic(err)
+			}
+			res, err := tb.b.Pop(ctx, req)
+			if err != nil || len(res.Messages) == 0 {
+				continue
+			}
+			acks := make([]queue.Ack, len(res.Messages))
+			for i, m := range res.Messages {
+				acks[i] = ackOf(m, res.LeaseID, queue.AckCompleted)
+			}
+			if _, err := tb.b.Ack(ctx, queue.Scope{}, group, acks); err != nil {
+				continue // the test is ending
+			}
+			for _, m := range res.Messages {
+				got <- delivery{group, m.TransactionID}
+			}
+		}
+	}
+	for _, g := range groups {
+		for i := range 3 {
+			go consume(g, "", 1+i)
+		}
+		go consume(g, "p0", 2)
+	}
+	require.Eventually(t, func() bool { return tb.b.ParkedPolls() == 8 }, 10*time.Second, 5*time.Millisecond)
+
+	for sent := 0; sent < total; {
+		n := min(1+sent%3, total-sent)
+		items := make([]queue.PushItem, n)
+		for i := range items {
+			items[i] = item("stress", fmt.Sprintf("p%d", (sent*7+i*3)%partitions), fmt.Sprintf("m%03d", sent), `1`)
+			sent++
+		}
+		tb.push(t, items...)
+	}
+	seen := make(map[delivery]bool)
+	deadline := time.After(60 * time.Second)
+	for len(seen) < total*len(groups) {
+		select {
+		case d := <-got:
+			seen[d] = true
+		case <-deadline:
+			t.Fatalf("%d of %d deliveries after a minute (rechecks %+v): a message waits for a wake",
+				len(seen), total*len(groups), tb.b.LongPollRechecks())
+		}
+	}
 }
