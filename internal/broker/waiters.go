@@ -129,8 +129,9 @@ func (ws *waiters) notifyPartitions(queue string, partitions []string) {
 	set := ws.byQueue[queue]
 	if len(set) <= len(partitions) {
 		for w := range set {
+			// One partition names what the wake is for, unless w holds an earlier one.
 			w.wokeFor.queue, w.wokeFor.partition = "", ""
-			if len(partitions) == 1 {
+			if len(partitions) == 1 && len(w.wake) == 0 {
 				w.wokeFor.queue, w.wokeFor.partition = queue, partitions[0]
 			}
 			w.signal()
