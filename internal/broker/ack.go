@@ -56,6 +56,11 @@ func (b *Broker) Ack(ctx context.Context, sc queue.Scope, group string, acks []q
 	for j, r := range got {
 		r.Index = sendIdx[j]
 		results[sendIdx[j]] = r
+		if r.PartitionPending {
+			// The lease ended with messages left: a pop of the group parked here takes
+			// them now instead of at its re-check (no push will wake one for them).
+			b.waiters.notifyGroup(r.QueueName, group, r.PartitionName)
+		}
 	}
 	b.analytics.RecordAck(time.Now(), acks, results)
 	return results, nil

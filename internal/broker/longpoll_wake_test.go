@@ -170,3 +170,33 @@ func TestWakesLeaveNoMessageBehind(t *testing.T) {
 		}
 	}
 }
+
+func TestAnAckThatLeavesMessagesWakesAParkedPop(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, slowPolls(time.Hour))
+	tb.configure(t, "freed", nil)
+	tb.push(t, item("freed", "a", "a1", `1`), item("freed", "a", "a2", `2`), item("freed", "b", "b1", `3`))
+	held := tb.pop(t, queue.PopRequest{Queue: "freed", Partition: "a", Batch: 1})
+	require.Equal(t, []string{"a1"}, txids(held.Messages))
+	drained := tb.pop(t, queue.PopRequest{Queue: "freed", Partition: "b"})
+	require.Equal(t, []string{"b1"}, txids(drained.Messages))
+
+	got := parkPops(t, tb, "freed", 1)
+	t.Cleanup(tb.b.Close)
+	// The ack that drains b leaves nothing to take: no wake.
+	acks := tb.ack(t, "", ackOf(drained.Messages[0], drained.LeaseID, queue.AckCompleted))
+	require.True(t, acks[0].Success)
+	require.Never(t, func() bool { return tb.b.LongPollRechecks() != broker.LongPollRechecks{} },
+		300*time.Millisecond, 10*time.Millisecond, "an ack that left nothing woke the parked pop")
+	// The ack of a1 ends the lease on a with a2 left: the parked pop takes it now, not
+	// at its re-check interval (an hour).
+	acks = tb.ack(t, "", ackOf(held.Messages[0], held.LeaseID, queue.AckCompleted))
+	require.True(t, acks[0].Success)
+	select {
+	case res := <-got:
+		require.Equal(t, []string{"a2"}, txids(res.Messages))
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the ack that left a2 did not wake the parked pop (rechecks %+v)", tb.b.LongPollRechecks())
+	}
+	require.Equal(t, broker.LongPollRechecks{WokenFound: 1}, tb.b.LongPollRechecks())
+}

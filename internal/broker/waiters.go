@@ -122,7 +122,9 @@ func (ws *waiters) notifyAll() {
 // notifyPartitions wakes the pops parked on queue that a push filling partitions (their
 // names, each once) may serve: for each consumer group, one per partition — a pop
 // parked on that partition if there is one, else one that takes any partition. A pop
-// already holding a wake is not counted: its wake is an earlier push's.
+// already holding a wake is not counted (its wake is an earlier push's); when only such
+// pops are left, one of them is told that its wake is not only for its own partition
+// (owesPassLocked), so that it passes a wake on after its claim finds messages.
 func (ws *waiters) notifyPartitions(queue string, partitions []string) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
@@ -139,41 +141,79 @@ func (ws *waiters) notifyPartitions(queue string, partitions []string) {
 		return
 	}
 	type candidates struct {
-		any   []*waiter
-		exact map[string][]*waiter
+		any, anyHeld     []*waiter
+		exact, exactHeld map[string][]*waiter
 	}
 	byGroup := make(map[string]*candidates)
 	for w := range set {
-		if len(w.wake) > 0 {
-			continue
-		}
 		c := byGroup[w.group]
 		if c == nil {
-			c = &candidates{}
+			c = &candidates{exact: make(map[string][]*waiter), exactHeld: make(map[string][]*waiter)}
 			byGroup[w.group] = c
 		}
-		if w.partition == "" {
+		held := len(w.wake) > 0
+		switch {
+		case w.partition == "" && held:
+			c.anyHeld = append(c.anyHeld, w)
+		case w.partition == "":
 			c.any = append(c.any, w)
-			continue
+		case held:
+			c.exactHeld[w.partition] = append(c.exactHeld[w.partition], w)
+		default:
+			c.exact[w.partition] = append(c.exact[w.partition], w)
 		}
-		if c.exact == nil {
-			c.exact = make(map[string][]*waiter)
-		}
-		c.exact[w.partition] = append(c.exact[w.partition], w)
 	}
 	for _, c := range byGroup {
 		for _, p := range partitions {
 			var w *waiter
-			if on := c.exact[p]; len(on) > 0 {
+			switch on := c.exact[p]; {
+			case len(on) > 0:
 				w, c.exact[p] = on[len(on)-1], on[:len(on)-1]
-			} else if len(c.any) > 0 {
+			case len(c.any) > 0:
 				w, c.any = c.any[len(c.any)-1], c.any[:len(c.any)-1]
-			} else {
-				break
+			case len(c.exactHeld[p]) > 0:
+				owesPassLocked(c.exactHeld[p][0])
+				continue
+			case len(c.anyHeld) > 0:
+				owesPassLocked(c.anyHeld[0])
+				continue
+			default:
+				continue
 			}
 			w.wokeFor.queue, w.wokeFor.partition = queue, p
 			w.signal()
 		}
+	}
+}
+
+// owesPassLocked marks w, which holds a wake, as woken for more than the partition of
+// that wake: whatever its claim takes, it passes a wake on (claimed).
+func owesPassLocked(w *waiter) {
+	w.wokeFor.queue, w.wokeFor.partition = "", ""
+}
+
+// notifyGroup wakes one pop of group parked on queue that can take partition (one
+// parked on it, else one that takes any). When every such pop already holds a wake, one
+// of them owes a pass instead (see notifyPartitions).
+func (ws *waiters) notifyGroup(queue, group, partition string) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	var pick, held *waiter
+	for w := range ws.byQueue[queue] {
+		switch {
+		case w.group != group || (w.partition != "" && w.partition != partition):
+		case len(w.wake) > 0:
+			held = w
+		case pick == nil || w.partition != "":
+			pick = w
+		}
+	}
+	switch {
+	case pick != nil:
+		pick.wokeFor.queue, pick.wokeFor.partition = queue, partition
+		pick.signal()
+	case held != nil:
+		owesPassLocked(held)
 	}
 }
 
@@ -193,16 +233,27 @@ func (ws *waiters) claimed(w *waiter, q string, msgs []queue.Message) {
 }
 
 // passLocked wakes one pop other than w, of w's group, on each queue w is parked on,
-// that takes any partition or w's: one not already holding a wake (one that is will
-// claim anyway).
+// that takes any partition or w's: one not already holding a wake, else one that does
+// owes a pass (it claims anyway, and then passes on in its turn).
 func (ws *waiters) passLocked(w *waiter) {
 	for q := range w.queues {
+		var held *waiter
+		woke := false
 		for o := range ws.byQueue[q] {
-			if o != w && o.group == w.group && (o.partition == "" || o.partition == w.partition) && len(o.wake) == 0 {
-				o.wokeFor.queue, o.wokeFor.partition = "", ""
-				o.signal()
-				break
+			if o == w || o.group != w.group || (o.partition != "" && o.partition != w.partition) {
+				continue
 			}
+			if len(o.wake) > 0 {
+				held = o
+				continue
+			}
+			o.wokeFor.queue, o.wokeFor.partition = "", ""
+			o.signal()
+			woke = true
+			break
+		}
+		if !woke && held != nil {
+			owesPassLocked(held)
 		}
 	}
 }

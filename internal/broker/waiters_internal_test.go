@@ -151,3 +151,50 @@ func TestUnparkPassesAnUnusedWakeOn(t *testing.T) {
 	require.True(t, woken(staying)[0], "the wake the leaving pop did not use went on")
 	require.Len(t, ws.byQueue["q"], 1)
 }
+
+func TestNotifyGroupWakesOnePopThatCanTakeThePartition(t *testing.T) {
+	t.Parallel()
+	ws := newWaiters()
+	now := time.Now()
+	anyG := ws.park("g", "", now, "q")
+	onA := ws.park("g", "a", now, "q")
+	onB := ws.park("g", "b", now, "q")
+	otherGroup := ws.park("h", "", now, "q")
+
+	ws.notifyGroup("q", "g", "a")
+	require.Equal(t, []bool{false, true, false, false}, woken(anyG, onA, onB, otherGroup),
+		"the pop parked on the partition first")
+	ws.notifyGroup("q", "g", "c")
+	require.Equal(t, []bool{true, false, false, false}, woken(anyG, onA, onB, otherGroup))
+
+	// The only pop that can take it already holds a wake: no other wake, but that pop
+	// now passes one on whatever it takes.
+	anyG.signal()
+	anyG.wokeFor.queue, anyG.wokeFor.partition = "q", "a"
+	ws.notifyGroup("q", "g", "c")
+	require.Empty(t, anyG.wokeFor.partition)
+	require.Equal(t, []bool{true, false, false, false}, woken(anyG, onA, onB, otherGroup))
+}
+
+func TestAPopHoldingAWakeOwesAPassWhenNoOtherIsFree(t *testing.T) {
+	t.Parallel()
+	ws := newWaiters()
+	now := time.Now()
+	a, b := ws.park("g", "", now, "q"), ws.park("g", "", now, "q")
+	spare := ws.park("g", "", now, "q")
+	ws.notifyPartitions("q", []string{"p1"})
+	ws.notifyPartitions("q", []string{"p2"})
+	ws.notifyPartitions("q", []string{"p3"})
+	require.Equal(t, 3, count([]bool{len(a.wake) > 0, len(b.wake) > 0, len(spare.wake) > 0}))
+
+	// Every pop holds a wake when p4 is filled: one of them must pass on whatever it
+	// takes, even the partition it was first woken for.
+	ws.notifyPartitions("q", []string{"p4"})
+	var owing int
+	for _, w := range []*waiter{a, b, spare} {
+		if w.wokeFor.partition == "" {
+			owing++
+		}
+	}
+	require.Equal(t, 1, owing)
+}

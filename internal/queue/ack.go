@@ -51,6 +51,10 @@ type AckResult struct {
 	LeaseReleased *bool
 	DLQ           bool
 	Noop          bool
+	// PartitionPending is set on the ack that released the lease when the partition
+	// holds messages after the group's cursor: a parked pop of the group can take them
+	// now. Only the ack of a pop says so (false is "not known"); no answer carries it.
+	PartitionPending bool
 }
 
 // LeaseExtension is the outcome of extending a lease.

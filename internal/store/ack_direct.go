@@ -26,7 +26,8 @@ const sqlAckLock = `SELECT pg_advisory_xact_lock(queen.ack_lock_key($1::uuid, $2
 
 // sqlAckApply applies the ack of $3 (transaction ids, in order) under lease $4 (” for
 // none) when it is the ack of a pop, and answers whether it did, the queue and
-// partition names, and whether the lease was released; it answers no row when the
+// partition names, whether the lease was released, and whether, released, the
+// partition's head is past the new cursor (messages wait); it answers no row when the
 // group has no cursor row there.
 const sqlAckApply = `WITH c AS MATERIALIZED (
     SELECT c.id, q.name::text AS qname, p.name::text AS pname, c.worker_id, c.lease_expires_at,
@@ -77,7 +78,12 @@ const sqlAckApply = `WITH c AS MATERIALIZED (
 SELECT CASE WHEN v.ok AND (SELECT count(*) FROM upd) = 1
             THEN set_config('queen.ack_settle', 'on', true) IS NOT NULL
             ELSE false END,
-       v.qname, v.pname, v.rel
+       v.qname, v.pname, v.rel,
+       v.rel AND EXISTS (SELECT 1 FROM queen.partition_lookup pl
+                          WHERE pl.partition_id = $1::uuid
+                            AND (pl.last_message_created_at, pl.last_message_id)
+                                > (CASE WHEN v.fwd THEN v.mts[v.n] ELSE v.cts END,
+                                   CASE WHEN v.fwd THEN v.mid[v.n] ELSE v.cmid END))
 FROM v`
 
 // sqlAckSettle settles the ready row of ($1 partition, $2 group) from its cursor row as
@@ -119,12 +125,12 @@ func (s *Store) messageAckDirect(ctx context.Context, group string, acks []queue
 	b.Queue(sqlAckSettle, pid, group)
 	br := s.pool.SendBatch(ctx, b)
 	var qname, pname string
-	var released bool
+	var released, pending bool
 	err = func() error {
 		if _, err := br.Exec(); err != nil {
 			return err
 		}
-		err := br.QueryRow().Scan(&ok, &qname, &pname, &released)
+		err := br.QueryRow().Scan(&ok, &qname, &pname, &released, &pending)
 		if errors.Is(err, pgx.ErrNoRows) { // no cursor row: the general path answers
 			ok, err = false, nil
 		}
@@ -152,6 +158,7 @@ func (s *Store) messageAckDirect(ctx context.Context, group string, acks []queue
 	}
 	if released {
 		results[n-1].LeaseReleased = &released
+		results[n-1].PartitionPending = pending
 	}
 	return results, true, nil
 }
