@@ -33,7 +33,7 @@ import (
 // transaction (a CASE, so that nothing is set unless every check passed: AND does not
 // promise an order of evaluation). Otherwise it takes no lock and sets nothing, and
 // sqlPushInsert stores nothing. It answers the partition ids, or NULL when the direct
-// push does not apply.
+// push does not apply (also when a partition was deleted after the pairs were read).
 const sqlPushLock = `WITH k AS MATERIALIZED (
     SELECT x.ord, p.id AS pid, qq.id AS qid, queen.enforced_option_q1(qq.max_queue_size, qq.queen_options, 'maxSize') > 0 AS capped
     FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(qn, pn, ord)
@@ -49,9 +49,17 @@ const sqlPushLock = `WITH k AS MATERIALIZED (
 ), lp AS MATERIALIZED (
     SELECT pg_advisory_xact_lock(queen.partition_order_key(p.pid))
     FROM (SELECT k.pid FROM k, ok WHERE ok.ok AND (SELECT count(*) FROM lq) >= 0 ORDER BY k.pid) p
+), lk AS MATERIALIZED (
+    -- The partition rows in key-share mode, the lock the messages' foreign key takes:
+    -- taken here, a queue delete that got there first leaves a row out (the push goes
+    -- to queen.push_q3), and one that comes later waits for the push's commit.
+    SELECT p.id FROM queen.partitions p
+    WHERE p.id IN (SELECT k.pid FROM k, ok WHERE ok.ok AND (SELECT count(*) FROM lp) >= 0)
+    ORDER BY p.id
+    FOR KEY SHARE OF p
 )
 SELECT CASE WHEN ok.ok THEN
-           CASE WHEN (SELECT count(*) FROM lp) >= 0
+           CASE WHEN (SELECT count(*) FROM lk) = (SELECT count(DISTINCT k.pid) FROM k)
                      AND set_config('queen.push_pids', ok.pids::text, true) IS NOT NULL
                      AND set_config('queen.push_qids', ok.qids::text, true) IS NOT NULL
                      AND set_config('plan_cache_mode', 'force_generic_plan', true) IS NOT NULL

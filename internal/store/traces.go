@@ -18,11 +18,16 @@ const sqlTracePartitionInScope8 = `($8::text = '' OR EXISTS (
     WHERE p.id = $1::uuid AND starts_with(q.name::text, $8::text)))`
 
 // sqlTraceInsert resolves the message and inserts the trace row and its names in one
-// statement (so one implicit transaction): no message, no row, no names.
+// statement (so one implicit transaction): no message, no row, no names. It locks the
+// partition row first, in key-share mode (the lock its foreign key takes): a delete of
+// the queue locks the partition before the messages, while the trace row's foreign keys
+// would lock the message first, and each would wait for the other.
 const sqlTraceInsert = `
-WITH m AS (
-    SELECT id, partition_id, transaction_id FROM queen.messages
-    WHERE partition_id = $1::uuid AND transaction_id = $2 AND ` + sqlTracePartitionInScope8 + `
+WITH p AS MATERIALIZED (
+    SELECT p.id FROM queen.partitions p WHERE p.id = $1::uuid FOR KEY SHARE
+), m AS (
+    SELECT mm.id, mm.partition_id, mm.transaction_id FROM p JOIN queen.messages mm ON mm.partition_id = p.id
+    WHERE mm.transaction_id = $2 AND ` + sqlTracePartitionInScope8 + `
 ), t AS (
     INSERT INTO queen.message_traces (message_id, partition_id, transaction_id, consumer_group,
                                       event_type, data, worker_id)
