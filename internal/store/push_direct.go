@@ -146,6 +146,9 @@ LEFT JOIN LATERAL (SELECT mm.id FROM queen.messages mm
 // messageInsertDirect runs the direct push. ok is false when it does not apply (nothing
 // was written: the caller runs queen.push_q3).
 func (s *Store) messageInsertDirect(ctx context.Context, items []queue.PushItem, a *pushArgs) (results []queue.PushResult, ok bool, err error) {
+	if len(a.queues) == 1 {
+		return s.messageInsertDirect1(ctx, items, a)
+	}
 	b := &pgx.Batch{}
 	b.Queue(sqlPushLock, a.queues, a.partitions)
 	b.Queue(sqlPushInsert, a.queues, a.pair, a.txids, a.ids,

@@ -3,6 +3,7 @@ package store_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -250,4 +251,48 @@ func TestPushDirectConcurrentStampsAndHeads(t *testing.T) {
 		}
 	}
 	require.Equal(t, workers*want, stored)
+}
+
+// A push to one partition answers each item with its own message, whatever order its
+// stored messages come back in: a duplicate in the middle is answered with the first
+// item's message, and a message id written in another form than PostgreSQL's
+// (upper case) is still matched to its item.
+func TestPushDirectOnePartitionAnswersEveryItem(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, admin := openStore(t, 4)
+	ids := queue.NewIDGenerator()
+	item := func(txid string) queue.PushItem {
+		return queue.PushItem{Queue: "one", Partition: "p", Payload: json.RawMessage(`{"n":1}`), TransactionID: txid, MessageID: ids.New()}
+	}
+	_, err := st.MessageInsertBatch(ctx, []queue.PushItem{item("first")})
+	require.NoError(t, err)
+
+	items := []queue.PushItem{item("t1"), item("t2"), item("t1"), item("t3"), item("t4")}
+	items[3].MessageID = strings.ToUpper(items[3].MessageID)
+	before := pathsNow(st)
+	res, err := st.MessageInsertBatch(ctx, items)
+	require.NoError(t, err)
+	d, g := pathCounts(st, before)
+	require.Equal(t, [2]uint64{1, 0}, [2]uint64{d, g})
+	require.Len(t, res, len(items))
+	var pid string
+	require.NoError(t, admin.QueryRow(ctx, `SELECT p.id::text FROM queen.partitions p
+		JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'one' AND p.name = 'p'`).Scan(&pid))
+	for i, r := range res {
+		require.Equal(t, i, r.Index)
+		require.Equal(t, pid, r.PartitionID, "item %d", i)
+		require.Equal(t, items[i].TransactionID, r.TransactionID, "item %d", i)
+		if i == 2 {
+			require.Equal(t, queue.StatusDuplicate, r.Status)
+			require.Equal(t, items[0].MessageID, r.MessageID, "the duplicate answers the first item's message")
+			continue
+		}
+		require.Equal(t, queue.StatusQueued, r.Status, "item %d", i)
+		require.Equal(t, items[i].MessageID, r.MessageID, "item %d", i)
+		var txid string
+		require.NoError(t, admin.QueryRow(ctx, `SELECT transaction_id FROM queen.messages WHERE id = $1::uuid`,
+			r.MessageID).Scan(&txid))
+		require.Equal(t, items[i].TransactionID, txid, "item %d is stored under its own id", i)
+	}
 }
