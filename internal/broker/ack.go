@@ -57,8 +57,9 @@ func (b *Broker) Ack(ctx context.Context, sc queue.Scope, group string, acks []q
 		r.Index = sendIdx[j]
 		results[sendIdx[j]] = r
 		if r.PartitionPending {
-			// The lease ended with messages left: a pop of the group parked here takes
-			// them now instead of at its re-check (no push will wake one for them).
+			// The lease ended with messages left, or maybe left: a pop of the group
+			// parked here takes them now instead of at its re-check (no push will
+			// wake one for them).
 			b.waiters.notifyGroup(r.QueueName, group, r.PartitionName)
 		}
 	}

@@ -200,3 +200,28 @@ func TestAnAckThatLeavesMessagesWakesAParkedPop(t *testing.T) {
 	}
 	require.Equal(t, broker.LongPollRechecks{WokenFound: 1}, tb.b.LongPollRechecks())
 }
+
+// An ack through the general path (here a dead-letter) that ends the lease wakes a
+// parked pop of the group too: that path does not look at what is left, so the pop
+// claims, and takes what the lease held back.
+func TestAGeneralAckThatEndsALeaseWakesAParkedPop(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, slowPolls(time.Hour))
+	tb.configure(t, "dead", nil)
+	tb.push(t, item("dead", "a", "a1", `1`), item("dead", "a", "a2", `2`))
+	held := tb.pop(t, queue.PopRequest{Queue: "dead", Partition: "a", Batch: 1})
+	require.Equal(t, []string{"a1"}, txids(held.Messages))
+
+	got := parkPops(t, tb, "dead", 1)
+	t.Cleanup(tb.b.Close)
+	acks := tb.ack(t, "", ackOf(held.Messages[0], held.LeaseID, queue.AckDLQ))
+	require.True(t, acks[0].Success)
+	require.True(t, acks[0].DLQ)
+	select {
+	case res := <-got:
+		require.Equal(t, []string{"a2"}, txids(res.Messages))
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the dead-letter ack that ended the lease did not wake the parked pop (rechecks %+v)", tb.b.LongPollRechecks())
+	}
+	require.Equal(t, broker.LongPollRechecks{WokenFound: 1}, tb.b.LongPollRechecks())
+}

@@ -52,8 +52,9 @@ type AckResult struct {
 	DLQ           bool
 	Noop          bool
 	// PartitionPending is set on the ack that released the lease when the partition
-	// holds messages after the group's cursor: a parked pop of the group can take them
-	// now. Only the ack of a pop says so (false is "not known"); no answer carries it.
+	// may hold messages after the group's cursor: a parked pop of the group can take
+	// them now. The ack of a pop (the direct path) checks the partition's head; any
+	// other ack that releases a lease sets it without looking. No answer carries it.
 	PartitionPending bool
 }
 

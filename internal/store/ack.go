@@ -116,6 +116,11 @@ func (s *Store) messageAckBatchOnce(ctx context.Context, group string, acks []qu
 	if seen != n {
 		return nil, fmt.Errorf("store: ack returned %d results for %d items", seen, n)
 	}
+	for i := range results {
+		// Not checked here: a released partition may hold messages (a spare wake costs
+		// the woken pop one claim; a missing one, its re-check interval).
+		results[i].PartitionPending = results[i].LeaseReleased != nil && *results[i].LeaseReleased
+	}
 	return results, nil
 }
 

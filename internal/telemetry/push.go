@@ -38,8 +38,8 @@ func newPushCollector(b *broker.Broker) *pushCollector {
 				"every item completed, the next messages in order; three plain statements) or general "+
 				"(queen.ack_q3: every other batch).", []string{"path"}, nil),
 		rechecks: prometheus.NewDesc("queen_pop_longpoll_rechecks_total",
-			"Claims run by long-poll pops parked on this replica, by cause (wake: a push, an ack that left "+
-				"messages, a wake passed on or a notification; timer: the re-check interval) and outcome (messages, empty). A push wakes one parked pop per "+
+			"Claims run by long-poll pops parked on this replica, by cause (wake: a push, an ack that ended "+
+				"a lease, a wake passed on or a notification; timer: the re-check interval) and outcome (messages, empty). A push wakes one parked pop per "+
 				"partition it filled and consumer group; many empty wake claims mean consumers outnumber the "+
 				"work.", []string{"cause", "outcome"}, nil),
 		wakeups: prometheus.NewDesc("queen_wakeup_notifications_total",
