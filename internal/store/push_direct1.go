@@ -16,7 +16,7 @@ import (
 // statement is one row whose CASE takes the locks in order, and the insert stamps every
 // item with the partition's one timestamp. PostgreSQL builds a plan node per join,
 // sort and CTE scan on every execution, cached plan or not; the statements for several
-// partitions spent about a third of a one-message push's PostgreSQL time starting
+// partitions spent about a fifth of a one-message push's PostgreSQL time starting
 // them (docs/benchmarks.md).
 
 // sqlPushLock1 resolves the pair ($1 queue, $2 partition) and, when it exists and the
