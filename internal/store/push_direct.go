@@ -146,17 +146,22 @@ LEFT JOIN LATERAL (SELECT mm.id FROM queen.messages mm
 // messageInsertDirect runs the direct push. ok is false when it does not apply (nothing
 // was written: the caller runs queen.push_q3).
 func (s *Store) messageInsertDirect(ctx context.Context, items []queue.PushItem, a *pushArgs) (results []queue.PushResult, ok bool, err error) {
-	if len(a.queues) == 1 {
-		return s.messageInsertDirect1(ctx, items, a)
-	}
 	b := &pgx.Batch{}
-	b.Queue(sqlPushLock, a.queues, a.partitions)
-	b.Queue(sqlPushInsert, a.queues, a.pair, a.txids, a.ids,
-		a.payloads, a.traces, a.subs, a.encrypted, a.parents, a.states)
+	read := readDirectPush
+	if len(a.queues) == 1 { // one partition: statements of its own (push_direct1.go)
+		b.Queue(sqlPushLock1, a.queues[0], a.partitions[0])
+		b.Queue(sqlPushInsert1, a.queues[0], a.txids, a.ids,
+			a.payloads, a.traces, a.subs, a.encrypted, a.parents, a.states)
+		read = readDirectPush1
+	} else {
+		b.Queue(sqlPushLock, a.queues, a.partitions)
+		b.Queue(sqlPushInsert, a.queues, a.pair, a.txids, a.ids,
+			a.payloads, a.traces, a.subs, a.encrypted, a.parents, a.states)
+	}
 	br := s.pool.SendBatch(ctx, b)
 	var pids []string
 	stored := make([]bool, len(items))
-	results, err = readDirectPush(br, items, &pids, stored)
+	results, err = read(br, items, &pids, stored)
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -99,40 +98,17 @@ const sqlPushInsert1 = `WITH s AS MATERIALIZED (
 )
 SELECT ins.id::text FROM ins`
 
-// messageInsertDirect1 is messageInsertDirect for a push to one partition.
-func (s *Store) messageInsertDirect1(ctx context.Context, items []queue.PushItem, a *pushArgs) (results []queue.PushResult, ok bool, err error) {
-	b := &pgx.Batch{}
-	b.Queue(sqlPushLock1, a.queues[0], a.partitions[0])
-	b.Queue(sqlPushInsert1, a.queues[0], a.txids, a.ids,
-		a.payloads, a.traces, a.subs, a.encrypted, a.parents, a.states)
-	br := s.pool.SendBatch(ctx, b)
-	var pid *string
-	stored := make([]bool, len(items))
-	results, err = readDirectPush1(br, items, &pid, stored)
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, false, interpretError(err)
-	}
-	if pid == nil {
-		return nil, false, nil
-	}
-	for i := range stored {
-		if !stored[i] {
-			return results, true, s.pushOutcomes(ctx, items, a, []string{*pid}, results, stored)
-		}
-	}
-	return results, true, nil
-}
-
-// readDirectPush1 reads the answers of the one-partition direct push: the partition id
-// the locks were taken for (nil when the push does not apply), and the id of each
-// stored message, whose item it marks in stored.
-func readDirectPush1(br pgx.BatchResults, items []queue.PushItem, pid **string, stored []bool) ([]queue.PushResult, error) {
+// readDirectPush1 reads the answers of the one-partition direct push, as readDirectPush:
+// the partition id the locks were taken for (pids nil when the push does not apply), and
+// the id of each stored message, whose item it marks in stored.
+func readDirectPush1(br pgx.BatchResults, items []queue.PushItem, pids *[]string, stored []bool) ([]queue.PushResult, error) {
 	n := len(items)
-	if err := br.QueryRow().Scan(pid); err != nil {
+	var pid *string
+	if err := br.QueryRow().Scan(&pid); err != nil {
 		return nil, err
+	}
+	if pid != nil {
+		*pids = []string{*pid}
 	}
 	rows, err := br.Query()
 	if err != nil {
@@ -147,7 +123,7 @@ func readDirectPush1(br pgx.BatchResults, items []queue.PushItem, pid **string, 
 		if err := rows.Scan(&id); err != nil {
 			return nil, err
 		}
-		if *pid == nil {
+		if pid == nil {
 			return nil, fmt.Errorf("store: direct push stored message %s without its locks", id)
 		}
 		idx := -1
@@ -175,7 +151,7 @@ func readDirectPush1(br pgx.BatchResults, items []queue.PushItem, pid **string, 
 		it := &items[idx]
 		results[idx] = queue.PushResult{
 			Index: idx, Status: queue.StatusQueued, TransactionID: it.TransactionID, MessageID: it.MessageID,
-			PartitionID: **pid, TraceID: it.TraceID, Queue: it.Queue, Partition: it.Partition,
+			PartitionID: *pid, TraceID: it.TraceID, Queue: it.Queue, Partition: it.Partition,
 		}
 		stored[idx] = true
 	}
