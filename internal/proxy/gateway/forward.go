@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/queenmq/queen/internal/api"
@@ -58,7 +59,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange, cr
 	}
 	defer func() {
 		if counted != nil {
-			x.bytesIn = counted.n
+			x.bytesIn = counted.n.Load()
 		}
 	}()
 	replayable := body != nil && body.raw != nil || r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0
@@ -295,7 +296,7 @@ func (s *Server) relay(w http.ResponseWriter, resp *http.Response, x *exchange, 
 	if body != nil && body.raw != nil {
 		x.bytesIn = int64(len(body.raw))
 	} else if counted != nil {
-		x.bytesIn = counted.n
+		x.bytesIn = counted.n.Load()
 	}
 	var n int64
 	var err error
@@ -455,15 +456,17 @@ func (s *Server) record(tenantID string, x *exchange, m *meterDelta) {
 	s.metrics.tenantAcks.WithLabelValues(tenantID).Add(float64(m.acks))
 }
 
-// countingReader counts the bytes of a streamed request body.
+// countingReader counts the bytes of a streamed request body. The count is atomic: the
+// transport may still be sending the body (its own goroutine) when the broker has
+// answered and relay reads the count.
 type countingReader struct {
 	r io.ReadCloser
-	n int64
+	n atomic.Int64
 }
 
 func (c *countingReader) Read(b []byte) (int, error) {
 	n, err := c.r.Read(b)
-	c.n += int64(n)
+	c.n.Add(int64(n))
 	return n, err
 }
 
