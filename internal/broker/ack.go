@@ -215,13 +215,28 @@ func (b *Broker) transactionRiders(ctx context.Context, sc queue.Scope, ops []qu
 		return res, nil, err
 	}
 	if res.Success {
-		for _, op := range ops {
-			if op.Type == "push" {
-				b.wakeQueues(op.Push)
-			}
-		}
+		b.wakeTransaction(ops, ackIdx, res.Results)
 	}
 	return res, timers, nil
+}
+
+// wakeTransaction wakes, after a committed transaction, the long-polls of the queues
+// it pushed to, and for every ack that ended a lease one parked pop of the ack's group
+// that can take its partition (what is left there would otherwise wait for the pop's
+// re-check). ackIdx is the result index of each ack, in operation order.
+func (b *Broker) wakeTransaction(ops []queue.TxOp, ackIdx []int, results []queue.TxOpResult) {
+	acks := 0
+	for _, op := range ops {
+		switch op.Type {
+		case "push":
+			b.wakeQueues(op.Push)
+		case "ack":
+			if i := ackIdx[acks]; i < len(results) && results[i].FreedPartition != "" {
+				b.waiters.notifyGroup(results[i].FreedQueue, op.Ack.ConsumerGroup, results[i].FreedPartition)
+			}
+			acks++
+		}
+	}
 }
 
 // txAcksInScope marks every ack of ops that names a partition outside the scope

@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -30,6 +31,38 @@ func parkPops(t *testing.T, tb *testBundle, q string, n int) <-chan queue.PopRes
 	}
 	require.Eventually(t, func() bool { return tb.b.ParkedPolls() == before+n }, 10*time.Second, 5*time.Millisecond)
 	return got
+}
+
+// holdAndPark pushes ids to partition "a" of a new queue q, pops the first batch of
+// them under a lease, checks it and parks one pop of queue mode on q: it returns the
+// held batch and the channel of the parked pop.
+func holdAndPark(t *testing.T, tb *testBundle, q string, batch int, ids ...string) (queue.PopResult, <-chan queue.PopResult) {
+	t.Helper()
+	tb.configure(t, q, nil)
+	items := make([]queue.PushItem, len(ids))
+	for i, id := range ids {
+		items[i] = item(q, "a", id, fmt.Sprint(i+1))
+	}
+	tb.push(t, items...)
+	held := tb.pop(t, queue.PopRequest{Queue: q, Partition: "a", Batch: batch})
+	require.Equal(t, ids[:batch], txids(held.Messages))
+	got := parkPops(t, tb, q, 1)
+	t.Cleanup(tb.b.Close)
+	return held, got
+}
+
+// requireWokenWith waits for the one pop parked on got that what came before woke,
+// which claims want; its wake was the only claim a parked pop ran. what names the wake
+// in the failure message.
+func requireWokenWith(t *testing.T, tb *testBundle, got <-chan queue.PopResult, what string, want ...string) {
+	t.Helper()
+	select {
+	case res := <-got:
+		require.Equal(t, want, txids(res.Messages))
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s did not wake the parked pop (rechecks %+v)", what, tb.b.LongPollRechecks())
+	}
+	require.Equal(t, broker.LongPollRechecks{WokenFound: 1}, tb.b.LongPollRechecks())
 }
 
 func TestAPushWakesOneParkedPopPerPartition(t *testing.T) {
@@ -192,13 +225,7 @@ func TestAnAckThatLeavesMessagesWakesAParkedPop(t *testing.T) {
 	// at its re-check interval (an hour).
 	acks = tb.ack(t, "", ackOf(held.Messages[0], held.LeaseID, queue.AckCompleted))
 	require.True(t, acks[0].Success)
-	select {
-	case res := <-got:
-		require.Equal(t, []string{"a2"}, txids(res.Messages))
-	case <-time.After(20 * time.Second):
-		t.Fatalf("the ack that left a2 did not wake the parked pop (rechecks %+v)", tb.b.LongPollRechecks())
-	}
-	require.Equal(t, broker.LongPollRechecks{WokenFound: 1}, tb.b.LongPollRechecks())
+	requireWokenWith(t, tb, got, "the ack that left a2", "a2")
 }
 
 // An ack through the general path (here a dead-letter) that ends the lease wakes a
@@ -207,21 +234,65 @@ func TestAnAckThatLeavesMessagesWakesAParkedPop(t *testing.T) {
 func TestAGeneralAckThatEndsALeaseWakesAParkedPop(t *testing.T) {
 	t.Parallel()
 	tb := setup(t, slowPolls(time.Hour))
-	tb.configure(t, "dead", nil)
-	tb.push(t, item("dead", "a", "a1", `1`), item("dead", "a", "a2", `2`))
-	held := tb.pop(t, queue.PopRequest{Queue: "dead", Partition: "a", Batch: 1})
-	require.Equal(t, []string{"a1"}, txids(held.Messages))
-
-	got := parkPops(t, tb, "dead", 1)
-	t.Cleanup(tb.b.Close)
+	held, got := holdAndPark(t, tb, "dead", 1, "a1", "a2")
 	acks := tb.ack(t, "", ackOf(held.Messages[0], held.LeaseID, queue.AckDLQ))
 	require.True(t, acks[0].Success)
 	require.True(t, acks[0].DLQ)
-	select {
-	case res := <-got:
-		require.Equal(t, []string{"a2"}, txids(res.Messages))
-	case <-time.After(20 * time.Second):
-		t.Fatalf("the dead-letter ack that ended the lease did not wake the parked pop (rechecks %+v)", tb.b.LongPollRechecks())
-	}
-	require.Equal(t, broker.LongPollRechecks{WokenFound: 1}, tb.b.LongPollRechecks())
+	requireWokenWith(t, tb, got, "the dead-letter ack that ended the lease", "a2")
+}
+
+func TestATransactionAckThatEndsALeaseWakesAParkedPop(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, slowPolls(time.Hour))
+	tb.configure(t, "stage2", nil)
+	held, got := holdAndPark(t, tb, "stage1", 1, "a1", "a2")
+	// The pipeline step: a1's result goes on to stage2 as a1 is acked, atomically.
+	ack := ackOf(held.Messages[0], held.LeaseID, queue.AckCompleted)
+	ack.ConsumerGroup = queue.QueueModeGroup
+	res, err := tb.b.Transaction(context.Background(), queue.Scope{}, []queue.TxOp{
+		{Type: "ack", Ack: ack},
+		{Type: "push", Push: []queue.PushItem{item("stage2", "a", "a1-out", `1`)}},
+	})
+	require.NoError(t, err)
+	require.True(t, res.Success, res.Error)
+	requireWokenWith(t, tb, got, "the transaction's ack that ended the lease", "a2")
+}
+
+func TestATransactionAckThatKeepsTheLeaseWakesNoPop(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, slowPolls(time.Hour))
+	held, got := holdAndPark(t, tb, "keep", 2, "a1", "a2", "a3")
+	// a1 of the leased batch [a1, a2]: the lease stays for a2, nothing is free to take.
+	ack := ackOf(held.Messages[0], held.LeaseID, queue.AckCompleted)
+	ack.ConsumerGroup = queue.QueueModeGroup
+	res, err := tb.b.Transaction(context.Background(), queue.Scope{}, []queue.TxOp{{Type: "ack", Ack: ack}})
+	require.NoError(t, err)
+	require.True(t, res.Success, res.Error)
+	require.Empty(t, res.Results[0].FreedPartition)
+
+	// The ack of a2 ends the batch and the lease: now a3 is the parked pop's.
+	ack = ackOf(held.Messages[1], held.LeaseID, queue.AckCompleted)
+	ack.ConsumerGroup = queue.QueueModeGroup
+	res, err = tb.b.Transaction(context.Background(), queue.Scope{}, []queue.TxOp{{Type: "ack", Ack: ack}})
+	require.NoError(t, err)
+	require.True(t, res.Success, res.Error)
+	require.Equal(t, "a", res.Results[0].FreedPartition)
+	requireWokenWith(t, tb, got, "the ack that ended the batch", "a3")
+}
+
+func TestAStreamCycleAckThatEndsALeaseWakesAParkedPop(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, slowPolls(time.Hour))
+	held, got := holdAndPark(t, tb, "events", 1, "e1", "e2")
+	reg, err := tb.b.StreamRegister(context.Background(), queue.StreamRegistration{Name: "counts", SourceQueue: "events", ConfigHash: "h1"})
+	require.NoError(t, err)
+	res, err := tb.b.StreamCycle(context.Background(), queue.StreamCycle{
+		QueryID: reg.QueryID, PartitionID: held.Messages[0].PartitionID, ReleaseLease: true,
+		StateOps: []queue.StateOp{{Type: queue.StateOpUpsert, Key: "n", Value: json.RawMessage(`1`)}},
+		Ack:      &queue.StreamAck{TransactionID: "e1", LeaseID: held.LeaseID, Count: 1},
+	})
+	require.NoError(t, err)
+	require.True(t, res.Success, res.Error)
+	require.True(t, res.Ack.LeaseReleased)
+	requireWokenWith(t, tb, got, "the cycle's ack that ended the lease", "e2")
 }

@@ -193,8 +193,9 @@ func owesPassLocked(w *waiter) {
 }
 
 // notifyGroup wakes one pop of group parked on queue that can take partition (one
-// parked on it, else one that takes any). When every such pop already holds a wake, one
-// of them owes a pass instead (see notifyPartitions).
+// parked on it, else one that takes any; partition "" when unknown: a pop that takes
+// any). When every such pop already holds a wake, one of them owes a pass instead
+// (see notifyPartitions).
 func (ws *waiters) notifyGroup(queue, group, partition string) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()

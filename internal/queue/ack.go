@@ -89,6 +89,10 @@ type TxOpResult struct {
 	MessageID     string
 	PartitionID   string
 	QueueName     string
+	// FreedQueue and FreedPartition name, on an ack, the partition whose lease the
+	// ack ended, claimable by the op's group once the transaction commits (empty
+	// otherwise). They are not part of the answer.
+	FreedQueue, FreedPartition string
 }
 
 // TxResult is the outcome of a transaction. On failure everything was rolled back

@@ -96,15 +96,20 @@ func transactionOps(ctx context.Context, tx pgx.Tx, ops []queue.TxOp, res queue.
 				res.Error, res.Reason = queue.TxAckUnresolvable, queue.TxReasonAckRejected
 				return res, nil
 			}
-			var errText string
-			var unresolved bool
-			err := tx.QueryRow(ctx, `SELECT o_success, coalesce(o_error, ''), o_dlq, o_unresolved FROM queen.tx_ack_q2($1, $2, $3, $4, $5, $6)`,
+			var errText, qname, pname string
+			var unresolved, freed bool
+			err := tx.QueryRow(ctx, `SELECT o_success, coalesce(o_error, ''), o_dlq, o_unresolved, o_freed,
+       coalesce(o_queue, ''), coalesce(o_partition, '')
+  FROM queen.tx_ack_q3($1, $2, $3, $4, $5, $6)`,
 				op.Ack.TransactionID, op.Ack.PartitionID, op.Ack.ConsumerGroup, op.Ack.Status, op.Ack.LeaseID, op.Ack.Error,
-			).Scan(&r.Success, &errText, &r.DLQ, &unresolved)
+			).Scan(&r.Success, &errText, &r.DLQ, &unresolved, &freed, &qname, &pname)
 			if err != nil {
 				return res, interpretError(err)
 			}
 			r.Error = errText
+			if freed {
+				r.FreedQueue, r.FreedPartition = qname, pname
+			}
 			res.Results = append(res.Results, r)
 			if !r.Success {
 				res.Error, res.Reason = "ACK operation failed: "+errText, queue.TxReasonAckRejected

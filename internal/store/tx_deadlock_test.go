@@ -49,7 +49,7 @@ func TestTransactionRunsAgainAfterADeadlock(t *testing.T) {
 			LeaseID: lease, Status: queue.AckCompleted, ConsumerGroup: queue.QueueModeGroup}}}, store.TxRiders{})
 		done <- outcome{res, err}
 	}()
-	waitForLock(t, db, `query LIKE '%tx_ack_q2%'`)
+	waitForLock(t, db, `query LIKE '%tx_ack_q3%'`)
 	// The cursor row the transaction holds: a deadlock, which PostgreSQL resolves by
 	// aborting the transaction; this statement then gets the row.
 	require.NoError(t, pop.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM queen.partition_consumers

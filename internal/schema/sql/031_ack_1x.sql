@@ -469,10 +469,14 @@ $$;
 -- (partition, group), a completion or a dead letter, is tolerated and changes nothing:
 -- the cursor never passes a nack
 -- (remembered in queen.tx_nacked, with the lease it released, which later ops of the
--- transaction may name).
-CREATE OR REPLACE FUNCTION queen.tx_ack_q2(
+-- transaction may name). o_freed says that the op ended a lease and the group may
+-- claim the partition now (not after a retryDelay): once the transaction commits, a
+-- pop of the group parked on the queue (o_queue) may take what is left of the
+-- partition (o_partition).
+CREATE OR REPLACE FUNCTION queen.tx_ack_q3(
     p_txid text, p_pid text, p_group text, p_status text, p_lease text, p_error text
-) RETURNS TABLE (o_success boolean, o_error text, o_dlq boolean, o_unresolved boolean)
+) RETURNS TABLE (o_success boolean, o_error text, o_dlq boolean, o_unresolved boolean,
+                 o_freed boolean, o_queue text, o_partition text)
 LANGUAGE plpgsql AS $$
 DECLARE
     v_mid    uuid;
@@ -489,18 +493,21 @@ DECLARE
     v_dead   jsonb := coalesce(nullif(current_setting('queen.tx_dead', true), ''), '{}')::jsonb;
     v_held   boolean;
     v_nacked jsonb := coalesce(nullif(current_setting('queen.tx_nacked', true), ''), '{}')::jsonb;
+    v_queue  text;
+    v_pname  text;
     pc       queen.partition_consumers%ROWTYPE;
 BEGIN
-    SELECT m.id, m.created_at, coalesce(q.retry_limit, 3),
+    SELECT m.id, m.created_at, q.name, p.name, coalesce(q.retry_limit, 3),
            queen.enforced_option_q1(q.retry_delay, q.queen_options, 'retryDelay'),
            queen.enforced_option_q1(q.ttl, q.queen_options, 'ttl')
-      INTO v_mid, v_mts, v_limit, v_delay, v_ttl
+      INTO v_mid, v_mts, v_queue, v_pname, v_limit, v_delay, v_ttl
       FROM queen.messages m
       JOIN queen.partitions p ON p.id = m.partition_id
       JOIN queen.queues q ON q.id = p.queue_id
      WHERE m.partition_id = p_pid::uuid AND m.transaction_id COLLATE "C" = p_txid;
     IF NOT FOUND THEN
-        RETURN QUERY SELECT false, 'unresolvable: transaction not in the ack window (hash purged or never pushed); if leased, the message redelivers'::text, false, true;
+        RETURN QUERY SELECT false, 'unresolvable: transaction not in the ack window (hash purged or never pushed); if leased, the message redelivers'::text, false, true,
+                            false, v_queue, v_pname;
         RETURN;
     END IF;
     IF v_status = 'success' THEN
@@ -526,11 +533,11 @@ BEGIN
                         AND (pc.lease_expires_at > now() OR pc.lease_expires_at = pc.lease_acquired_at), false) THEN
         -- A lease this transaction's own retry or failure released says so, as on /ack.
         RETURN QUERY SELECT false, CASE WHEN v_nacked ? v_key THEN 'lease released by earlier failure'
-                                        ELSE 'Invalid or expired lease' END, false, false;
+                                        ELSE 'Invalid or expired lease' END, false, false, false, v_queue, v_pname;
         RETURN;
     END IF;
     IF pc.last_consumed_created_at IS NOT NULL AND (v_mts, v_mid) <= (pc.last_consumed_created_at, pc.last_consumed_id) THEN
-        RETURN QUERY SELECT true, NULL::text, false, false;
+        RETURN QUERY SELECT true, NULL::text, false, false, false, v_queue, v_pname;
         RETURN;
     END IF;
 
@@ -553,7 +560,8 @@ BEGIN
                 LIMIT v_left + 1) s;
         IF v_span > v_left AND (coalesce(p_lease, '') <> ''
                                 OR (pc.worker_id IS NOT NULL AND pc.lease_expires_at > now())) THEN
-            RETURN QUERY SELECT false, 'unresolvable: transaction not in the ack window (hash purged or never pushed); if leased, the message redelivers'::text, false, true;
+            RETURN QUERY SELECT false, 'unresolvable: transaction not in the ack window (hash purged or never pushed); if leased, the message redelivers'::text, false, true,
+                            false, v_queue, v_pname;
             RETURN;
         END IF;
     END IF;
@@ -565,7 +573,7 @@ BEGIN
     -- [failed, completed, ...] reaches the DLQ instead of rolling back forever.
     IF v_nacked ? v_key
        AND (v_mts, v_mid) > ((v_nacked -> v_key ->> 'at')::timestamptz, (v_nacked -> v_key ->> 'id')::uuid) THEN
-        RETURN QUERY SELECT true, NULL::text, false, false;
+        RETURN QUERY SELECT true, NULL::text, false, false, false, v_queue, v_pname;
         RETURN;
     END IF;
 
@@ -589,7 +597,9 @@ BEGIN
              WHERE c.id = pc.id;
             PERFORM queen.ready_settle_many_q1(ARRAY[p_pid::uuid], p_group);
         END IF;
-        RETURN QUERY SELECT true, NULL::text, false, false;
+        RETURN QUERY SELECT true, NULL::text, false, false,
+                            (pc.worker_id IS NOT NULL OR v_held) AND NOT (v_status = 'failed' AND v_delay > 0),
+                            v_queue, v_pname;
         RETURN;
     END IF;
 
@@ -619,6 +629,16 @@ BEGIN
      WHERE c.id = pc.id;
     PERFORM queen.ready_settle_many_q1(ARRAY[p_pid::uuid], p_group);
 
-    RETURN QUERY SELECT true, NULL::text, v_dlq, false;
+    RETURN QUERY SELECT true, NULL::text, v_dlq, false, v_rel AND pc.worker_id IS NOT NULL, v_queue, v_pname;
 END;
+$$;
+
+-- queen.tx_ack_q2 is queen.tx_ack_q3 without the partition it freed, as the broker of
+-- the release before calls it.
+CREATE OR REPLACE FUNCTION queen.tx_ack_q2(
+    p_txid text, p_pid text, p_group text, p_status text, p_lease text, p_error text
+) RETURNS TABLE (o_success boolean, o_error text, o_dlq boolean, o_unresolved boolean)
+LANGUAGE sql AS $$
+    SELECT a.o_success, a.o_error, a.o_dlq, a.o_unresolved
+      FROM queen.tx_ack_q3(p_txid, p_pid, p_group, p_status, p_lease, p_error) a;
 $$;
