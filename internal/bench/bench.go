@@ -38,6 +38,10 @@ type runner struct {
 	// false where the machine has no /proc/stat).
 	cpuAtStart cpuTimes
 	haveCPU    bool
+	// pg reads the CPU time of the PostgreSQL server when it runs on this machine
+	// (hasPG); see proccpu.go.
+	pg    postgresProcs
+	hasPG bool
 }
 
 // Run measures the raw ceilings and then the broker, and returns the report.
@@ -80,6 +84,9 @@ func (r *runner) run(ctx context.Context, opts Options) (*Report, error) {
 		}
 		if r.rep.Profile, err = r.db.profile(ctx); err != nil {
 			return nil, err
+		}
+		if r.pg, r.hasPG = findPostgres(ctx, r.db); !r.hasPG {
+			r.logf("note: PostgreSQL does not run on this machine: no PostgreSQL CPU per message")
 		}
 	}
 	env, err := r.environment(ctx)
@@ -195,12 +202,28 @@ func (r *runner) analyze(ctx context.Context) error {
 	return r.db.analyze(ctx)
 }
 
-// cpu reads the broker's CPU time; nil when the broker is not the run's child.
-func (r *runner) cpu() func() time.Duration {
-	if r.broker == nil {
-		return nil
+// cpu reads the CPU time of the bench, of the broker when it is the run's child and of
+// PostgreSQL when it runs on this machine.
+func (r *runner) cpu() func() cpuSample {
+	return func() cpuSample {
+		s := cpuSample{bench: selfCPU()}
+		if r.broker != nil {
+			s.broker, s.hasBroker = r.broker.cpu()
+		}
+		if r.hasPG {
+			s.postgres, s.hasPostgres = r.pg.read()
+		}
+		return s
 	}
-	return r.broker.cpu
+}
+
+// withCPU adds to res, a broker case's throughput measured in m, the CPU time each
+// side spent per message.
+func withCPU(res Result, m measurement) Result {
+	if res.CPU = m.cpu.perMessage(m.msgs); res.CPU != nil {
+		res.Note += "; " + res.CPU.String()
+	}
+	return res
 }
 
 // brokerWindow is the window of a broker case: with -cpuprofile, it records a CPU
@@ -212,7 +235,7 @@ func (r *runner) brokerWindow(ctx context.Context, name string) window {
 }
 
 func (r *runner) account(name string, m measurement) {
-	r.brokerCPU += m.cpu
+	r.brokerCPU += m.cpu.broker
 	r.brokerMsgs += m.msgs
 	r.logResult(m)
 	if r.prof != nil && m.inWarmup {
@@ -272,7 +295,7 @@ func (r *runner) footprint(context.Context) error {
 		if m.msgs == 0 {
 			return 0
 		}
-		return m.cpu.Seconds() / float64(m.msgs) * 1e6
+		return m.cpu.broker.Seconds() / float64(m.msgs) * 1e6
 	}
 	if r.brokerMsgs > 0 {
 		r.add(plain("cpu_s_per_mmsg", r.brokerCPU.Seconds()/float64(r.brokerMsgs)*1e6, "s",

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -127,24 +126,11 @@ func (b *brokerProc) stop() {
 	}
 }
 
-// cpu returns the CPU time (user + system) the broker has used so far.
-func (b *brokerProc) cpu() time.Duration {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", b.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the parenthesised command name; utime and stime are fields 14, 15.
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * time.Second / clockTicks
+// cpu returns the CPU time (user + system) the broker has used so far; false when it
+// cannot be read (no /proc, or the broker exited).
+func (b *brokerProc) cpu() (time.Duration, bool) {
+	d, _, ok := procTimes(b.cmd.Process.Pid, false)
+	return d, ok
 }
 
 // peakRSS returns the broker's high-water resident set size (VmHWM) in bytes.

@@ -118,10 +118,10 @@ func (r *runner) mixedRows(c mixedCase, rate float64, flat, paced mixedResult) [
 		return fmt.Sprintf("%s: push request built -> pop answer read, %d deliveries", what, len(mr.latencies))
 	}
 	return []Result{
-		throughput(c.name, flat.m.rate(), 0, unit+", "+flatNote),
+		withCPU(throughput(c.name, flat.m.rate(), 0, unit+", "+flatNote), flat.m),
 		plain(c.name+"_e2e_p50_ms", ms(percentile(flat.latencies, 0.50)), "ms", latNote("flat out", flat)),
 		plain(c.name+"_e2e_p99_ms", ms(percentile(flat.latencies, 0.99)), "ms", latNote("flat out", flat)),
-		throughput(c.name+"_paced", paced.m.rate(), 0, unit+", "+pacedNote),
+		withCPU(throughput(c.name+"_paced", paced.m.rate(), 0, unit+", "+pacedNote), paced.m),
 		plain(c.name+"_paced_e2e_p50_ms", ms(percentile(paced.latencies, 0.50)), "ms", latNote("paced", paced)),
 		plain(c.name+"_paced_e2e_p99_ms", ms(percentile(paced.latencies, 0.99)), "ms", latNote("paced", paced)),
 	}
@@ -206,7 +206,7 @@ func (r *runner) mixedWindow(ctx context.Context, c mixedCase, q string, rate fl
 	if err != nil {
 		return mixedResult{}, err
 	}
-	r.brokerCPU += m.cpu
+	r.brokerCPU += m.cpu.broker
 	r.brokerMsgs += m.msgs
 	res := mixedResult{m: m, latencies: lat.within(m.start, m.elapsed)}
 	if m.elapsed > 0 {

@@ -90,7 +90,7 @@ func (r *runner) popCases(ctx context.Context) error {
 			if c.name == "popack_b100" {
 				r.popB100 = m
 			}
-			r.add(throughput(c.name, m.rate(), raw.rate(), c.note(r.vs("raw two-commit cycle"))))
+			r.add(withCPU(throughput(c.name, m.rate(), raw.rate(), c.note(r.vs("raw two-commit cycle"))), m))
 		}
 		if claim1 {
 			r.add(plain("raw_claim1_b100", one.rate(), "msg/s", fmt.Sprintf(

@@ -66,7 +66,7 @@ func (r *runner) pushCases(ctx context.Context) error {
 			if b == 100 {
 				r.pushB100 = m
 			}
-			r.add(throughput(c.name, m.rate(), raw.rate(), c.note(o.Producers, r.vs("raw insert"))))
+			r.add(withCPU(throughput(c.name, m.rate(), raw.rate(), c.note(o.Producers, r.vs("raw insert"))), m))
 		}
 		if withOne {
 			// Raw inserts take no ordering lock: one partition or 100 costs them the same.
@@ -75,7 +75,7 @@ func (r *runner) pushCases(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", one.name, err)
 			}
-			r.add(throughput(one.name, m.rate(), raw.rate(), one.note(o.Producers, r.vs("push_b100's raw insert"))))
+			r.add(withCPU(throughput(one.name, m.rate(), raw.rate(), one.note(o.Producers, r.vs("push_b100's raw insert"))), m))
 		}
 		if withHTTP {
 			m, err := r.httpRawPush(ctx, c)
@@ -106,7 +106,7 @@ func (r *runner) pushCases(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)
 		}
-		r.add(throughput(c.name, m.rate(), raw.rate(), c.note(c.workers(o), r.vs("raw insert"))))
+		r.add(withCPU(throughput(c.name, m.rate(), raw.rate(), c.note(c.workers(o), r.vs("raw insert"))), m))
 	}
 	return nil
 }

@@ -29,8 +29,9 @@ type measurement struct {
 	// the run when the work drained during the warm-up); elapsed is its length.
 	start   time.Time
 	elapsed time.Duration
-	// cpu is the broker's CPU time inside the window (0 when not sampled).
-	cpu time.Duration
+	// cpu is the CPU time the broker, PostgreSQL and the bench used inside the window
+	// (zero when not sampled).
+	cpu cpuSample
 	// empty counts operations that found nothing to do (contended or drained).
 	empty int64
 	// inWarmup: the work ended during the warm-up, so the window is the whole run and
@@ -52,8 +53,8 @@ type op func(ctx context.Context, w int) (int, error)
 // run starts workers running fn in a loop and counts completed messages inside win.
 // limit > 0 ends the measurement early once that many messages completed in total
 // (finite, pre-filled work); then the window is cut at that moment. cpu, when not
-// nil, reads the broker's CPU time at the window's edges.
-func (win window) run(parent context.Context, workers int, limit int64, cpu func() time.Duration, fn op) (measurement, error) {
+// nil, reads the CPU time of the broker, PostgreSQL and the bench at the window's edges.
+func (win window) run(parent context.Context, workers int, limit int64, cpu func() cpuSample, fn op) (measurement, error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	var (
@@ -95,9 +96,9 @@ func (win window) run(parent context.Context, workers int, limit int64, cpu func
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
 
-	readCPU := func() time.Duration {
+	readCPU := func() cpuSample {
 		if cpu == nil {
-			return 0
+			return cpuSample{}
 		}
 		return cpu()
 	}
@@ -129,7 +130,7 @@ func (win window) run(parent context.Context, workers int, limit int64, cpu func
 		}
 		t.Stop()
 	}
-	m := measurement{msgs: done.Load() - startMsgs, start: start, elapsed: time.Since(start), cpu: readCPU() - startCPU,
+	m := measurement{msgs: done.Load() - startMsgs, start: start, elapsed: time.Since(start), cpu: readCPU().sub(startCPU),
 		empty: empty.Load() - startEmpty, inWarmup: ended}
 	cancel()
 	<-allDone
