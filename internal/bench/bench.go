@@ -217,11 +217,26 @@ func (r *runner) cpu() func() cpuSample {
 	}
 }
 
-// withCPU adds to res, a broker case's throughput measured in m, the CPU time each
-// side spent per message.
-func withCPU(res Result, m measurement) Result {
+// rawCPU reads the CPU time of the bench and of PostgreSQL (on this machine) for a raw
+// ceiling: the broker is idle then.
+func (r *runner) rawCPU() func() cpuSample {
+	return func() cpuSample {
+		s := cpuSample{bench: selfCPU()}
+		if r.hasPG {
+			s.postgres, s.hasPostgres = r.pg.read()
+		}
+		return s
+	}
+}
+
+// withCPU adds to res, a throughput measured in m against the ceiling raw (a zero
+// measurement for none), the CPU time each side spent per message in both.
+func withCPU(res Result, m, raw measurement) Result {
 	if res.CPU = m.cpu.perMessage(m.msgs); res.CPU != nil {
 		res.Note += "; " + res.CPU.String()
+	}
+	if res.CeilingCPU = raw.cpu.perMessage(raw.msgs); res.CeilingCPU != nil {
+		res.Note += "; ceiling " + res.CeilingCPU.String()
 	}
 	return res
 }

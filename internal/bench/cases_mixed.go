@@ -118,10 +118,10 @@ func (r *runner) mixedRows(c mixedCase, rate float64, flat, paced mixedResult) [
 		return fmt.Sprintf("%s: push request built -> pop answer read, %d deliveries", what, len(mr.latencies))
 	}
 	return []Result{
-		withCPU(throughput(c.name, flat.m.rate(), 0, unit+", "+flatNote), flat.m),
+		withCPU(throughput(c.name, flat.m.rate(), 0, unit+", "+flatNote), flat.m, measurement{}),
 		plain(c.name+"_e2e_p50_ms", ms(percentile(flat.latencies, 0.50)), "ms", latNote("flat out", flat)),
 		plain(c.name+"_e2e_p99_ms", ms(percentile(flat.latencies, 0.99)), "ms", latNote("flat out", flat)),
-		withCPU(throughput(c.name+"_paced", paced.m.rate(), 0, unit+", "+pacedNote), paced.m),
+		withCPU(throughput(c.name+"_paced", paced.m.rate(), 0, unit+", "+pacedNote), paced.m, measurement{}),
 		plain(c.name+"_paced_e2e_p50_ms", ms(percentile(paced.latencies, 0.50)), "ms", latNote("paced", paced)),
 		plain(c.name+"_paced_e2e_p99_ms", ms(percentile(paced.latencies, 0.99)), "ms", latNote("paced", paced)),
 	}

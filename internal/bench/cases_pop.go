@@ -90,7 +90,7 @@ func (r *runner) popCases(ctx context.Context) error {
 			if c.name == "popack_b100" {
 				r.popB100 = m
 			}
-			r.add(withCPU(throughput(c.name, m.rate(), raw.rate(), c.note(r.vs("raw two-commit cycle"))), m))
+			r.add(withCPU(throughput(c.name, m.rate(), raw.rate(), c.note(r.vs("raw two-commit cycle"))), m, raw))
 		}
 		if claim1 {
 			r.add(plain("raw_claim1_b100", one.rate(), "msg/s", fmt.Sprintf(
@@ -150,7 +150,7 @@ func (r *runner) rawPop(ctx context.Context, c popCase, oneStatement bool) (meas
 	}
 	r.logf("raw %s %s: batch %d, %d partitions, %d connections (set up in %s)", kind, c.name, c.batch, c.partitions,
 		c.consumers, since(began))
-	m, err := r.win.run(ctx, c.consumers, c.deliveries(), nil, fn)
+	m, err := r.win.run(ctx, c.consumers, c.deliveries(), r.rawCPU(), fn)
 	r.logResult(m)
 	return m, err
 }

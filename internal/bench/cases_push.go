@@ -66,7 +66,7 @@ func (r *runner) pushCases(ctx context.Context) error {
 			if b == 100 {
 				r.pushB100 = m
 			}
-			r.add(withCPU(throughput(c.name, m.rate(), raw.rate(), c.note(o.Producers, r.vs("raw insert"))), m))
+			r.add(withCPU(throughput(c.name, m.rate(), raw.rate(), c.note(o.Producers, r.vs("raw insert"))), m, raw))
 		}
 		if withOne {
 			// Raw inserts take no ordering lock: one partition or 100 costs them the same.
@@ -75,15 +75,16 @@ func (r *runner) pushCases(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", one.name, err)
 			}
-			r.add(withCPU(throughput(one.name, m.rate(), raw.rate(), one.note(o.Producers, r.vs("push_b100's raw insert"))), m))
+			r.add(withCPU(throughput(one.name, m.rate(), raw.rate(), one.note(o.Producers, r.vs("push_b100's raw insert"))), m, raw))
 		}
 		if withHTTP {
 			m, err := r.httpRawPush(ctx, c)
 			if err != nil {
 				return fmt.Errorf("%s: %w", httpRawName(b), err)
 			}
-			r.add(throughput(httpRawName(b), m.rate(), raw.rate(), fmt.Sprintf(
-				"%d producers, %d msgs per request: the raw insert behind a bare net/http handler, vs raw insert", o.Producers, b)))
+			r.add(withCPU(throughput(httpRawName(b), m.rate(), raw.rate(), fmt.Sprintf(
+				"%d producers, %d msgs per request: the raw insert behind a bare net/http handler (in queen-bench), vs raw insert",
+				o.Producers, b)), m, raw))
 		}
 	}
 	var more []pushCase
@@ -106,7 +107,7 @@ func (r *runner) pushCases(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)
 		}
-		r.add(withCPU(throughput(c.name, m.rate(), raw.rate(), c.note(c.workers(o), r.vs("raw insert"))), m))
+		r.add(withCPU(throughput(c.name, m.rate(), raw.rate(), c.note(c.workers(o), r.vs("raw insert"))), m, raw))
 	}
 	return nil
 }
@@ -135,7 +136,7 @@ func (r *runner) httpRawPush(ctx context.Context, c pushCase) (measurement, erro
 	r.logf("raw insert behind HTTP %s: batch %d, %d partitions, %d producers (set up in %s)", httpRawName(c.batch), c.batch,
 		c.partitions, p, since(began))
 	spec := pushSpec{queue: "bench-raw", batch: c.batch, rr: newRoundRobin(c.partitions), payload: constPayload(r.payload)}
-	m, err := r.win.run(ctx, p, 0, nil, load.pushOp(spec, p))
+	m, err := r.win.run(ctx, p, 0, r.rawCPU(), load.pushOp(spec, p))
 	r.logResult(m)
 	return m, errors.Join(err, srv.close(ctx))
 }
@@ -167,7 +168,7 @@ func (r *runner) rawPush(ctx context.Context, c pushCase) (measurement, error) {
 	p := c.workers(&r.opts)
 	r.logf("raw insert ceiling %s: batch %d, %d partitions, %d connections (set up in %s)", c.name, c.batch, c.partitions, p,
 		since(began))
-	m, err := r.win.run(ctx, p, 0, nil, r.db.rawInsertOp(pids, newRoundRobin(c.partitions), r.payload, c.batch, p))
+	m, err := r.win.run(ctx, p, 0, r.rawCPU(), r.db.rawInsertOp(pids, newRoundRobin(c.partitions), r.payload, c.batch, p))
 	r.logResult(m)
 	return m, err
 }

@@ -17,9 +17,10 @@ type Result struct {
 	Unit    string   `json:"unit"`
 	Ceiling *float64 `json:"ceiling"`
 	Ratio   *float64 `json:"ratio"`
-	// CPU is, for a broker case, the CPU time each side spent per message (absent
-	// otherwise).
-	CPU *CPUPerMessage `json:"cpu,omitempty"`
+	// CPU is, for a broker case, the CPU time each side spent per message, and
+	// CeilingCPU the same for its raw ceiling (absent otherwise).
+	CPU        *CPUPerMessage `json:"cpu,omitempty"`
+	CeilingCPU *CPUPerMessage `json:"ceiling_cpu,omitempty"`
 	// Note says how the number was obtained (clients, window, ceiling); table only.
 	Note string `json:"-"`
 }
