@@ -205,13 +205,11 @@ func (r *runner) analyze(ctx context.Context) error {
 // cpu reads the CPU time of the bench, of the broker when it is the run's child and of
 // PostgreSQL when it runs on this machine.
 func (r *runner) cpu() func() cpuSample {
+	others := r.rawCPU()
 	return func() cpuSample {
-		s := cpuSample{bench: selfCPU()}
+		s := others()
 		if r.broker != nil {
 			s.broker, s.hasBroker = r.broker.cpu()
-		}
-		if r.hasPG {
-			s.postgres, s.hasPostgres = r.pg.read()
 		}
 		return s
 	}
