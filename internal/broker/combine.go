@@ -20,6 +20,13 @@ const (
 	// pushEscape is how much longer than the hold a push waits for a busy statement
 	// before it runs alone.
 	pushEscape = 20 * time.Millisecond
+	// parallelPushItems is how many messages the pushes in line must carry for a
+	// statement to start beside one that runs (when pushes can be combined). A
+	// statement costs PostgreSQL about as much to start and commit as 10–15 of its
+	// rows, and a backend works on one core: smaller pushes wait for the running
+	// statement and go into the next one together, larger ones get a backend of their
+	// own (docs/benchmarks.md, Optimisations).
+	parallelPushItems = 50
 )
 
 // PushBatching configures how pushes share insert statements (upstream's batching
@@ -37,8 +44,10 @@ type PushBatching struct {
 // Preferred pushes (or its oldest waited Hold), the pushes at its head go into one
 // statement together (up to MaxBatch pushes, maxCombinedItems items and
 // maxCombinedBytes of payload). With the default Preferred of 1 a push never waits
-// while a statement is free, and under load many small pushes become one statement
-// and one commit, the way PostgreSQL groups commits. Each push keeps its items
+// while no statement runs; while one runs, another starts only for a line of
+// parallelPushItems messages or more (or when MaxBatch is 1, as pushes cannot be
+// combined then), so that under load many small pushes become one statement and one
+// commit, the way PostgreSQL groups commits. Each push keeps its items
 // together and in order, so a combined statement stores what the pushes would have
 // stored one after the other. A push of maxCombinedItems items or more always runs
 // alone at once, and so does a push that waited Hold + pushEscape: slow statements
@@ -102,7 +111,7 @@ func (c *pushCombiner) push(ctx context.Context, items []queue.PushItem) ([]queu
 		return c.alone(ctx, items)
 	}
 	c.mu.Lock()
-	if len(c.waiting) == 0 && c.running < c.cfg.MaxConcurrent && c.cfg.Preferred <= 1 {
+	if len(c.waiting) == 0 && c.running < c.cfg.MaxConcurrent && c.cfg.Preferred <= 1 && c.mayStartLocked(len(items)) {
 		// A statement is free and nobody waits: run here, without a hand-over.
 		c.running++
 		c.mu.Unlock()
@@ -171,7 +180,7 @@ func (c *pushCombiner) withdraw(call *pushCall) bool {
 
 // dispatchLocked starts statements for the head of the line while one is free and a
 // batch is ready; a line shorter than Preferred is held until its oldest push has
-// waited Hold.
+// waited Hold, and one too small to start beside a running statement waits for it.
 func (c *pushCombiner) dispatchLocked() {
 	for c.running < c.cfg.MaxConcurrent && len(c.waiting) > 0 {
 		if len(c.waiting) < c.cfg.Preferred {
@@ -179,6 +188,9 @@ func (c *pushCombiner) dispatchLocked() {
 				c.armLocked(wait)
 				return
 			}
+		}
+		if !c.mayStartLocked(c.waitingItemsLocked()) {
+			return // the running statement takes the line when it ends
 		}
 		batch := c.takeLocked()
 		c.running++
@@ -202,7 +214,9 @@ func (c *pushCombiner) next() []*pushCall {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.waiting) > 0 && (len(c.waiting) >= c.cfg.Preferred || time.Since(c.waiting[0].at) >= c.cfg.Hold) {
-		return c.takeLocked()
+		batch := c.takeLocked()
+		c.dispatchLocked() // what this batch left may be enough for a statement beside it
+		return batch
 	}
 	c.running--
 	c.dispatchLocked()
@@ -215,6 +229,22 @@ func (c *pushCombiner) release() {
 	c.running--
 	c.dispatchLocked()
 	c.mu.Unlock()
+}
+
+// mayStartLocked reports whether a statement carrying items messages may start now,
+// as far as the statements already running are concerned (the caller checks
+// MaxConcurrent).
+func (c *pushCombiner) mayStartLocked(items int) bool {
+	return c.running == 0 || c.cfg.MaxBatch == 1 || items >= parallelPushItems
+}
+
+// waitingItemsLocked counts the messages of the pushes in line.
+func (c *pushCombiner) waitingItemsLocked() int {
+	n := 0
+	for _, w := range c.waiting {
+		n += len(w.items)
+	}
+	return n
 }
 
 func (c *pushCombiner) armLocked(wait time.Duration) {

@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -249,4 +250,66 @@ func TestPushCombiningPreferredBatch(t *testing.T) {
 	require.Equal(t, "queued", res[0].Status, "a lone push goes once the hold has passed")
 	stats := cb.b.PushCombining()
 	require.Equal(t, [2]uint64{1, 1}, [2]uint64{stats.Statements, stats.Pushes})
+}
+
+// TestPushCombiningStartsASecondStatementForEnoughMessages: with two statements
+// allowed, a small push that arrives while one runs waits for it rather than starting
+// the second; the second starts once the line carries 50 messages, takes the whole
+// line, and finishes while the first is still stuck. Without combining (a batch of
+// 1) every push gets a statement of its own at once.
+func TestPushCombiningStartsASecondStatementForEnoughMessages(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewDBURL(t)
+	st, err := store.Open(store.Options{ConnString: url, MaxConns: 8})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	db, err := pgxpool.New(t.Context(), url)
+	require.NoError(t, err)
+	t.Cleanup(db.Close)
+	newBroker := func(maxBatch int) *combineBundle {
+		b := broker.New(withConfig(func(c *broker.Config) {
+			c.Push.MaxConcurrent, c.Push.MaxBatch, c.Push.Hold = 2, maxBatch, time.Minute
+		}), st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		return &combineBundle{testBundle: testBundle{b: b}, db: db}
+	}
+
+	cb := newBroker(500)
+	cb.push(t, item("sq", "p1", "seed", `0`))
+	release := cb.stall(t, "sq", "p1")
+	defer release()
+	a := cb.pushAsync(t.Context(), item("sq", "p1", "a1", `1`))
+	cb.waitingOnLock(t)
+	b := cb.pushAsync(t.Context(), item("sq", "p2", "b1", `2`))
+	cb.waiting(t, 1) // a statement was free, but one runs and b carries one message
+	many := make([]queue.PushItem, 49)
+	for i := range many {
+		many[i] = item("sq", "p3", fmt.Sprintf("c%d", i), `3`)
+	}
+	c := cb.pushAsync(t.Context(), many...)
+	outB, outC := <-b, <-c
+	require.NoError(t, outB.err)
+	require.NoError(t, outC.err)
+	require.Equal(t, "queued", outB.res[0].Status)
+	require.Len(t, outC.res, 49)
+	select {
+	case out := <-a:
+		t.Fatalf("the stalled push finished while its partition was locked: %+v", out)
+	default:
+	}
+	require.Equal(t, broker.PushCombining{Statements: 3, Pushes: 4}, cb.b.PushCombining(),
+		"the seed, a alone, then b and c together beside it")
+	release()
+	require.NoError(t, (<-a).err)
+
+	cb = newBroker(1)
+	cb.push(t, item("sq", "p1", "seed2", `0`))
+	release = cb.stall(t, "sq", "p1")
+	defer release()
+	a = cb.pushAsync(t.Context(), item("sq", "p1", "a2", `1`))
+	cb.waitingOnLock(t)
+	res := cb.push(t, item("sq", "p2", "b2", `2`))
+	require.Equal(t, "queued", res[0].Status)
+	require.Zero(t, cb.b.PushCombining().Escaped, "without combining, a small push runs beside the stalled one at once")
+	release()
+	require.NoError(t, (<-a).err)
 }

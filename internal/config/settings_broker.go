@@ -175,15 +175,18 @@ func pushSettings() []setting {
 			doc: "Most push statements this broker runs at once. Pushes arriving while all are busy wait, " +
 				"and those waiting when one ends go into the next statement together, up to " +
 				"`QUEEN_PUSH_MAX_BATCH_SIZE` pushes, 1000 messages and 4 MiB of payload: under load, many " +
-				"small pushes share one statement and one commit. Each push keeps its messages together " +
+				"small pushes share one statement and one commit. While a statement runs, another starts " +
+				"only when the pushes waiting carry 50 messages or more (a statement costs PostgreSQL as " +
+				"much as 10–15 of its rows, and a backend works on one core); smaller ones wait for the " +
+				"running statement and go into the next one together. Each push keeps its messages together " +
 				"and in order and gets its own answer; if a shared statement fails, each push runs again " +
 				"alone, so one push's failure is never another's. A push of 1000 messages or 4 MiB or " +
 				"more always runs at once, alone, and so does a push that has waited " +
 				"`QUEEN_PUSH_MAX_HOLD_MS` + 20 ms, so a statement stuck on a lock never holds up the " +
 				"others for longer. Upstream's default is 24 per worker, with an adaptive limit " +
-				"(`QUEEN_CONCURRENCY_MODE`); queen's limit is this number, per broker. Raise it to " +
-				"`DB_POOL_SIZE` to run every push in its own statement. 0 counts as 1, as upstream. " +
-				"See docs/benchmarks.md.",
+				"(`QUEEN_CONCURRENCY_MODE`); queen's limit is this number, per broker. To run every push " +
+				"in its own statement, set `QUEEN_PUSH_MAX_BATCH_SIZE` to 1 and raise this to " +
+				"`DB_POOL_SIZE`. 0 counts as 1, as upstream. See docs/benchmarks.md.",
 			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.PushMaxConcurrent, Min: 0, Max: envvalue.NoMax} },
 		},
 		{
