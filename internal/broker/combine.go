@@ -20,23 +20,23 @@ const (
 	// pushEscape is how much longer than the hold a push waits for a busy statement
 	// before it runs alone.
 	pushEscape = 20 * time.Millisecond
-	// parallelPushItems is how many messages the pushes in line must carry for a
-	// statement to start beside one that runs (when pushes can be combined). A
-	// statement costs PostgreSQL about as much to start and commit as 10–15 of its
-	// rows, and a backend works on one core: smaller pushes wait for the running
-	// statement and go into the next one together, larger ones get a backend of their
-	// own (docs/benchmarks.md, Optimisations).
-	parallelPushItems = 50
 )
 
 // PushBatching configures how pushes share insert statements (upstream's batching
 // engine names). MaxConcurrent and MaxBatch must be positive (New checks); a zero
-// Preferred is 1, as upstream.
+// Preferred or ParallelMin is 1.
 type PushBatching struct {
 	MaxConcurrent int           // statements at once (QUEEN_PUSH_MAX_CONCURRENT)
 	MaxBatch      int           // pushes per statement (QUEEN_PUSH_MAX_BATCH_SIZE)
 	Preferred     int           // start a statement once this many wait (QUEEN_PUSH_PREFERRED_BATCH_SIZE)
 	Hold          time.Duration // ... or once the oldest waited this long (QUEEN_PUSH_MAX_HOLD_MS)
+	// ParallelMin is how many messages the pushes in line must carry for a statement
+	// to start beside one that runs, when pushes can be combined
+	// (QUEEN_PUSH_PARALLEL_MIN_MESSAGES). A statement costs PostgreSQL about as much
+	// to start and commit as 10–15 of its rows, and a backend works on one core:
+	// smaller pushes wait for the running statement and share the next one, larger
+	// ones get a backend of their own.
+	ParallelMin int
 }
 
 // pushCombiner runs the inserts of pushes through at most MaxConcurrent statements at
@@ -45,7 +45,7 @@ type PushBatching struct {
 // statement together (up to MaxBatch pushes, maxCombinedItems items and
 // maxCombinedBytes of payload). With the default Preferred of 1 a push never waits
 // while no statement runs; while one runs, another starts only for a line of
-// parallelPushItems messages or more (or when MaxBatch is 1, as pushes cannot be
+// ParallelMin messages or more (or when MaxBatch is 1, as pushes cannot be
 // combined then), so that under load many small pushes become one statement and one
 // commit, the way PostgreSQL groups commits. Each push keeps its items
 // together and in order, so a combined statement stores what the pushes would have
@@ -88,6 +88,7 @@ type PushCombining struct {
 
 func newPushCombiner(cfg PushBatching, insert func(context.Context, []queue.PushItem) ([]queue.PushResult, error)) *pushCombiner {
 	cfg.Preferred = max(cfg.Preferred, 1)
+	cfg.ParallelMin = max(cfg.ParallelMin, 1)
 	cfg.Hold = max(cfg.Hold, 0)
 	return &pushCombiner{insert: insert, cfg: cfg}
 }
@@ -235,7 +236,7 @@ func (c *pushCombiner) release() {
 // as far as the statements already running are concerned (the caller checks
 // MaxConcurrent).
 func (c *pushCombiner) mayStartLocked(items int) bool {
-	return c.running == 0 || c.cfg.MaxBatch == 1 || items >= parallelPushItems
+	return c.running == 0 || c.cfg.MaxBatch == 1 || items >= c.cfg.ParallelMin
 }
 
 // waitingItemsLocked counts the messages of the pushes in line.

@@ -254,9 +254,10 @@ func TestPushCombiningPreferredBatch(t *testing.T) {
 
 // TestPushCombiningStartsASecondStatementForEnoughMessages: with two statements
 // allowed, a small push that arrives while one runs waits for it rather than starting
-// the second; the second starts once the line carries 50 messages, takes the whole
-// line, and finishes while the first is still stuck. Without combining (a batch of
-// 1) every push gets a statement of its own at once.
+// the second; the second starts once the line carries ParallelMin (50) messages, takes
+// the whole line, and finishes while the first is still stuck. With a ParallelMin of
+// 1, or without combining (a batch of 1), a small push gets the second statement at
+// once.
 func TestPushCombiningStartsASecondStatementForEnoughMessages(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewDBURL(t)
@@ -266,14 +267,14 @@ func TestPushCombiningStartsASecondStatementForEnoughMessages(t *testing.T) {
 	db, err := pgxpool.New(t.Context(), url)
 	require.NoError(t, err)
 	t.Cleanup(db.Close)
-	newBroker := func(maxBatch int) *combineBundle {
+	newBroker := func(maxBatch, parallelMin int) *combineBundle {
 		b := broker.New(withConfig(func(c *broker.Config) {
-			c.Push.MaxConcurrent, c.Push.MaxBatch, c.Push.Hold = 2, maxBatch, time.Minute
+			c.Push.MaxConcurrent, c.Push.MaxBatch, c.Push.Hold, c.Push.ParallelMin = 2, maxBatch, time.Minute, parallelMin
 		}), st, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		return &combineBundle{testBundle: testBundle{b: b}, db: db}
 	}
 
-	cb := newBroker(500)
+	cb := newBroker(500, 50)
 	cb.push(t, item("sq", "p1", "seed", `0`))
 	release := cb.stall(t, "sq", "p1")
 	defer release()
@@ -301,15 +302,16 @@ func TestPushCombiningStartsASecondStatementForEnoughMessages(t *testing.T) {
 	release()
 	require.NoError(t, (<-a).err)
 
-	cb = newBroker(1)
-	cb.push(t, item("sq", "p1", "seed2", `0`))
-	release = cb.stall(t, "sq", "p1")
-	defer release()
-	a = cb.pushAsync(t.Context(), item("sq", "p1", "a2", `1`))
-	cb.waitingOnLock(t)
-	res := cb.push(t, item("sq", "p2", "b2", `2`))
-	require.Equal(t, "queued", res[0].Status)
-	require.Zero(t, cb.b.PushCombining().Escaped, "without combining, a small push runs beside the stalled one at once")
-	release()
-	require.NoError(t, (<-a).err)
+	for i, cfg := range [][2]int{{500, 1}, {1, 50}} {
+		cb = newBroker(cfg[0], cfg[1])
+		release = cb.stall(t, "sq", "p1")
+		a = cb.pushAsync(t.Context(), item("sq", "p1", fmt.Sprintf("a-%d", i), `1`))
+		cb.waitingOnLock(t)
+		res := cb.push(t, item("sq", "p2", fmt.Sprintf("b-%d", i), `2`))
+		require.Equal(t, "queued", res[0].Status)
+		require.Zero(t, cb.b.PushCombining().Escaped,
+			"batch %d, parallel min %d: a small push runs beside the stalled one at once", cfg[0], cfg[1])
+		release()
+		require.NoError(t, (<-a).err)
+	}
 }

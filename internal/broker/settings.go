@@ -33,7 +33,7 @@ func SettingsConfig(s *config.Config) Config {
 		PopAutopilotBatch:       s.PopAutopilotBatch,
 		// 0 counts as 1, as upstream.
 		Push: PushBatching{MaxConcurrent: max(s.PushMaxConcurrent, 1), MaxBatch: max(s.PushMaxBatchSize, 1),
-			Preferred: s.PushPreferredBatch, Hold: s.PushMaxHold},
+			Preferred: s.PushPreferredBatch, Hold: s.PushMaxHold, ParallelMin: s.PushParallelMin},
 	}
 }
 

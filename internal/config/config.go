@@ -96,6 +96,7 @@ type Config struct {
 	PushMaxConcurrent  int           // QUEEN_PUSH_MAX_CONCURRENT: push statements at once.
 	PushMaxBatchSize   int           // QUEEN_PUSH_MAX_BATCH_SIZE: pushes per statement.
 	PushPreferredBatch int           // QUEEN_PUSH_PREFERRED_BATCH_SIZE
+	PushParallelMin    int           // QUEEN_PUSH_PARALLEL_MIN_MESSAGES
 	PushMaxHold        time.Duration // QUEEN_PUSH_MAX_HOLD_MS
 
 	// Request limits.

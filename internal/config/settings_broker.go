@@ -176,9 +176,7 @@ func pushSettings() []setting {
 				"and those waiting when one ends go into the next statement together, up to " +
 				"`QUEEN_PUSH_MAX_BATCH_SIZE` pushes, 1000 messages and 4 MiB of payload: under load, many " +
 				"small pushes share one statement and one commit. While a statement runs, another starts " +
-				"only when the pushes waiting carry 50 messages or more (a statement costs PostgreSQL as " +
-				"much as 10–15 of its rows, and a backend works on one core); smaller ones wait for the " +
-				"running statement and go into the next one together. Each push keeps its messages together " +
+				"only when the pushes waiting carry `QUEEN_PUSH_PARALLEL_MIN_MESSAGES` messages. Each push keeps its messages together " +
 				"and in order and gets its own answer; if a shared statement fails, each push runs again " +
 				"alone, so one push's failure is never another's. A push of 1000 messages or 4 MiB or " +
 				"more always runs at once, alone, and so does a push that has waited " +
@@ -193,6 +191,18 @@ func pushSettings() []setting {
 			name: "QUEEN_PUSH_MAX_BATCH_SIZE", def: "500", group: groupPush,
 			doc:  "Most pushes (requests) combined into one statement. 0 counts as 1 (no combining), as upstream.",
 			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.PushMaxBatchSize, Min: 0, Max: envvalue.NoMax} },
+		},
+		{
+			name: "QUEEN_PUSH_PARALLEL_MIN_MESSAGES", def: "50", group: groupPush,
+			doc: "While a push statement runs, another starts (up to `QUEEN_PUSH_MAX_CONCURRENT`) only " +
+				"when the pushes waiting carry at least this many messages; smaller ones wait for the " +
+				"running statement and go into the next one together. A statement costs PostgreSQL about " +
+				"as much to start and commit as 10–15 of its rows, and one backend works on one core: " +
+				"small pushes are cheaper combined, large ones faster side by side. 1 starts a statement " +
+				"for any push while one is free: the lowest latency under load, at about a quarter more " +
+				"CPU per message for small pushes (docs/benchmarks.md). Without combining " +
+				"(`QUEEN_PUSH_MAX_BATCH_SIZE` 1) it does not apply. 0 counts as 1.",
+			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.PushParallelMin, Min: 0, Max: envvalue.NoMax} },
 		},
 		{
 			name: "QUEEN_PUSH_PREFERRED_BATCH_SIZE", def: "1", group: groupPush,
