@@ -28,7 +28,8 @@ func newPushCollector(b *broker.Broker) *pushCollector {
 				"push statements are slow (locks, a capped queue's count).", nil, nil),
 		waiting: prometheus.NewDesc("queen_push_waiting",
 			"Pushes of this replica waiting for a push statement right now (all QUEEN_PUSH_MAX_CONCURRENT "+
-				"busy, or held for QUEEN_PUSH_PREFERRED_BATCH_SIZE).", nil, nil),
+				"busy, fewer messages than QUEEN_PUSH_PARALLEL_MIN_MESSAGES waiting beside a running one, or "+
+				"held for QUEEN_PUSH_PREFERRED_BATCH_SIZE).", nil, nil),
 		paths: prometheus.NewDesc("queen_push_statement_paths_total",
 			"Insert statements of queen_push_statements_total by path: direct (every partition existed and no "+
 				"queue had a maxSize: two plain statements) or general (creating partitions, counting a capacity; "+
