@@ -45,9 +45,10 @@ type PushBatching struct {
 // statement together (up to MaxBatch pushes, maxCombinedItems items and
 // maxCombinedBytes of payload). With the default Preferred of 1 a push never waits
 // while no statement runs; while one runs, another starts only for a line of
-// ParallelMin messages or more (or when MaxBatch is 1, as pushes cannot be
-// combined then), so that under load many small pushes become one statement and one
-// commit, the way PostgreSQL groups commits. Each push keeps its items
+// ParallelMin messages or more, or once the line's oldest push has waited Hold (at
+// once when MaxBatch is 1, as pushes cannot be combined then), so that under load
+// many small pushes become one statement and one commit, the way PostgreSQL groups
+// commits. Each push keeps its items
 // together and in order, so a combined statement stores what the pushes would have
 // stored one after the other. A push of maxCombinedItems items or more always runs
 // alone at once, and so does a push that waited Hold + pushEscape: slow statements
@@ -181,7 +182,8 @@ func (c *pushCombiner) withdraw(call *pushCall) bool {
 
 // dispatchLocked starts statements for the head of the line while one is free and a
 // batch is ready; a line shorter than Preferred is held until its oldest push has
-// waited Hold, and one too small to start beside a running statement waits for it.
+// waited Hold, and one too small to start beside a running statement waits for it, at
+// most until its oldest push has waited Hold.
 func (c *pushCombiner) dispatchLocked() {
 	for c.running < c.cfg.MaxConcurrent && len(c.waiting) > 0 {
 		if len(c.waiting) < c.cfg.Preferred {
@@ -191,7 +193,12 @@ func (c *pushCombiner) dispatchLocked() {
 			}
 		}
 		if !c.mayStartLocked(c.waitingItemsLocked()) {
-			return // the running statement takes the line when it ends
+			// The running statement takes the line when it ends, or, if it is slow, a
+			// statement beside it once the oldest push has waited Hold.
+			if wait := c.cfg.Hold - time.Since(c.waiting[0].at); wait > 0 {
+				c.armLocked(wait)
+				return
+			}
 		}
 		batch := c.takeLocked()
 		c.running++

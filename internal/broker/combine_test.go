@@ -315,3 +315,39 @@ func TestPushCombiningStartsASecondStatementForEnoughMessages(t *testing.T) {
 		require.NoError(t, (<-a).err)
 	}
 }
+
+// TestPushCombiningASlowStatementGetsOneBesideIt: small pushes that wait beside a
+// running statement wait at most the hold; then a second statement takes them
+// together (they do not wait the longer escape and run alone).
+func TestPushCombiningASlowStatementGetsOneBesideIt(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewDBURL(t)
+	st, err := store.Open(store.Options{ConnString: url, MaxConns: 8})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	db, err := pgxpool.New(t.Context(), url)
+	require.NoError(t, err)
+	t.Cleanup(db.Close)
+	b := broker.New(withConfig(func(c *broker.Config) {
+		c.Push.MaxConcurrent, c.Push.Hold, c.Push.ParallelMin = 2, 200*time.Millisecond, 50
+	}), st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cb := &combineBundle{testBundle: testBundle{b: b}, db: db}
+
+	cb.push(t, item("lq", "p1", "seed", `0`))
+	release := cb.stall(t, "lq", "p1")
+	defer release()
+	a := cb.pushAsync(t.Context(), item("lq", "p1", "a1", `1`))
+	cb.waitingOnLock(t)
+	c1 := cb.pushAsync(t.Context(), item("lq", "p2", "c1", `2`))
+	cb.waiting(t, 1)
+	c2 := cb.pushAsync(t.Context(), item("lq", "p3", "c2", `3`))
+	for _, ch := range []<-chan pushOutcome{c1, c2} {
+		out := <-ch
+		require.NoError(t, out.err)
+		require.Equal(t, "queued", out.res[0].Status)
+	}
+	require.Equal(t, broker.PushCombining{Statements: 3, Pushes: 4}, cb.b.PushCombining(),
+		"the seed, a alone, then c1 and c2 together beside it after the hold")
+	release()
+	require.NoError(t, (<-a).err)
+}

@@ -196,7 +196,8 @@ func pushSettings() []setting {
 			name: "QUEEN_PUSH_PARALLEL_MIN_MESSAGES", def: "50", group: groupPush,
 			doc: "While a push statement runs, another starts (up to `QUEEN_PUSH_MAX_CONCURRENT`) only " +
 				"when the pushes waiting carry at least this many messages; smaller ones wait for the " +
-				"running statement and go into the next one together. A statement costs PostgreSQL about " +
+				"running statement and go into the next one together, or, once the first has waited " +
+				"`QUEEN_PUSH_MAX_HOLD_MS`, into one beside it. A statement costs PostgreSQL about " +
 				"as much to start and commit as 10–15 of its rows, and one backend works on one core: " +
 				"small pushes are cheaper combined, large ones faster side by side. 1 starts a statement " +
 				"for any push while one is free: the lowest latency under load, at about a quarter more " +
@@ -215,7 +216,9 @@ func pushSettings() []setting {
 		{
 			name: "QUEEN_PUSH_MAX_HOLD_MS", def: "5", group: groupPush,
 			doc: "How long, in milliseconds, pushes fewer than `QUEEN_PUSH_PREFERRED_BATCH_SIZE` wait for " +
-				"more before a free statement takes them. Upstream falls back to " +
+				"more before a free statement takes them, and pushes fewer than " +
+				"`QUEEN_PUSH_PARALLEL_MIN_MESSAGES` wait for a running statement before a free one takes " +
+				"them. Upstream falls back to " +
 				"`SIDECAR_MICRO_BATCH_WAIT_MS` for it; queen reads only this name.",
 			bind: func(c *Config) value { return envvalue.Unit{P: &c.PushMaxHold, Unit: time.Millisecond, Min: 0} },
 		},
