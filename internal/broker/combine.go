@@ -48,11 +48,11 @@ type PushBatching struct {
 // ParallelMin messages or more, or once the line's oldest push has waited Hold (at
 // once when MaxBatch is 1, as pushes cannot be combined then), so that under load
 // many small pushes become one statement and one commit, the way PostgreSQL groups
-// commits. Each push keeps its items
-// together and in order, so a combined statement stores what the pushes would have
-// stored one after the other. A push of maxCombinedItems items or more always runs
-// alone at once, and so does a push that waited Hold + pushEscape: slow statements
-// (waiting for a lock) never hold up the others for longer.
+// commits. Each push keeps its items together and in order, so a combined statement
+// stores what the pushes would have stored one after the other. A push of
+// maxCombinedItems items or more always runs alone at once, and so does a push that
+// waited Hold + pushEscape: slow statements (waiting for a lock) never hold up the
+// others for longer.
 type pushCombiner struct {
 	insert func(ctx context.Context, items []queue.PushItem) ([]queue.PushResult, error)
 	cfg    PushBatching
