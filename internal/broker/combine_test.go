@@ -28,6 +28,13 @@ type combineBundle struct {
 
 func setupCombine(t *testing.T, hold time.Duration) *combineBundle {
 	t.Helper()
+	st, db := combineStore(t)
+	return combineBroker(st, db, func(c *broker.Config) { c.Push.MaxConcurrent, c.Push.Hold = 1, hold })
+}
+
+// combineStore opens a store and a pool of its own on a new database.
+func combineStore(t *testing.T) (*store.Store, *pgxpool.Pool) {
+	t.Helper()
 	url := pgtest.NewDBURL(t)
 	st, err := store.Open(store.Options{ConnString: url, MaxConns: 8})
 	require.NoError(t, err)
@@ -35,7 +42,12 @@ func setupCombine(t *testing.T, hold time.Duration) *combineBundle {
 	db, err := pgxpool.New(t.Context(), url)
 	require.NoError(t, err)
 	t.Cleanup(db.Close)
-	b := broker.New(withConfig(func(c *broker.Config) { c.Push.MaxConcurrent, c.Push.Hold = 1, hold }), st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return st, db
+}
+
+// combineBroker is a broker on st configured by opt, with db to stall its statements.
+func combineBroker(st *store.Store, db *pgxpool.Pool, opt func(*broker.Config)) *combineBundle {
+	b := broker.New(withConfig(opt), st, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	return &combineBundle{testBundle: testBundle{b: b}, db: db}
 }
 
@@ -260,18 +272,11 @@ func TestPushCombiningPreferredBatch(t *testing.T) {
 // once.
 func TestPushCombiningStartsASecondStatementForEnoughMessages(t *testing.T) {
 	t.Parallel()
-	url := pgtest.NewDBURL(t)
-	st, err := store.Open(store.Options{ConnString: url, MaxConns: 8})
-	require.NoError(t, err)
-	t.Cleanup(st.Close)
-	db, err := pgxpool.New(t.Context(), url)
-	require.NoError(t, err)
-	t.Cleanup(db.Close)
+	st, db := combineStore(t)
 	newBroker := func(maxBatch, parallelMin int) *combineBundle {
-		b := broker.New(withConfig(func(c *broker.Config) {
+		return combineBroker(st, db, func(c *broker.Config) {
 			c.Push.MaxConcurrent, c.Push.MaxBatch, c.Push.Hold, c.Push.ParallelMin = 2, maxBatch, time.Minute, parallelMin
-		}), st, slog.New(slog.NewTextHandler(io.Discard, nil)))
-		return &combineBundle{testBundle: testBundle{b: b}, db: db}
+		})
 	}
 
 	cb := newBroker(500, 50)
@@ -321,17 +326,10 @@ func TestPushCombiningStartsASecondStatementForEnoughMessages(t *testing.T) {
 // together (they do not wait the longer escape and run alone).
 func TestPushCombiningASlowStatementGetsOneBesideIt(t *testing.T) {
 	t.Parallel()
-	url := pgtest.NewDBURL(t)
-	st, err := store.Open(store.Options{ConnString: url, MaxConns: 8})
-	require.NoError(t, err)
-	t.Cleanup(st.Close)
-	db, err := pgxpool.New(t.Context(), url)
-	require.NoError(t, err)
-	t.Cleanup(db.Close)
-	b := broker.New(withConfig(func(c *broker.Config) {
+	st, db := combineStore(t)
+	cb := combineBroker(st, db, func(c *broker.Config) {
 		c.Push.MaxConcurrent, c.Push.Hold, c.Push.ParallelMin = 2, 200*time.Millisecond, 50
-	}), st, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	cb := &combineBundle{testBundle: testBundle{b: b}, db: db}
+	})
 
 	cb.push(t, item("lq", "p1", "seed", `0`))
 	release := cb.stall(t, "lq", "p1")
