@@ -216,7 +216,7 @@ func pushSettings() []setting {
 		{
 			name: "QUEEN_PUSH_MAX_HOLD_MS", def: "5", group: groupPush,
 			doc: "How long, in milliseconds, pushes fewer than `QUEEN_PUSH_PREFERRED_BATCH_SIZE` wait for " +
-				"more before a free statement takes them, and pushes fewer than " +
+				"more before a free statement takes them, and pushes carrying fewer messages than " +
 				"`QUEEN_PUSH_PARALLEL_MIN_MESSAGES` wait for a running statement before a free one takes " +
 				"them. Upstream falls back to " +
 				"`SIDECAR_MICRO_BATCH_WAIT_MS` for it; queen reads only this name.",
