@@ -60,6 +60,7 @@ type pushCombiner struct {
 	mu      sync.Mutex
 	running int
 	waiting []*pushCall
+	queued  int         // the messages of the pushes in waiting
 	holdFor *time.Timer // armed while the line is shorter than Preferred
 
 	statements atomic.Uint64 // insert statements run
@@ -122,6 +123,7 @@ func (c *pushCombiner) push(ctx context.Context, items []queue.PushItem) ([]queu
 	}
 	call := &pushCall{ctx: ctx, items: items, bytes: bytes, at: time.Now(), done: make(chan struct{})}
 	c.waiting = append(c.waiting, call)
+	c.queued += len(items)
 	c.dispatchLocked()
 	c.mu.Unlock()
 
@@ -174,6 +176,7 @@ func (c *pushCombiner) withdraw(call *pushCall) bool {
 	for i, w := range c.waiting {
 		if w == call {
 			c.waiting = append(c.waiting[:i], c.waiting[i+1:]...)
+			c.queued -= len(call.items)
 			break
 		}
 	}
@@ -192,7 +195,7 @@ func (c *pushCombiner) dispatchLocked() {
 				return
 			}
 		}
-		if !c.mayStartLocked(c.waitingItemsLocked()) {
+		if !c.mayStartLocked(c.queued) {
 			// The running statement takes the line when it ends, or, if it is slow, a
 			// statement beside it once the oldest push has waited Hold.
 			if wait := c.cfg.Hold - time.Since(c.waiting[0].at); wait > 0 {
@@ -246,15 +249,6 @@ func (c *pushCombiner) mayStartLocked(items int) bool {
 	return c.running == 0 || c.cfg.MaxBatch == 1 || items >= c.cfg.ParallelMin
 }
 
-// waitingItemsLocked counts the messages of the pushes in line.
-func (c *pushCombiner) waitingItemsLocked() int {
-	n := 0
-	for _, w := range c.waiting {
-		n += len(w.items)
-	}
-	return n
-}
-
 func (c *pushCombiner) armLocked(wait time.Duration) {
 	if c.holdFor == nil {
 		c.holdFor = time.AfterFunc(wait, func() {
@@ -284,6 +278,7 @@ func (c *pushCombiner) takeLocked() []*pushCall {
 	batch := make([]*pushCall, n)
 	copy(batch, c.waiting)
 	c.waiting = append(c.waiting[:0], c.waiting[n:]...)
+	c.queued -= items
 	return batch
 }
 

@@ -91,6 +91,16 @@ func (cb *combineBundle) waitingOnLock(t *testing.T) {
 	})
 }
 
+// stalledPush stalls partition (which must exist) and starts a push of txid into it,
+// which waits inside its statement until release is called.
+func (cb *combineBundle) stalledPush(t *testing.T, queueName, partition, txid string) (<-chan pushOutcome, func()) {
+	t.Helper()
+	release := cb.stall(t, queueName, partition)
+	a := cb.pushAsync(t.Context(), item(queueName, partition, txid, `1`))
+	cb.waitingOnLock(t)
+	return a, release
+}
+
 type pushOutcome struct {
 	res []queue.PushResult
 	err error
@@ -281,10 +291,8 @@ func TestPushCombiningStartsASecondStatementForEnoughMessages(t *testing.T) {
 
 	cb := newBroker(500, 50)
 	cb.push(t, item("sq", "p1", "seed", `0`))
-	release := cb.stall(t, "sq", "p1")
+	a, release := cb.stalledPush(t, "sq", "p1", "a1")
 	defer release()
-	a := cb.pushAsync(t.Context(), item("sq", "p1", "a1", `1`))
-	cb.waitingOnLock(t)
 	b := cb.pushAsync(t.Context(), item("sq", "p2", "b1", `2`))
 	cb.waiting(t, 1) // a statement was free, but one runs and b carries one message
 	many := make([]queue.PushItem, 49)
@@ -309,9 +317,7 @@ func TestPushCombiningStartsASecondStatementForEnoughMessages(t *testing.T) {
 
 	for i, cfg := range [][2]int{{500, 1}, {1, 50}} {
 		cb = newBroker(cfg[0], cfg[1])
-		release = cb.stall(t, "sq", "p1")
-		a = cb.pushAsync(t.Context(), item("sq", "p1", fmt.Sprintf("a-%d", i), `1`))
-		cb.waitingOnLock(t)
+		a, release = cb.stalledPush(t, "sq", "p1", fmt.Sprintf("a-%d", i))
 		res := cb.push(t, item("sq", "p2", fmt.Sprintf("b-%d", i), `2`))
 		require.Equal(t, "queued", res[0].Status)
 		require.Zero(t, cb.b.PushCombining().Escaped,
@@ -332,10 +338,8 @@ func TestPushCombiningASlowStatementGetsOneBesideIt(t *testing.T) {
 	})
 
 	cb.push(t, item("lq", "p1", "seed", `0`))
-	release := cb.stall(t, "lq", "p1")
+	a, release := cb.stalledPush(t, "lq", "p1", "a1")
 	defer release()
-	a := cb.pushAsync(t.Context(), item("lq", "p1", "a1", `1`))
-	cb.waitingOnLock(t)
 	c1 := cb.pushAsync(t.Context(), item("lq", "p2", "c1", `2`))
 	cb.waiting(t, 1)
 	c2 := cb.pushAsync(t.Context(), item("lq", "p3", "c2", `3`))
