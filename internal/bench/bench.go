@@ -70,7 +70,11 @@ func (r *runner) run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	conns := max(opts.Producers+opts.Consumers, manyProducers, 10)
 	if opts.remote() {
-		r.load = newHTTPLoad(strings.TrimRight(opts.URL, "/"), opts.AuthToken, conns)
+		load, err := newHTTPLoad(strings.TrimRight(opts.URL, "/"), opts.AuthToken)
+		if err != nil {
+			return nil, err
+		}
+		r.load = load
 		defer r.load.close()
 		if err := r.load.checkReachable(ctx); err != nil {
 			return nil, err
@@ -151,7 +155,9 @@ func (r *runner) startLocal(ctx context.Context, conns int) (cleanup func(), err
 			return cleanup, err
 		}
 	}
-	r.load = newHTTPLoad(r.broker.url, r.opts.AuthToken, conns)
+	if r.load, err = newHTTPLoad(r.broker.url, r.opts.AuthToken); err != nil {
+		return cleanup, err
+	}
 	undo = append(undo, r.load.close)
 	return cleanup, nil
 }

@@ -131,7 +131,10 @@ func (r *runner) httpRawPush(ctx context.Context, c pushCase) (measurement, erro
 		return measurement{}, err
 	}
 	p := c.workers(&r.opts)
-	load := newHTTPLoad(srv.url, "", p)
+	load, err := newHTTPLoad(srv.url, "")
+	if err != nil {
+		return measurement{}, errors.Join(err, srv.close(ctx))
+	}
 	defer load.close()
 	r.logf("raw insert behind HTTP %s: batch %d, %d partitions, %d producers (set up in %s)", httpRawName(c.batch), c.batch,
 		c.partitions, p, since(began))

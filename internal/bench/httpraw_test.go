@@ -23,7 +23,8 @@ func TestHTTPRawStoresWhatItAnswers(t *testing.T) {
 	const batch = 4
 	srv, err := d.startHTTPRaw(pids, `{"a":1}`, batch)
 	require.NoError(t, err)
-	load := newHTTPLoad(srv.url, "", 2)
+	load, err := newHTTPLoad(srv.url, "")
+	require.NoError(t, err)
 	defer load.close()
 
 	// Through the load generator's own push: 201 and the batch counted.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -14,54 +13,33 @@ import (
 
 // httpLoad drives the broker over HTTP/1.1 keep-alive connections. It is written to
 // cost the machine's CPU as little as possible (the load generator shares it with the
-// broker and PostgreSQL): request bodies are appended into reused buffers, and
-// responses are decoded only as far as needed.
+// broker and PostgreSQL): requests are sent and answered in the worker's goroutine
+// (see connPool), request bodies are appended into reused buffers, and responses are
+// decoded only as far as needed.
 type httpLoad struct {
-	base string
-	auth string // the Authorization header, "" for none
-	hc   *http.Client
+	base  string
+	auth  string // the Authorization header, "" for none
+	conns *connPool
 }
 
-func newHTTPLoad(base, token string, conns int) *httpLoad {
-	tr := &http.Transport{
-		MaxIdleConns: 2 * conns, MaxIdleConnsPerHost: 2 * conns, IdleConnTimeout: time.Minute,
-		DisableCompression: true,
+// newHTTPLoad returns a load generator for the broker at base (http or https).
+func newHTTPLoad(base, token string) (*httpLoad, error) {
+	p, err := newConnPool(base)
+	if err != nil {
+		return nil, err
 	}
-	h := &httpLoad{base: base, hc: &http.Client{Transport: tr, Timeout: 2 * time.Minute}}
+	h := &httpLoad{base: base, conns: p}
 	if token != "" {
 		h.auth = "Bearer " + token
 	}
-	return h
+	return h, nil
 }
 
-func (h *httpLoad) close() { h.hc.CloseIdleConnections() }
+func (h *httpLoad) close() { h.conns.closeIdle() }
 
 // do sends one request and reads the answer into buf (reset first).
 func (h *httpLoad) do(ctx context.Context, method, path string, body []byte, buf *bytes.Buffer) (int, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, h.base+path, rd)
-	if err != nil {
-		return 0, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if h.auth != "" {
-		req.Header.Set("Authorization", h.auth)
-	}
-	resp, err := h.hc.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	buf.Reset()
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		return resp.StatusCode, fmt.Errorf("%s %s: read answer: %w", method, path, err)
-	}
-	return resp.StatusCode, nil
+	return h.conns.do(ctx, method, path, h.auth, body, buf)
 }
 
 // roundRobin hands out partition indexes 0…n-1 in turn to concurrent workers:

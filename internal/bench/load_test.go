@@ -160,7 +160,8 @@ func TestOptionalRoutes(t *testing.T) {
 			_, _ = w.Write([]byte(body))
 		}))
 		t.Cleanup(srv.Close)
-		h := newHTTPLoad(srv.URL, "tok", 1)
+		h, err := newHTTPLoad(srv.URL, "tok")
+		require.NoError(t, err)
 		t.Cleanup(h.close)
 		return h, &seen
 	}
