@@ -296,3 +296,57 @@ func TestAStreamCycleAckThatEndsALeaseWakesAParkedPop(t *testing.T) {
 	require.True(t, res.Ack.LeaseReleased)
 	requireWokenWith(t, tb, got, "the cycle's ack that ended the lease", "e2")
 }
+
+// A push that commits while the ack of its partition's leased batch runs wakes the
+// parked pop, whose claim finds the partition still leased; the ack's statement, whose
+// snapshot came before the push, sees nothing left when it ends the lease. The pushed
+// message must not wait for the parked pop's re-check interval (an hour here).
+func TestAPushDuringTheAckOfItsPartitionIsNotLeftWaiting(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, db := combineStore(t)
+	tb := &combineBroker(st, db, slowPolls(time.Hour)).testBundle
+	held, got := holdAndPark(t, tb, "race", 1, "a1")
+
+	// The test holds the group's cursor row, so the ack waits inside its statement.
+	tx, err := db.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	_, err = tx.Exec(ctx, `SELECT 1 FROM queen.partition_consumers c
+		JOIN queen.partitions p ON p.id = c.partition_id JOIN queen.queues q ON q.id = p.queue_id
+		WHERE q.name = 'race' AND p.name = 'a' FOR UPDATE OF c`)
+	require.NoError(t, err)
+	type answer struct {
+		res []queue.AckResult
+		err error
+	}
+	acked := make(chan answer, 1)
+	go func() {
+		res, err := tb.b.Ack(context.Background(), queue.Scope{}, "", []queue.Ack{ackOf(held.Messages[0], held.LeaseID, queue.AckCompleted)})
+		acked <- answer{res, err}
+	}()
+	require.Eventually(t, func() bool {
+		var n int
+		err := db.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%partition_consumers%'`).Scan(&n)
+		return err == nil && n == 1
+	}, 20*time.Second, 5*time.Millisecond, "the ack never waited for the cursor row")
+
+	// The push commits now and wakes the parked pop, which finds a still leased.
+	tb.push(t, item("race", "a", "a2", `2`))
+	require.Eventually(t, func() bool { return tb.b.LongPollRechecks().WokenEmpty == 1 }, 20*time.Second, 5*time.Millisecond,
+		"the push did not wake the parked pop (rechecks %+v)", tb.b.LongPollRechecks())
+	require.NoError(t, tx.Rollback(ctx))
+	a := <-acked
+	require.NoError(t, a.err)
+	require.True(t, a.res[0].Success)
+	require.True(t, *a.res[0].LeaseReleased)
+	require.False(t, a.res[0].PartitionPending, "the ack saw the push: the race this test is about did not happen")
+
+	select {
+	case res := <-got:
+		require.Equal(t, []string{"a2"}, txids(res.Messages))
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the pushed message waited for the re-check interval (rechecks %+v)", tb.b.LongPollRechecks())
+	}
+}

@@ -23,6 +23,9 @@ import (
 type waiters struct {
 	mu      sync.Mutex
 	byQueue map[string]map[*waiter]struct{}
+	// unserved holds the wakes for one partition whose claim found nothing (see
+	// unservedWake), with when; guarded by mu.
+	unserved map[unservedKey]time.Time
 
 	// Claims run by parked pops, by cause and outcome.
 	wokenFound, wokenEmpty, timedFound, timedEmpty atomic.Uint64
@@ -45,7 +48,7 @@ type waiter struct {
 }
 
 func newWaiters() *waiters {
-	return &waiters{byQueue: make(map[string]map[*waiter]struct{})}
+	return &waiters{byQueue: make(map[string]map[*waiter]struct{}), unserved: make(map[unservedKey]time.Time)}
 }
 
 // park registers a new waiter of a pop by group on partition ("" = any), parked since
