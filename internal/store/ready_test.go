@@ -456,3 +456,53 @@ func TestSeekOfAQueueWithManyPartitions(t *testing.T) {
 	require.Equal(t, partitions, n)
 	require.Equal(t, partitions, ready(), "back to the beginning: every partition has work again")
 }
+
+// The repair of ready rows parked past their lease runs in a transaction that may have
+// begun before an ack that committed before the repair looked: the row that ack made
+// claimable (ready at the ack's start, later than the repair's now()) is not parked, and
+// the repair must neither rewrite nor lock it, or a pop meanwhile skips it and answers
+// empty.
+func TestLookupReconcileLeavesARowAnAckFreedAlone(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, db := openStore(t, 4)
+	ids := queue.NewIDGenerator()
+	for _, tx := range []string{"m1", "m2"} {
+		_, err := st.MessageInsertBatch(ctx, []queue.PushItem{{Queue: "freed", Partition: "a",
+			TransactionID: tx, MessageID: ids.New(), Payload: benchPayload}})
+		require.NoError(t, err)
+	}
+	claim := func(lease string) []string {
+		msgs, err := st.PartitionClaim(ctx, queue.PopRequest{Queue: "freed", ConsumerGroup: queue.QueueModeGroup, Batch: 1}, lease)
+		require.NoError(t, err)
+		var out []string
+		for _, m := range msgs {
+			out = append(out, m.TransactionID)
+		}
+		return out
+	}
+	held, err := st.PartitionClaim(ctx, queue.PopRequest{Queue: "freed", ConsumerGroup: queue.QueueModeGroup, Batch: 1}, "L1")
+	require.NoError(t, err)
+	require.Len(t, held, 1)
+
+	repair, err := db.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = repair.Rollback(context.WithoutCancel(ctx)) }()
+	var began time.Time
+	require.NoError(t, repair.QueryRow(ctx, `SELECT now()`).Scan(&began))
+	res, err := st.MessageAckBatch(ctx, queue.QueueModeGroup, []queue.Ack{{TransactionID: "m1",
+		PartitionID: held[0].PartitionID, LeaseID: "L1", Status: queue.AckCompleted}})
+	require.NoError(t, err)
+	require.True(t, res[0].Success)
+	var later bool
+	require.NoError(t, db.QueryRow(ctx, `SELECT bool_and(ready_at > $1) FROM queen.partition_ready WHERE partition_id = $2`,
+		began, held[0].PartitionID).Scan(&later))
+	require.True(t, later, "the ack's ready row is later than the repair's now(): the case of this test")
+
+	var repaired int
+	require.NoError(t, repair.QueryRow(ctx, `SELECT o_repaired FROM queen.lookup_reconcile_q1(true, NULL, 100, now() - interval '1 minute')`).
+		Scan(&repaired))
+	require.Zero(t, repaired, "nothing was parked")
+	require.Equal(t, []string{"m2"}, claim("L2"), "a pop while the repair's transaction is open")
+	require.NoError(t, repair.Commit(ctx))
+}

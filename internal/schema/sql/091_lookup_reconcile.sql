@@ -107,12 +107,15 @@ BEGIN
     GET DIAGNOSTICS v_ready = ROW_COUNT;
     v_n := v_n + v_ready;
     -- And rows parked past the end of their partition's lease (a broker that keeps no
-    -- ready rows released it).
-    UPDATE queen.partition_ready r SET ready_at = now()
+    -- ready rows released it). Parked means later than the clock, not than now(): this
+    -- transaction's start precedes the ready_at an ack or push that committed since has
+    -- written, and locking such a claimable row made the pops meanwhile skip it (a pop
+    -- without wait then answered empty).
+    UPDATE queen.partition_ready r SET ready_at = clock_timestamp()
       FROM queen.partition_consumers pc
      WHERE r.partition_id = ANY (v_ids) AND pc.partition_id = r.partition_id
        AND pc.consumer_group = r.consumer_group
-       AND r.ready_at > greatest(now(), coalesce(pc.lease_expires_at, now()));
+       AND r.ready_at > greatest(clock_timestamp(), coalesce(pc.lease_expires_at, clock_timestamp()));
     GET DIAGNOSTICS v_ready = ROW_COUNT;
     v_n := v_n + v_ready;
     RETURN QUERY SELECT cardinality(v_ids), v_n, v_ids[cardinality(v_ids)];
