@@ -45,6 +45,8 @@ type waiter struct {
 	// wokeFor is the queue and partition the last wake of notifyPartitions was for;
 	// empty after any other wake (guarded by waiters.mu).
 	wokeFor struct{ queue, partition string }
+	// wokeByPush is set when that wake was a push's (guarded by waiters.mu).
+	wokeByPush bool
 }
 
 func newWaiters() *waiters {
@@ -105,6 +107,7 @@ func (ws *waiters) notify(queue string) {
 	ws.mu.Lock()
 	for w := range ws.byQueue[queue] {
 		w.wokeFor.queue, w.wokeFor.partition = "", ""
+		w.wokeByPush = false
 		w.signal()
 	}
 	ws.mu.Unlock()
@@ -116,6 +119,7 @@ func (ws *waiters) notifyAll() {
 	for _, set := range ws.byQueue {
 		for w := range set {
 			w.wokeFor.queue, w.wokeFor.partition = "", ""
+			w.wokeByPush = false
 			w.signal()
 		}
 	}
@@ -136,8 +140,10 @@ func (ws *waiters) notifyPartitions(queue string, partitions []string) {
 		for w := range set {
 			// One partition names what the wake is for, unless w holds an earlier one.
 			w.wokeFor.queue, w.wokeFor.partition = "", ""
+			w.wokeByPush = false
 			if len(partitions) == 1 && len(w.wake) == 0 {
 				w.wokeFor.queue, w.wokeFor.partition = queue, partitions[0]
+				w.wokeByPush = true
 			}
 			w.signal()
 		}
@@ -184,6 +190,7 @@ func (ws *waiters) notifyPartitions(queue string, partitions []string) {
 				continue
 			}
 			w.wokeFor.queue, w.wokeFor.partition = queue, p
+			w.wokeByPush = true
 			w.signal()
 		}
 	}
@@ -193,6 +200,7 @@ func (ws *waiters) notifyPartitions(queue string, partitions []string) {
 // that wake: whatever its claim takes, it passes a wake on (claimed).
 func owesPassLocked(w *waiter) {
 	w.wokeFor.queue, w.wokeFor.partition = "", ""
+	w.wokeByPush = false
 }
 
 // notifyGroup wakes one pop of group parked on queue that can take partition (one
@@ -215,6 +223,7 @@ func (ws *waiters) notifyGroup(queue, group, partition string) {
 	switch {
 	case pick != nil:
 		pick.wokeFor.queue, pick.wokeFor.partition = queue, partition
+		pick.wokeByPush = false
 		pick.signal()
 	case held != nil:
 		owesPassLocked(held)
@@ -252,6 +261,7 @@ func (ws *waiters) passLocked(w *waiter) {
 				continue
 			}
 			o.wokeFor.queue, o.wokeFor.partition = "", ""
+			o.wokeByPush = false
 			o.signal()
 			woke = true
 			break

@@ -215,6 +215,15 @@ func TestUnservedWakes(t *testing.T) {
 		require.True(t, ws.takeUnserved("q", "g", "a"))
 		require.False(t, ws.takeUnserved("q", "g", "a"), "taken once")
 	})
+	t.Run("AnAcksWakeIsNotRemembered", func(t *testing.T) {
+		t.Parallel()
+		ws := newWaiters()
+		w := ws.park("g", "", time.Now(), "q")
+		ws.notifyGroup("q", "g", "a")
+		require.Equal(t, []bool{true}, woken(w))
+		ws.unservedWake(w)
+		require.Empty(t, ws.unserved, "else every later ack of a would wake a pop for nothing")
+	})
 	t.Run("AWakeForAWholeQueueIsNotRemembered", func(t *testing.T) {
 		t.Parallel()
 		ws := newWaiters()

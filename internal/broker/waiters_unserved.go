@@ -26,8 +26,11 @@ type unservedKey struct{ queue, group, partition string }
 func (ws *waiters) unservedWake(w *waiter) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	if w.wokeFor.partition == "" {
-		return // woken for a whole queue, not a partition: nothing to look for
+	if w.wokeFor.partition == "" || !w.wokeByPush {
+		// Woken for a whole queue, or by an ack or a pass (remembering those would let
+		// every later ack of the partition wake a pop for nothing, each wake begetting
+		// the next).
+		return
 	}
 	now := time.Now()
 	if len(ws.unserved) >= unservedMax {
