@@ -56,16 +56,10 @@ func (b *Broker) Ack(ctx context.Context, sc queue.Scope, group string, acks []q
 	for j, r := range got {
 		r.Index = sendIdx[j]
 		results[sendIdx[j]] = r
-		switch {
-		case r.PartitionPending:
+		if r.PartitionPending {
 			// The lease ended with messages left, or maybe left: a pop of the group
 			// parked here takes them now instead of at its re-check (no push will
 			// wake one for them).
-			b.waiters.notifyGroup(r.QueueName, group, r.PartitionName)
-		case r.LeaseReleased != nil && *r.LeaseReleased && b.waiters.takeUnserved(r.QueueName, group, r.PartitionName):
-			// A push woke a pop for this partition while the lease held it, and that
-			// pop found nothing: the push may have committed after this ack's
-			// statement looked.
 			b.waiters.notifyGroup(r.QueueName, group, r.PartitionName)
 		}
 	}

@@ -149,11 +149,8 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 		}
 		if parked {
 			b.waiters.recheck(woken, len(msgs) > 0)
-			switch {
-			case woken && len(msgs) > 0:
+			if woken && len(msgs) > 0 {
 				b.waiters.claimed(w, from, msgs)
-			case woken:
-				b.waiters.unservedWake(w)
 			}
 		}
 		if len(msgs) > 0 {

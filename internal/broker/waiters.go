@@ -23,9 +23,6 @@ import (
 type waiters struct {
 	mu      sync.Mutex
 	byQueue map[string]map[*waiter]struct{}
-	// unserved holds the wakes for one partition whose claim found nothing (see
-	// unservedWake), with when; guarded by mu.
-	unserved map[unservedKey]time.Time
 
 	// Claims run by parked pops, by cause and outcome.
 	wokenFound, wokenEmpty, timedFound, timedEmpty atomic.Uint64
@@ -45,12 +42,10 @@ type waiter struct {
 	// wokeFor is the queue and partition the last wake of notifyPartitions was for;
 	// empty after any other wake (guarded by waiters.mu).
 	wokeFor struct{ queue, partition string }
-	// wokeByPush is set when that wake was a push's (guarded by waiters.mu).
-	wokeByPush bool
 }
 
 func newWaiters() *waiters {
-	return &waiters{byQueue: make(map[string]map[*waiter]struct{}), unserved: make(map[unservedKey]time.Time)}
+	return &waiters{byQueue: make(map[string]map[*waiter]struct{})}
 }
 
 // park registers a new waiter of a pop by group on partition ("" = any), parked since
@@ -107,7 +102,6 @@ func (ws *waiters) notify(queue string) {
 	ws.mu.Lock()
 	for w := range ws.byQueue[queue] {
 		w.wokeFor.queue, w.wokeFor.partition = "", ""
-		w.wokeByPush = false
 		w.signal()
 	}
 	ws.mu.Unlock()
@@ -119,7 +113,6 @@ func (ws *waiters) notifyAll() {
 	for _, set := range ws.byQueue {
 		for w := range set {
 			w.wokeFor.queue, w.wokeFor.partition = "", ""
-			w.wokeByPush = false
 			w.signal()
 		}
 	}
@@ -140,10 +133,8 @@ func (ws *waiters) notifyPartitions(queue string, partitions []string) {
 		for w := range set {
 			// One partition names what the wake is for, unless w holds an earlier one.
 			w.wokeFor.queue, w.wokeFor.partition = "", ""
-			w.wokeByPush = false
 			if len(partitions) == 1 && len(w.wake) == 0 {
 				w.wokeFor.queue, w.wokeFor.partition = queue, partitions[0]
-				w.wokeByPush = true
 			}
 			w.signal()
 		}
@@ -190,7 +181,6 @@ func (ws *waiters) notifyPartitions(queue string, partitions []string) {
 				continue
 			}
 			w.wokeFor.queue, w.wokeFor.partition = queue, p
-			w.wokeByPush = true
 			w.signal()
 		}
 	}
@@ -200,7 +190,6 @@ func (ws *waiters) notifyPartitions(queue string, partitions []string) {
 // that wake: whatever its claim takes, it passes a wake on (claimed).
 func owesPassLocked(w *waiter) {
 	w.wokeFor.queue, w.wokeFor.partition = "", ""
-	w.wokeByPush = false
 }
 
 // notifyGroup wakes one pop of group parked on queue that can take partition (one
@@ -223,7 +212,6 @@ func (ws *waiters) notifyGroup(queue, group, partition string) {
 	switch {
 	case pick != nil:
 		pick.wokeFor.queue, pick.wokeFor.partition = queue, partition
-		pick.wokeByPush = false
 		pick.signal()
 	case held != nil:
 		owesPassLocked(held)
@@ -261,7 +249,6 @@ func (ws *waiters) passLocked(w *waiter) {
 				continue
 			}
 			o.wokeFor.queue, o.wokeFor.partition = "", ""
-			o.wokeByPush = false
 			o.signal()
 			woke = true
 			break

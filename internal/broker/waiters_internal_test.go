@@ -2,7 +2,6 @@ package broker
 
 import (
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -198,59 +197,4 @@ func TestAPopHoldingAWakeOwesAPassWhenNoOtherIsFree(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, owing)
-}
-
-func TestUnservedWakes(t *testing.T) {
-	t.Parallel()
-
-	t.Run("AWakeForOnePartitionIsRememberedOnceForItsGroup", func(t *testing.T) {
-		t.Parallel()
-		ws := newWaiters()
-		w := ws.park("g", "", time.Now(), "q")
-		ws.notifyPartitions("q", []string{"a"})
-		require.Equal(t, []bool{true}, woken(w))
-		ws.unservedWake(w)
-		require.False(t, ws.takeUnserved("q", "h", "a"), "another group")
-		require.False(t, ws.takeUnserved("q", "g", "b"), "another partition")
-		require.True(t, ws.takeUnserved("q", "g", "a"))
-		require.False(t, ws.takeUnserved("q", "g", "a"), "taken once")
-	})
-	t.Run("AnAcksWakeIsNotRemembered", func(t *testing.T) {
-		t.Parallel()
-		ws := newWaiters()
-		w := ws.park("g", "", time.Now(), "q")
-		ws.notifyGroup("q", "g", "a")
-		require.Equal(t, []bool{true}, woken(w))
-		ws.unservedWake(w)
-		require.Empty(t, ws.unserved, "else every later ack of a would wake a pop for nothing")
-	})
-	t.Run("AWakeForAWholeQueueIsNotRemembered", func(t *testing.T) {
-		t.Parallel()
-		ws := newWaiters()
-		w := ws.park("g", "", time.Now(), "q")
-		ws.notify("q")
-		require.Equal(t, []bool{true}, woken(w))
-		ws.unservedWake(w)
-		require.Empty(t, ws.unserved)
-	})
-	t.Run("OldOnesAreForgottenAndTheCountIsBounded", func(t *testing.T) {
-		t.Parallel()
-		ws := newWaiters()
-		w := ws.park("g", "", time.Now(), "q")
-		ws.notifyPartitions("q", []string{"new"})
-		old := time.Now().Add(-2 * unservedMaxAge)
-		ws.unserved[unservedKey{"q", "g", "stale"}] = old
-		require.False(t, ws.takeUnserved("q", "g", "stale"), "older than unservedMaxAge")
-		for i := range unservedMax {
-			ws.unserved[unservedKey{"q", "g", "p" + strconv.Itoa(i)}] = time.Now()
-		}
-		ws.unservedWake(w)
-		require.False(t, ws.takeUnserved("q", "g", "new"), "dropped: the bound is reached with fresh ones")
-		for k := range ws.unserved {
-			ws.unserved[k] = old
-		}
-		ws.unservedWake(w)
-		require.Len(t, ws.unserved, 1, "the old ones are swept to make room")
-		require.True(t, ws.takeUnserved("q", "g", "new"))
-	})
 }

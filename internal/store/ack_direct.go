@@ -26,8 +26,7 @@ const sqlAckLock = `SELECT pg_advisory_xact_lock(queen.ack_lock_key($1::uuid, $2
 
 // sqlAckApply applies the ack of $3 (transaction ids, in order) under lease $4 (” for
 // none) when it is the ack of a pop, and answers whether it did, the queue and
-// partition names, whether the lease was released, and whether, released, the
-// partition's head is past the new cursor (messages wait); it answers no row when the
+// partition names, and whether the lease was released; it answers no row when the
 // group has no cursor row there.
 const sqlAckApply = `WITH c AS MATERIALIZED (
     SELECT c.id, q.name::text AS qname, p.name::text AS pname, c.worker_id, c.lease_expires_at,
@@ -78,17 +77,15 @@ const sqlAckApply = `WITH c AS MATERIALIZED (
 SELECT CASE WHEN v.ok AND (SELECT count(*) FROM upd) = 1
             THEN set_config('queen.ack_settle', 'on', true) IS NOT NULL
             ELSE false END,
-       v.qname, v.pname, v.rel,
-       v.rel AND EXISTS (SELECT 1 FROM queen.partition_lookup pl
-                          WHERE pl.partition_id = $1::uuid
-                            AND (pl.last_message_created_at, pl.last_message_id)
-                                > (CASE WHEN v.fwd THEN v.mts[v.n] ELSE v.cts END,
-                                   CASE WHEN v.fwd THEN v.mid[v.n] ELSE v.cmid END))
+       v.qname, v.pname, v.rel
 FROM v`
 
 // sqlAckSettle settles the ready row of ($1 partition, $2 group) from its cursor row as
-// sqlAckApply wrote it; nothing when sqlAckApply applied nothing.
-const sqlAckSettle = `SELECT queen.ready_settle_q1(c.partition_id, c.consumer_group, c.last_consumed_created_at,
+// sqlAckApply wrote it, and answers whether the partition is left claimable now
+// (messages wait, or a push is in flight); no row when sqlAckApply applied nothing. Its
+// own snapshot, taken after sqlAckApply, sees a push that committed while the ack ran
+// (whose wake found the partition still leased): sqlAckApply's may not.
+const sqlAckSettle = `SELECT queen.ready_settle_q2(c.partition_id, c.consumer_group, c.last_consumed_created_at,
                                c.last_consumed_id, c.lease_expires_at)
 FROM queen.partition_consumers c
 WHERE c.partition_id = $1::uuid AND c.consumer_group = $2
@@ -130,14 +127,17 @@ func (s *Store) messageAckDirect(ctx context.Context, group string, acks []queue
 		if _, err := br.Exec(); err != nil {
 			return err
 		}
-		err := br.QueryRow().Scan(&ok, &qname, &pname, &released, &pending)
+		err := br.QueryRow().Scan(&ok, &qname, &pname, &released)
 		if errors.Is(err, pgx.ErrNoRows) { // no cursor row: the general path answers
 			ok, err = false, nil
 		}
 		if err != nil {
 			return err
 		}
-		_, err = br.Exec()
+		err = br.QueryRow().Scan(&pending)
+		if errors.Is(err, pgx.ErrNoRows) { // nothing applied, nothing settled
+			err = nil
+		}
 		return err
 	}()
 	if cerr := br.Close(); err == nil {

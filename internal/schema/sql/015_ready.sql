@@ -16,7 +16,7 @@
 --   * queen.push_q3 adds the rows of the partitions it wrote to, for the queue's
 --     registered groups;
 --   * every write of a cursor row (queen.partition_consumers: by a pop, an ack, a
---     transaction, a stream cycle) ends with queen.ready_settle_q1, which parks the
+--     transaction, a stream cycle) ends with queen.ready_settle_q2, which parks the
 --     row until a live lease or retry delay ends, deletes it when the cursor is at the
 --     partition's head, or makes it claimable now. The delete holds the partition's
 --     ordering lock in share mode (taken without waiting, else the row stays), so no
@@ -74,13 +74,19 @@ RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT hashtextextended(p_queue::text, 1364283731)
 $$;
 
--- queen.ready_settle_q1 brings the ready row of (p_pid, p_group) in line with its
+-- queen.ready_settle_q2 brings the ready row of (p_pid, p_group) in line with its
 -- cursor row after a change: parked until a live lease or retry delay ends; deleted when
 -- the cursor is at the partition's head and no push is in flight there; otherwise
--- claimable now (created when the group is registered and the row is missing).
-CREATE OR REPLACE FUNCTION queen.ready_settle_q1(
+-- claimable now (created when the group is registered and the row is missing). It
+-- returns whether it left the partition claimable now: messages wait after the cursor,
+-- or a push to the partition is in flight. Its statements see every push committed
+-- before it ran, and a push that commits later took the ordering lock after this
+-- transaction released it: an ack that ends a lease tells from this whether to wake a
+-- parked pop, which a push committing while the ack ran cannot have served (its wake's
+-- claim found the partition leased).
+CREATE OR REPLACE FUNCTION queen.ready_settle_q2(
     p_pid uuid, p_group text, p_cur_ts timestamptz, p_cur_id uuid, p_lease_expires timestamptz
-) RETURNS void
+) RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE
     v_now  timestamptz := now();
@@ -90,7 +96,7 @@ BEGIN
     IF p_lease_expires > v_now THEN
         UPDATE queen.partition_ready r SET ready_at = p_lease_expires
          WHERE r.partition_id = p_pid AND r.consumer_group = p_group AND r.ready_at <> p_lease_expires;
-        RETURN;
+        RETURN false;
     END IF;
     SELECT pl.last_message_created_at, pl.last_message_id INTO v_h_ts, v_h_id
       FROM queen.partition_lookup pl WHERE pl.partition_id = p_pid LIMIT 1;
@@ -107,14 +113,14 @@ BEGIN
                                 WHERE pl.partition_id = p_pid
                                   AND (p_cur_ts IS NULL
                                        OR (pl.last_message_created_at, pl.last_message_id) > (p_cur_ts, p_cur_id))) THEN
-            RETURN;
+            RETURN false;
         END IF;
     END IF;
     -- Usually the row exists, parked at the lease that just ended.
     UPDATE queen.partition_ready r SET ready_at = v_now
      WHERE r.partition_id = p_pid AND r.consumer_group = p_group AND r.ready_at > v_now;
     IF FOUND THEN
-        RETURN;
+        RETURN true;
     END IF;
     INSERT INTO queen.partition_ready AS r (partition_id, consumer_group, queue_id, ready_at)
     SELECT p_pid, p_group, c.queue_id, v_now
@@ -123,7 +129,17 @@ BEGIN
      WHERE p.id = p_pid
     ON CONFLICT (partition_id, consumer_group) DO UPDATE SET ready_at = excluded.ready_at
      WHERE r.ready_at > excluded.ready_at;
+    RETURN true;
 END;
+$$;
+
+-- queen.ready_settle_q1 is queen.ready_settle_q2 without its answer (brokers of earlier
+-- releases call it).
+CREATE OR REPLACE FUNCTION queen.ready_settle_q1(
+    p_pid uuid, p_group text, p_cur_ts timestamptz, p_cur_id uuid, p_lease_expires timestamptz
+) RETURNS void
+LANGUAGE sql AS $$
+    SELECT queen.ready_settle_q2(p_pid, p_group, p_cur_ts, p_cur_id, p_lease_expires)
 $$;
 
 -- queen.ready_settle_many_q1 settles the ready rows of p_group on p_pids from their
@@ -135,13 +151,13 @@ RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
     IF cardinality(p_pids) = 1 THEN
-        PERFORM queen.ready_settle_q1(c.partition_id, p_group, c.last_consumed_created_at,
+        PERFORM queen.ready_settle_q2(c.partition_id, p_group, c.last_consumed_created_at,
                                       c.last_consumed_id, c.lease_expires_at)
            FROM queen.partition_consumers c
           WHERE c.partition_id = p_pids[1] AND c.consumer_group = p_group;
         RETURN;
     END IF;
-    PERFORM queen.ready_settle_q1(c.partition_id, p_group, c.last_consumed_created_at,
+    PERFORM queen.ready_settle_q2(c.partition_id, p_group, c.last_consumed_created_at,
                                   c.last_consumed_id, c.lease_expires_at)
        FROM (SELECT c.partition_id, c.last_consumed_created_at, c.last_consumed_id, c.lease_expires_at
                FROM queen.partition_consumers c

@@ -262,7 +262,7 @@ BEGIN
                        lease_expires_at = v_exp,
                        worker_id = CASE WHEN v_rel THEN NULL ELSE c.worker_id END
                  WHERE c.id = v_cid;
-                PERFORM queen.ready_settle_q1(v_pid, p_group, v_cts, v_cmid, v_exp);
+                PERFORM queen.ready_settle_q2(v_pid, p_group, v_cts, v_cmid, v_exp);
                 o_idx := -1; o_success := true; o_error := NULL; o_queue := v_qname;
                 o_partition := v_pname; o_lease_released := v_rel; o_dlq := false;
                 RETURN NEXT;
