@@ -44,7 +44,7 @@ func newConnPool(base string) (*connPool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("broker URL %q: %w", base, err)
 	}
-	p := &connPool{addr: u.Host, host: u.Host, prefix: u.EscapedPath()}
+	p := &connPool{host: u.Host, prefix: u.EscapedPath()}
 	port := u.Port()
 	switch u.Scheme {
 	case "http":
