@@ -25,7 +25,8 @@ func TestEvictionSkipsPartitionsBeingClaimedOrLeased(t *testing.T) {
 	jobs := maintenance.Jobs(tb.st, tb.settings())
 	tb.advance(2 * time.Minute)
 
-	// A pop in the middle of its claim on ev-claimed's partition.
+	// A pop in the middle of its claim on ev-claimed's partition (which it holds in share
+	// mode, as every pop does).
 	conn, err := tb.pool.Acquire(t.Context())
 	require.NoError(t, err)
 	defer conn.Release()
@@ -33,7 +34,7 @@ func TestEvictionSkipsPartitionsBeingClaimedOrLeased(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { _ = tx.Rollback(context.WithoutCancel(t.Context())) }()
 	var locked bool
-	require.NoError(t, tx.QueryRow(t.Context(), `SELECT pg_try_advisory_xact_lock(queen.pop_claim_key(p.id))
+	require.NoError(t, tx.QueryRow(t.Context(), `SELECT pg_try_advisory_xact_lock_shared(queen.pop_claim_key(p.id))
 		FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'ev-claimed'`).Scan(&locked))
 	require.True(t, locked)
 

@@ -117,8 +117,10 @@ BEGIN
             EXIT WHEN v_i > cardinality(v_cands);
             v_pid := v_cands[v_i];
             v_pname := v_names[v_i];
-            -- A pop of a named partition waits for the one claiming it (or evicting).
-            PERFORM pg_advisory_xact_lock(queen.pop_claim_key(v_pid));
+            -- A pop of a named partition waits for a pop of its group claiming it, and
+            -- for an eviction there.
+            PERFORM pg_advisory_xact_lock_shared(queen.pop_claim_key(v_pid));
+            PERFORM pg_advisory_xact_lock(queen.pop_group_claim_key(v_pid, p_group));
         ELSE
             -- Rows settled on the way (parked by the window buffer, or dropped as expired)
             -- do not come back to the next pops: up to 1000 of them do not count here, so
@@ -158,7 +160,10 @@ BEGIN
                 v_settled := v_settled + 1;
                 CONTINUE;
             END IF;
-            IF NOT pg_try_advisory_xact_lock(queen.pop_claim_key(v_pid)) THEN
+            -- A partition a pop of this group is claiming, or an eviction holds, is
+            -- skipped; pops of other groups claiming it do not hold this one back.
+            IF NOT (pg_try_advisory_xact_lock_shared(queen.pop_claim_key(v_pid))
+                    AND pg_try_advisory_xact_lock(queen.pop_group_claim_key(v_pid, p_group))) THEN
                 CONTINUE;
             END IF;
         END IF;
@@ -496,11 +501,23 @@ LANGUAGE sql STABLE AS $$
         LIMIT 1), p_fallback)
 $$;
 
--- queen.pop_claim_key is the advisory-lock key every pop holds (exclusively, for its
--- transaction) on a partition while it claims it and reads its messages: wildcard pops
--- try it and skip a partition another holds, a pop of a named partition waits for it.
+-- queen.pop_claim_key is the advisory-lock key of a partition that every pop holds in
+-- share mode, for its transaction, while it claims the partition and reads its
+-- messages, and that eviction takes exclusively (trying: a partition being claimed is
+-- skipped). Pops of different consumer groups share it: one group's claim never holds
+-- back another's, whose wildcard pop would otherwise pass the partition over and answer
+-- empty while its messages wait.
 CREATE OR REPLACE FUNCTION queen.pop_claim_key(p_partition uuid)
 RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT hashtextextended(p_partition::text, 12648430)
+$$;
+
+-- queen.pop_group_claim_key is the advisory-lock key a pop of p_group holds exclusively
+-- on a partition while it claims it (after queen.pop_claim_key in share mode): wildcard
+-- pops of the group try it and skip a partition another pop of the group is claiming; a
+-- pop of a named partition waits for it.
+CREATE OR REPLACE FUNCTION queen.pop_group_claim_key(p_partition uuid, p_group text)
+RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT hashtextextended(p_partition::text || '/' || p_group, 12648430)
 $$;
 
