@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/queue"
@@ -40,15 +41,10 @@ func TestAClaimOfOneGroupDoesNotHoldBackAnother(t *testing.T) {
 	g1, err := db.Begin(ctx)
 	require.NoError(t, err)
 	defer func() { _ = g1.Rollback(context.WithoutCancel(ctx)) }()
-	var got []string
 	rows, err := g1.Query(ctx, `SELECT o_transaction_id FROM queen.pop_q3('shared', NULL, 'g1', 'L1', 1, 1, false, NULL, NULL, 0, 0)`)
 	require.NoError(t, err)
-	for rows.Next() {
-		var txid string
-		require.NoError(t, rows.Scan(&txid))
-		got = append(got, txid)
-	}
-	require.NoError(t, rows.Err())
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
 	require.Equal(t, []string{"m1"}, got)
 
 	require.Empty(t, claim("g1", "", "L2"), "a pop of g1 while g1 claims the partition")
