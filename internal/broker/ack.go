@@ -58,13 +58,22 @@ func (b *Broker) Ack(ctx context.Context, sc queue.Scope, group string, acks []q
 		results[sendIdx[j]] = r
 		if r.PartitionPending {
 			// The lease ended with messages left, or maybe left: a pop of the group
-			// parked here takes them now instead of at its re-check (no push will
-			// wake one for them).
-			b.waiters.notifyGroup(r.QueueName, group, r.PartitionName)
+			// parked takes them now instead of at its re-check (no push will wake one
+			// for them).
+			b.wakeFreed(r.QueueName, group, r.PartitionName)
 		}
 	}
 	b.analytics.RecordAck(time.Now(), acks, results)
 	return results, nil
+}
+
+// wakeFreed wakes, after an ack that ended a lease on partition of queueName with
+// messages left there (or maybe left), one pop of group parked on this replica that can
+// take the partition, and the pops parked on the queue on the other replicas (through
+// PostgreSQL, as a push does).
+func (b *Broker) wakeFreed(queueName, group, partition string) {
+	b.waiters.notifyGroup(queueName, group, partition)
+	b.wakeup.announce(queueName)
 }
 
 // acksInScope keeps the acks whose partition is in the scope; the others are answered
@@ -232,7 +241,7 @@ func (b *Broker) wakeTransaction(ops []queue.TxOp, ackIdx []int, results []queue
 			b.wakeQueues(op.Push)
 		case "ack":
 			if i := ackIdx[acks]; i < len(results) && results[i].FreedPartition != "" {
-				b.waiters.notifyGroup(results[i].FreedQueue, op.Ack.ConsumerGroup, results[i].FreedPartition)
+				b.wakeFreed(results[i].FreedQueue, op.Ack.ConsumerGroup, results[i].FreedPartition)
 			}
 			acks++
 		}

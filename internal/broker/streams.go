@@ -37,8 +37,9 @@ func (b *Broker) StreamRegister(ctx context.Context, r queue.StreamRegistration)
 // the source ack. A refused cycle (unknown state op, stale lease, full sink, ack of a
 // message the cursor already passed …) is Success false with nothing applied; bad
 // input is a validation error. Long-polls of the sink queues wake after the commit,
-// and so does one pop of the ack's group parked on the source queue (any partition)
-// when the ack ended the lease: what is left of the partition is its to take.
+// and so does one pop of the ack's group parked on the source queue (any partition),
+// with the other replicas' pops of that queue, when the ack ended the lease: what is
+// left of the partition is theirs to take.
 func (b *Broker) StreamCycle(ctx context.Context, c queue.StreamCycle) (queue.StreamCycleResult, error) {
 	res, err := b.streamCycle(ctx, &c)
 	b.streams.recordCycle(c, res, err)
@@ -48,7 +49,7 @@ func (b *Broker) StreamCycle(ctx context.Context, c queue.StreamCycle) (queue.St
 	b.analytics.RecordCycle(time.Now(), c, res)
 	b.wakeQueues(c.Push)
 	if res.Ack != nil && res.Ack.LeaseReleased {
-		b.waiters.notifyGroup(res.SourceQueue, c.ConsumerGroup, "")
+		b.wakeFreed(res.SourceQueue, c.ConsumerGroup, "")
 	}
 	return res, nil
 }

@@ -95,6 +95,49 @@ func TestPushOnOneReplicaWakesLongPollOnAnother(t *testing.T) {
 	})
 }
 
+// An ack on replica A that ends a lease with messages left wakes a pop parked on
+// replica B, which found the partition leased: no push will wake it for them.
+func TestAnAckOnOneReplicaWakesALongPollOnAnother(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewDBURL(t)
+	admin := pgtest.NewDB(t)
+	u, err := url2.Parse(url)
+	require.NoError(t, err)
+	dbName := strings.TrimPrefix(u.Path, "/")
+	ctx := context.Background()
+	a := replica(t, url)
+	b := replica(t, url, slowPolls(2*time.Hour)) // only a notification can wake its pops
+	require.Eventually(t, func() bool { return wakeListeners(t, admin, dbName) == 2 }, 10*time.Second, 10*time.Millisecond)
+	// Replica A learns within wakeListenersRecheck that B listens: push elsewhere until
+	// it has sent a notification.
+	require.Eventually(t, func() bool {
+		_, err := a.Push(ctx, []queue.PushItem{{Queue: "xack-probe", Payload: []byte(`0`)}})
+		require.NoError(t, err)
+		return a.WakeNotifications().Sent > 0
+	}, 30*time.Second, 50*time.Millisecond, "replica A never notified B")
+
+	_, err = a.Push(ctx, []queue.PushItem{{Queue: "xack", Partition: "a", TransactionID: "one", Payload: []byte(`1`)},
+		{Queue: "xack", Partition: "a", TransactionID: "two", Payload: []byte(`2`)}})
+	require.NoError(t, err)
+	req := queue.PopRequest{Queue: "xack", Batch: 1}
+	require.NoError(t, a.NormalizePop(&req))
+	held, err := a.Pop(ctx, req)
+	require.NoError(t, err)
+	require.Equal(t, []string{"one"}, txids(held.Messages))
+
+	got := parkPop(t, b, "xack") // partition a is leased: it parks
+	acks, err := a.Ack(ctx, queue.Scope{}, "", []queue.Ack{{TransactionID: "one",
+		PartitionID: held.Messages[0].PartitionID, LeaseID: held.LeaseID, Status: queue.AckCompleted}})
+	require.NoError(t, err)
+	require.True(t, acks[0].Success)
+	select {
+	case res := <-got:
+		require.Equal(t, []string{"two"}, txids(res.Messages))
+	case <-time.After(30 * time.Second):
+		t.Fatal("the ack on replica A did not wake the long-poll parked on replica B")
+	}
+}
+
 // wakeListeners counts the replicas listening for wake-ups on database dbName.
 func wakeListeners(t *testing.T, admin *pgxpool.Pool, dbName string) int {
 	var n int
