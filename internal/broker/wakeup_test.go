@@ -62,14 +62,12 @@ func TestPushOnOneReplicaWakesLongPollOnAnother(t *testing.T) {
 	ctx := context.Background()
 
 	// Listeners of this test's database only: brokers of other tests run beside it.
-	u, err := url2.Parse(url)
-	require.NoError(t, err)
-	dbName := strings.TrimPrefix(u.Path, "/")
+	dbName := dbNameOf(t, url)
 	listening := func() bool { return wakeListeners(t, admin, dbName) == 2 }
 	require.Eventually(t, listening, 10*time.Second, 10*time.Millisecond)
 
 	got := parkPop(t, b, "xwake")
-	_, err = a.Push(ctx, []queue.PushItem{{Queue: "xwake", TransactionID: "one", Payload: []byte(`1`)}})
+	_, err := a.Push(ctx, []queue.PushItem{{Queue: "xwake", TransactionID: "one", Payload: []byte(`1`)}})
 	require.NoError(t, err)
 	select {
 	case res := <-got:
@@ -101,9 +99,7 @@ func TestAnAckOnOneReplicaWakesALongPollOnAnother(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewDBURL(t)
 	admin := pgtest.NewDB(t)
-	u, err := url2.Parse(url)
-	require.NoError(t, err)
-	dbName := strings.TrimPrefix(u.Path, "/")
+	dbName := dbNameOf(t, url)
 	ctx := context.Background()
 	a := replica(t, url)
 	b := replica(t, url, slowPolls(2*time.Hour)) // only a notification can wake its pops
@@ -116,7 +112,7 @@ func TestAnAckOnOneReplicaWakesALongPollOnAnother(t *testing.T) {
 		return a.WakeNotifications().Sent > 0
 	}, 30*time.Second, 50*time.Millisecond, "replica A never notified B")
 
-	_, err = a.Push(ctx, []queue.PushItem{{Queue: "xack", Partition: "a", TransactionID: "one", Payload: []byte(`1`)},
+	_, err := a.Push(ctx, []queue.PushItem{{Queue: "xack", Partition: "a", TransactionID: "one", Payload: []byte(`1`)},
 		{Queue: "xack", Partition: "a", TransactionID: "two", Payload: []byte(`2`)}})
 	require.NoError(t, err)
 	req := queue.PopRequest{Queue: "xack", Batch: 1}
@@ -138,6 +134,14 @@ func TestAnAckOnOneReplicaWakesALongPollOnAnother(t *testing.T) {
 	}
 }
 
+// dbNameOf returns the name of the database url points at.
+func dbNameOf(t *testing.T, url string) string {
+	t.Helper()
+	u, err := url2.Parse(url)
+	require.NoError(t, err)
+	return strings.TrimPrefix(u.Path, "/")
+}
+
 // wakeListeners counts the replicas listening for wake-ups on database dbName.
 func wakeListeners(t *testing.T, admin *pgxpool.Pool, dbName string) int {
 	var n int
@@ -154,9 +158,7 @@ func TestAReplicaAloneSendsNoWakeups(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewDBURL(t)
 	admin := pgtest.NewDB(t)
-	u, err := url2.Parse(url)
-	require.NoError(t, err)
-	dbName := strings.TrimPrefix(u.Path, "/")
+	dbName := dbNameOf(t, url)
 	ctx := context.Background()
 
 	a := replica(t, url)
