@@ -35,17 +35,16 @@ const sqlPushLock1 = `SELECT (
         -- comes later waits for the push's commit.
         WHEN NOT EXISTS (SELECT 1 FROM queen.partitions p WHERE p.id = k.pid FOR KEY SHARE) THEN NULL
         WHEN set_config('queen.push_pid', k.pid::text, true) IS NULL
-          OR set_config('queen.push_qid', k.qid::text, true) IS NULL
-          OR set_config('plan_cache_mode', 'force_generic_plan', true) IS NULL
-          OR set_config('enable_seqscan', 'off', true) IS NULL
-          OR set_config('enable_bitmapscan', 'off', true) IS NULL
-          OR set_config('jit', 'off', true) IS NULL THEN NULL
+          OR set_config('queen.push_qid', k.qid::text, true) IS NULL THEN NULL
         ELSE k.pid::text
     END
     FROM (SELECT p.id AS pid, qq.id AS qid,
                  queen.enforced_option_q1(qq.max_queue_size, qq.queen_options, 'maxSize') > 0 AS capped
           FROM queen.queues qq
-          JOIN queen.partitions p ON p.queue_id = qq.id AND p.name = $2::text
+          -- By key, whatever the statistics said when the statement was planned (see
+          -- sqlPushLock).
+          CROSS JOIN LATERAL (SELECT pp.id FROM queen.partitions pp
+                              WHERE pp.queue_id = qq.id AND pp.name = $2::text OFFSET 0) p
           WHERE qq.name = $1::text) k)`
 
 // sqlPushInsert1 stores the items of a one-partition direct push into the partition

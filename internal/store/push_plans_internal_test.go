@@ -1,0 +1,145 @@
+package store
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// The direct push's statements are plain statements, planned by the session that runs
+// them and cached until a table they read is analyzed again. Planned while the queue
+// had a few partitions, the lock statements read every partition, and kept doing so
+// after the queue grew to thousands, on every push, until the next ANALYZE: by
+// sequential scan when the small table had statistics, by a walk of a whole index when
+// it had none (a new database). This test plans the direct push (one partition and
+// two) in one session on small tables, both ways, grows them a thousandfold without
+// analyzing them, and counts, with the transaction's own statistics, the rows of
+// queen.partitions and queen.partition_lookup the same session's pushes then read by
+// sequential scan (none) and fetch by index (a few).
+func TestDirectPushPlansOutliveTheTablesGrowth(t *testing.T) {
+	t.Parallel()
+	t.Run("analyzed while small", func(t *testing.T) { directPushPlansAfterGrowth(t, true) })
+	t.Run("never analyzed", func(t *testing.T) { directPushPlansAfterGrowth(t, false) })
+}
+
+func directPushPlansAfterGrowth(t *testing.T, analyze bool) {
+	t.Parallel()
+	ctx := t.Context()
+	url := pgtest.NewDBURL(t)
+	st, err := Open(Options{ConnString: url, MaxConns: 2})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	conn, err := pgx.Connect(ctx, url) // the session under test
+	require.NoError(t, err)
+	defer conn.Close(ctx) //nolint:errcheck // test teardown
+
+	hot := []string{"queues", "partitions", "partition_lookup"}
+	for _, tbl := range hot {
+		_, err := conn.Exec(ctx, `ALTER TABLE queen.`+tbl+` SET (autovacuum_enabled = false)`)
+		require.NoError(t, err)
+	}
+	ids := queue.NewIDGenerator()
+	items := func(parts ...int) []queue.PushItem {
+		out := make([]queue.PushItem, len(parts))
+		for i, p := range parts {
+			out[i] = queue.PushItem{Queue: "plans", Partition: fmt.Sprintf("p%05d", p), Payload: []byte(`{}`),
+				TransactionID: ids.New(), MessageID: ids.New()}
+		}
+		return out
+	}
+	grow := func(from, to int) {
+		t.Helper()
+		parts := make([]int, 0, to-from)
+		for p := from; p < to; p++ {
+			parts = append(parts, p)
+		}
+		for len(parts) > 0 {
+			n := min(len(parts), 500)
+			res, err := st.MessageInsertBatch(ctx, items(parts[:n]...))
+			require.NoError(t, err)
+			require.Equal(t, queue.StatusQueued, res[n-1].Status)
+			parts = parts[n:]
+		}
+	}
+	// push runs the direct push of one message to each of parts in conn, in a
+	// transaction, and returns the rows of each table of grown it read by sequential
+	// scan and fetched by index.
+	grown := []string{"partitions", "partition_lookup"}
+	push := func(parts ...int) (seq, idx map[string]int64) {
+		t.Helper()
+		tx, err := conn.Begin(ctx)
+		require.NoError(t, err)
+		defer tx.Rollback(ctx) //nolint:errcheck // committed below
+		read := func() (seq, idx map[string]int64) {
+			seq, idx = map[string]int64{}, map[string]int64{}
+			rows, err := tx.Query(ctx, `SELECT relname, coalesce(seq_tup_read, 0), coalesce(idx_tup_fetch, 0)
+				FROM pg_stat_xact_user_tables WHERE schemaname = 'queen' AND relname = ANY ($1)`, grown)
+			require.NoError(t, err)
+			for rows.Next() {
+				var tbl string
+				var s, i int64
+				require.NoError(t, rows.Scan(&tbl, &s, &i))
+				seq[tbl], idx[tbl] = s, i
+			}
+			require.NoError(t, rows.Err())
+			require.Len(t, seq, len(grown))
+			return seq, idx
+		}
+		seq0, idx0 := read()
+		its := items(parts...)
+		b, readPush := directPushBatch(newPushArgs(its))
+		br := tx.SendBatch(ctx, b)
+		var pids []string
+		stored := make([]bool, len(its))
+		res, err := readPush(br, its, &pids, stored)
+		require.NoError(t, err)
+		require.NoError(t, br.Close())
+		require.Len(t, pids, len(parts), "the direct push applies")
+		for i := range res {
+			require.Equal(t, queue.StatusQueued, res[i].Status, "item %d", i)
+		}
+		seq1, idx1 := read()
+		require.NoError(t, tx.Commit(ctx))
+		for _, tbl := range grown {
+			seq1[tbl] -= seq0[tbl]
+			idx1[tbl] -= idx0[tbl]
+		}
+		return seq1, idx1
+	}
+
+	// Three partitions, with statistics (as autovacuum leaves small tables) or none
+	// (a new database); plans made and cached in conn (custom ones for the first five
+	// runs of a statement, then the generic one, unless the push forces it).
+	grow(0, 3)
+	if analyze {
+		for _, tbl := range hot {
+			_, err := conn.Exec(ctx, `VACUUM ANALYZE queen.`+tbl)
+			require.NoError(t, err)
+		}
+	}
+	for round := range 8 {
+		push(round % 3)
+		push(round%3, (round+1)%3)
+	}
+
+	// A thousandfold, unanalyzed.
+	grow(3, 3000)
+	var stale bool
+	require.NoError(t, conn.QueryRow(ctx, `SELECT reltuples < 100 FROM pg_class WHERE oid = 'queen.partitions'::regclass`).Scan(&stale))
+	require.True(t, stale, "the statistics still say a few partitions, or nothing")
+
+	for round := range 4 {
+		for _, parts := range [][]int{{100 + round}, {200 + round, 2500 + round}} {
+			seq, idx := push(parts...)
+			for _, tbl := range grown {
+				require.Zero(t, seq[tbl], "round %d, partitions %v: rows of queen.%s read by sequential scan", round, parts, tbl)
+				require.Less(t, idx[tbl], int64(20), "round %d, partitions %v: rows of queen.%s fetched by index", round, parts, tbl)
+			}
+		}
+	}
+}
