@@ -14,9 +14,10 @@ import (
 // as two plain statements sent in one round trip, without queen.push_q3, after one that
 // sets their plan settings (sqlPushPlans). They run in one implicit transaction (pgx
 // sends them with a single Sync), each with its own snapshot: the first takes the
-// locks, so the second sees every head committed before them. A plpgsql call costs PostgreSQL more than the statements it runs (pgbench,
-// durable, one message per push, 4 clients: about 1 000–1 300 pushes/s through
-// push_q3 against 2 000–2 450 for these two statements).
+// locks, so the second sees every head committed before them. A plpgsql call costs
+// PostgreSQL more than the statements it runs (pgbench, durable, one message per push,
+// 4 clients: about 1 000–1 300 pushes/s through push_q3 against 2 000–2 450 for these
+// two statements).
 //
 // Anything else — a partition to create, a queue with a capacity — makes the first
 // statement take no lock and the second insert nothing, and the push goes to
