@@ -11,23 +11,33 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
-// The direct push's statements are plain statements, planned by the session that runs
-// them and cached until a table they read is analyzed again. Planned while the queue
-// had a few partitions, the lock statements read every partition, and kept doing so
-// after the queue grew to thousands, on every push, until the next ANALYZE: by
-// sequential scan when the small table had statistics, by a walk of a whole index when
-// it had none (a new database). This test plans the direct push (one partition and
-// two) in one session on small tables, both ways, grows them a thousandfold without
-// analyzing them, and counts, with the transaction's own statistics, the rows of
-// queen.partitions and queen.partition_lookup the same session's pushes then read by
+// A session plans a statement once and keeps the plan until a table it reads is
+// analyzed again. Planned while the queue had a few partitions, the direct push's lock
+// statements read every partition, and kept doing so after the queue grew to
+// thousands, on every push, until the next ANALYZE: by sequential scan when the small
+// table had statistics, by a walk of a whole index when it had none (a new database).
+// queen.push_q3 (the general path, which creates partitions) read all of
+// queen.partitions several times per push that created one. These tests plan each
+// path (one partition and two) in one session on small tables, both ways, grow them a
+// thousandfold without analyzing them, and count, with the transaction's own
+// statistics, the rows of the grown tables the same session's pushes then read by
 // sequential scan (none) and fetch by index (a few).
 func TestDirectPushPlansOutliveTheTablesGrowth(t *testing.T) {
 	t.Parallel()
-	t.Run("analyzed while small", func(t *testing.T) { directPushPlansAfterGrowth(t, true) })
-	t.Run("never analyzed", func(t *testing.T) { directPushPlansAfterGrowth(t, false) })
+	t.Run("analyzed while small", func(t *testing.T) { pushPlansAfterGrowth(t, true, false) })
+	t.Run("never analyzed", func(t *testing.T) { pushPlansAfterGrowth(t, false, false) })
 }
 
-func directPushPlansAfterGrowth(t *testing.T, analyze bool) {
+func TestGeneralPushPlansOutliveTheTablesGrowth(t *testing.T) {
+	t.Parallel()
+	t.Run("analyzed while small", func(t *testing.T) { pushPlansAfterGrowth(t, true, true) })
+	t.Run("never analyzed", func(t *testing.T) { pushPlansAfterGrowth(t, false, true) })
+}
+
+// pushPlansAfterGrowth runs the test above for the direct push (pushes to existing
+// partitions) or, with general, for queen.push_q3 (pushes that create their
+// partitions, and one to an existing partition).
+func pushPlansAfterGrowth(t *testing.T, analyze, general bool) {
 	t.Parallel()
 	ctx := t.Context()
 	url := pgtest.NewDBURL(t)
@@ -44,19 +54,20 @@ func directPushPlansAfterGrowth(t *testing.T, analyze bool) {
 		require.NoError(t, err)
 	}
 	ids := queue.NewIDGenerator()
-	items := func(parts ...int) []queue.PushItem {
+	items := func(parts ...string) []queue.PushItem {
 		out := make([]queue.PushItem, len(parts))
 		for i, p := range parts {
-			out[i] = queue.PushItem{Queue: "plans", Partition: fmt.Sprintf("p%05d", p), Payload: []byte(`{}`),
+			out[i] = queue.PushItem{Queue: "plans", Partition: p, Payload: []byte(`{}`),
 				TransactionID: ids.New(), MessageID: ids.New()}
 		}
 		return out
 	}
+	name := func(p int) string { return fmt.Sprintf("p%05d", p) }
 	grow := func(from, to int) {
 		t.Helper()
-		parts := make([]int, 0, to-from)
+		parts := make([]string, 0, to-from)
 		for p := from; p < to; p++ {
-			parts = append(parts, p)
+			parts = append(parts, name(p))
 		}
 		for len(parts) > 0 {
 			n := min(len(parts), 500)
@@ -66,11 +77,27 @@ func directPushPlansAfterGrowth(t *testing.T, analyze bool) {
 			parts = parts[n:]
 		}
 	}
-	// push runs the direct push of one message to each of parts in conn, in a
-	// transaction, and returns the rows of each table of grown it read by sequential
-	// scan and fetched by index.
+	// store runs one path's push of its items in tx.
+	store := func(tx pgx.Tx, its []queue.PushItem) []queue.PushResult {
+		t.Helper()
+		if general {
+			res, err := messageInsertBatch(ctx, tx, its, newPushArgs(its))
+			require.NoError(t, err)
+			return res
+		}
+		b, readPush := directPushBatch(newPushArgs(its))
+		br := tx.SendBatch(ctx, b)
+		var pids []string
+		res, err := readPush(br, its, &pids, make([]bool, len(its)))
+		require.NoError(t, err)
+		require.NoError(t, br.Close())
+		require.Len(t, pids, len(its), "the direct push applies")
+		return res
+	}
+	// push stores one message in each of parts in conn, in a transaction, and returns
+	// the rows of each grown table it read by sequential scan and fetched by index.
 	grown := []string{"partitions", "partition_lookup"}
-	push := func(parts ...int) (seq, idx map[string]int64) {
+	push := func(parts ...string) (seq, idx map[string]int64) {
 		t.Helper()
 		tx, err := conn.Begin(ctx)
 		require.NoError(t, err)
@@ -91,15 +118,7 @@ func directPushPlansAfterGrowth(t *testing.T, analyze bool) {
 			return seq, idx
 		}
 		seq0, idx0 := read()
-		its := items(parts...)
-		b, readPush := directPushBatch(newPushArgs(its))
-		br := tx.SendBatch(ctx, b)
-		var pids []string
-		stored := make([]bool, len(its))
-		res, err := readPush(br, its, &pids, stored)
-		require.NoError(t, err)
-		require.NoError(t, br.Close())
-		require.Len(t, pids, len(parts), "the direct push applies")
+		res := store(tx, items(parts...))
 		for i := range res {
 			require.Equal(t, queue.StatusQueued, res[i].Status, "item %d", i)
 		}
@@ -110,6 +129,17 @@ func directPushPlansAfterGrowth(t *testing.T, analyze bool) {
 			idx1[tbl] -= idx0[tbl]
 		}
 		return seq1, idx1
+	}
+	// pairs are the partitions of round's pushes: existing ones for the direct push,
+	// new ones (from 10 000 on) and an existing one for the general path.
+	pairs := func(round int, existing []int) [][]string {
+		if !general {
+			out := make([][]string, 0, 2)
+			out = append(out, []string{name(existing[0])}, []string{name(existing[1]), name(existing[2])})
+			return out
+		}
+		n := 10_000 + 3*round
+		return [][]string{{name(n)}, {name(n + 1), name(n + 2)}, {name(existing[0])}}
 	}
 
 	// Three partitions, with statistics (as autovacuum leaves small tables) or none
@@ -123,8 +153,9 @@ func directPushPlansAfterGrowth(t *testing.T, analyze bool) {
 		}
 	}
 	for round := range 8 {
-		push(round % 3)
-		push(round%3, (round+1)%3)
+		for _, parts := range pairs(round, []int{round % 3, round % 3, (round + 1) % 3}) {
+			push(parts...)
+		}
 	}
 
 	// A thousandfold, unanalyzed.
@@ -134,7 +165,7 @@ func directPushPlansAfterGrowth(t *testing.T, analyze bool) {
 	require.True(t, stale, "the statistics still say a few partitions, or nothing")
 
 	for round := range 4 {
-		for _, parts := range [][]int{{100 + round}, {200 + round, 2500 + round}} {
+		for _, parts := range pairs(8+round, []int{100 + round, 200 + round, 2500 + round}) {
 			seq, idx := push(parts...)
 			for _, tbl := range grown {
 				require.Zero(t, seq[tbl], "round %d, partitions %v: rows of queen.%s read by sequential scan", round, parts, tbl)

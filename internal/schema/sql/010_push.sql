@@ -24,9 +24,14 @@
 -- lookups by (partition, transaction id), taken only for a full queue or when an item
 -- was not stored, run through EXECUTE after queen.keyed_plans_q1(), so they are planned
 -- for the values of each call with index paths only: a plan made while the table had no
--- statistics once walked a whole partition per item. (Planner settings on the function
--- itself made PostgreSQL re-plan three of its statements on every call: 0.33 ms more
--- per push of one message.)
+-- statistics once walked a whole partition per item. Every other statement here and in
+-- the functions it calls is a keyed lookup, and runs without sequential or bitmap scans
+-- and with generic plans: a plan is cached by the session until a table it reads is
+-- next analyzed, and one made while queen.partitions had a few rows read all of it
+-- (several times per push that created a partition) once the queue had grown. Generic,
+-- because with scan methods restricted PostgreSQL prices the cached generic plan above
+-- one made for each call's values and would plan again on every call (0.33 ms more per
+-- push of one message, measured when these settings were first tried without it).
 --
 -- A partition deleted by the cleanup job between its resolution and its lock makes
 -- the insert fail on the foreign key (23503); nothing is written and the caller
@@ -44,7 +49,12 @@ CREATE OR REPLACE FUNCTION queen.push_q3(
     p_traceparent text[],   -- NULL when no item has a trace context
     p_tracestate text[]     -- NULL when no item has a tracestate
 ) RETURNS TABLE (o_idx integer, o_status text, o_message_id uuid, o_partition_id uuid)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET jit = off
+SET plan_cache_mode = force_generic_plan
+AS $$
 DECLARE
     r       record;
     v_payloads jsonb := p_payloads::jsonb;
@@ -97,8 +107,11 @@ BEGIN
                 ORDER BY qq.id
             LOOP
                 PERFORM pg_advisory_xact_lock(queen.queue_capacity_key(r.id));
-                SELECT count(*) INTO v_n
-                FROM queen.messages m JOIN queen.partitions p ON p.id = m.partition_id
+                -- Counted partition by partition (a join could hash every message).
+                SELECT coalesce(sum(n.n), 0) INTO v_n
+                FROM queen.partitions p
+                CROSS JOIN LATERAL (SELECT count(*) AS n FROM queen.messages m
+                                    WHERE m.partition_id = p.id) n
                 WHERE p.queue_id = r.id;
                 v_caps := v_caps || jsonb_build_object(r.name, greatest(r.max_queue_size - v_n, 0));
             END LOOP;
@@ -253,8 +266,10 @@ END;
 $$;
 
 -- queen.partitions_resolve_q1 returns the ids of the distinct (queue, partition) pairs,
--- in order, creating missing queues and partitions ("create on first push",
--- one join when they all exist, else one insert and a second join.
+-- in order, creating missing queues and partitions ("create on first push"): one
+-- lookup when they all exist, else one insert and a second lookup. Each pair is looked
+-- up by its own subquery (OFFSET 0 keeps it one), so that no join order or method a
+-- plan made on small or unanalyzed tables chose can read every partition.
 CREATE OR REPLACE FUNCTION queen.partitions_resolve_q1(p_queues text[], p_partitions text[])
 RETURNS uuid[] LANGUAGE plpgsql AS $$
 DECLARE
@@ -263,8 +278,9 @@ BEGIN
     FOR v_try IN 1 .. 2 LOOP
         SELECT array_agg(p.id ORDER BY k.ord) INTO v_ids
         FROM unnest(p_queues, p_partitions) WITH ORDINALITY AS k(qn, pn, ord)
-        JOIN queen.queues qq ON qq.name = k.qn
-        JOIN queen.partitions p ON p.queue_id = qq.id AND p.name = k.pn;
+        CROSS JOIN LATERAL (SELECT pp.id FROM queen.queues qq
+                            JOIN queen.partitions pp ON pp.queue_id = qq.id AND pp.name = k.pn
+                            WHERE qq.name = k.qn OFFSET 0) p;
         IF coalesce(cardinality(v_ids), 0) = coalesce(cardinality(p_queues), 0) THEN
             RETURN coalesce(v_ids, '{}');
         END IF;
@@ -316,7 +332,9 @@ UPDATE queen.queues q
 -- queen.partitions_ensure_q1 creates the queues and partitions a push names ("create on
 -- first push"): a new queue gets namespace/task from its name (a tenant's queue,
 -- "<tenant>:<name>", from the relative name after the tenant prefix) and queen's
--- option defaults; existing queues and partitions are never changed.
+-- option defaults; existing queues and partitions are never changed. Each name is
+-- looked up by a subquery of its own (OFFSET 0 keeps it one, not a join that a plan
+-- made on small tables could turn into a read of every partition).
 CREATE OR REPLACE FUNCTION queen.partitions_ensure_q1(p_queue text[], p_partition text[])
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
@@ -324,14 +342,14 @@ BEGIN
     SELECT DISTINCT x.q, split_part(x.rel, '.', 1), split_part(x.rel, '.', 2), 0, 0
     FROM unnest(p_queue) AS u(q)
     CROSS JOIN LATERAL (SELECT u.q, queen.relative_name_q1(u.q) AS rel) x
-    WHERE NOT EXISTS (SELECT 1 FROM queen.queues qq WHERE qq.name = x.q)
+    WHERE NOT EXISTS (SELECT 1 FROM queen.queues qq WHERE qq.name = x.q OFFSET 0)
     ON CONFLICT (name) DO NOTHING;
 
     INSERT INTO queen.partitions (queue_id, name)
     SELECT DISTINCT qq.id, x.pn
     FROM unnest(p_queue, p_partition) AS x(qn, pn)
-    JOIN queen.queues qq ON qq.name = x.qn
-    WHERE NOT EXISTS (SELECT 1 FROM queen.partitions p WHERE p.queue_id = qq.id AND p.name = x.pn)
+    CROSS JOIN LATERAL (SELECT q.id FROM queen.queues q WHERE q.name = x.qn OFFSET 0) qq
+    WHERE NOT EXISTS (SELECT 1 FROM queen.partitions p WHERE p.queue_id = qq.id AND p.name = x.pn OFFSET 0)
     ON CONFLICT (queue_id, name) DO NOTHING;
 END;
 $$;
