@@ -253,7 +253,9 @@ func postgresSettings() []setting {
 			doc: "Maximum number of PostgreSQL connections this process opens. Unlike upstream, which opens " +
 				"floor(0.95 × value) connections at startup plus `SIDECAR_POOL_SIZE` more, queen has one pool " +
 				"and opens connections lazily, up to this many. Size `max_connections` for the sum over replicas. " +
-				"At least 2: the replica that fires timers holds one connection while it leads (upstream refuses 1 too).",
+				"At least 2 (upstream refuses 1 too). A maintenance job's cycle and the timer loop's each hold one " +
+				"connection while their statements take others, so at most one fewer of them run at once than this " +
+				"(two jobs and the timer loop from 4 up): with a small pool they take turns.",
 			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.DBPoolSize, Min: 2, Max: envvalue.NoMax} },
 		},
 		{

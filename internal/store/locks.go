@@ -68,18 +68,43 @@ var (
 type JobLease struct {
 	tx    pgx.Tx
 	claim JobClaim
+	s     *Store
 }
+
+// A claim (a job's cycle, the timer loop's) holds a pool connection while its
+// statements take others. The store keeps at most one claim fewer open than the pool
+// has connections, waiting for a slot: with as many claims as connections, each could
+// hold one while waiting for another, and the pool would stall (every request
+// included) until the claims' timeouts.
+
+// claimSlot waits for a free claim slot; the caller gives it back with claimDone.
+func (s *Store) claimSlot(ctx context.Context) error {
+	select {
+	case s.cycles <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return interpretError(ctx.Err())
+	}
+}
+
+func (s *Store) claimDone() { <-s.cycles }
 
 // JobClaimCycle takes the job's lock without waiting and checks that the cycle is
 // due. It returns ErrJobLocked or ErrJobNotDue (and no lease) when this replica must
-// skip the cycle.
+// skip the cycle. It waits while the store holds as many claims as it allows (see
+// claimSlot).
 func (s *Store) JobClaimCycle(ctx context.Context, c JobClaim) (*JobLease, error) {
+	if err := s.claimSlot(ctx); err != nil {
+		return nil, err
+	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
+		s.claimDone()
 		return nil, interpretError(err)
 	}
 	release := func(err error) (*JobLease, error) {
 		_ = tx.Rollback(context.WithoutCancel(ctx))
+		s.claimDone()
 		return nil, err
 	}
 	hold := strconv.FormatInt((c.Hold + 30*time.Second).Milliseconds(), 10)
@@ -105,7 +130,7 @@ SELECT NOT EXISTS (SELECT 1 FROM queen.maintenance_jobs
 	if !due {
 		return release(ErrJobNotDue)
 	}
-	return &JobLease{tx: tx, claim: c}, nil
+	return &JobLease{tx: tx, claim: c, s: s}, nil
 }
 
 // Finish records the run (rows affected, duration, error text) and commits, which
@@ -116,7 +141,10 @@ func (l *JobLease) Finish(ctx context.Context, rows int64, took time.Duration, r
 		s := runErr.Error()
 		errText = &s
 	}
-	defer func() { _ = l.tx.Rollback(context.WithoutCancel(ctx)) }()
+	defer func() {
+		_ = l.tx.Rollback(context.WithoutCancel(ctx))
+		l.s.claimDone()
+	}()
 	_, err := l.tx.Exec(ctx, `
 INSERT INTO queen.maintenance_jobs AS j (name, last_run_at, last_finished_at, last_duration_ms, last_rows,
                                          last_error, last_instance, runs)

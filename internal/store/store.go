@@ -67,6 +67,9 @@ type Store struct {
 	// listenerPID is the backend process id of the wake-up listener's connection
 	// while it listens (0 otherwise).
 	listenerPID atomic.Uint32
+	// cycles holds a token per claim open (locks.go): at most one fewer than the
+	// pool's connections.
+	cycles chan struct{}
 }
 
 // Open builds the pool without connecting; use Ping or ApplySchema to reach the server.
@@ -108,7 +111,7 @@ func Open(opts Options) (*Store, error) {
 	// with a snapshot taken after their locks, which a database-wide REPEATABLE READ
 	// default would take before them (messages stamped out of commit order).
 	params["default_transaction_isolation"] = "read committed"
-	s := &Store{}
+	s := &Store{cycles: make(chan struct{}, max(1, cfg.MaxConns-1))}
 	// A statement refused because the server cannot take writes (a standby, or a
 	// primary being demoted) means that every connection to that server is useless:
 	// close this one at once and drop the others, so the next ones are made to the

@@ -20,13 +20,21 @@ const TimerLockName = "timers"
 // TimerLeadership is one firing cycle won by this replica: an open transaction
 // holding the timers lock while the cycle's own statements run in short
 // transactions of their own. Release it when the cycle ends.
-type TimerLeadership struct{ tx pgx.Tx }
+type TimerLeadership struct {
+	tx pgx.Tx
+	s  *Store
+}
 
 // TimerLeadershipTry takes the timers lock without waiting. It returns ErrJobLocked
-// when another replica is firing. hold bounds how long the cycle may keep it.
+// when another replica is firing. hold bounds how long the cycle may keep it. Like a
+// job's claim, it first waits for a claim slot (locks.go).
 func (s *Store) TimerLeadershipTry(ctx context.Context, hold time.Duration) (*TimerLeadership, error) {
+	if err := s.claimSlot(ctx); err != nil {
+		return nil, err
+	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
+		s.claimDone()
 		return nil, interpretError(err)
 	}
 	var got bool
@@ -38,14 +46,16 @@ func (s *Store) TimerLeadershipTry(ctx context.Context, hold time.Duration) (*Ti
 	}
 	if err != nil {
 		_ = tx.Rollback(context.WithoutCancel(ctx))
+		s.claimDone()
 		return nil, interpretError(err)
 	}
-	return &TimerLeadership{tx: tx}, nil
+	return &TimerLeadership{tx: tx, s: s}, nil
 }
 
 // Release ends the cycle and frees the lock.
 func (l *TimerLeadership) Release(ctx context.Context) {
 	_ = l.tx.Rollback(context.WithoutCancel(ctx))
+	l.s.claimDone()
 }
 
 // DueTimer is a timer claimed for firing.
