@@ -92,7 +92,8 @@ BEGIN
     IF p_partition IS NOT NULL THEN
         SELECT array_agg(p.id), array_agg(p.name::text) INTO v_cands, v_names
         FROM queen.partitions p
-        LEFT JOIN queen.partition_lookup pl ON pl.partition_id = p.id AND pl.queue_name = v_q.name
+        LEFT JOIN LATERAL (SELECT l.last_message_created_at FROM queen.partition_lookup l
+                           WHERE l.partition_id = p.id AND l.queue_name = v_q.name OFFSET 0) pl ON true
         WHERE p.queue_id = v_q.id AND p.name = p_partition
           AND (coalesce(v_q.window_buffer, 0) = 0 OR pl.last_message_created_at IS NULL
                OR pl.last_message_created_at <= v_now - make_interval(secs => v_q.window_buffer));
@@ -127,11 +128,15 @@ BEGIN
             -- that a run of them cannot hide a partition with messages behind them.
             EXIT WHEN v_i - least(v_settled, 1000) > greatest(p_max_partitions, 1) * 4 + 16;
             -- The row stays locked until commit: concurrent pops skip it, and v_seen
-            -- keeps this pop from taking it twice.
-            SELECT r.partition_id, p.name::text, pl.last_message_created_at INTO v_pid, v_pname, v_head_ts
+            -- keeps this pop from taking it twice. The partition and its head are looked
+            -- up by subqueries of their own (OFFSET 0 keeps each one), so that no join
+            -- order or method, of a plan made when the tables were small, reads them all.
+            SELECT r.partition_id, p.name, pl.last_message_created_at INTO v_pid, v_pname, v_head_ts
               FROM queen.partition_ready r
-              JOIN queen.partitions p ON p.id = r.partition_id
-              LEFT JOIN queen.partition_lookup pl ON pl.partition_id = r.partition_id AND pl.queue_name = v_q.name
+              CROSS JOIN LATERAL (SELECT pp.name::text AS name FROM queen.partitions pp
+                                  WHERE pp.id = r.partition_id OFFSET 0) p
+              LEFT JOIN LATERAL (SELECT l.last_message_created_at FROM queen.partition_lookup l
+                                 WHERE l.partition_id = r.partition_id AND l.queue_name = v_q.name OFFSET 0) pl ON true
              WHERE r.queue_id = v_q.id AND r.consumer_group = p_group AND r.ready_at <= v_now
                AND r.partition_id <> ALL (v_seen)
              ORDER BY r.ready_at
