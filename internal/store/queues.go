@@ -92,16 +92,19 @@ func (s *Store) QueueGet(ctx context.Context, name string) (queue.QueueInfo, err
 // dead-lettered are the distinct messages queue mode dead-lettered and has not been
 // sought back before (the cursor passed them): so that pending, processing, completed
 // and dead-lettered add up to the total, and a message another group dead-lettered
-// stays pending here until queue mode consumes it.
+// stays pending here until queue mode consumes it. Each dead letter's message is
+// looked up by its id in a subquery of its own: joined, the planner could walk every
+// message of the database once per partition (4 s for a queue of 5 000 partitions
+// with one dead letter).
 const sqlPartitionCounters = `
 SELECT p.id::text, p.name, coalesce(p.created_at, now()),
        coalesce(c.total, 0), coalesce(c.unconsumed, 0),
        (pc.worker_id IS NOT NULL AND pc.lease_expires_at > now()) AS leased,
        coalesce(pc.batch_size, 0) - coalesce(pc.acked_count, 0),
        (SELECT count(DISTINCT d.message_id) FROM queen.dead_letter_queue d
-        JOIN queen.messages m ON m.id = d.message_id
         WHERE d.partition_id = p.id AND d.consumer_group = '__QUEUE_MODE__'
-          AND (m.created_at, m.id) <= (pc.last_consumed_created_at, pc.last_consumed_id)),
+          AND (SELECT (m.created_at, m.id) <= (pc.last_consumed_created_at, pc.last_consumed_id)
+               FROM queen.messages m WHERE m.id = d.message_id)),
        c.oldest, c.newest
 FROM queen.partitions p
 LEFT JOIN queen.partition_consumers pc

@@ -97,11 +97,13 @@ ps AS (
         LIMIT 1
     ) o ON true
     CROSS JOIN LATERAL (
+        -- Each dead letter's message by its id (joined, a plan could walk every message
+        -- of the database once per partition).
         SELECT count(DISTINCT d.message_id) AS n FROM queen.dead_letter_queue d
-        JOIN queen.messages m ON m.id = d.message_id
         WHERE d.partition_id = pp.pid AND d.consumer_group = '__QUEUE_MODE__'
-          AND m.created_at >= $1 AND m.created_at < $2
-          AND (m.created_at, m.id) <= (pc.last_consumed_created_at, pc.last_consumed_id)
+          AND (SELECT m.created_at >= $1 AND m.created_at < $2
+                      AND (m.created_at, m.id) <= (pc.last_consumed_created_at, pc.last_consumed_id)
+               FROM queen.messages m WHERE m.id = d.message_id)
     ) d
 )`
 
