@@ -24,20 +24,27 @@ import (
 // sequential scan (none) and fetch by index (a few).
 func TestDirectPushPlansOutliveTheTablesGrowth(t *testing.T) {
 	t.Parallel()
-	t.Run("analyzed while small", func(t *testing.T) { pushPlansAfterGrowth(t, true, false) })
-	t.Run("never analyzed", func(t *testing.T) { pushPlansAfterGrowth(t, false, false) })
+	t.Run("analyzed while small", func(t *testing.T) { pushPlansAfterGrowth(t, true, pushDirect) })
+	t.Run("never analyzed", func(t *testing.T) { pushPlansAfterGrowth(t, false, pushDirect) })
 }
 
 func TestGeneralPushPlansOutliveTheTablesGrowth(t *testing.T) {
 	t.Parallel()
-	t.Run("analyzed while small", func(t *testing.T) { pushPlansAfterGrowth(t, true, true) })
-	t.Run("never analyzed", func(t *testing.T) { pushPlansAfterGrowth(t, false, true) })
+	t.Run("analyzed while small", func(t *testing.T) { pushPlansAfterGrowth(t, true, pushGeneral) })
+	t.Run("never analyzed", func(t *testing.T) { pushPlansAfterGrowth(t, false, pushGeneral) })
+	t.Run("transaction, analyzed while small", func(t *testing.T) { pushPlansAfterGrowth(t, true, pushInTransaction) })
+	t.Run("transaction, never analyzed", func(t *testing.T) { pushPlansAfterGrowth(t, false, pushInTransaction) })
 }
 
-// pushPlansAfterGrowth runs the test above for the direct push (pushes to existing
-// partitions) or, with general, for queen.push_q3 (pushes that create their
-// partitions, and one to an existing partition).
-func pushPlansAfterGrowth(t *testing.T, analyze, general bool) {
+// The paths of pushPlansAfterGrowth.
+const (
+	pushDirect        = iota // the direct push, to existing partitions
+	pushGeneral              // queen.push_q3: pushes that create their partitions, and one that does not
+	pushInTransaction        // a /transaction's push: queen.tx_prepare_q1, then queen.push_q3
+)
+
+// pushPlansAfterGrowth runs the test above for one push path.
+func pushPlansAfterGrowth(t *testing.T, analyze bool, path int) {
 	t.Parallel()
 	ctx := t.Context()
 	url := pgtest.NewDBURL(t)
@@ -80,7 +87,12 @@ func pushPlansAfterGrowth(t *testing.T, analyze, general bool) {
 	// store runs one path's push of its items in tx.
 	store := func(tx pgx.Tx, its []queue.PushItem) []queue.PushResult {
 		t.Helper()
-		if general {
+		if path == pushInTransaction {
+			a := newPushArgs(its)
+			_, err := tx.Exec(ctx, `SELECT queen.tx_prepare_q1($1, $2, '{}', '{}')`, a.queues, a.partitions)
+			require.NoError(t, err)
+		}
+		if path != pushDirect {
 			res, err := messageInsertBatch(ctx, tx, its, newPushArgs(its))
 			require.NoError(t, err)
 			return res
@@ -133,7 +145,7 @@ func pushPlansAfterGrowth(t *testing.T, analyze, general bool) {
 	// pairs are the partitions of round's pushes: existing ones for the direct push,
 	// new ones (from 10 000 on) and an existing one for the general path.
 	pairs := func(round int, existing []int) [][]string {
-		if !general {
+		if path == pushDirect {
 			out := make([][]string, 0, 2)
 			out = append(out, []string{name(existing[0])}, []string{name(existing[1]), name(existing[2])})
 			return out

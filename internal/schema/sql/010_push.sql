@@ -268,10 +268,16 @@ $$;
 -- queen.partitions_resolve_q1 returns the ids of the distinct (queue, partition) pairs,
 -- in order, creating missing queues and partitions ("create on first push"): one
 -- lookup when they all exist, else one insert and a second lookup. Each pair is looked
--- up by its own subquery (OFFSET 0 keeps it one), so that no join order or method a
--- plan made on small or unanalyzed tables chose can read every partition.
+-- up by its own subquery (OFFSET 0 keeps it one), and the function carries the plan
+-- settings of queen.push_q3 (whichever caller a session plans it for first), so that
+-- no plan made on small or unanalyzed tables can read every partition.
 CREATE OR REPLACE FUNCTION queen.partitions_resolve_q1(p_queues text[], p_partitions text[])
-RETURNS uuid[] LANGUAGE plpgsql AS $$
+RETURNS uuid[] LANGUAGE plpgsql
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET jit = off
+SET plan_cache_mode = force_generic_plan
+AS $$
 DECLARE
     v_ids uuid[];
 BEGIN
@@ -334,9 +340,16 @@ UPDATE queen.queues q
 -- "<tenant>:<name>", from the relative name after the tenant prefix) and queen's
 -- option defaults; existing queues and partitions are never changed. Each name is
 -- looked up by a subquery of its own (OFFSET 0 keeps it one, not a join that a plan
--- made on small tables could turn into a read of every partition).
+-- made on small tables could turn into a read of every partition), with the plan
+-- settings of queen.push_q3: its callers (pushes, transactions, queen.send) share the
+-- session's plans of it.
 CREATE OR REPLACE FUNCTION queen.partitions_ensure_q1(p_queue text[], p_partition text[])
-RETURNS void LANGUAGE plpgsql AS $$
+RETURNS void LANGUAGE plpgsql
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET jit = off
+SET plan_cache_mode = force_generic_plan
+AS $$
 BEGIN
     INSERT INTO queen.queues (name, namespace, task, retry_delay, ttl)
     SELECT DISTINCT x.q, split_part(x.rel, '.', 1), split_part(x.rel, '.', 2), 0, 0

@@ -1,11 +1,18 @@
 -- queen.tx_prepare_q1 runs first in every /transaction: it creates the queues and
 -- partitions the transaction will push to and takes, in one global sorted order, every
 -- lock the transaction will need (partition append locks, then (partition, group) ack
--- locks), so concurrent transactions, pushes and acks cannot deadlock.
+-- locks), so concurrent transactions, pushes and acks cannot deadlock. Every lookup is
+-- keyed, and runs with the plan settings of queen.push_q3 (a plan cached while the
+-- tables were small must not read every partition once they have grown).
 CREATE OR REPLACE FUNCTION queen.tx_prepare_q1(
     p_push_queue text[], p_push_partition text[], p_ack_pid text[], p_ack_group text[]
 ) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET jit = off
+SET plan_cache_mode = force_generic_plan
+AS $$
 DECLARE
     r record;
 BEGIN
@@ -22,8 +29,9 @@ BEGIN
     FOR r IN
         SELECT DISTINCT p.id
         FROM unnest(p_push_queue, p_push_partition) AS x(qn, pn)
-        JOIN queen.queues qq ON qq.name = x.qn
-        JOIN queen.partitions p ON p.queue_id = qq.id AND p.name = x.pn
+        CROSS JOIN LATERAL (SELECT pp.id FROM queen.queues qq
+                            JOIN queen.partitions pp ON pp.queue_id = qq.id AND pp.name = x.pn
+                            WHERE qq.name = x.qn OFFSET 0) p
         ORDER BY p.id
     LOOP
         PERFORM pg_advisory_xact_lock(queen.partition_order_key(r.id));
