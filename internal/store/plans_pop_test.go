@@ -266,24 +266,9 @@ func TestRegistrationReadsOneCursorPerPartition(t *testing.T) {
 				SELECT p.id, g FROM queen.partitions p, generate_series(1, 10) AS i, LATERAL (SELECT 'g' || i AS g) x`)
 			require.NoError(t, err)
 
-			// Pages of queen.partition_consumers and its indexes the session has read, as
-			// its statistics say once flushed (an index walk fetches no row: its pages
-			// are what it costs).
-			pages := func() int64 {
-				t.Helper()
-				_, err := conn.Exec(ctx, `SELECT pg_stat_force_next_flush()`)
-				require.NoError(t, err)
-				_, err = conn.Exec(ctx, `SELECT 1`)
-				require.NoError(t, err)
-				var n int64
-				require.NoError(t, conn.QueryRow(ctx, `SELECT coalesce(heap_blks_hit, 0) + coalesce(heap_blks_read, 0)
-						+ coalesce(idx_blks_hit, 0) + coalesce(idx_blks_read, 0)
-					FROM pg_statio_user_tables WHERE schemaname = 'queen' AND relname = 'partition_consumers'`).Scan(&n))
-				return n
-			}
-			before := pages()
+			before := sessionPages(t, conn.Conn(), "partition_consumers")
 			register(conn, "late")
-			read := pages() - before
+			read := sessionPages(t, conn.Conn(), "partition_consumers") - before
 			var seeded int
 			require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM queen.partition_consumers WHERE consumer_group = 'late'`).Scan(&seeded))
 			require.Equal(t, parts, seeded, "a cursor at the head of every partition")
@@ -291,4 +276,21 @@ func TestRegistrationReadsOneCursorPerPartition(t *testing.T) {
 			require.Less(t, read, int64(30*parts), "pages of queen.partition_consumers and its indexes read")
 		})
 	}
+}
+
+// sessionPages is the number of pages of the tables (of queen) and their indexes the
+// session of conn has read, as its statistics say once flushed: an index walk fetches
+// no row, its pages are what it costs.
+func sessionPages(t *testing.T, conn *pgx.Conn, tables ...string) int64 {
+	t.Helper()
+	ctx := t.Context()
+	_, err := conn.Exec(ctx, `SELECT pg_stat_force_next_flush()`)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `SELECT 1`)
+	require.NoError(t, err)
+	var n int64
+	require.NoError(t, conn.QueryRow(ctx, `SELECT coalesce(sum(coalesce(heap_blks_hit, 0) + coalesce(heap_blks_read, 0)
+			+ coalesce(idx_blks_hit, 0) + coalesce(idx_blks_read, 0)), 0)::bigint
+		FROM pg_statio_user_tables WHERE schemaname = 'queen' AND relname = ANY ($1)`, tables).Scan(&n))
+	return n
 }

@@ -67,22 +67,30 @@ BEGIN
     -- The group's ready rows follow the moved cursors, set-based: under the queues'
     -- registration locks held exclusively no push is in flight, so a cursor at its
     -- partition's head proves the row can go (015_ready.sql). The leases were cleared.
+    -- Each row of another table is looked up by its keys in a subquery of its own
+    -- (OFFSET 0 keeps it one): as joins, planned while the queue had a few partitions,
+    -- an inner index scan keyed on the group alone walked the whole index for every
+    -- partition (a seek of 5 000 partitions ran into the statement timeout).
     DELETE FROM queen.partition_ready r
-     USING queen.partition_consumers c
      WHERE r.partition_id = ANY (p_pids) AND r.consumer_group = p_group
-       AND c.partition_id = r.partition_id AND c.consumer_group = p_group
-       AND NOT EXISTS (SELECT 1 FROM queen.partition_lookup pl
-                       WHERE pl.partition_id = r.partition_id
-                         AND (c.last_consumed_created_at IS NULL
-                              OR (pl.last_message_created_at, pl.last_message_id)
-                                 > (c.last_consumed_created_at, c.last_consumed_id)));
+       AND EXISTS (SELECT 1 FROM queen.partition_consumers c
+                    WHERE c.partition_id = r.partition_id AND c.consumer_group = p_group
+                      AND NOT EXISTS (SELECT 1 FROM queen.partition_lookup pl
+                                       WHERE pl.partition_id = r.partition_id
+                                         AND (c.last_consumed_created_at IS NULL
+                                              OR (pl.last_message_created_at, pl.last_message_id)
+                                                 > (c.last_consumed_created_at, c.last_consumed_id))
+                                      OFFSET 0)
+                   OFFSET 0);
     INSERT INTO queen.partition_ready AS r (partition_id, consumer_group, queue_id, ready_at)
     SELECT c.partition_id, p_group, p.queue_id, now()
       FROM queen.partition_consumers c
-      JOIN queen.partitions p ON p.id = c.partition_id
-      JOIN queen.queue_consumers qc ON qc.queue_id = p.queue_id AND qc.consumer_group = p_group
-      JOIN queen.partition_lookup pl ON pl.partition_id = c.partition_id
+      CROSS JOIN LATERAL (SELECT pp.queue_id FROM queen.partitions pp WHERE pp.id = c.partition_id OFFSET 0) p
+      CROSS JOIN LATERAL (SELECT l.last_message_created_at, l.last_message_id FROM queen.partition_lookup l
+                           WHERE l.partition_id = c.partition_id OFFSET 0) pl
      WHERE c.partition_id = ANY (p_pids) AND c.consumer_group = p_group
+       AND EXISTS (SELECT 1 FROM queen.queue_consumers qc
+                    WHERE qc.queue_id = p.queue_id AND qc.consumer_group = p_group OFFSET 0)
        AND (c.last_consumed_created_at IS NULL
             OR (pl.last_message_created_at, pl.last_message_id) > (c.last_consumed_created_at, c.last_consumed_id))
     ON CONFLICT (partition_id, consumer_group) DO UPDATE SET ready_at = excluded.ready_at
