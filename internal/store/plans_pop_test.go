@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/queue"
@@ -199,98 +198,4 @@ func tableReads(t *testing.T, tx pgx.Tx, tables []string) map[string]reads {
 	require.NoError(t, rows.Err())
 	require.Len(t, out, len(tables))
 	return out
-}
-
-// A wildcard consumer group's first pop registers it and seeds its cursor and ready
-// rows (queen.queue_consumer_register_q1), reading each partition's cursor of the
-// group. Planned while the tables were
-// small, that read walked the whole cursor index for each partition (a nested loop
-// whose inner index scan was keyed on the group only): 4.6 s for one registration on
-// 5 000 partitions. This test registers groups on three partitions (analyzed or
-// never), grows the queue to 3 000 partitions with cursor rows of ten other groups,
-// registers one more in the same session and counts the pages of the cursor table and
-// its indexes it read: about fourteen per partition (850 000 in all before).
-func TestRegistrationReadsOneCursorPerPartition(t *testing.T) {
-	t.Parallel()
-	for _, analyze := range []bool{true, false} {
-		t.Run(fmt.Sprintf("analyzed %v", analyze), func(t *testing.T) {
-			t.Parallel()
-			ctx := t.Context()
-			st, db := openStore(t, 2)
-			conn, err := db.Acquire(ctx)
-			require.NoError(t, err)
-			defer conn.Release()
-			hot := []string{"partitions", "partition_lookup", "partition_consumers", "partition_ready"}
-			for _, tbl := range hot {
-				_, err := conn.Exec(ctx, `ALTER TABLE queen.`+tbl+` SET (autovacuum_enabled = false)`)
-				require.NoError(t, err)
-			}
-			ids := queue.NewIDGenerator()
-			grow := func(from, to int) {
-				t.Helper()
-				for from < to {
-					n := min(to-from, 500)
-					items := make([]queue.PushItem, n)
-					for i := range items {
-						items[i] = queue.PushItem{Queue: "reg", Partition: fmt.Sprintf("p%05d", from+i),
-							Payload: []byte(`{}`), TransactionID: ids.New(), MessageID: ids.New()}
-					}
-					_, err := st.MessageInsertBatch(ctx, items)
-					require.NoError(t, err)
-					from += n
-				}
-			}
-			register := func(q interface {
-				Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
-			}, group string) {
-				t.Helper()
-				// A wildcard pop of a new group registers it (subscribed to new messages:
-				// nothing to deliver).
-				_, err := q.Exec(ctx, `SELECT count(*) FROM queen.pop_q3('reg', NULL, $1, 'lease', 1, 1, false, 'new', NULL, 30, 0)`,
-					group)
-				require.NoError(t, err)
-			}
-			grow(0, 3)
-			for i := range 8 {
-				if i == 2 && analyze {
-					for _, tbl := range hot {
-						_, err := conn.Exec(ctx, `VACUUM ANALYZE queen.`+tbl)
-						require.NoError(t, err)
-					}
-				}
-				register(conn, fmt.Sprintf("early%d", i))
-			}
-			const parts = 3000
-			grow(3, parts)
-			_, err = conn.Exec(ctx, `INSERT INTO queen.partition_consumers (partition_id, consumer_group)
-				SELECT p.id, g FROM queen.partitions p, generate_series(1, 10) AS i, LATERAL (SELECT 'g' || i AS g) x`)
-			require.NoError(t, err)
-
-			before := sessionPages(t, conn.Conn(), "partition_consumers")
-			register(conn, "late")
-			read := sessionPages(t, conn.Conn(), "partition_consumers") - before
-			var seeded int
-			require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM queen.partition_consumers WHERE consumer_group = 'late'`).Scan(&seeded))
-			require.Equal(t, parts, seeded, "a cursor at the head of every partition")
-			t.Logf("pages %d", read)
-			require.Less(t, read, int64(30*parts), "pages of queen.partition_consumers and its indexes read")
-		})
-	}
-}
-
-// sessionPages is the number of pages of the tables (of queen) and their indexes the
-// session of conn has read, as its statistics say once flushed: an index walk fetches
-// no row, its pages are what it costs.
-func sessionPages(t *testing.T, conn *pgx.Conn, tables ...string) int64 {
-	t.Helper()
-	ctx := t.Context()
-	_, err := conn.Exec(ctx, `SELECT pg_stat_force_next_flush()`)
-	require.NoError(t, err)
-	_, err = conn.Exec(ctx, `SELECT 1`)
-	require.NoError(t, err)
-	var n int64
-	require.NoError(t, conn.QueryRow(ctx, `SELECT coalesce(sum(coalesce(heap_blks_hit, 0) + coalesce(heap_blks_read, 0)
-			+ coalesce(idx_blks_hit, 0) + coalesce(idx_blks_read, 0)), 0)::bigint
-		FROM pg_statio_user_tables WHERE schemaname = 'queen' AND relname = ANY ($1)`, tables).Scan(&n))
-	return n
 }
