@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/queue"
 )
 
@@ -23,13 +22,7 @@ import (
 func TestPartitionCountersReadEachMessageOnce(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	url := pgtest.NewDBURL(t)
-	st, err := Open(Options{ConnString: url, MaxConns: 2})
-	require.NoError(t, err)
-	t.Cleanup(st.Close)
-	conn, err := pgx.Connect(ctx, url)
-	require.NoError(t, err)
-	defer conn.Close(ctx) //nolint:errcheck // test teardown
+	st, conn := openSession(t)
 
 	const parts = 3000
 	ids := queue.NewIDGenerator()
@@ -38,7 +31,7 @@ func TestPartitionCountersReadEachMessageOnce(t *testing.T) {
 		items[i] = queue.PushItem{Queue: "counted", Partition: fmt.Sprintf("p%04d", i), Payload: []byte(`{}`),
 			TransactionID: ids.New(), MessageID: ids.New()}
 	}
-	_, err = st.MessageInsertBatch(ctx, items)
+	_, err := st.MessageInsertBatch(ctx, items)
 	require.NoError(t, err)
 	// Dead letters of another group, as a consumer group's failed message leaves it.
 	_, err = conn.Exec(ctx, `INSERT INTO queen.dead_letter_queue (message_id, partition_id, consumer_group, error_message)

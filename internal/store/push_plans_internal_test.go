@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -47,13 +48,7 @@ const (
 func pushPlansAfterGrowth(t *testing.T, analyze bool, path int) {
 	t.Parallel()
 	ctx := t.Context()
-	url := pgtest.NewDBURL(t)
-	st, err := Open(Options{ConnString: url, MaxConns: 2})
-	require.NoError(t, err)
-	t.Cleanup(st.Close)
-	conn, err := pgx.Connect(ctx, url) // the session under test
-	require.NoError(t, err)
-	defer conn.Close(ctx) //nolint:errcheck // test teardown
+	st, conn := openSession(t)
 
 	hot := []string{"queues", "partitions", "partition_lookup"}
 	for _, tbl := range hot {
@@ -185,4 +180,18 @@ func pushPlansAfterGrowth(t *testing.T, analyze bool, path int) {
 			}
 		}
 	}
+}
+
+// openSession opens a store (two connections) on a new test database, and one more
+// connection to it: the session under test.
+func openSession(t *testing.T) (*Store, *pgx.Conn) {
+	t.Helper()
+	url := pgtest.NewDBURL(t)
+	st, err := Open(Options{ConnString: url, MaxConns: 2})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	conn, err := pgx.Connect(t.Context(), url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(context.WithoutCancel(t.Context())) })
+	return st, conn
 }
