@@ -268,16 +268,11 @@ $$;
 -- queen.partitions_resolve_q1 returns the ids of the distinct (queue, partition) pairs,
 -- in order, creating missing queues and partitions ("create on first push"): one
 -- lookup when they all exist, else one insert and a second lookup. Each pair is looked
--- up by its own subquery (OFFSET 0 keeps it one), and the function carries the plan
--- settings of queen.push_q3 (whichever caller a session plans it for first), so that
--- no plan made on small or unanalyzed tables can read every partition.
+-- up by its own subquery (OFFSET 0 keeps it one), under the plan settings of
+-- queen.push_q3, its only caller, so that no plan made on small or unanalyzed tables
+-- can read every partition.
 CREATE OR REPLACE FUNCTION queen.partitions_resolve_q1(p_queues text[], p_partitions text[])
-RETURNS uuid[] LANGUAGE plpgsql
-SET enable_seqscan = off
-SET enable_bitmapscan = off
-SET jit = off
-SET plan_cache_mode = force_generic_plan
-AS $$
+RETURNS uuid[] LANGUAGE plpgsql AS $$
 DECLARE
     v_ids uuid[];
 BEGIN
