@@ -203,6 +203,36 @@ func TestCompletedRetentionNeedsEveryGroup(t *testing.T) {
 	require.Equal(t, 3, tb.messages(t, "multi"))
 }
 
+// TestCompletedRetentionWaitsForRegisteredGroups: a consumer group registered on the
+// queue by its wildcard pops, that has not reached a partition yet (no cursor there),
+// holds that partition's messages back: it will consume them, as the ready rows the
+// pushes wrote for it say. Only the groups that have a cursor counted before, and the
+// slow group lost the messages the fast one had consumed.
+func TestCompletedRetentionWaitsForRegisteredGroups(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	tb.configure(t, "fanout", func(o *queue.Options) { o.RetentionEnabled, o.CompletedRetentionSeconds = true, 60 })
+	// The slow group's wildcard pop registers it before there is anything to consume.
+	req := queue.PopRequest{Queue: "fanout", ConsumerGroup: "slow", Batch: 1, SubscriptionMode: "all"}
+	require.NoError(t, tb.b.NormalizePop(&req))
+	res, err := tb.b.Pop(t.Context(), req)
+	require.NoError(t, err)
+	require.Empty(t, res.Messages)
+	require.Equal(t, 1, tb.count(t, `SELECT count(*) FROM queen.queue_consumers WHERE consumer_group = 'slow'`))
+
+	tb.push(t, "fanout", 4)
+	tb.consume(t, "fanout", "fast", 4, "completed")
+	jobs := maintenance.Jobs(tb.st, tb.settings())
+	tb.advance(2 * time.Minute)
+	require.Zero(t, run(t, job(t, jobs, maintenance.JobCompletedRetention)).Rows, "the slow group has consumed nothing")
+	require.Equal(t, 4, tb.messages(t, "fanout"))
+
+	got := tb.consume(t, "fanout", "slow", 2, "completed")
+	require.Equal(t, "fanout-0", got[0].TransactionID, "the slow group starts at the first message")
+	require.EqualValues(t, 2, run(t, job(t, jobs, maintenance.JobCompletedRetention)).Rows, "what both groups consumed")
+	require.Equal(t, 2, tb.messages(t, "fanout"))
+}
+
 // TestDLQRetention: with DLQ_RETENTION_DAYS set, completed retention keeps a
 // dead-lettered message while its entry is younger, and dlq_retention removes old
 // entries, after which the message goes too.

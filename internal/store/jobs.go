@@ -55,8 +55,10 @@ victims AS (
 // sqlCompletedRetentionDelete: messages older than completedRetentionSeconds that
 // every consumer group of their partition has consumed (at or before the lowest
 // cursor); a partition no group touched, or one with a group that never consumed,
-// is left alone. With $4 (a DLQ keep interval) set, a message with a dead-letter entry
-// younger than it stays, so the DLQ remains readable. $1 now, $2 limit, $3 type.
+// is left alone, and so is one that a group registered on the queue (its wildcard
+// pops) has no cursor on yet: that group will consume its messages. With $4 (a DLQ
+// keep interval) set, a message with a dead-letter entry younger than it stays, so
+// the DLQ remains readable. $1 now, $2 limit, $3 type.
 const sqlCompletedRetentionDelete = `
 WITH parts AS (
     SELECT p.id AS pid, $1::timestamptz - make_interval(secs => q.completed_retention_seconds) AS cutoff,
@@ -65,6 +67,10 @@ WITH parts AS (
     JOIN queen.partitions p ON p.queue_id = q.id
     CROSS JOIN LATERAL (` + minCursor + `) c
     WHERE q.retention_enabled AND q.completed_retention_seconds > 0 AND c.cts IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM queen.queue_consumers r
+                      WHERE r.queue_id = q.id
+                        AND NOT EXISTS (SELECT 1 FROM queen.partition_consumers pc
+                                        WHERE pc.partition_id = p.id AND pc.consumer_group = r.consumer_group))
 ),
 victims AS (
     SELECT v.id FROM parts CROSS JOIN LATERAL (
