@@ -311,6 +311,35 @@ func TestAck1x(t *testing.T) {
 		require.Equal(t, []any{q + "-2", q + "-3"}, txIDs(b.popUpTo(t, q, "Default", "", 10)))
 	})
 
+	t.Run("BeyondTheLeaseWithoutALeaseIdIsUnresolvable", func(t *testing.T) {
+		t.Parallel()
+		// An ack without a leaseId (as a Queen 0.15 client sends one when it knows no
+		// lease) of a message past another consumer's live batch resolves nowhere: it
+		// must neither skip the holder's unacked messages and the one nobody was given
+		// (q-4) nor end the holder's lease. Within the batch it still completes.
+		const q = "ack1x-beyond-nolease"
+		b.pushN(t, q, q, 5)
+		msgs := b.popPartition(t, q, "Default", "", 3) // leases q-1..q-3
+		beyond := item(msgs[0], "completed")
+		delete(beyond, "leaseId")
+		beyond["transactionId"] = q + "-5"
+		res := b.ackItems(t, "", beyond)
+		require.Equal(t, false, res[0]["success"], "%v", res[0])
+		require.Equal(t, unresolvable, res[0]["error"])
+		r := b.post(t, "/api/v1/ack", mustJSON(t, beyond))
+		requireStatus(t, http.StatusOK, r)
+		require.Equal(t, unresolvable, r.array(t)[0]["error"], "the single-ack route")
+		require.Nil(t, b.popUpTo(t, q, "Default", "", 10), "the lease still holds")
+
+		within := item(msgs[0], "")
+		delete(within, "leaseId")
+		res = b.ackItems(t, "", within)
+		require.Equal(t, true, res[0]["success"], "%v", res[0])
+		res = b.ackItems(t, "", item(msgs[1], ""), item(msgs[2], ""))
+		require.Equal(t, []any{true, true}, field(res, "success"))
+		require.Equal(t, []any{q + "-4", q + "-5"}, txIDs(b.popUpTo(t, q, "Default", "", 10)))
+	})
+
 	t.Run("StatusNormalisation", func(t *testing.T) {
 		t.Parallel()
 		// acked and ok complete (the 0.15 line refused them); FAILED, COMPLETED, nack

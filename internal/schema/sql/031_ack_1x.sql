@@ -160,8 +160,9 @@ $$;
 -- failed, retry, completed), so the strongest is the one applied and the later ones
 -- find its effect; each (partition, group) is serialised by a blocking advisory lock.
 -- Per item:
---   * a message that resolves nowhere (never pushed, purged), or, under the item's live
---     lease, one beyond the leased batch's end: success false, 'unresolvable: ...';
+--   * a message that resolves nowhere (never pushed, purged), or, under a live lease
+--     (the item's, or the partition's when the item names none), one beyond the leased
+--     batch's end: success false, 'unresolvable: ...';
 --   * at or below the committed cursor: completed is success and o_noop; failed, retry
 --     and dlq are success false, 'already committed: ...';
 --   * a stale lease: success false, 'Invalid or expired lease';
@@ -322,9 +323,12 @@ BEGIN
         -- The leased batch is the batch_size messages after the cursor the pop found
         -- (those the queue's ttl had not expired when it took the lease); v_span counts
         -- the unacked ones up to this message (bounded by what is left).
-        -- Under a lease an ack resolves only within the batch; a completion counts the
-        -- messages it consumes (gaps included), so the batch ends, and its lease goes,
-        -- once the cursor passed all of them, in whatever order the acks came.
+        -- Under a live lease an ack resolves only within the batch, whether it names the
+        -- lease or not: one without a lease must not move the cursor past messages the
+        -- holder has not acked (and past some nobody was given), nor end the holder's
+        -- lease. A completion counts the messages it consumes (gaps included), so the
+        -- batch ends, and its lease goes, once the cursor passed all of them, in whatever
+        -- order the acks came.
         v_span := 1;
         IF v_has_row AND pc.batch_size > 0 THEN
             v_left := greatest(pc.batch_size - coalesce(pc.acked_count, 0), 0);
@@ -338,7 +342,8 @@ BEGIN
                            OR mm.created_at > pc.lease_acquired_at - make_interval(secs => it.ttl))
                     ORDER BY mm.created_at, mm.id
                     LIMIT v_left + 1) s;
-            IF it.lease <> '' AND v_span > v_left THEN
+            IF v_span > v_left AND (it.lease <> ''
+                                    OR (pc.worker_id IS NOT NULL AND pc.lease_expires_at > v_now)) THEN
                 o_success := false; o_error := c_unresolvable; o_queue := NULL; o_partition := NULL;
                 RETURN NEXT;
                 CONTINUE;
