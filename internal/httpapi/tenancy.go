@@ -96,7 +96,10 @@ func (s *Server) requestTenant(r *http.Request, header string) (string, error) {
 	case 1:
 		var ok bool
 		if fromHeader, ok = requestTenantID(values[0]); !ok {
-			return "", queue.Invalid(header, "%s must be one tenant id (%s) or a UUID", header, tenantid.Grammar)
+			// The 1.x brokers' words first ("invalid x-queen-tenant header (must be a
+			// UUID)"), which 1.x clients may look for, then what queen also takes.
+			return "", queue.Invalid(header, "invalid %s header (must be a UUID, or one tenant id: %s)",
+				strings.ToLower(header), tenantid.Grammar)
 		}
 	default:
 		return "", queue.Invalid(header, "%s must be given once", header)

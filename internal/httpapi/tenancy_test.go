@@ -142,6 +142,8 @@ func TestTenancyRefusals(t *testing.T) {
 	for _, v := range []string{"", "Acme", "acme,bob", "system", "a"} {
 		r := b.do(t, http.MethodGet, "/api/v1/resources/queues", "", testTenancyHeader, v)
 		requireStatus(t, http.StatusBadRequest, r)
+		// The 1.x brokers' text, which 1.x clients may look for, leads.
+		require.Contains(t, r.object(t)["error"], "invalid "+strings.ToLower(testTenancyHeader)+" header (must be a UUID", v)
 	}
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, b.srv.URL+"/api/v1/resources/queues", nil)
 	require.NoError(t, err)
