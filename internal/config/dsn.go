@@ -35,7 +35,7 @@ type pgTLSMaterial struct {
 // instead (net.Dialer.KeepAliveConfig and the TCP_USER_TIMEOUT socket option).
 // The password is in clear text: never log the result.
 func (c *Config) PGConnString() string {
-	connectTimeout := max(1, int64((c.DBConnectionTimeout+time.Second-1)/time.Second))
+	connectTimeout := int64(c.ConnectTimeout() / time.Second)
 	pairs := [][2]string{
 		{"host", c.PGHost},
 		{"port", c.PGPort},
@@ -147,4 +147,11 @@ func quoteConnValue(v string) string {
 	}
 	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`)
 	return "'" + r.Replace(v) + "'"
+}
+
+// ConnectTimeout bounds each connection attempt: DB_CONNECTION_TIMEOUT rounded up to
+// whole seconds, at least one, as libpq's connect_timeout takes it (upstream values
+// under 1000 ms meant "wait forever"; they wait a second here).
+func (c *Config) ConnectTimeout() time.Duration {
+	return max(time.Second, (c.DBConnectionTimeout + time.Second - 1).Truncate(time.Second))
 }

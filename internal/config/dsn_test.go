@@ -3,10 +3,12 @@ package config
 import (
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -280,4 +282,17 @@ func mustDecode(t *testing.T, pemText []byte) []byte {
 	block, _ := pem.Decode(pemText)
 	require.NotNil(t, block)
 	return block.Bytes
+}
+
+// TestConnectTimeout: each connection attempt waits DB_CONNECTION_TIMEOUT rounded up to
+// whole seconds, at least one, the value the DSN's connect_timeout says.
+func TestConnectTimeout(t *testing.T) {
+	t.Parallel()
+	for ms, want := range map[string]time.Duration{
+		"1": time.Second, "300": time.Second, "1000": time.Second, "1500": 2 * time.Second, "2001": 3 * time.Second,
+	} {
+		c := mustLoad(t, "DB_CONNECTION_TIMEOUT="+ms)
+		require.Equal(t, want, c.ConnectTimeout(), ms)
+		require.Contains(t, c.PGConnString(), fmt.Sprintf("connect_timeout=%d ", int(want/time.Second)), ms)
+	}
 }

@@ -11,7 +11,7 @@ func jwtSettings() []setting {
 	return []setting{
 		{
 			name: "JWT_ENABLED", def: "false", group: groupJWT,
-			doc: "Require a valid bearer token on every route except `JWT_SKIP_PATHS`. With it on, an " +
+			doc: "Require a valid bearer token on every route except the public ones and `JWT_SKIP_PATHS`. With it on, an " +
 				"incomplete JWT configuration stops startup.",
 			bind: func(c *Config) value { return envvalue.Bool{P: &c.JWTEnabled} },
 		},
@@ -62,7 +62,9 @@ func jwtSettings() []setting {
 		{
 			name: "JWT_SKIP_PATHS", def: "/health,/metrics/prometheus,/metrics,/", group: groupJWT, emptyOK: true,
 			doc: "Paths served without a token, comma-separated. An entry matches exactly, and entries " +
-				"ending in `/` (other than `/` itself) also match as a prefix. Set but empty: no path is skipped.",
+				"ending in `/` (other than `/` itself) also match as a prefix. Set but empty: no path is skipped. " +
+				"The public routes (`/health*`, `/metrics`, `/metrics/prometheus`, the dashboard's static files) " +
+				"need no token whatever this list says, as upstream.",
 			bind: func(c *Config) value { return envvalue.List{P: &c.JWTSkipPaths} },
 		},
 		{

@@ -24,7 +24,7 @@ func serverSettings() []setting {
 		{
 			name: "QUEEN_INSTANCE", def: "", group: groupServer,
 			doc: "Name of this replica, set by the `queen@.service` template (`%i`); " +
-				"added to log lines so replicas on one host can be told apart. Queen-only.",
+				"added to every log line (`instance`) so replicas on one host can be told apart. Queen-only.",
 			bind: func(c *Config) value { return envvalue.Text{P: &c.Instance} },
 		},
 		{
@@ -250,9 +250,10 @@ func postgresSettings() []setting {
 		},
 		{
 			name: "DB_POOL_SIZE", def: "150", group: groupPostgres,
-			doc: "Maximum number of PostgreSQL connections this process opens. Unlike upstream, which opens " +
+			doc: "Maximum number of PostgreSQL connections in this process's pool; the wake-up listener " +
+				"holds one more, outside it. Unlike upstream, which opens " +
 				"floor(0.95 × value) connections at startup plus `SIDECAR_POOL_SIZE` more, queen has one pool " +
-				"and opens connections lazily, up to this many. Size `max_connections` for the sum over replicas. " +
+				"and opens connections lazily, up to this many. Size `max_connections` for this plus one, summed over the replicas. " +
 				"At least 2 (upstream refuses 1 too). A maintenance job's cycle and the timer loop's each hold one " +
 				"connection while their statements take others, so at most one fewer of them run at once than this " +
 				"(two jobs and the timer loop from 4 up): with a small pool they take turns.",
@@ -260,8 +261,9 @@ func postgresSettings() []setting {
 		},
 		{
 			name: "DB_CONNECTION_TIMEOUT", def: "2000", group: groupPostgres,
-			doc: "Connect timeout in milliseconds, sent as libpq `connect_timeout` in whole seconds rounded up " +
-				"(at least 1). Upstream turns values under 1000 into \"wait forever\"; queen never waits forever.",
+			doc: "Connect timeout in milliseconds, rounded up to whole seconds (at least 1), as libpq's " +
+				"`connect_timeout` takes it; each connection attempt waits that long. Upstream turns values " +
+				"under 1000 into \"wait forever\"; queen never waits forever.",
 			bind: func(c *Config) value { return ms(&c.DBConnectionTimeout, 1) },
 		},
 		{

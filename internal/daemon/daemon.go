@@ -130,7 +130,7 @@ func (d *daemon) open(ctx context.Context, opts Options, undo *appliance.Undo) (
 		StatementTimeout: cfg.DBStatementTimeout,
 		LockTimeout:      cfg.DBLockTimeout,
 		IdleInTxTimeout:  cfg.DBIdleTimeout,
-		ConnectTimeout:   cfg.DBConnectionTimeout,
+		ConnectTimeout:   cfg.ConnectTimeout(),
 		KeepAlive: net.KeepAliveConfig{
 			Idle: cfg.DBKeepalivesIdle, Interval: cfg.DBKeepalivesInterval, Count: cfg.DBKeepalivesCount,
 		},

@@ -11,9 +11,14 @@ import (
 // newLogger builds the one logger of the process (appliance.NewLogger): JSON lines
 // for journald by default, text when QUEEN_LOG_FORMAT=text; with syslog priority
 // prefixes when out is the journal. Its level is the returned LevelVar, so that a
-// reload (SIGHUP, reload.go) can change it while the broker runs.
+// reload (SIGHUP, reload.go) can change it while the broker runs. Under
+// QUEEN_INSTANCE every line carries the replica's name (instance).
 func newLogger(cfg *config.Config, out io.Writer) (*slog.Logger, *slog.LevelVar) {
-	return appliance.NewLogger(out, cfg.LogFormat, cfg.SlogLevel())
+	logger, lv := appliance.NewLogger(out, cfg.LogFormat, cfg.SlogLevel())
+	if cfg.Instance != "" {
+		logger = logger.With("instance", cfg.Instance)
+	}
+	return logger, lv
 }
 
 // logUnknownVariables warns, once each, about the QUEEN_* variables the configuration

@@ -55,7 +55,7 @@ func reportWaiting(n *sdnotify.Notifier, cfg *config.Config, attempt int, retryI
 	}
 	status := fmt.Sprintf("waiting for PostgreSQL at %s (attempt %d, next in %s): %s",
 		pgTarget(cfg), attempt, retryIn, msg)
-	appliance.NotifyWarn(logger, "EXTEND_TIMEOUT_USEC", n.ExtendTimeout(retryIn+cfg.DBConnectionTimeout+startMargin, status))
+	appliance.NotifyWarn(logger, "EXTEND_TIMEOUT_USEC", n.ExtendTimeout(retryIn+cfg.ConnectTimeout()+startMargin, status))
 }
 
 // startMargin is how much longer than the next attempt needs a start-timeout

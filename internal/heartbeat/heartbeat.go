@@ -131,7 +131,7 @@ func (h *Heartbeat) beat(ctx context.Context, draining bool) {
 		if h.beats > 0 && prev != "" && prev != h.processID && !h.warnedNamesake {
 			h.warnedNamesake = true
 			h.logger.Warn("another broker process writes the heartbeat of this instance name; "+
-				"give each replica its own QUEEN_INSTANCE", "instance", h.opts.Broker.Config().Instance)
+				"give each replica its own QUEEN_INSTANCE", "heartbeat_name", h.opts.Broker.Config().Instance)
 		}
 		h.beats++
 	}

@@ -142,7 +142,7 @@ func TestHeartbeat(t *testing.T) {
 			return len(logs.String()) > 0
 		}, 10*time.Second, 10*time.Millisecond)
 		const warning = "another broker process writes the heartbeat of this instance name"
-		require.Contains(t, logs.String(), "instance=same")
+		require.Contains(t, logs.String(), "heartbeat_name=same")
 		// Both keep writing; the warning stays one line however many beats follow.
 		seen := row(t, tb.st, "same", func(store.Replica) bool { return true }).LastSeenAt
 		row(t, tb.st, "same", func(r store.Replica) bool { return r.LastSeenAt.After(seen.Add(100 * time.Millisecond)) })
