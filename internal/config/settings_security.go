@@ -11,8 +11,8 @@ func jwtSettings() []setting {
 	return []setting{
 		{
 			name: "JWT_ENABLED", def: "false", group: groupJWT,
-			doc: "Require a valid bearer token on every route except the public ones and `JWT_SKIP_PATHS`. With it on, an " +
-				"incomplete JWT configuration stops startup.",
+			doc: "Require a valid bearer token on every route except the public ones and `JWT_SKIP_PATHS`. " +
+				"With it on, an incomplete JWT configuration stops startup.",
 			bind: func(c *Config) value { return envvalue.Bool{P: &c.JWTEnabled} },
 		},
 		{
