@@ -32,6 +32,7 @@ import (
 	"github.com/queenmq/queen/internal/daemon"
 	"github.com/queenmq/queen/internal/dashboard"
 	"github.com/queenmq/queen/internal/schema"
+	"github.com/queenmq/queen/internal/spool"
 )
 
 // Exit statuses. exitConfig is EX_CONFIG from sysexits.h: the unit file's
@@ -147,9 +148,14 @@ func checkConfig(cfg *config.Config, stdout, stderr io.Writer) int {
 
 // hostProblems are what a valid configuration names on this host that the daemon
 // would still refuse at start: a WEBAPP_ROOT the dashboard cannot be served from (no
-// such directory, or no index.html in it), read as the daemon reads it.
+// such directory, or no index.html in it), read as the daemon reads it, and a
+// FILE_BUFFER_DIR that is, or would have to be created under, something other than a
+// directory.
 func hostProblems(cfg *config.Config) []string {
 	var out []string
+	if err := spool.CheckDir(cfg.FileBufferDir); err != nil {
+		out = append(out, fmt.Sprintf("FILE_BUFFER_DIR=%q: %v", cfg.FileBufferDir, err))
+	}
 	if cfg.DashboardEnabled && cfg.WebappRoot != "" {
 		if _, err := dashboard.New(dashboard.Options{Dir: cfg.WebappRoot}); err != nil {
 			out = append(out, fmt.Sprintf("WEBAPP_ROOT=%q: %v", cfg.WebappRoot, err))

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"errors"
+	"net"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -69,6 +71,12 @@ func TestRealMain(t *testing.T) {
 			wantStderr: []string{`config: WEBAPP_ROOT="/nonexistent/queen-dashboard": dashboard directory:`,
 				"config: QUEEN_LOG_FROMAT: unknown variable"}, // every problem, not the first
 			wantNotStdout: []string{"configuration OK"}},
+		{name: "CheckConfigSpoolUnderAFile", args: []string{"-check-config"},
+			environ: []string{"FILE_BUFFER_DIR=main.go/buffers"}, wantCode: exitConfig, // a file of this package
+			wantStderr:    []string{`config: FILE_BUFFER_DIR="main.go/buffers": main.go is not a directory`},
+			wantNotStdout: []string{"configuration OK"}},
+		{name: "CheckConfigNumericHost", args: []string{"-check-config"}, environ: []string{"HOST=999.1.1.1"},
+			wantCode: exitConfig, wantStderr: []string{`config: HOST="999.1.1.1": not an IP address, nor a host name`}},
 		{name: "CheckConfigDashboardDirectoryWithoutIndex", args: []string{"-check-config"},
 			environ: []string{"WEBAPP_ROOT=."}, wantCode: exitConfig, // this package's directory
 			wantStderr: []string{`config: WEBAPP_ROOT=".": dashboard files have no index.html`}},
@@ -185,3 +193,18 @@ func TestBinary(t *testing.T) {
 
 // testEd25519PublicKey is an Ed25519 public key in PEM, which RS256 cannot use.
 const testEd25519PublicKey = "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAhRLFooTQE4rUhiPQGwWYLzx7XU8erwd93hALH2aYXbg=\n-----END PUBLIC KEY-----\n"
+
+// TestDaemonRefusesASpoolUnderAFileAs78 checks that the daemon refuses what
+// -check-config refuses, with the same status, before it needs PostgreSQL (none
+// listens on PG_PORT=1).
+func TestDaemonRefusesASpoolUnderAFileAs78(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	var stdout, stderr bytes.Buffer
+	code := realMain(nil, []string{"FILE_BUFFER_DIR=main.go/buffers", "HOST=127.0.0.1",
+		"PORT=" + strconv.Itoa(port), "PG_PORT=1", "QUEEN_LOG_FORMAT=text"}, &stdout, &stderr)
+	require.Equal(t, exitConfig, code, "stderr: %s", stderr.String())
+	require.Contains(t, stderr.String(), `config: FILE_BUFFER_DIR="main.go/buffers": main.go is not a directory`)
+}

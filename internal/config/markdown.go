@@ -139,7 +139,11 @@ LoadCredential=JWT_SECRET:/etc/queen/credentials/jwt_secret
 and with ` + "`-check-config`" + `, so ` + "`RestartPreventExitStatus=78`" + ` stops systemd from restarting it in a
 loop; 2 on a command-line usage error; 1 on any other failure; 0 otherwise. Unknown
 ` + "`QUEEN_*`" + ` variables make ` + "`-check-config`" + ` exit 78 too, saying that the daemon would start
-but warn about them; the daemon itself starts.
+but warn about them; the daemon itself starts. Both also check what they can on the host
+without changing it: a ` + "`WEBAPP_ROOT`" + ` without the dashboard's files, and a ` + "`FILE_BUFFER_DIR`" + `
+that is, or would have to be created under, a file. What they cannot know in advance (a
+` + "`HOST`" + ` name that does not resolve, a port in use, a spool directory the broker's user may
+not write) fails the start with status 1.
 
 `
 }

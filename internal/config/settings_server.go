@@ -13,8 +13,9 @@ func serverSettings() []setting {
 	return []setting{
 		{
 			name: "HOST", def: "0.0.0.0", group: groupServer,
-			doc:  "HTTP bind address. Ignored when systemd passes a listening socket (`queen.socket`).",
-			bind: func(c *Config) value { return envvalue.Text{P: &c.Host} },
+			doc: "HTTP bind address: an IP address (IPv6 without brackets, `::` for every interface) " +
+				"or a host name. Ignored when systemd passes a listening socket (`queen.socket`).",
+			bind: func(c *Config) value { return hostValue{p: &c.Host} },
 		},
 		{
 			name: "PORT", def: "6632", group: groupServer,

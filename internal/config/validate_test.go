@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -50,6 +51,16 @@ func TestValidateCombinations(t *testing.T) {
 		{"OTLPSamplerRatioAboveOne", []string{"OTEL_TRACES_SAMPLER_ARG=1.5"}, "must be between 0 and 1"},
 		{"OTLPJSONProtocol", []string{"OTEL_EXPORTER_OTLP_PROTOCOL=http/json"}, "must be one of http/protobuf, grpc"},
 		{"OTLPHeadersNotPairs", []string{"OTEL_EXPORTER_OTLP_HEADERS=token"}, "OTEL_EXPORTER_OTLP_HEADERS"},
+		{"HostIPv4", []string{"HOST=127.0.0.2"}, ""},
+		{"HostIPv6", []string{"HOST=::1"}, ""},
+		{"HostIPv6Zone", []string{"HOST=fe80::1%eth0"}, ""},
+		{"HostName", []string{"HOST=queen-0.queen.default.svc.cluster.local."}, ""},
+		{"HostNumericName", []string{"HOST=999.1.1.1"},
+			`config: HOST="999.1.1.1": not an IP address, nor a host name (its last label is a number)`},
+		{"HostBracketed", []string{"HOST=[::1]"}, `config: HOST="[::1]": write an IPv6 address without brackets`},
+		{"HostWithPort", []string{"HOST=127.0.0.1:6632"}, `config: HOST="127.0.0.1:6632": not an IP address, nor a host name`},
+		{"HostIPv4Zone", []string{"HOST=10.0.0.1%eth0"}, "a zone (%) needs an IPv6 address"},
+		{"HostLabelTooLong", []string{"HOST=" + strings.Repeat("a", 64) + ".example"}, "1–63 of them"},
 		{"OTLPOn", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
 			"OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20x,tenant=a", "OTEL_TRACES_SAMPLER=parentbased_traceidratio",
 			"OTEL_TRACES_SAMPLER_ARG=0.01"}, ""},

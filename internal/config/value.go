@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"strconv"
 	"strings"
 
@@ -141,3 +142,54 @@ func (v webappValue) Set(raw string) error {
 
 func (v webappValue) Get() string { return *v.root }
 func (webappValue) Kind() string  { return "directory path" }
+
+// hostValue is HOST: an IP address (IPv6 without brackets, with an optional zone) or a
+// host name. A dotted name whose last label is a number
+// (999.1.1.1) is neither an address nor a name, so it is refused here rather than by
+// the resolver when the daemon binds.
+type hostValue struct{ p *string }
+
+func (v hostValue) Set(raw string) error {
+	if err := checkHost(raw); err != nil {
+		return err
+	}
+	*v.p = raw
+	return nil
+}
+
+func (v hostValue) Get() string { return *v.p }
+func (hostValue) Kind() string  { return "IP address or host name" }
+
+func checkHost(s string) error {
+	if addr, zone, ok := strings.Cut(s, "%"); ok {
+		if ip := net.ParseIP(addr); ip == nil || ip.To4() != nil || zone == "" {
+			return errors.New("a zone (%) needs an IPv6 address before it and a name after it")
+		}
+		return nil
+	}
+	if net.ParseIP(s) != nil {
+		return nil
+	}
+	if strings.HasPrefix(s, "[") {
+		return errors.New("write an IPv6 address without brackets")
+	}
+	if len(s) > 253 {
+		return errors.New("not an IP address, and longer than a host name may be (253 characters)")
+	}
+	labels := strings.Split(strings.TrimSuffix(s, "."), ".")
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' ||
+			strings.IndexFunc(l, func(r rune) bool { return !isHostNameRune(r) }) >= 0 {
+			return fmt.Errorf("not an IP address, nor a host name (label %q: letters, digits, inner hyphens and "+
+				"underscores, 1–63 of them)", l)
+		}
+	}
+	if last := labels[len(labels)-1]; strings.IndexFunc(last, func(r rune) bool { return r < '0' || r > '9' }) < 0 {
+		return errors.New("not an IP address, nor a host name (its last label is a number)")
+	}
+	return nil
+}
+
+func isHostNameRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_'
+}

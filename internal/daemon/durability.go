@@ -21,6 +21,10 @@ import (
 // does when it cannot create the directory: a broker that would answer "buffered"
 // without a place to keep it must not run.
 func openSpool(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*spool.Spool, error) {
+	if err := spool.CheckDir(cfg.FileBufferDir); err != nil {
+		// A path through a file is a configuration error (exit 78): restarts cannot fix it.
+		return nil, &config.Error{Name: "FILE_BUFFER_DIR", Value: cfg.FileBufferDir, Reason: err.Error()}
+	}
 	sp, err := spool.Open(spool.Options{
 		Dir:              cfg.FileBufferDir,
 		EventsPerSegment: cfg.FileBufferEventsPerFile,

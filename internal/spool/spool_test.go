@@ -399,3 +399,21 @@ func TestSpoolMaxBytes(t *testing.T) {
 	require.NoError(t, s.Append(t.Context(), []queue.PushItem{item(0)}), "room again once drained")
 	require.True(t, s.Stats().Healthy)
 }
+
+func TestCheckDirRefusesAPathThroughAFile(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	file := filepath.Join(root, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+
+	require.NoError(t, CheckDir(root))
+	require.NoError(t, CheckDir(filepath.Join(root, "new", "deeper")), "missing directories are created by Open")
+	require.ErrorContains(t, CheckDir(file), file+" exists and is not a directory")
+	err := CheckDir(filepath.Join(file, "buffers", "x"))
+	require.ErrorContains(t, err, file+" is not a directory, so "+filepath.Join(file, "buffers", "x")+" cannot be created")
+	require.Error(t, CheckDir(""))
+
+	// Open fails on the same paths, which is what the check predicts.
+	_, err = Open(Options{Dir: filepath.Join(file, "buffers")})
+	require.Error(t, err)
+}
