@@ -133,7 +133,7 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 		if ctx.Err() != nil {
 			return res, ctx.Err() // gone before the claim: nothing to give back
 		}
-		msgs, from, err := b.popAttempt(ctx, req, leaseID, w)
+		msgs, from, err := b.popAttempt(ctx, req, leaseID, w, woken)
 		if ctx.Err() != nil {
 			// The client went away while the claim ran (a statement cancelled late has
 			// committed): the answer reaches no one, so the lease goes back. An autoAck
@@ -210,14 +210,20 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 // each of them so a push to any wakes it. A claim runs to its end even when ctx is
 // cancelled meanwhile (the client went away): a statement abandoned on the broker's
 // side may still commit on the database's, and only a claim whose outcome is known
-// can be given back.
-func (b *Broker) popAttempt(ctx context.Context, req queue.PopRequest, leaseID string, w *waiter) ([]queue.Message, string, error) {
+// can be given back. woken tells whether a wake started this attempt (see claims.go).
+func (b *Broker) popAttempt(ctx context.Context, req queue.PopRequest, leaseID string, w *waiter, woken bool) ([]queue.Message, string, error) {
 	claimCtx := context.WithoutCancel(ctx)
+	claim := func(one queue.PopRequest) ([]queue.Message, error) {
+		token := b.waiters.claimBegin(one.Queue, one.ConsumerGroup)
+		msgs, err := b.store.PartitionClaim(claimCtx, one, leaseID)
+		b.waiters.claimEnd(one.Queue, one.ConsumerGroup, token, len(msgs) > 0, w, woken)
+		return msgs, err
+	}
 	if req.Queue != "" {
 		if w != nil {
 			b.waiters.add(w, req.Queue)
 		}
-		msgs, err := b.store.PartitionClaim(claimCtx, req, leaseID)
+		msgs, err := claim(req)
 		return msgs, req.Queue, err
 	}
 	names, err := b.store.QueueNamesByTag(ctx, req.Scope, req.Namespace, req.Task)
@@ -233,7 +239,7 @@ func (b *Broker) popAttempt(ctx context.Context, req queue.PopRequest, leaseID s
 		}
 		one := req
 		one.Queue = name
-		msgs, err := b.store.PartitionClaim(claimCtx, one, leaseID)
+		msgs, err := claim(one)
 		if err != nil || len(msgs) > 0 {
 			return msgs, name, err
 		}

@@ -23,6 +23,7 @@ import (
 type waiters struct {
 	mu      sync.Mutex
 	byQueue map[string]map[*waiter]struct{}
+	claims  map[claimKey]*claimRun // claims in flight, of every pop of this broker
 
 	// Claims run by parked pops, by cause and outcome.
 	wokenFound, wokenEmpty, timedFound, timedEmpty atomic.Uint64
@@ -42,10 +43,13 @@ type waiter struct {
 	// wokeFor is the queue and partition the last wake of notifyPartitions was for;
 	// empty after any other wake (guarded by waiters.mu).
 	wokeFor struct{ queue, partition string }
+	// owedWake marks the wake of a claim that a woken claim beside it left owed (see
+	// claimEnd); its own empty claim owes nothing more (guarded by waiters.mu).
+	owedWake bool
 }
 
 func newWaiters() *waiters {
-	return &waiters{byQueue: make(map[string]map[*waiter]struct{})}
+	return &waiters{byQueue: make(map[string]map[*waiter]struct{}), claims: make(map[claimKey]*claimRun)}
 }
 
 // park registers a new waiter of a pop by group on partition ("" = any), parked since
@@ -199,6 +203,11 @@ func owesPassLocked(w *waiter) {
 func (ws *waiters) notifyGroup(queue, group, partition string) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	ws.notifyGroupLocked(queue, group, partition)
+}
+
+// notifyGroupLocked is notifyGroup; it returns the pop it woke, if any.
+func (ws *waiters) notifyGroupLocked(queue, group, partition string) *waiter {
 	var pick, held *waiter
 	for w := range ws.byQueue[queue] {
 		switch {
@@ -216,6 +225,7 @@ func (ws *waiters) notifyGroup(queue, group, partition string) {
 	case held != nil:
 		owesPassLocked(held)
 	}
+	return pick
 }
 
 // claimed passes a wake on for a pop that was woken and found msgs on queue q, unless

@@ -198,3 +198,65 @@ func TestAPopHoldingAWakeOwesAPassWhenNoOtherIsFree(t *testing.T) {
 	}
 	require.Equal(t, 1, owing)
 }
+
+func TestAnEmptyWokenClaimBesideAnotherLeavesOneWakeOwed(t *testing.T) {
+	t.Parallel()
+	ws := newWaiters()
+	now := time.Now()
+	a := ws.park("g", "", now, "q")
+	b := ws.park("g", "", now, "q")
+	other := ws.park("h", "", now, "q")
+
+	// B was woken for p; its claim finds nothing while A's claim runs, and A then
+	// takes messages (of p, or of another partition): nothing is owed.
+	ws.notifyGroup("q", "g", "p")
+	require.Equal(t, 1, count(woken(a, b)))
+	tokA := ws.claimBegin("q", "g")
+	tokB := ws.claimBegin("q", "g")
+	ws.claimEnd("q", "g", tokB, false, b, true)
+	ws.claimEnd("q", "g", tokA, true, a, false)
+	require.Zero(t, count(woken(a, b, other)))
+	require.Empty(t, ws.claims, "nothing is kept once no claim runs")
+
+	// Again, and A finds nothing too: it may have held p when B claimed.
+	ws.notifyGroup("q", "g", "p")
+	require.Equal(t, 1, count(woken(a, b)))
+	tokA = ws.claimBegin("q", "g")
+	tokB = ws.claimBegin("q", "g")
+	ws.claimEnd("q", "g", tokB, false, b, true)
+	require.Zero(t, count(woken(a, b, other)), "not while A's claim runs")
+	ws.claimEnd("q", "g", tokA, false, a, false)
+	got := woken(a, b, other)
+	require.Equal(t, 1, count(got[:2]), "one pop of g, once A's claim ended")
+	require.False(t, got[2], "never another group's")
+	require.Empty(t, ws.claims, "nothing is kept once no claim runs")
+
+	// The pop woken that way owes nothing when its own claim finds nothing beside
+	// another: no chain of empty claims.
+	owed := a
+	if got[1] {
+		owed = b
+	}
+	tokA = ws.claimBegin("q", "g")
+	tokB = ws.claimBegin("q", "g")
+	ws.claimEnd("q", "g", tokB, false, owed, true)
+	ws.claimEnd("q", "g", tokA, false, nil, false)
+	require.Zero(t, count(woken(a, b)))
+
+	// An empty woken claim after a claim beside it ended with nothing wakes one at once.
+	ws.notifyGroup("q", "g", "p")
+	require.Equal(t, 1, count(woken(a, b)))
+	tokB = ws.claimBegin("q", "g")
+	tokA = ws.claimBegin("q", "g")
+	ws.claimEnd("q", "g", tokA, false, nil, false)
+	ws.claimEnd("q", "g", tokB, false, b, true)
+	require.Equal(t, 1, count(woken(a, b)))
+
+	// Claims that no wake started owe nothing, whatever they find.
+	tokA = ws.claimBegin("q", "g")
+	tokB = ws.claimBegin("q", "g")
+	ws.claimEnd("q", "g", tokB, false, b, false)
+	ws.claimEnd("q", "g", tokA, false, a, false)
+	require.Zero(t, count(woken(a, b, other)))
+	require.Empty(t, ws.claims)
+}
