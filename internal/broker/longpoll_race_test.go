@@ -57,8 +57,9 @@ func TestAWakeSkippedByAClaimBesideItIsNotLost(t *testing.T) {
 	}()
 	require.Eventually(t, func() bool {
 		var waiting int
-		err := db.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'`).
-			Scan(&waiting)
+		// pg_locks is the whole cluster's: count the waits of this database only.
+		err := db.QueryRow(ctx, `SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+			WHERE NOT l.granted AND l.locktype = 'transactionid' AND a.datname = current_database()`).Scan(&waiting)
 		return err == nil && waiting == 1
 	}, 10*time.Second, 5*time.Millisecond, "pop A never waited for the cursor row")
 

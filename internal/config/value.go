@@ -144,9 +144,9 @@ func (v webappValue) Get() string { return *v.root }
 func (webappValue) Kind() string  { return "directory path" }
 
 // hostValue is HOST: an IP address (IPv6 without brackets, with an optional zone) or a
-// host name. A dotted name whose last label is a number
-// (999.1.1.1) is neither an address nor a name, so it is refused here rather than by
-// the resolver when the daemon binds.
+// host name. A dotted name whose last label is a number (999.1.1.1) is neither an
+// address nor a name, so it is refused here rather than by the resolver when the
+// daemon binds.
 type hostValue struct{ p *string }
 
 func (v hostValue) Set(raw string) error {

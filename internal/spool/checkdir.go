@@ -17,13 +17,13 @@ func CheckDir(dir string) error {
 	if dir == "" {
 		return errors.New("no directory")
 	}
-	p := filepath.Clean(dir)
-	for {
+	clean := filepath.Clean(dir)
+	for p := clean; ; {
 		info, err := os.Stat(p)
 		switch {
 		case err == nil && info.IsDir():
 			return nil
-		case err == nil && p == filepath.Clean(dir):
+		case err == nil && p == clean:
 			return fmt.Errorf("%s exists and is not a directory", p)
 		case err == nil:
 			return fmt.Errorf("%s is not a directory, so %s cannot be created under it", p, dir)
