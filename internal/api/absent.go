@@ -36,13 +36,15 @@ const (
 
 // FamilyAbsent is the answer to a request for path that routes nowhere, or with a
 // method its path is not routed for, when path belongs to a 1.x family with an answer
-// of its own: the ephemeral family's 404, or no_such_route under /auth and for
-// /status. ok is false for any other path.
+// of its own: the ephemeral family's 404, or no_such_route under /auth, for /status
+// and for the KV and timer routes (a 1.x broker has no 405: a method it does not route
+// on a path is a route it does not have). ok is false for any other path.
 func FamilyAbsent(path string) (body ErrorBody, ok bool) {
 	switch {
 	case strings.HasPrefix(path, EphemeralPrefix), path == EphemeralSwitch:
 		return ErrorBody{Error: MsgEphemeralUnsupported, Code: ErrorCodeEphemeralUnsupported}, true
-	case UnderPrefix(path, "/auth"), path == "/status":
+	case UnderPrefix(path, "/auth"), path == "/status",
+		UnderPrefix(path, "/api/v1/kv"), UnderPrefix(path, "/api/v1/resources/kv"), UnderPrefix(path, "/api/v1/timers"):
 		return ErrorBody{Error: MsgNoSuchRoute, Code: ErrorCodeNoSuchRoute}, true
 	}
 	return ErrorBody{}, false

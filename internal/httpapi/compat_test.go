@@ -166,9 +166,28 @@ func TestUnmatchedRoutesAnswerNoSuchRoute(t *testing.T) {
 	// A path with an empty segment (a client's base URL ending in "/") is no page.
 	requireError(t, b.get(t, "//api/v1/resources/queues"), http.StatusNotFound, "not_found", "Not found", "")
 
-	// A known path with another method keeps its 405.
+	// A known path with another method keeps its 405...
 	r = b.do(t, http.MethodGet, "/api/v1/push", "")
 	requireError(t, r, http.StatusMethodNotAllowed, "method_not_allowed", "Method not allowed", "")
+	require.Equal(t, "POST", r.header.Get("Allow"))
+	// ... but in the 1.x families (KV, timers) a method the path is not routed for is,
+	// as on a 1.x broker, a route that does not exist.
+	for _, c := range []struct{ method, path string }{
+		{http.MethodGet, "/api/v1/kv"},
+		{http.MethodPut, "/api/v1/kv"},
+		{http.MethodPost, "/api/v1/kv/orders/a"},
+		{http.MethodPatch, "/api/v1/kv/orders/a/b"},
+		{http.MethodPost, "/api/v1/resources/kv/namespaces"},
+		{http.MethodGet, "/api/v1/resources/kv/list"},
+		{http.MethodGet, "/api/v1/timers"},
+		{http.MethodPut, "/api/v1/timers"},
+		{http.MethodPost, "/api/v1/timers/reminders"},
+		{http.MethodPost, "/api/v1/timers/reminders/k1"},
+	} {
+		r := b.do(t, c.method, c.path, "")
+		requireNoSuchRoute(t, r, c.method+" "+c.path)
+		require.Empty(t, r.header.Get("Allow"), c.method+" "+c.path)
+	}
 }
 
 func TestEphemeralFamilyIsRefusedWith404(t *testing.T) {
