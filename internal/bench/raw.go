@@ -1,7 +1,7 @@
 package bench
 
 // The SQL of the raw ceilings, all of it. The ceilings run against the broker's own
-// tables (queen.messages with its indexes and foreign key, queen.partition_lookup,
+// tables (queen.messages with its indexes and partition check, queen.partition_lookup,
 // queen.partition_consumers) in a queue the broker never touches, so a raw row costs
 // PostgreSQL what a pushed row costs it. What the raw statements leave out is exactly
 // what the broker adds on top: HTTP and JSON, dedup and queue/partition upserts, the
@@ -13,12 +13,26 @@ package bench
 // ceiling chooses the way the broker does; the cycles keep those rows as the broker
 // does (parked at the lease, back at the end when served, gone when drained).
 
-// sqlRawInsert is the multi-row insert of the insert ceiling: text arrays cast in SQL,
-// like push_q2's, one timestamp per statement, like push_q2's per partition.
-const sqlRawInsert = `INSERT INTO queen.messages
+// sqlRawRowInsert is the multi-row insert of the rows: text arrays cast in SQL, like
+// the push's, one timestamp per statement, like the push's per partition.
+const sqlRawRowInsert = `INSERT INTO queen.messages
        (id, transaction_id, partition_id, payload, trace_id, created_at, is_encrypted, producer_sub)
 SELECT x.id::uuid, x.txid, x.pid::uuid, x.payload::jsonb, NULL, statement_timestamp(), false, NULL
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(id, txid, pid, payload)`
+
+// sqlRawInsert is the insert ceiling's statement: sqlRawRowInsert, after taking its
+// partitions' rows in key-share mode once each and naming them in the transaction's
+// queen.push_pids, as the direct push's lock statement does. The partition check of
+// queen.messages (schema 001_tables.sql) then skips its rows, as it skips a direct
+// push's: the rule costs the ceiling what it costs a push, once per partition and
+// statement, not once per row.
+const sqlRawInsert = `WITH held AS MATERIALIZED (
+    SELECT set_config('queen.push_pids', coalesce(array_agg(p.id)::text, ''), true) AS pids
+    FROM (SELECT DISTINCT x.pid::uuid AS id FROM unnest($3::text[]) AS x(pid)) d
+    CROSS JOIN LATERAL (SELECT pp.id FROM queen.partitions pp WHERE pp.id = d.id FOR KEY SHARE) p
+)
+` + sqlRawRowInsert + `
+CROSS JOIN held`
 
 // sqlRawChoosePartition chooses the partition to serve: the ready row of consumer
 // group $2 in queue $1 that is due (not parked at a live lease) and was least

@@ -27,13 +27,14 @@ WHERE conrelid = $1::regclass AND contype = 'f' ORDER BY conname`
 	sqlRowCostRelOptions = `SELECT coalesce(array_to_string(reloptions, ', '), '') FROM pg_class WHERE oid = $1::regclass`
 )
 
-// rowCostInsertSQL is the raw insert of the insert ceiling (sqlRawInsert), into table.
+// rowCostInsertSQL is the raw insert of the insert ceiling's rows (sqlRawRowInsert),
+// into table.
 func rowCostInsertSQL(table string) string {
 	const into = "INSERT INTO queen.messages"
-	if !strings.HasPrefix(sqlRawInsert, into) {
-		panic("bench: sqlRawInsert no longer starts with " + into)
+	if !strings.HasPrefix(sqlRawRowInsert, into) {
+		panic("bench: sqlRawRowInsert no longer starts with " + into)
 	}
-	return "INSERT INTO " + table + strings.TrimPrefix(sqlRawInsert, into)
+	return "INSERT INTO " + table + strings.TrimPrefix(sqlRawRowInsert, into)
 }
 
 // rowCostPushSQL is what push_q2 writes per push, in one statement into table and the

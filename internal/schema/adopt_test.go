@@ -185,9 +185,16 @@ func TestAdoptAnUpstreamDatabase(t *testing.T) {
 			FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = to_regclass($1)`, table)
 	}
 	messagesIndexes := indexesOf("queen.messages")
+	partitionKeys := `SELECT count(*) FROM pg_constraint
+		WHERE conrelid = 'queen.messages'::regclass AND confrelid = 'queen.partitions'::regclass`
+	require.Equal(t, 1, scalar[int](t, conn, partitionKeys), "upstream's layout has the foreign key")
 
 	require.NoError(t, schema.Apply(ctx, conn))
 	require.Equal(t, messagesIndexes, indexesOf("queen.messages"), "the boot builds no index on messages")
+	// The partition rule is kept by queen's triggers instead of the foreign key.
+	require.Zero(t, scalar[int](t, conn, partitionKeys))
+	require.Equal(t, []string{"queen_message_partition_check", "queen_partition_messages_delete"}, scalar[[]string](t, conn,
+		`SELECT array_agg(tgname::text ORDER BY tgname) FROM pg_trigger WHERE tgname LIKE 'queen\_%'`))
 	require.Equal(t, 11, scalar[int](t, conn, `SELECT count(*) FROM queen.messages`))
 	require.Equal(t, 3600, scalar[int](t, conn, `SELECT ttl FROM queen.queues WHERE name = 'legacy.orders'`))
 

@@ -69,9 +69,10 @@ const sqlPushLock = `WITH k AS MATERIALIZED (
     SELECT pg_advisory_xact_lock(queen.partition_order_key(p.pid))
     FROM (SELECT k.pid FROM k, ok WHERE ok.ok AND (SELECT count(*) FROM lq) >= 0 ORDER BY k.pid) p
 ), lk AS MATERIALIZED (
-    -- The partition rows in key-share mode, the lock the messages' foreign key takes:
-    -- taken here, a queue delete that got there first leaves a row out (the push goes
-    -- to queen.push_q3), and one that comes later waits for the push's commit.
+    -- The partition rows in key-share mode, the lock the messages' partition check
+    -- takes (which then skips the push's rows, named in queen.push_pids): taken here, a
+    -- queue delete that got there first leaves a row out (the push goes to
+    -- queen.push_q3), and one that comes later waits for the push's commit.
     -- One by one, by key, in id order.
     SELECT l.id
     FROM (SELECT DISTINCT k.pid FROM k, ok WHERE ok.ok AND (SELECT count(*) FROM lp) >= 0 ORDER BY k.pid) d

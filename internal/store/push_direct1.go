@@ -30,9 +30,10 @@ const sqlPushLock1 = `SELECT (
         WHEN k.capped THEN NULL
         WHEN (SELECT count(*) FROM (SELECT pg_advisory_xact_lock_shared(queen.queue_consumers_key(k.qid))) l) < 0 THEN NULL
         WHEN (SELECT count(*) FROM (SELECT pg_advisory_xact_lock(queen.partition_order_key(k.pid))) l) < 0 THEN NULL
-        -- The lock the messages' foreign key takes, taken here: a queue delete that
-        -- got there first leaves no row (the push goes to queen.push_q3), one that
-        -- comes later waits for the push's commit.
+        -- The lock the messages' partition check takes (which then skips the push's
+        -- rows, named in queen.push_pid), taken here: a queue delete that got there
+        -- first leaves no row (the push goes to queen.push_q3), one that comes later
+        -- waits for the push's commit.
         WHEN NOT EXISTS (SELECT 1 FROM queen.partitions p WHERE p.id = k.pid FOR KEY SHARE) THEN NULL
         WHEN set_config('queen.push_pid', k.pid::text, true) IS NULL
           OR set_config('queen.push_qid', k.qid::text, true) IS NULL THEN NULL

@@ -1,6 +1,7 @@
 -- Core tables, with upstream Queen 0.15's names, columns and index names, so that a
 -- database written by an upstream broker can be served in place and an upstream broker
--- can still boot on a database queen created. Additive only.
+-- can still boot on a database queen created. Additive only, but for one constraint:
+-- the foreign key from messages to partitions, which the triggers below replace.
 --
 -- How a table evolves, whoever created it:
 --   * A missing table is created with every index it needs, in upstream's layout
@@ -14,6 +15,79 @@
 --     possibly huge table while holding it. internal/schema/concurrent.go builds them
 --     CONCURRENTLY after the broker is ready (its list must match the indexes below).
 --   * Upstream's columns keep their types; queen's other shapes live in its own tables.
+
+-- A message's partition must exist while the message does. Upstream declares that as a
+-- foreign key (messages.partition_id -> partitions ON DELETE CASCADE), which PostgreSQL
+-- checks row by row: a lookup of the partition in key-share mode for every inserted
+-- message, a quarter to a third of what a batched insert costs (docs/benchmarks.md). queen
+-- keeps the same rule with two triggers instead, and drops the foreign key:
+--   * queen_message_partition_check, before a message is inserted (or moved to another
+--     partition), takes the partition's row in key-share mode, exactly as the foreign
+--     key's check does, and refuses a missing partition with foreign_key_violation
+--     (23503), which push_q3 and the store retry as a partition deleted meanwhile. It
+--     skips the rows of a direct push (store/push_direct*.go), whose lock statement has
+--     already taken its partitions' rows in key-share mode before it names them in the
+--     transaction's queen.push_pid / queen.push_pids settings: those rows cannot lose
+--     their partition before the push commits.
+--   * queen_partition_messages_delete, after a partition row is deleted (directly, or
+--     by its queue's cascade, as upstream's queue delete does), deletes its messages, as
+--     the foreign key's cascade did. A delete of a partition waits for the pushes that
+--     hold its row; its messages are then read with a snapshot taken after them.
+-- Both are named apart from upstream's triggers, which upstream drops and re-creates
+-- by name at every boot, and an upstream broker booting on this database inserts and
+-- deletes under the same rule.
+CREATE OR REPLACE FUNCTION queen.message_partition_check_q1() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM 1 FROM queen.partitions p WHERE p.id = NEW.partition_id FOR KEY SHARE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'insert or update on table "messages": partition % does not exist', NEW.partition_id
+            USING ERRCODE = 'foreign_key_violation';
+    END IF;
+    RETURN NEW;
+END;
+$$;
+
+CREATE OR REPLACE FUNCTION queen.partition_messages_delete_q1() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM queen.messages m WHERE m.partition_id = OLD.id;
+    RETURN NULL;
+END;
+$$;
+
+-- queen.message_partition_triggers_q1 puts the two triggers in place of the foreign key
+-- on a database that has queen.messages; the catalog is read first, so that a boot with
+-- everything in place takes no lock (dropping the key locks messages, then partitions:
+-- the order in which a producer's insert locks them).
+CREATE OR REPLACE FUNCTION queen.message_partition_triggers_q1() RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    c record;
+BEGIN
+    FOR c IN SELECT k.conname FROM pg_constraint k
+             WHERE k.conrelid = 'queen.messages'::regclass AND k.contype = 'f'
+               AND k.confrelid = 'queen.partitions'::regclass
+    LOOP
+        EXECUTE format('ALTER TABLE queen.messages DROP CONSTRAINT %I', c.conname);
+    END LOOP;
+    IF NOT EXISTS (SELECT 1 FROM pg_trigger
+                   WHERE tgrelid = 'queen.messages'::regclass AND tgname = 'queen_message_partition_check') THEN
+        CREATE TRIGGER queen_message_partition_check
+            BEFORE INSERT OR UPDATE OF partition_id ON queen.messages
+            FOR EACH ROW
+            WHEN (strpos(coalesce(current_setting('queen.push_pids', true), '')
+                         || coalesce(current_setting('queen.push_pid', true), ''), NEW.partition_id::text) = 0)
+            EXECUTE FUNCTION queen.message_partition_check_q1();
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_trigger
+                   WHERE tgrelid = 'queen.partitions'::regclass AND tgname = 'queen_partition_messages_delete') THEN
+        CREATE TRIGGER queen_partition_messages_delete
+            AFTER DELETE ON queen.partitions
+            FOR EACH ROW EXECUTE FUNCTION queen.partition_messages_delete_q1();
+    END IF;
+END;
+$$;
 
 -- queen.messages of an earlier schema (queen's or upstream's) gains the W3C trace
 -- context (traceparent, tracestate headers) a message was pushed under, returned with it
@@ -30,6 +104,16 @@ BEGIN
             ALTER TABLE queen.messages ADD COLUMN IF NOT EXISTS traceparent text,
                                        ADD COLUMN IF NOT EXISTS tracestate text;
         END IF;
+    END IF;
+END
+$$;
+
+-- An existing messages table: its foreign key gives way to the triggers here, while
+-- messages is still the first table the boot locks.
+DO $$
+BEGIN
+    IF to_regclass('queen.messages') IS NOT NULL AND to_regclass('queen.partitions') IS NOT NULL THEN
+        PERFORM queen.message_partition_triggers_q1();
     END IF;
 END
 $$;
@@ -96,7 +180,7 @@ BEGIN
         CREATE TABLE queen.messages (
             id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
             transaction_id varchar(255) NOT NULL,
-            partition_id   uuid NOT NULL REFERENCES queen.partitions(id) ON DELETE CASCADE,
+            partition_id   uuid NOT NULL, -- must exist: queen.message_partition_triggers_q1
             payload        jsonb NOT NULL,
             trace_id       uuid DEFAULT gen_random_uuid(),
             created_at     timestamptz NOT NULL DEFAULT now(),
@@ -109,6 +193,7 @@ BEGIN
             ON queen.messages (partition_id, transaction_id COLLATE "C");
         CREATE INDEX idx_messages_partition_created
             ON queen.messages (partition_id, created_at, id);
+        PERFORM queen.message_partition_triggers_q1();
     END IF;
 END
 $$;

@@ -34,8 +34,8 @@
 -- push of one message, measured when these settings were first tried without it).
 --
 -- A partition deleted by the cleanup job between its resolution and its lock makes
--- the insert fail on the foreign key (23503); nothing is written and the caller
--- retries the call.
+-- the insert fail on the partition check (23503, see 001_tables.sql); nothing is
+-- written and the caller retries the call.
 CREATE OR REPLACE FUNCTION queen.push_q3(
     p_queues     text[],
     p_partitions text[],
