@@ -76,6 +76,19 @@ func TestAMessageNeedsItsPartition(t *testing.T) {
 		requireFKViolation(err, "an insert beside a direct push's settings")
 	})
 
+	t.Run("ThePartitionsADirectPushNamesAreNotLookedUpAgain", func(t *testing.T) {
+		// Named in the settings, a partition is taken as locked: not even its absence is
+		// found (which is why only the lock statements, after taking the rows, name them).
+		tx, err := admin.Begin(ctx)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback(ctx) }()
+		const gone = "00000000-0000-4000-8000-00000000dead"
+		_, err = tx.Exec(ctx, `SELECT set_config('queen.push_pids', $1, true)`, "{"+gone+"}")
+		require.NoError(t, err)
+		_, err = tx.Exec(ctx, `INSERT INTO queen.messages (transaction_id, partition_id, payload) VALUES ('unchecked', $1, '{}')`, gone)
+		require.NoError(t, err, "the check skipped the named partition")
+	})
+
 	t.Run("DeletingAPartitionDeletesItsMessages", func(t *testing.T) {
 		require.Equal(t, 1, count(`SELECT count(*) FROM queen.messages WHERE partition_id = $1`, pidB))
 		_, err := admin.Exec(ctx, `DELETE FROM queen.partitions WHERE id = $1`, pidB)
