@@ -257,3 +257,49 @@ func TestAGeneralPushThatLostItsPartitionStoresNoOrphan(t *testing.T) {
 	require.Zero(t, orphans, "messages stored into the deleted partition")
 	require.Equal(t, 1, inX, "the push's message is in the new x")
 }
+
+// A general push (queen.push_q3) takes its partitions' rows in key-share mode once each
+// and names them in its transaction, so that its messages skip the per-row partition
+// check: the rows stay held (a delete waits for the push's commit), and the check's
+// function runs for no message.
+func TestAGeneralPushChecksEachPartitionOnce(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	_, admin := openStore(t, 4)
+	const push = `SELECT count(*) FROM queen.push_q3(
+		ARRAY['mp-once', 'mp-once'], ARRAY['a', 'b'], ARRAY[1, 2, 1], ARRAY[$1 || '1', $1 || '2', $1 || '3'],
+		ARRAY[gen_random_uuid()::text, gen_random_uuid()::text, gen_random_uuid()::text], '[{}, {}, {}]',
+		NULL, NULL, NULL, NULL, NULL)`
+	var stored int
+	require.NoError(t, admin.QueryRow(ctx, push, "first").Scan(&stored), "the push that creates the partitions")
+	require.Equal(t, 3, stored)
+	tx, err := admin.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, `SET LOCAL track_functions = 'all'`)
+	require.NoError(t, err)
+	require.NoError(t, tx.QueryRow(ctx, push, "second").Scan(&stored))
+	require.Equal(t, 3, stored)
+
+	var checks int
+	require.NoError(t, tx.QueryRow(ctx, `SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions
+		WHERE schemaname = 'queen' AND funcname = 'message_partition_check_q1'`).Scan(&checks))
+	require.Zero(t, checks, "messages checked one by one")
+	var named, pids []string
+	require.NoError(t, tx.QueryRow(ctx, `SELECT current_setting('queen.push_pids')::uuid[]::text[],
+		(SELECT array_agg(p.id::text ORDER BY p.id) FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
+		 WHERE q.name = 'mp-once')`).Scan(&named, &pids))
+	require.Len(t, pids, 2)
+	require.Equal(t, pids, named, "the push names its two partitions, in id order")
+
+	// The named rows are held until the push commits.
+	other, err := admin.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = other.Rollback(ctx) }()
+	_, err = other.Exec(ctx, `SET LOCAL lock_timeout = '50ms'`)
+	require.NoError(t, err)
+	_, err = other.Exec(ctx, `DELETE FROM queen.partitions WHERE id = $1`, pids[0])
+	var pgErr *pgconn.PgError
+	require.True(t, errors.As(err, &pgErr), "a delete of a named partition: %v", err)
+	require.Equal(t, "55P03", pgErr.Code, "the delete waits for the push")
+}

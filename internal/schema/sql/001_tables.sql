@@ -25,10 +25,11 @@
 --     partition), takes the partition's row in key-share mode, exactly as the foreign
 --     key's check does, and refuses a missing partition with foreign_key_violation
 --     (23503), which push_q3 and the store retry as a partition deleted meanwhile. It
---     skips the rows of a direct push (store/push_direct*.go), whose lock statement has
---     already taken its partitions' rows in key-share mode before it names them in the
---     transaction's queen.push_pid / queen.push_pids settings: those rows cannot lose
---     their partition before the push commits.
+--     skips the rows of a push (the direct push, store/push_direct*.go, and
+--     queen.push_q3) into partitions whose rows the push has already taken in
+--     key-share mode and then named in the transaction's queen.push_pid /
+--     queen.push_pids settings: those rows cannot lose their partition before the
+--     push commits.
 --   * queen_partition_messages_delete, after a partition row is deleted (directly, or
 --     by its queue's cascade, as upstream's queue delete does), deletes its messages, as
 --     the foreign key's cascade did. A delete of a partition waits for the pushes that

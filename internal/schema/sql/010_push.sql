@@ -35,7 +35,8 @@
 --
 -- A partition deleted by the cleanup job between its resolution and its lock makes
 -- the insert fail on the partition check (23503, see 001_tables.sql); nothing is
--- written and the caller retries the call.
+-- written and the caller retries the call. The partitions it does hold are checked
+-- once each, not once per message.
 CREATE OR REPLACE FUNCTION queen.push_q3(
     p_queues     text[],
     p_partitions text[],
@@ -66,6 +67,7 @@ DECLARE
     v_qid   uuid;
     v_qids  uuid[];
     v_capped boolean;
+    v_held  uuid[];
 BEGIN
     IF jsonb_array_length(v_payloads) <> cardinality(p_id) THEN
         RAISE EXCEPTION 'queen: % payloads for % items', jsonb_array_length(v_payloads), cardinality(p_id)
@@ -119,6 +121,18 @@ BEGIN
 
         PERFORM pg_advisory_xact_lock(queen.partition_order_key(x.id))
            FROM (SELECT DISTINCT x.id FROM unnest(v_pids) AS x(id) ORDER BY x.id) x;
+    END IF;
+
+    -- The partitions' rows in key-share mode, one by one in id order: the lock the
+    -- messages' partition check would take for every inserted row (001_tables.sql).
+    -- Named in queen.push_pids once held, they are not looked up again per message; a
+    -- partition deleted since its resolution is not held, so not named, and the insert
+    -- below fails the check for it (23503: the caller retries).
+    SELECT array_agg(l.id) INTO v_held
+      FROM (SELECT DISTINCT x.id FROM unnest(v_pids) AS x(id) ORDER BY x.id) d
+      CROSS JOIN LATERAL (SELECT p.id FROM queen.partitions p WHERE p.id = d.id FOR KEY SHARE OF p) l;
+    IF v_held IS NOT NULL THEN
+        PERFORM set_config('queen.push_pids', v_held::text, true);
     END IF;
 
     IF v_caps <> '{}' THEN
