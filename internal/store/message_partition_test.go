@@ -290,7 +290,7 @@ func TestAGeneralPushChecksEachPartitionOnce(t *testing.T) {
 		(SELECT array_agg(p.id::text ORDER BY p.id) FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
 		 WHERE q.name = 'mp-once')`).Scan(&named, &pids))
 	require.Len(t, pids, 2)
-	require.Equal(t, pids, named, "the push names its two partitions, in id order")
+	require.ElementsMatch(t, pids, named, "the push names its two partitions")
 
 	// The named rows are held until the push commits.
 	other, err := admin.Begin(ctx)
