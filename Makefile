@@ -111,6 +111,10 @@ bench-rowcost: build ## what each part of a message's row costs PostgreSQL (quee
 bench-segments: build ## the many-messages-per-row prototype beside today's raw ceilings (queen-bench -segments), durable then fast (about 6 min each)
 	$(call bench_runs,-segments $(BENCH_ARGS))
 
+.PHONY: bench-alternate
+bench-alternate: build ## this tree's broker against BASE's (default 48feb17), alternated ROUNDS (3) times on one durable cluster: medians and ratios (CASES=, DURATION=)
+	PGTEST_PROFILE=durable scripts/pgtest.sh run -- scripts/bench-alternate.sh
+
 .PHONY: check-semantics
 check-semantics: ## long concurrency checker (2 brokers, kill/restart); -args via CHECKER_ARGS
 	scripts/pgtest.sh run -- $(GO) test -race -count=1 -timeout 90m -run '^TestSemanticsChecker$$' -v ./internal/checker/ -args -checker.long $(CHECKER_ARGS)
