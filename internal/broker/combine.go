@@ -43,8 +43,9 @@ type PushBatching struct {
 // a time. A push waits in line; whenever a statement is free and the line holds
 // Preferred pushes (or its oldest waited Hold), the pushes at its head go into one
 // statement together (up to MaxBatch pushes, maxCombinedItems items and
-// maxCombinedBytes of payload). With the default Preferred of 1 a push never waits
-// while no statement runs; while one runs, another starts only for a line of
+// maxCombinedBytes of payload). With the default Preferred of 1 a push waits while no
+// statement runs only for the producers a lone statement has just answered
+// (echoHold); while one runs, another starts only for a line of
 // ParallelMin messages or more, or once the line's oldest push has waited Hold (at
 // once when MaxBatch is 1, as pushes cannot be combined then), so that under load
 // many small pushes become one statement and one commit, the way PostgreSQL groups
@@ -62,10 +63,14 @@ type pushCombiner struct {
 	waiting []*pushCall
 	queued  int         // the messages of the pushes in waiting
 	holdFor *time.Timer // armed while the line is shorter than Preferred
+	echo    echoHold    // what the line waits for after a lone statement's answers
+	parked  bool        // a finished statement's goroutine waits for the echo
+	wake    chan struct{}
 
 	statements atomic.Uint64 // insert statements run
 	pushes     atomic.Uint64 // pushes they carried
 	escaped    atomic.Uint64 // pushes that ran alone after waiting Hold + pushEscape
+	echoed     atomic.Uint64 // echoes waited for and come back whole
 }
 
 // pushCall is one push waiting for, or carried by, a statement.
@@ -82,17 +87,19 @@ type pushCall struct {
 
 // PushCombining counts the insert statements the broker ran for pushes and the
 // pushes they carried (pushes/statements above 1 means pushes were combined), the
-// pushes that gave up waiting and ran alone, and the pushes waiting now.
+// pushes that gave up waiting and ran alone, the echoes waited for that came back
+// whole (echoHold), and the pushes waiting now.
 type PushCombining struct {
-	Statements, Pushes, Escaped uint64
-	Waiting                     int
+	Statements, Pushes, Escaped, Echoed uint64
+	Waiting                             int
 }
 
 func newPushCombiner(cfg PushBatching, insert func(context.Context, []queue.PushItem) ([]queue.PushResult, error)) *pushCombiner {
 	cfg.Preferred = max(cfg.Preferred, 1)
 	cfg.ParallelMin = max(cfg.ParallelMin, 1)
 	cfg.Hold = max(cfg.Hold, 0)
-	return &pushCombiner{insert: insert, cfg: cfg}
+	return &pushCombiner{insert: insert, cfg: cfg, wake: make(chan struct{}, 1),
+		echo: echoHold{on: cfg.Preferred == 1 && cfg.MaxBatch > 1 && cfg.Hold > 0, score: 1, done: true}}
 }
 
 func (c *pushCombiner) stats() PushCombining {
@@ -100,7 +107,7 @@ func (c *pushCombiner) stats() PushCombining {
 	waiting := len(c.waiting)
 	c.mu.Unlock()
 	return PushCombining{Statements: c.statements.Load(), Pushes: c.pushes.Load(),
-		Escaped: c.escaped.Load(), Waiting: waiting}
+		Escaped: c.escaped.Load(), Echoed: c.echoed.Load(), Waiting: waiting}
 }
 
 // push inserts items, alone or combined with other pushes, and returns their results
@@ -114,16 +121,27 @@ func (c *pushCombiner) push(ctx context.Context, items []queue.PushItem) ([]queu
 		return c.alone(ctx, items)
 	}
 	c.mu.Lock()
-	if len(c.waiting) == 0 && c.running < c.cfg.MaxConcurrent && c.cfg.Preferred <= 1 && c.mayStartLocked(len(items)) {
+	now := time.Now()
+	if c.echo.arrive(now) {
+		c.echoed.Add(1)
+	}
+	if len(c.waiting) == 0 && c.running < c.cfg.MaxConcurrent && c.cfg.Preferred <= 1 && c.mayStartLocked(len(items)) &&
+		c.echo.wait(now, c.running, 1, len(items) >= c.cfg.ParallelMin) == 0 {
 		// A statement is free and nobody waits: run here, without a hand-over.
 		c.running++
 		c.mu.Unlock()
-		defer c.release()
+		defer c.release(now)
 		return c.alone(ctx, items)
 	}
-	call := &pushCall{ctx: ctx, items: items, bytes: bytes, at: time.Now(), done: make(chan struct{})}
+	call := &pushCall{ctx: ctx, items: items, bytes: bytes, at: now, done: make(chan struct{})}
 	c.waiting = append(c.waiting, call)
 	c.queued += len(items)
+	if c.parked && c.echo.wait(now, 0, len(c.waiting), c.queued >= c.cfg.ParallelMin) == 0 {
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
+	}
 	c.dispatchLocked()
 	c.mu.Unlock()
 
@@ -189,6 +207,10 @@ func (c *pushCombiner) withdraw(call *pushCall) bool {
 // most until its oldest push has waited Hold.
 func (c *pushCombiner) dispatchLocked() {
 	for c.running < c.cfg.MaxConcurrent && len(c.waiting) > 0 {
+		if wait := c.echo.wait(time.Now(), c.running, len(c.waiting), c.queued >= c.cfg.ParallelMin); wait > 0 {
+			c.armLocked(wait)
+			return
+		}
 		if len(c.waiting) < c.cfg.Preferred {
 			if wait := c.cfg.Hold - time.Since(c.waiting[0].at); wait > 0 {
 				c.armLocked(wait)
@@ -213,30 +235,63 @@ func (c *pushCombiner) dispatchLocked() {
 // none is ready: a goroutine per statement would grow its stack through pgx each time
 // (7 % of the broker's CPU with four producers pushing one message at a time).
 func (c *pushCombiner) drain(batch []*pushCall) {
+	var t *time.Timer
 	for batch != nil {
+		start := time.Now()
 		c.run(batch)
-		batch = c.next()
+		batch = c.next(start, len(batch), &t)
 	}
 }
 
 // next takes the next batch for a finished statement's slot when one is ready; else
-// it frees the slot (starting what the line allows) and returns nil.
-func (c *pushCombiner) next() []*pushCall {
+// it frees the slot (starting what the line allows) and returns nil. done is how many
+// pushes the finished statement answered; when it ran alone, the slot waits for the
+// echo (echoHold) before it takes a line that is shorter, parked on a timer of the
+// caller's (*t, made on first use).
+func (c *pushCombiner) next(start time.Time, done int, t **time.Timer) []*pushCall {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.waiting) > 0 && (len(c.waiting) >= c.cfg.Preferred || time.Since(c.waiting[0].at) >= c.cfg.Hold) {
-		batch := c.takeLocked()
-		c.dispatchLocked() // what this batch left may be enough for a statement beside it
-		return batch
+	now := time.Now()
+	if c.running == 1 {
+		c.echo.answered(now, now.Sub(start), done, len(c.waiting), c.cfg.MaxBatch, c.cfg.Hold)
 	}
-	c.running--
-	c.dispatchLocked()
-	return nil
+	for {
+		ready := len(c.waiting) > 0 && (len(c.waiting) >= c.cfg.Preferred || now.Sub(c.waiting[0].at) >= c.cfg.Hold)
+		wait := c.echo.wait(now, c.running-1, len(c.waiting), c.queued >= c.cfg.ParallelMin)
+		if wait <= 0 && ready {
+			batch := c.takeLocked()
+			c.dispatchLocked() // what this batch left may be enough for a statement beside it
+			return batch
+		}
+		if wait <= 0 {
+			c.running--
+			c.dispatchLocked()
+			return nil
+		}
+		c.parked = true
+		c.mu.Unlock()
+		if *t == nil {
+			*t = time.NewTimer(wait)
+		} else {
+			(*t).Reset(wait)
+		}
+		select {
+		case <-c.wake:
+		case <-(*t).C:
+		}
+		c.mu.Lock()
+		c.parked = false
+		now = time.Now()
+	}
 }
 
 // release frees the statement slot of a finished statement and starts the next.
-func (c *pushCombiner) release() {
+func (c *pushCombiner) release(start time.Time) {
 	c.mu.Lock()
+	if c.running == 1 {
+		now := time.Now()
+		c.echo.answered(now, now.Sub(start), 1, len(c.waiting), c.cfg.MaxBatch, c.cfg.Hold)
+	}
 	c.running--
 	c.dispatchLocked()
 	c.mu.Unlock()

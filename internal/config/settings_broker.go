@@ -208,8 +208,13 @@ func pushSettings() []setting {
 		{
 			name: "QUEEN_PUSH_PREFERRED_BATCH_SIZE", def: "1", group: groupPush,
 			doc: "A statement is started, when one is free, as soon as this many pushes wait, or once the " +
-				"oldest has waited `QUEEN_PUSH_MAX_HOLD_MS`. At 1 a push never waits while a statement is " +
-				"free; larger values trade that much latency for fuller statements even at low load. " +
+				"oldest has waited `QUEEN_PUSH_MAX_HOLD_MS`; larger values trade that much latency for " +
+				"fuller statements even at low load. At 1 a push waits while a statement is free only for " +
+				"the producers a statement has just answered: after a statement that ran alone, the next " +
+				"waits until as many pushes are in line as it answered and found waiting, at most as long " +
+				"as that statement took (and `QUEEN_PUSH_MAX_HOLD_MS`), and only while most of the recent " +
+				"such producers came back within that time. A single producer, or producers that pause " +
+				"between pushes, are never held; four producers pushing flat out share each statement. " +
 				"Upstream's default is 50 (so each push may wait 5 ms); 0 counts as 1.",
 			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.PushPreferredBatch, Min: 0, Max: envvalue.NoMax} },
 		},
@@ -218,7 +223,8 @@ func pushSettings() []setting {
 			doc: "How long, in milliseconds, pushes fewer than `QUEEN_PUSH_PREFERRED_BATCH_SIZE` wait for " +
 				"more before a free statement takes them, and pushes carrying fewer messages than " +
 				"`QUEEN_PUSH_PARALLEL_MIN_MESSAGES` wait for a running statement before a free one takes " +
-				"them. Upstream falls back to " +
+				"them; also the longest a statement waits for the producers the one before it answered " +
+				"(see `QUEEN_PUSH_PREFERRED_BATCH_SIZE`). 0 turns every wait off. Upstream falls back to " +
 				"`SIDECAR_MICRO_BATCH_WAIT_MS` for it; queen reads only this name.",
 			bind: func(c *Config) value { return envvalue.Unit{P: &c.PushMaxHold, Unit: time.Millisecond, Min: 0} },
 		},

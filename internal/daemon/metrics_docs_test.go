@@ -62,7 +62,7 @@ var metricRegions = []metricRegion{
 		"queen_messages_dead_lettered_total", "queen_requests_total", "queen_db_errors_total",
 		"queen_activity_pending_buckets", "queen_activity_dropped_buckets_total",
 		"queen_maintenance_mode_enabled", "queen_pop_maintenance_mode_enabled",
-		"queen_push_statements_total", "queen_push_statement_pushes_total", "queen_push_statement_paths_total", "queen_ack_statement_paths_total", "queen_push_wait_expired_total",
+		"queen_push_statements_total", "queen_push_statement_pushes_total", "queen_push_statement_paths_total", "queen_ack_statement_paths_total", "queen_push_wait_expired_total", "queen_push_echoes_total",
 		"queen_push_waiting", "queen_wakeup_notifications_total",
 	}},
 	{"streams", []string{

@@ -11,7 +11,8 @@ import (
 type pushCollector struct {
 	broker                               *broker.Broker
 	statements, pushes, expired, waiting *prometheus.Desc
-	wakeups, paths, ackPaths, rechecks   *prometheus.Desc
+	echoes, wakeups, paths, ackPaths     *prometheus.Desc
+	rechecks                             *prometheus.Desc
 }
 
 func newPushCollector(b *broker.Broker) *pushCollector {
@@ -26,10 +27,13 @@ func newPushCollector(b *broker.Broker) *pushCollector {
 		expired: prometheus.NewDesc("queen_push_wait_expired_total",
 			"Pushes that waited QUEEN_PUSH_MAX_HOLD_MS + 20 ms for a busy push statement and then ran alone: "+
 				"push statements are slow (locks, a capped queue's count).", nil, nil),
+		echoes: prometheus.NewDesc("queen_push_echoes_total",
+			"Statements whose pushes waited for the producers the statement before answered, and got them "+
+				"back in time (QUEEN_PUSH_PREFERRED_BATCH_SIZE at 1): producers pushing flat out sharing statements.", nil, nil),
 		waiting: prometheus.NewDesc("queen_push_waiting",
 			"Pushes of this replica waiting for a push statement right now (all QUEEN_PUSH_MAX_CONCURRENT "+
 				"busy, fewer messages than QUEEN_PUSH_PARALLEL_MIN_MESSAGES waiting beside a running one, or "+
-				"held for QUEEN_PUSH_PREFERRED_BATCH_SIZE).", nil, nil),
+				"held for QUEEN_PUSH_PREFERRED_BATCH_SIZE or for the producers just answered).", nil, nil),
 		paths: prometheus.NewDesc("queen_push_statement_paths_total",
 			"Insert statements of queen_push_statements_total by path: direct (every partition existed and no "+
 				"queue had a maxSize: two plain statements) or general (creating partitions, counting a capacity; "+
@@ -50,7 +54,7 @@ func newPushCollector(b *broker.Broker) *pushCollector {
 }
 
 func (c *pushCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.statements, c.pushes, c.expired, c.waiting, c.wakeups, c.paths, c.ackPaths, c.rechecks} {
+	for _, d := range []*prometheus.Desc{c.statements, c.pushes, c.expired, c.echoes, c.waiting, c.wakeups, c.paths, c.ackPaths, c.rechecks} {
 		ch <- d
 	}
 }
@@ -60,6 +64,7 @@ func (c *pushCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.statements, prometheus.CounterValue, float64(s.Statements))
 	ch <- prometheus.MustNewConstMetric(c.pushes, prometheus.CounterValue, float64(s.Pushes))
 	ch <- prometheus.MustNewConstMetric(c.expired, prometheus.CounterValue, float64(s.Escaped))
+	ch <- prometheus.MustNewConstMetric(c.echoes, prometheus.CounterValue, float64(s.Echoed))
 	ch <- prometheus.MustNewConstMetric(c.waiting, prometheus.GaugeValue, float64(s.Waiting))
 	direct, general := c.broker.PushPaths()
 	ch <- prometheus.MustNewConstMetric(c.paths, prometheus.CounterValue, float64(direct), "direct")
