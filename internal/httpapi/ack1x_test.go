@@ -399,6 +399,41 @@ func TestAck1x(t *testing.T) {
 	})
 }
 
+// TestAck1xGapBelowTheLowestNackCompletes: a call that nacks the second message of a
+// batch and completes the third, not naming the first, completes the first implicitly:
+// the cursor moves to the highest completion but never past the lowest nack, and the
+// messages below that nack that the call left out are consumed with it.
+func TestAck1xGapBelowTheLowestNackCompletes(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Options{})
+	for _, nack := range []string{"retry", "failed"} {
+		t.Run(nack, func(t *testing.T) {
+			t.Parallel()
+			q := "ack1x-gap-" + nack
+			b.pushN(t, q, q, 4)
+			msgs := b.popPartition(t, q, "Default", "", 4)
+			res := b.ackItems(t, "", item(msgs[1], nack), item(msgs[2], ""))
+			require.Equal(t, true, res[0]["success"], "the nack: %v", res[0])
+			require.Equal(t, false, res[1]["success"], "a completion above the nack: %v", res[1])
+			require.Equal(t, []any{q + "-2", q + "-3", q + "-4"}, txIDs(b.popUpTo(t, q, "Default", "", 10)),
+				"the first message, below the nack and not named, was consumed")
+		})
+	}
+	t.Run("NotForACompletionBeyondTheLeasedBatch", func(t *testing.T) {
+		t.Parallel()
+		q := "ack1x-gap-beyond"
+		b.pushN(t, q, q, 4)
+		msgs := b.popPartition(t, q, "Default", "", 2)
+		beyond := item(msgs[0], "")
+		beyond["transactionId"] = q + "-3"
+		res := b.ackItems(t, "", item(msgs[1], "failed"), beyond)
+		require.Equal(t, true, res[0]["success"], "the nack: %v", res[0])
+		require.Equal(t, false, res[1]["success"], "beyond the batch: %v", res[1])
+		require.Equal(t, []any{q + "-1", q + "-2", q + "-3", q + "-4"}, txIDs(b.popUpTo(t, q, "Default", "", 10)),
+			"a completion that resolved nowhere completes nothing below the nack")
+	})
+}
+
 func TestTransactionAcks1x(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Options{})

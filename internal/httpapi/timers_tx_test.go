@@ -103,6 +103,7 @@ func TestTransactionTimersRider(t *testing.T) {
 		requireStatus(t, http.StatusOK, r)
 		m := r.object(t)
 		require.Equal(t, []any{false, "duplicate"}, []any{m["success"], m["reason"]}, "body: %s", r.body)
+		require.Equal(t, `QDUP duplicate messages in queue "ttx-dup" partition "Default"; transaction rolled back`, m["error"])
 		requireNoTimer(t, b, "ttx-dup-t", "k")
 	})
 

@@ -1,6 +1,9 @@
 package queue
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Ack statuses.
 const (
@@ -20,6 +23,12 @@ const AckUnresolvable = "unresolvable: transaction not in the ack window (hash p
 // TxAckUnresolvable is the error of a transaction rolled back because one of its acks
 // resolves nowhere (reason [TxReasonAckRejected]).
 const TxAckUnresolvable = "QTXN ack references unknown transactionId; transaction rolled back"
+
+// TxDuplicateText is the error of a transaction rolled back because one of its pushes
+// repeated a transaction id already stored in its partition (the 1.x brokers' text).
+func TxDuplicateText(queueName, partition string) string {
+	return fmt.Sprintf("QDUP duplicate messages in queue %q partition %q; transaction rolled back", queueName, partition)
+}
 
 // TxReasonAckRejected is the reason of a transaction rolled back by one of its acks.
 const TxReasonAckRejected = "ack_rejected"

@@ -136,8 +136,9 @@ func transactionOps(ctx context.Context, tx pgx.Tx, ops []queue.TxOp, res queue.
 					res.Results[len(res.Results)-1] = r
 					res.Error = "PUSH operation failed: " + r.Error
 					res.Reason = queue.TxReasonRefused
-					if p.Status == queue.StatusDuplicate {
-						res.Reason = queue.StatusDuplicate // the 1.x rollback reason
+					if p.Status == queue.StatusDuplicate { // the 1.x rollback reason and text
+						res.Reason = queue.StatusDuplicate
+						res.Error = queue.TxDuplicateText(p.Queue, p.Partition)
 					}
 					return res, nil
 				}

@@ -220,6 +220,8 @@ DECLARE
     v_status    text;
     v_left      integer;
     v_span      integer;
+    v_up_ts     timestamptz;
+    v_up_id     uuid;
     v_now       timestamptz := now();
     c_unresolvable constant text :=
         'unresolvable: transaction not in the ack window (hash purged or never pushed); if leased, the message redelivers';
@@ -347,6 +349,42 @@ BEGIN
                 o_success := false; o_error := c_unresolvable; o_queue := NULL; o_partition := NULL;
                 RETURN NEXT;
                 CONTINUE;
+            END IF;
+        END IF;
+
+        -- A nack that the call completes a message above (within the leased batch)
+        -- first completes the messages below it that the call does not name: the
+        -- cursor goes to the highest completion but never past the lowest nack. As an
+        -- explicit completion of them would, this resets the budget the nack charges.
+        IF v_status IN ('retry', 'failed') AND v_has_row AND pc.batch_size > 0 AND v_span > 1 THEN
+            SELECT mm.created_at, mm.id INTO v_up_ts, v_up_id
+              FROM unnest(p_txid, p_pid, p_status) AS y(txid, pid, status)
+              JOIN queen.messages mm ON mm.partition_id = it.pid AND mm.transaction_id COLLATE "C" = y.txid
+             WHERE y.pid::uuid = it.pid AND coalesce(y.status, 'completed') IN ('completed', 'success')
+               AND (mm.created_at, mm.id) > (it.mts, it.mid)
+             ORDER BY mm.created_at, mm.id
+             LIMIT 1;
+            IF FOUND AND (SELECT count(*)
+                            FROM (SELECT 1 FROM queen.messages mm
+                                  WHERE mm.partition_id = it.pid
+                                    AND (mm.created_at, mm.id) > (coalesce(pc.last_consumed_created_at, '-infinity'::timestamptz),
+                                                                  coalesce(pc.last_consumed_id, '00000000-0000-0000-0000-000000000000'::uuid))
+                                    AND (mm.created_at, mm.id) <= (v_up_ts, v_up_id)
+                                    AND (it.ttl <= 0 OR pc.lease_acquired_at IS NULL
+                                         OR mm.created_at > pc.lease_acquired_at - make_interval(secs => it.ttl))
+                                  LIMIT v_left + 1) s) <= v_left THEN
+                SELECT mm.created_at, mm.id INTO v_up_ts, v_up_id
+                  FROM queen.messages mm
+                 WHERE mm.partition_id = it.pid AND (mm.created_at, mm.id) < (it.mts, it.mid)
+                 ORDER BY mm.created_at DESC, mm.id DESC
+                 LIMIT 1;
+                pc.last_consumed_created_at := v_up_ts;
+                pc.last_consumed_id := v_up_id;
+                pc.last_consumed_at := v_now;
+                pc.total_messages_consumed := pc.total_messages_consumed + v_span - 1;
+                pc.acked_count := coalesce(pc.acked_count, 0) + v_span - 1;
+                pc.batch_retry_count := 0;
+                v_dirty := true;
             END IF;
         END IF;
 
