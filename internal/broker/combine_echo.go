@@ -8,15 +8,15 @@ import "time"
 // producers pushing one message at a time give statements of two pushes, and
 // PostgreSQL one statement and one commit per two messages, on one core. After a
 // statement that ran alone, the next waits until the line holds as many pushes as
-// were outstanding when it ended (its own and those waiting then), at most as long
-// as that statement took (and Hold): an echo slower than a statement costs more than
-// the statement it saves. The four producers then share each statement. Whether the
-// answered come back within that bound is watched after every lone statement, waited
-// for or not, and the line waits only while most of the recent ones did: producers
-// that pause between pushes (or stop) are not waited for. A single producer is never
-// held (what was outstanding was its one push), nor is a line big enough to start
-// beside a statement. Off with a Preferred above 1 (a fixed hold instead), a MaxBatch
-// of 1 or a Hold of 0.
+// were outstanding when it ended (its own and those waiting then; at most
+// echoMaxLine), at most as long as that statement took (and Hold): an echo slower
+// than a statement costs more than the statement it saves. The four producers then
+// share each statement. Whether the answered come back within that bound is watched
+// after every lone statement, waited for or not, and the line waits only while most
+// of the recent ones did: producers that pause between pushes (or stop) are not
+// waited for. A single producer is never held (what was outstanding was its one
+// push), nor is a line big enough to start beside a statement. Off with a Preferred
+// above 1 (a fixed hold instead), a MaxBatch of 1 or a Hold of 0.
 type echoHold struct {
 	on      bool
 	want    int       // the line the next statement waits for
@@ -28,8 +28,13 @@ type echoHold struct {
 }
 
 // echoTrust is the share of recent echoes that must have come back whole for the line
-// to wait for the next.
-const echoTrust = 0.5
+// to wait for the next; echoMaxLine is the longest line the wait gathers: one of that
+// many pushes already shares a statement's start and commit widely, and with more
+// producers the next statement is better started than the backend left idle.
+const (
+	echoTrust   = 0.5
+	echoMaxLine = 8
+)
 
 // answered notes the end at now of a lone statement that took took: it answered done
 // pushes, and waiting were in line.
@@ -38,7 +43,7 @@ func (e *echoHold) answered(now time.Time, took time.Duration, done, waiting, ma
 		return
 	}
 	e.settle(now)
-	e.want = min(done+waiting, maxBatch)
+	e.want = min(done+waiting, maxBatch, echoMaxLine)
 	e.need = e.want - waiting
 	e.arrived = 0
 	e.done = e.want < 2 || e.need <= 0

@@ -159,3 +159,18 @@ func TestPushLineEchoOffWithoutAHold(t *testing.T) {
 		quiesce()
 	})
 }
+
+// TestEchoGathersAtMostALineOfEight: with many producers the wait gathers at most
+// echoMaxLine pushes, and a line that long already goes at once.
+func TestEchoGathersAtMostALineOfEight(t *testing.T) {
+	now := time.Now()
+	e := echoHold{on: true, score: 1, done: true}
+	e.answered(now, time.Millisecond, 30, 2, 500, 5*time.Millisecond)
+	require.Equal(t, [2]int{echoMaxLine, echoMaxLine - 2}, [2]int{e.want, e.need}, "30 answered, 2 waiting")
+	require.Equal(t, time.Millisecond, e.wait(now, 0, 2, false))
+	require.Zero(t, e.wait(now, 0, echoMaxLine, false), "a line of eight goes")
+
+	e.answered(now, time.Millisecond, 4, echoMaxLine, 500, 5*time.Millisecond)
+	require.Zero(t, e.wait(now, 0, echoMaxLine, false), "eight already waiting: nothing to wait for")
+	require.True(t, e.done)
+}

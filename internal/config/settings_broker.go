@@ -211,8 +211,8 @@ func pushSettings() []setting {
 				"oldest has waited `QUEEN_PUSH_MAX_HOLD_MS`; larger values trade that much latency for " +
 				"fuller statements even at low load. At 1 a push waits while a statement is free only for " +
 				"the producers a statement has just answered: after a statement that ran alone, the next " +
-				"waits until as many pushes are in line as it answered and found waiting, at most as long " +
-				"as that statement took (and `QUEEN_PUSH_MAX_HOLD_MS`), and only while most of the recent " +
+				"waits until as many pushes are in line as it answered and found waiting (at most 8), at " +
+				"most as long as that statement took (and `QUEEN_PUSH_MAX_HOLD_MS`), and only while most of the recent " +
 				"such producers came back within that time. A single producer, or producers that pause " +
 				"between pushes, are never held; four producers pushing flat out share each statement. " +
 				"Upstream's default is 50 (so each push may wait 5 ms); 0 counts as 1.",
