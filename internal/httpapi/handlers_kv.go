@@ -233,11 +233,6 @@ func kvListRequest(o map[string]json.RawMessage) (queue.KVListRequest, error) {
 		if json.Unmarshal(raw, f.dst) != nil {
 			return req, queue.KVBad(f.name, "kv_bad_body", "%s must be a string", f.name)
 		}
-		if *f.dst != "" {
-			if err := queue.CheckKVKey(*f.dst, f.name); err != nil {
-				return req, err
-			}
-		}
 	}
 	var err error
 	if req.Limit, err = queue.KVLimit(o["limit"], "limit"); err != nil {

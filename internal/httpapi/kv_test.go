@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/store"
 )
 
@@ -191,6 +192,22 @@ func TestKVConsole(t *testing.T) {
 	m = r.object(t)
 	require.Equal(t, []any{false, nil, float64(0)}, []any{m["truncated"], m["nextAfter"], m["bytes"]})
 	require.NotContains(t, m["rows"].([]any)[0].(map[string]any), "value")
+	// The prefix and the cursor are free text, not keys: a prefix no key can start
+	// (longer than a key, or holding a NUL) is an empty page, and a cursor is cut at its
+	// first NUL, which sorts below every byte a key holds.
+	long := strings.Repeat("a", queue.KVMaxKeyBytes+1)
+	for _, body := range []string{`{"namespace":"alpha","prefix":"` + long + `"}`, `{"namespace":"alpha","prefix":"a\u0000"}`} {
+		r = b.post(t, "/api/v1/resources/kv/list", body)
+		requireStatus(t, http.StatusOK, r)
+		require.JSONEq(t, `{"rows":[],"truncated":false,"nextAfter":null,"bytes":0}`, string(r.body))
+	}
+	for _, after := range []string{long, `a\u0000z`} {
+		r = b.post(t, "/api/v1/resources/kv/list", `{"namespace":"alpha","keysOnly":true,"after":"`+after+`"}`)
+		requireStatus(t, http.StatusOK, r)
+		rows := r.object(t)["rows"].([]any)
+		require.Len(t, rows, 1, "after %.8q", after)
+		require.Equal(t, "b", rows[0].(map[string]any)["key"])
+	}
 
 	requireKVError(t, b.post(t, "/api/v1/resources/kv/list", `{}`), 400, "kv_bad_request", "kv_bad_body")
 	requireKVError(t, b.post(t, "/api/v1/resources/kv/list", `{"namespace":"NO"}`), 400, "kv_bad_request", "kv_bad_namespace")

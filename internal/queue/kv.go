@@ -147,6 +147,7 @@ type KVRider struct {
 }
 
 // KVListRequest asks for a console page of a namespace (POST /api/v1/resources/kv/list).
+// Prefix and After are free text, not keys: any length, NUL included.
 type KVListRequest struct {
 	NS             string
 	Prefix         string

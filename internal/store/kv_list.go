@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/queenmq/queen/internal/queue"
@@ -32,6 +33,16 @@ func (s *Store) KVNamespaces(ctx context.Context, tenant string) ([]queue.KVName
 // req.Limit rows and queue.KVReadBudget value bytes (the row crossing it included).
 // Expired rows are left out unless req.IncludeExpired; each row says whether it is.
 func (s *Store) KVList(ctx context.Context, tenant string, now time.Time, req queue.KVListRequest) (queue.KVListPage, error) {
+	// The prefix and the cursor are free text, and keys hold no NUL and at most
+	// queue.KVMaxKeyBytes bytes: a prefix holding a NUL or longer than that starts no
+	// key (an empty page, no query), and a cursor ends at its first NUL (a key after
+	// "a\x00…" in byte order is a key after "a"; PostgreSQL's text holds no NUL).
+	if strings.IndexByte(req.Prefix, 0) >= 0 || len(req.Prefix) > queue.KVMaxKeyBytes {
+		return queue.KVListPage{}, nil
+	}
+	if i := strings.IndexByte(req.After, 0); i >= 0 {
+		req.After = req.After[:i]
+	}
 	rows, err := s.pool.Query(ctx, `SELECT key, value::text, version, expires_at, updated_at FROM queen.kv_entries
 		WHERE tenant = $1 AND ns = $2 AND key >= $3 AND starts_with(key, $3) AND key > $5
 		  AND ($7 OR expires_at IS NULL OR expires_at > $4)
