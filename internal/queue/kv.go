@@ -30,7 +30,8 @@ const (
 const (
 	// KVMaxKeyBytes is the longest key, in UTF-8 bytes.
 	KVMaxKeyBytes = 512
-	// KVMaxValueBytes is the largest value, serialized as compact JSON.
+	// KVMaxValueBytes is the largest value, serialized as compact JSON with its strings
+	// in UTF-8 (kvSerializedLen).
 	KVMaxValueBytes = 65536
 	// KVMaxOps and KVMaxKeys bound one POST /api/v1/kv call; KVMaxTxOps and KVMaxTxKeys
 	// the kv rider of a transaction. getMany counts its keys, getPrefix its clamped

@@ -240,8 +240,8 @@ func parseKVWrite(o map[string]json.RawMessage, field string, op *KVOp) error {
 	if err := json.Compact(&buf, raw); err != nil {
 		return KVBad(field+".value", "kv_bad_body", "%s.value is not valid JSON", field)
 	}
-	if buf.Len() > KVMaxValueBytes {
-		return KVTooLarge(field+".value", "kv_value_too_large", "%s.value is %d bytes; at most %d", field, buf.Len(), KVMaxValueBytes)
+	if n := kvSerializedLen(buf.Bytes()); n > KVMaxValueBytes {
+		return KVTooLarge(field+".value", "kv_value_too_large", "%s.value is %d bytes serialized; at most %d", field, n, KVMaxValueBytes)
 	}
 	if err := CheckPayload(field+".value", buf.Bytes()); err != nil {
 		return kvBadBody(err)

@@ -1,10 +1,14 @@
 package queue
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/stretchr/testify/require"
 )
@@ -102,4 +106,67 @@ func repeatComma(s string, n int) string {
 		out += "," + s
 	}
 	return out
+}
+
+// TestKVSerializedLen: a value's size is its serialization with strings in UTF-8,
+// whatever escapes the sender wrote; numbers, literals and structure count as written.
+func TestKVSerializedLen(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		{`"é"`, 4}, {`"\u00e9"`, 4}, {`"\u00E9"`, 4},
+		{`"\ud83d\ude00"`, 6}, // a surrogate pair is one 4-byte character
+		{`"\ud800"`, 5},       // a lone surrogate reads as U+FFFD
+		{`"\ud800\u0041"`, 6}, // ... also before another escape
+		{`"\/"`, 3},           // the slash needs no escape
+		{`"\n"`, 4}, {`"\u000a"`, 4}, {`"\u0001"`, 8}, {`"\""`, 4}, {`"\u0022"`, 4}, {`"\\"`, 4}, {`"\u005c"`, 4},
+		{`{"\u00e9":[1,2.50,true,null,"x"]}`, len(`{"é":[1,2.50,true,null,"x"]}`)},
+		{`1e400`, 5}, {`""`, 2}, {`null`, 4},
+	} {
+		require.Equal(t, tc.want, kvSerializedLen([]byte(tc.in)), tc.in)
+	}
+	// Any string, sent with everything beyond ASCII escaped (Python's json.dumps), counts
+	// what a serializer that writes UTF-8 writes for it.
+	for _, s := range []string{"plain", "中文字符", "emoji 😀 and ü", "ctl \x01\x1f\b\f\n\r\t \"q\" \\", "mixed é\x7f中😀"} {
+		var ascii []byte
+		ascii = append(ascii, '"')
+		for _, r := range s {
+			switch {
+			case r == '"' || r == '\\':
+				ascii = append(ascii, '\\', byte(r))
+			case r < 0x20 || r >= 0x7f:
+				for _, u := range utf16.Encode([]rune{r}) {
+					ascii = fmt.Appendf(ascii, `\u%04x`, u)
+				}
+			default:
+				ascii = append(ascii, byte(r))
+			}
+		}
+		ascii = append(ascii, '"')
+		var plain bytes.Buffer
+		enc := json.NewEncoder(&plain)
+		enc.SetEscapeHTML(false)
+		require.NoError(t, enc.Encode(s))
+		require.Equal(t, plain.Len()-1, kvSerializedLen(ascii), "%q sent as %s", s, ascii)
+	}
+}
+
+// TestKVValueLimitCountsUTF8: a value near the limit is taken or refused by its UTF-8
+// size, not by the escapes it was sent with.
+func TestKVValueLimitCountsUTF8(t *testing.T) {
+	t.Parallel()
+	put := func(n int) error {
+		_, err := ParseKVOp(json.RawMessage(`{"op":"put","ns":"a","key":"k","forever":true,"value":"`+
+			strings.Repeat(`\u00e9`, n)+`"}`), "operations[0]")
+		return err
+	}
+	require.NoError(t, put(20000), "120 002 bytes as sent, 40 002 serialized")
+	require.NoError(t, put((KVMaxValueBytes-2)/2))
+	err := put((KVMaxValueBytes-2)/2 + 1)
+	var ke *KVError
+	require.ErrorAs(t, err, &ke)
+	require.Equal(t, KVError{TooLarge: true, Field: "operations[0].value", Code: "payload_too_large",
+		Reason: "kv_value_too_large", Detail: "operations[0].value is 65538 bytes serialized; at most 65536"}, *ke)
 }
