@@ -138,7 +138,12 @@ func TestRowCostQuick(t *testing.T) {
 		require.Equal(t, "push_locked", res[len(res)-1].variant.name)
 		var partitions, wrongHeads, ready, queued int
 		require.NoError(t, d.pool.QueryRow(ctx, `SELECT count(DISTINCT partition_id) FROM rowcost.push_locked`).Scan(&partitions))
-		require.Equal(t, 30, partitions, "the statements cycled over every partition")
+		// Statements go round robin over the 30 partitions: a window too short (the race
+		// detector, a slow host) to go round once touches as many as it ran.
+		last := res[len(res)-1]
+		statements := int(last.stored) / last.c.batch
+		require.Positive(t, statements)
+		require.Equal(t, min(30, statements), partitions, "the statements cycled over the partitions")
 		require.NoError(t, d.pool.QueryRow(ctx, `
 			SELECT count(*) FROM (SELECT DISTINCT ON (partition_id) partition_id, id, created_at FROM rowcost.push_locked
 			                      ORDER BY partition_id, created_at DESC, id DESC) h
