@@ -19,10 +19,16 @@ var bigTableRows = flag.Int("queen.bigtable-rows", 1_000_000,
 // TestABootOnABigTableKeepsPushesFlowing adopts an upstream database whose messages
 // table is big while a producer pushes in a loop: neither the boot's DDL nor the
 // concurrent build of queen's lookup index over the whole table may hold up a push for
-// a second.
+// a second. The boot's DDL locks the tables until it commits, so a push can wait for
+// the whole boot: on a host slow enough (the race detector, a busy machine) for the
+// boot of an empty database to take half a second, the bound is twice that boot,
+// measured here beside it; what must never happen is a boot that grows with the table.
 func TestABootOnABigTableKeepsPushesFlowing(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
+	began := time.Now()
+	require.NoError(t, schema.Apply(ctx, connect(t, upstreamDB(t))))
+	emptyBoot := time.Since(began)
 	url := upstreamDB(t)
 	conn := connect(t, url)
 	start := time.Now()
@@ -77,7 +83,7 @@ func TestABootOnABigTableKeepsPushesFlowing(t *testing.T) {
 	})
 	<-first
 
-	began := time.Now()
+	began = time.Now()
 	require.NoError(t, schema.Apply(ctx, conn))
 	applied := time.Since(began)
 	queensPush.Store(true)
@@ -89,11 +95,11 @@ func TestABootOnABigTableKeepsPushesFlowing(t *testing.T) {
 	require.NoError(t, pushErr)
 	require.NoError(t, err)
 	require.Equal(t, []string{"built idx_messages_partition_transaction_c"}, summary(actions))
-	t.Logf("boot %s (%d pushes during it, longest %s); index build %s (%d pushes, longest %s)",
-		applied.Round(time.Millisecond), pushes[0], longest[0].Round(time.Millisecond),
+	t.Logf("boot %s (%d pushes during it, longest %s; an empty database's %s); index build %s (%d pushes, longest %s)",
+		applied.Round(time.Millisecond), pushes[0], longest[0].Round(time.Millisecond), emptyBoot.Round(time.Millisecond),
 		built.Round(time.Millisecond), pushes[1], longest[1].Round(time.Millisecond))
 	require.Positive(t, pushes[1], "pushes ran during the build")
-	require.Less(t, longest[0], time.Second, "longest push during the boot")
+	require.Less(t, longest[0], max(time.Second, 2*emptyBoot), "longest push during the boot")
 	require.Less(t, longest[1], time.Second, "longest push during the concurrent index build")
 	_, valid := indexValid(t, conn, "idx_messages_partition_transaction_c")
 	require.True(t, valid)
