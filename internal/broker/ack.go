@@ -55,6 +55,9 @@ func (b *Broker) Ack(ctx context.Context, sc queue.Scope, group string, acks []q
 	}
 	for j, r := range got {
 		r.Index = sendIdx[j]
+		if r.Error == queue.AckUnresolvable {
+			r.LeaseReleased = nil // as the unresolvable answered above: nothing was found
+		}
 		results[sendIdx[j]] = r
 		if r.PartitionPending {
 			// The lease ended with messages left, or maybe left: a pop of the group

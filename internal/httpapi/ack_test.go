@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -77,6 +78,20 @@ func TestAck(t *testing.T) {
 		require.Equal(t, unresolvable, res[0]["error"])
 		require.Nil(t, res[0]["queueName"])
 		require.Nil(t, res[0]["partitionName"])
+		require.Nil(t, res[0]["leaseReleased"], "nothing was found")
+
+		// A partition id that is no UUID, or a transaction id too long to exist, is
+		// answered without a query, in the same shape.
+		for _, body := range []string{
+			`{"transactionId":"nope","partitionId":"not-a-uuid"}`,
+			fmt.Sprintf(`{"transactionId":%q,"partitionId":%q}`, strings.Repeat("x", 300), unknownPartition),
+		} {
+			r := b.post(t, "/api/v1/ack", body)
+			requireStatus(t, http.StatusOK, r)
+			res := r.array(t)
+			require.Equal(t, ackKeys, keys(res[0]))
+			require.Equal(t, []any{false, unresolvable, nil}, []any{res[0]["success"], res[0]["error"], res[0]["leaseReleased"]}, body)
+		}
 
 		// An unknown status is a failed nack (Queen 1.x), so it is judged like one: here
 		// the message resolves nowhere.

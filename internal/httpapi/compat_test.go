@@ -229,6 +229,26 @@ func TestEphemeralFamilyIsRefusedWith404(t *testing.T) {
 		}
 	})
 
+	t.Run("WhateverTheRequestCarries", func(t *testing.T) {
+		t.Parallel()
+		// Names, parameters and bodies other routes refuse with a 400 or 413 are never
+		// looked at: a 1.x client reads only a 404 as "not supported".
+		b := compatServer(t, Options{MaxBodyBytes: 64})
+		long := strings.Repeat("a", 300)
+		for _, c := range []struct{ method, path, body string }{
+			{http.MethodGet, "/api/v1/ephemeral/queues/" + long + "/depth", ""},
+			{http.MethodDelete, "/api/v1/ephemeral/queue/" + long, ""},
+			{http.MethodGet, "/api/v1/ephemeral/pop?queue=" + long, ""},
+			{http.MethodGet, "/api/v1/ephemeral/pop?queue=%ff", ""},
+			{http.MethodPost, "/api/v1/ephemeral/push?x=%00", "{}"},
+			{http.MethodGet, "/api/v1/system/ephemeral?" + long + "=1", ""},
+			{http.MethodPost, "/api/v1/ephemeral/push", `{"items":"` + long + `"}`},
+			{http.MethodPost, "/api/v1/system/ephemeral", `{"on":"` + long + `"}`},
+		} {
+			requireRefused(t, b.do(t, c.method, c.path, c.body), c.method+" "+c.path)
+		}
+	})
+
 	t.Run("JWTOnKeepsTheLevels", func(t *testing.T) {
 		t.Parallel()
 		v, sg := hsMode(t)

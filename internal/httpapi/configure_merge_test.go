@@ -63,10 +63,29 @@ func TestConfigureMerge(t *testing.T) {
 
 	t.Run("NullResetsToTheDefault", func(t *testing.T) {
 		t.Parallel()
-		opts(t, `{"queue":"m-null","namespace":"ns","options":{"retryLimit":7,"priority":2,"dedupWindowSeconds":60}}`)
-		echo, detail := opts(t, `{"queue":"m-null","namespace":null,"options":{"retryLimit":null,"dedupWindowSeconds":null}}`)
+		opts(t, `{"queue":"m-null","namespace":"ns","task":"tk","options":{"retryLimit":7,"priority":2,"dedupWindowSeconds":60}}`)
+		echo, detail := opts(t, `{"queue":"m-null","options":{"retryLimit":null,"dedupWindowSeconds":null,"namespace":null}}`)
 		require.Equal(t, []any{3.0, 2.0, 3600.0}, []any{echo["retryLimit"], echo["priority"], echo["dedupWindowSeconds"]})
-		require.Equal(t, "", detail["namespace"])
+		require.Equal(t, []any{"", "tk"}, []any{detail["namespace"], detail["task"]})
+		_, detail = opts(t, `{"queue":"m-null","options":{"task":""}}`)
+		require.Equal(t, "", detail["task"], "an empty string in options is a value")
+	})
+
+	t.Run("TopLevelGroupingCountsOnlyAsAName", func(t *testing.T) {
+		t.Parallel()
+		// The 1.x JS and Python clients send namespace and task at the top level, null
+		// when their caller left them unset: a reconfigure keeps what was stored.
+		opts(t, `{"queue":"m-group","namespace":"ns","task":"tk"}`)
+		for _, body := range []string{
+			`{"queue":"m-group","namespace":null,"task":null,"options":{"leaseTime":300,"retryLimit":3}}`,
+			`{"queue":"m-group","namespace":"","task":7}`,
+		} {
+			echo, detail := opts(t, body)
+			require.Equal(t, []any{"ns", "tk"}, []any{detail["namespace"], detail["task"]}, body)
+			require.Equal(t, 300.0, echo["leaseTime"])
+		}
+		_, detail := opts(t, `{"queue":"m-group","namespace":"billing","options":{"task":null}}`)
+		require.Equal(t, []any{"billing", ""}, []any{detail["namespace"], detail["task"]})
 	})
 
 	t.Run("ReplaceResetsEveryKeyNotNamed", func(t *testing.T) {

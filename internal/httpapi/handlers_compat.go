@@ -59,7 +59,9 @@ func (s *Server) compatRoutes() {
 	r.Get("/auth/login", s.handle(s.handleAuthLogin))
 	r.Post("/auth/logout", s.handle(s.handleAuthLogout))
 	for _, e := range ephemeralRoutes {
-		r.Method(e.method, e.pattern, s.handle(s.handleEphemeral))
+		// Without the parameter check: whatever the request carries, a 1.x client must
+		// get the 404 it reads as "not supported", not a 400 about a name or parameter.
+		r.Method(e.method, e.pattern, s.serve(s.handleEphemeral))
 	}
 	for _, m := range migrationRoutes {
 		r.Method(m.method, m.pattern, s.handle(s.handleMigration))

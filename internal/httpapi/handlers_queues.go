@@ -56,8 +56,9 @@ var queueOptions = []queueOption{
 // not name, a named option set to null takes its default and any other value is set;
 // with mode "replace" every option not named is reset to its default. A new queue
 // takes the defaults. Options are read from the options object and, for keys it lacks,
-// from the top level of the body. namespace and task are set by a non-empty string,
-// reset to "" by null, and kept otherwise. An option of the wrong type is 400 naming
+// from the top level of the body. namespace and task count at the top level only as
+// non-empty strings (anything else there is as if absent); in options a string sets
+// them, null resets them to "", and another type keeps them. An option of the wrong type is 400 naming
 // options.<name>; an invalid retentionSinkHold or retentionSinkHoldMaxSeconds is 400
 // with "invalid" naming the option. The answer echoes the options as now stored.
 func (s *Server) handleConfigure(w http.ResponseWriter, r *http.Request) error {
@@ -78,6 +79,13 @@ func (s *Server) handleConfigure(w http.ResponseWriter, r *http.Request) error {
 	}
 	bag := object{}
 	for k, v := range body {
+		if k == "namespace" || k == "task" {
+			// At the top level only a name counts: the 1.x JS and Python clients send
+			// null for the ones their caller left unset.
+			if name, p := body.str(k); p != present || name == "" {
+				continue
+			}
+		}
 		bag[k] = v
 	}
 	if opts, p := body.obj("options"); p == present {
@@ -121,8 +129,8 @@ func configureMode(body object) (replace bool, err error) {
 	return false, queue.Invalid("mode", "mode must be \"merge\" or \"replace\", got %s", string(raw))
 }
 
-// groupingEdit reads namespace or task: a non-empty string sets it, null resets it to
-// "", and anything else (absent, "", another type) keeps the stored value.
+// groupingEdit reads namespace or task from the folded options: a string sets it, null
+// resets it to "", and anything else (absent, another type) keeps the stored value.
 func groupingEdit(bag object, key string) *string {
 	v, ok := bag[key]
 	if !ok {
@@ -131,7 +139,7 @@ func groupingEdit(bag object, key string) *string {
 	if isNull(v) {
 		return api.String("")
 	}
-	if s, p := bag.str(key); p == present && s != "" {
+	if s, p := bag.str(key); p == present {
 		return &s
 	}
 	return nil

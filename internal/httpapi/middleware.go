@@ -167,13 +167,14 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 // oversize body in its own envelope, from its handler, whose read stops at the same
 // limit: the transaction (reason payload_too_large), the KV routes (kv_body_too_large)
 // and the timer routes (timers_body_too_large). With or without a Content-Length,
-// such a client then sees one answer.
+// such a client then sees one answer. The ephemeral family reads no body: its every
+// request is the 404 the 1.x clients take for "not supported".
 func ownEnvelope(path string) bool {
 	const v1 = "/api/v1"
 	switch path {
-	case transactionPath, v1 + "/kv", v1 + "/timers":
+	case transactionPath, v1 + "/kv", v1 + "/timers", ephemeralSwitch:
 		return true
 	}
 	return strings.HasPrefix(path, v1+"/kv/") || strings.HasPrefix(path, v1+"/resources/kv/") ||
-		strings.HasPrefix(path, v1+"/timers/")
+		strings.HasPrefix(path, v1+"/timers/") || strings.HasPrefix(path, ephemeralPrefix)
 }
