@@ -36,6 +36,7 @@ var timerOwnedFields = map[string]bool{
 	"producerSub": true, "producer_sub": true, "messageId": true, "message_id": true, "tenant": true,
 	"tenantId": true, "tenant_id": true, "deliverAt": true, "deliver_at": true, "delaySeconds": true,
 	"delay_seconds": true, "attempts": true, "claimToken": true, "claim_token": true, "claimedUntil": true,
+	"claimed_until": true,
 }
 
 // timerRoute adapts a timers handler: every client error (a refusal, a validation
@@ -300,7 +301,9 @@ func decodeTimerOp(raw json.RawMessage, f string) (broker.TimerOp, error) {
 	} else if !has {
 		return op, broker.TimerBadRequest("timers_bad_payload", f+".payload", "%s.payload (base64) is required", f)
 	}
-	if base64.StdEncoding.DecodedLen(len(b64)) > broker.MaxTimerPayload+3 {
+	// The decoder skips line breaks (base64 wrapped at 76 characters), so they do not
+	// count towards the size.
+	if base64.StdEncoding.DecodedLen(len(b64)-strings.Count(b64, "\n")-strings.Count(b64, "\r")) > broker.MaxTimerPayload+3 {
 		op.Payload = make([]byte, broker.MaxTimerPayload+1) // refused as too large by the broker
 	} else if op.Payload, err = decodeBase64(b64); err != nil {
 		return op, broker.TimerBadRequest("timers_bad_payload", f+".payload", "%s.payload must be base64", f)

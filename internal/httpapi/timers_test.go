@@ -106,6 +106,7 @@ func TestTimersRefuseBadOperations(t *testing.T) {
 		{"Underscore", ok(map[string]any{"_x": 1}), 400, "timers_bad_request", "timers_server_owned_field", "operations[0]._x"},
 		{"Tenant", ok(map[string]any{"tenantId": "a"}), 400, "timers_bad_request", "timers_server_owned_field", "operations[0].tenantId"},
 		{"DelaySeconds", ok(map[string]any{"delaySeconds": 1}), 400, "timers_bad_request", "timers_server_owned_field", "operations[0].delaySeconds"},
+		{"ClaimedUntil", ok(map[string]any{"claimed_until": 1}), 400, "timers_bad_request", "timers_server_owned_field", "operations[0].claimed_until"},
 		{"BadOp", ok(map[string]any{"op": "later"}), 400, "timers_bad_request", "timers_bad_op", "operations[0].op"},
 		{"EmptyPartition", ok(map[string]any{"partition": ""}), 400, "timers_bad_request", "timers_bad_partition", "operations[0].partition"},
 		{"NoDelay", ok(map[string]any{"delayMs": nil}), 400, "timers_bad_request", "timers_bad_delay", "operations[0].delayMs"},
@@ -127,6 +128,22 @@ func TestTimersRefuseBadOperations(t *testing.T) {
 			requireTimerError(t, b.post(t, "/api/v1/timers", tc.body), tc.status, tc.code, tc.reason, tc.field)
 		})
 	}
+	t.Run("WrappedBase64AtTheLimit", func(t *testing.T) {
+		t.Parallel()
+		// base64 wrapped in lines of 76 characters, as MIME encoders write it: the line
+		// breaks are not payload, and a payload of exactly the limit is taken.
+		enc := b64(`"` + strings.Repeat("x", broker.MaxTimerPayload-2) + `"`)
+		var wrapped strings.Builder
+		for len(enc) > 76 {
+			wrapped.WriteString(enc[:76] + "\r\n")
+			enc = enc[76:]
+		}
+		wrapped.WriteString(enc)
+		r := b.post(t, "/api/v1/timers", mustJSON(t, []any{map[string]any{"op": "schedule", "queue": "tq-wrapped",
+			"timerKey": "k", "delayMs": 60_000, "txn": "t", "payload": wrapped.String()}}))
+		requireStatus(t, http.StatusOK, r)
+		require.Equal(t, "scheduled", r.object(t)["results"].([]any)[0].(map[string]any)["status"])
+	})
 	t.Run("TooManyOps", func(t *testing.T) {
 		t.Parallel()
 		ops := make([]map[string]any, broker.MaxTimerOps+1)
