@@ -58,9 +58,10 @@ var queueOptions = []queueOption{
 // takes the defaults. Options are read from the options object and, for keys it lacks,
 // from the top level of the body. namespace and task count at the top level only as
 // non-empty strings (anything else there is as if absent); in options a string sets
-// them, null resets them to "", and another type keeps them. An option of the wrong type is 400 naming
-// options.<name>; an invalid retentionSinkHold or retentionSinkHoldMaxSeconds is 400
-// with "invalid" naming the option. The answer echoes the options as now stored.
+// them, null resets them to "", and another type keeps them. An option of the wrong
+// type is 400 naming options.<name>; an invalid retentionSinkHold or
+// retentionSinkHoldMaxSeconds is 400 with "invalid" naming the option. The answer
+// echoes the options as now stored.
 func (s *Server) handleConfigure(w http.ResponseWriter, r *http.Request) error {
 	body, err := readObject(r, false)
 	if err != nil {
