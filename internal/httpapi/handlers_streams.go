@@ -252,14 +252,17 @@ func (s *Server) handleStreamState(w http.ResponseWriter, r *http.Request) error
 }
 
 // readStreamObject reads a stream route's body, which must be a JSON object: an empty
-// body or another JSON value is 400 "request body must be a JSON object", malformed
-// JSON 400 "Invalid JSON: …".
+// body is 400 "Empty request body" (as on every other route), another JSON value 400
+// "request body must be a JSON object", malformed JSON 400 "Invalid JSON: …".
 func readStreamObject(r *http.Request) (object, error) {
 	body, err := readBody(r)
 	if err != nil {
 		return nil, err
 	}
-	if len(body) == 0 || (json.Valid(body) && body[0] != '{') {
+	if len(body) == 0 {
+		return nil, queue.Invalid("", "Empty request body")
+	}
+	if json.Valid(body) && body[0] != '{' {
 		return nil, queue.Invalid("", "request body must be a JSON object")
 	}
 	return parseObject(body, false)

@@ -82,7 +82,7 @@ func TestStreamQueries(t *testing.T) {
 		t.Parallel()
 		for _, tc := range []struct{ name, body, msg, field string }{
 			{"NotAnObject", `[1]`, "request body must be a JSON object", ""},
-			{"Empty", ``, "request body must be a JSON object", ""},
+			{"Empty", ``, "Empty request body", ""},
 			{"NameMissing", `{"source_queue":"s","config_hash":"h"}`, "name is required", "name"},
 			{"NameEmpty", `{"name":"","source_queue":"s","config_hash":"h"}`, "name is required", "name"},
 			{"NameNotString", `{"name":1,"source_queue":"s","config_hash":"h"}`, "name must be a string", "name"},
