@@ -56,7 +56,9 @@ func (b *Broker) Ack(ctx context.Context, sc queue.Scope, group string, acks []q
 	for j, r := range got {
 		r.Index = sendIdx[j]
 		if r.Error == queue.AckUnresolvable {
-			r.LeaseReleased = nil // as the unresolvable answered above: nothing was found
+			// As the ones answered above without a query: nothing was found (the store
+			// answers false for every item without a lease outcome).
+			r.LeaseReleased = nil
 		}
 		results[sendIdx[j]] = r
 		if r.PartitionPending {
