@@ -249,7 +249,7 @@ func TestMoveATenantUnderLoad(t *testing.T) {
 				for _, res := range results {
 					if !res.Success {
 						ackFailures.Add(1)
-						fail("ack item "+g, fmt.Errorf("%s: %v", res.TransactionID, ptrText(res.Error)))
+						fail("ack item "+g, fmt.Errorf("%s refused in %s", res.TransactionID, body))
 					}
 				}
 			}
@@ -280,7 +280,7 @@ func TestMoveATenantUnderLoad(t *testing.T) {
 		// build): a group fails when it stops making progress, not when it is slow.
 		received := func() int { d, _, _ := s.count(); return d }
 		if !progressing(received, want, 30*time.Second) {
-			reportStall(t, c.pg, g, s, &pushed)
+			reportStall(t, c.pg, g, s, pushed[:])
 			t.Fatalf("group %s stopped at %d of %d messages for 30 s", g, received(), want)
 		}
 	}
@@ -475,16 +475,9 @@ func progressing(n func() int, want int, idle time.Duration) bool {
 	return true
 }
 
-func ptrText(s *string) string {
-	if s == nil {
-		return "<nil>"
-	}
-	return *s
-}
-
 // reportStall logs, for a group that stopped short, what each partition got against
 // what was pushed and the group's cursor and lease rows in both cells.
-func reportStall(t *testing.T, pg [2]*pgtest.Cluster, group string, s *seen, pushed *[4]atomic.Int64) {
+func reportStall(t *testing.T, pg [2]*pgtest.Cluster, group string, s *seen, pushed []atomic.Int64) {
 	t.Helper()
 	s.mu.Lock()
 	for p := range pushed {
