@@ -200,7 +200,9 @@ func newJWKSCache(cfg Config, now func() time.Time) *jwksCache {
 		logger:     cfg.Logger,
 	}
 	if c.client == nil {
-		c.client = &http.Client{}
+		// A pool of its own: another user of the default transport closing its idle
+		// connections must not fail a fetch that had just picked one.
+		c.client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultJWKSTimeout

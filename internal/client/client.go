@@ -67,11 +67,15 @@ func WithBackoff(base time.Duration) Option {
 }
 
 // New returns a client for the broker at baseURL (e.g. "http://localhost:6632"; a path
-// prefix is kept, a trailing slash dropped).
+// prefix is kept, a trailing slash dropped). Unless [WithHTTPClient] replaces it, the
+// client has a connection pool of its own with http.DefaultTransport's settings: a
+// pool shared with the rest of the process would have its connections closed under
+// it by whoever calls CloseIdleConnections on the default transport (every
+// httptest.Server does when it closes), failing a request that had just picked one.
 func New(baseURL string, opts ...Option) *Client {
 	c := &Client{
 		baseURL: strings.TrimRight(baseURL, "/"),
-		hc:      &http.Client{},
+		hc:      &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
 		headers: http.Header{},
 		backoff: DefaultBackoff,
 	}

@@ -54,7 +54,7 @@ func startBroker(t *testing.T, extraEnv ...string) *testBundle {
 func serve(t *testing.T, o daemontest.Options) *testBundle {
 	t.Helper()
 	srv := daemontest.Start(t, o)
-	tb := &testBundle{addr: srv.Addr, baseURL: srv.URL, dbURL: srv.DBURL, http: &http.Client{}, cancel: srv.Cancel, srv: srv}
+	tb := &testBundle{addr: srv.Addr, baseURL: srv.URL, dbURL: srv.DBURL, http: srv.Client(), cancel: srv.Cancel, srv: srv}
 	tb.client = client.New(tb.baseURL, client.WithHTTPClient(tb.http))
 	t.Cleanup(tb.http.CloseIdleConnections)
 	return tb

@@ -68,6 +68,7 @@ type Server struct {
 	// DBURL is the database the daemon serves; "" with Options.NoDatabase.
 	DBURL string
 
+	hc        *http.Client
 	cancel    context.CancelFunc
 	ready     chan struct{} // closed when the daemon reports readiness
 	done      chan struct{} // closed when daemon.Run has returned; runErr is its result
@@ -100,7 +101,8 @@ func Start(t testing.TB, o Options) *Server {
 // still fail the test, so such a caller gives DBURL or NoDatabase, and SpoolDir.
 func Launch(t testing.TB, o Options) (*Server, error) {
 	t.Helper()
-	s := &Server{ready: make(chan struct{}), done: make(chan struct{}), logs: o.Logs}
+	s := &Server{ready: make(chan struct{}), done: make(chan struct{}), logs: o.Logs,
+		hc: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}}
 	env := o.Env
 	if !o.NoDatabase {
 		s.DBURL = o.DBURL
@@ -208,9 +210,7 @@ func (s *Server) waitReady() error {
 	if err != nil {
 		return err
 	}
-	c := &http.Client{}
-	defer c.CloseIdleConnections()
-	resp, err := c.Do(req)
+	resp, err := s.hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("GET /health/ready once the daemon reported ready: %w", err)
 	}
@@ -220,6 +220,12 @@ func (s *Server) waitReady() error {
 	}
 	return nil
 }
+
+// Client returns an HTTP client for the daemon with a connection pool of its own,
+// closed when the daemon stops. The process's default pool is no place for a test's
+// requests: every httptest.Server of a parallel test closes its idle connections when
+// it closes, and a request that had just picked one fails without a retry.
+func (s *Server) Client() *http.Client { return s.hc }
 
 // logTail is the end of the captured log, for an error message; "" without capture.
 func (s *Server) logTail() string {
@@ -245,6 +251,7 @@ func (s *Server) Stop() error {
 // stop is Stop without taking over the report of its result.
 func (s *Server) stop() error {
 	s.stopOnce.Do(func() {
+		defer s.hc.CloseIdleConnections()
 		s.cancel()
 		timer := time.NewTimer(s.stopLimit)
 		defer timer.Stop()

@@ -25,7 +25,7 @@ func tenantDo(t *testing.T, srv *daemontest.Server, tenant, method, path, body s
 	if tenant != "" {
 		req.Header.Set("X-Queen-Tenant", tenant)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := srv.Client().Do(req)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, resp.Body.Close()) }()
 	raw, err := io.ReadAll(resp.Body)

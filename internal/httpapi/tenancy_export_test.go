@@ -63,7 +63,7 @@ func (c *cell) call(t *testing.T, tenant, method, path string, body any) answer 
 	if tenant != "" {
 		req.Header.Set("X-Queen-Tenant", tenant)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.srv.Client().Do(req)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, resp.Body.Close()) }()
 	raw, err := io.ReadAll(resp.Body)

@@ -37,7 +37,7 @@ func (c *cell) park(t *testing.T, tenant, queueName string) <-chan parkedPop {
 	require.NoError(t, err)
 	req.Header.Set("X-Queen-Tenant", tenant)
 	go func() {
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := c.srv.Client().Do(req)
 		if err != nil {
 			out <- parkedPop{err: err}
 			return
@@ -266,7 +266,7 @@ func TestFenceAnswersAClaimInProgress(t *testing.T) {
 		c.srv.URL+"/api/v1/pop/queue/orders?batch=10&wait=true&timeout=60000&consumerGroup=g1", nil)
 	require.NoError(t, err)
 	popReq.Header.Set("X-Queen-Tenant", "acme")
-	popped := sendAsync(popReq)
+	popped := sendAsync(c.srv.Client(), popReq)
 	require.Eventually(t, func() bool {
 		var n int
 		return c.db.QueryRow(t.Context(), `SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
@@ -277,7 +277,7 @@ func TestFenceAnswersAClaimInProgress(t *testing.T) {
 		strings.NewReader(`{"tenant":"acme","fenced":true}`))
 	require.NoError(t, err)
 	fenceReq.Header.Set("Content-Type", "application/json")
-	fenced := sendAsync(fenceReq)
+	fenced := sendAsync(c.srv.Client(), fenceReq)
 	require.Eventually(t, func() bool {
 		return c.call(t, "acme", http.MethodGet, "/api/v1/resources/queues", nil).status == http.StatusServiceUnavailable
 	}, 10*time.Second, 10*time.Millisecond, "the fence applies")
@@ -310,10 +310,10 @@ func TestFenceAnswersAClaimInProgress(t *testing.T) {
 
 // sendAsync sends req off the test goroutine and returns where its answer arrives (a
 // transport error as the body, status 0).
-func sendAsync(req *http.Request) <-chan answer {
+func sendAsync(hc *http.Client, req *http.Request) <-chan answer {
 	out := make(chan answer, 1)
 	go func() {
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := hc.Do(req)
 		if err != nil {
 			out <- answer{body: []byte(err.Error())}
 			return
