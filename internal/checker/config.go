@@ -78,8 +78,10 @@ type Config struct {
 	// checked against the transactions' answers.
 	TransactionProbability float64
 	// Quiet ends the drain when no group received anything for that long while the
-	// pops were answered (a pop error or the end of a fault starts it over);
-	// DrainTimeout bounds the drain.
+	// pops were answered (a pop error or the end of a fault starts it over): that is
+	// how a stuck group is found. DrainTimeout bounds a drain that goes on delivering,
+	// which on a loaded machine (the race detector, other tests on two cores) can take
+	// minutes; the messages a group still lacks then are reported lost.
 	Quiet        time.Duration
 	DrainTimeout time.Duration
 	// Seed makes the consumers' and producers' choices repeatable (not their timing).
@@ -111,7 +113,7 @@ func DefaultConfig() Config {
 		LeaseTime:              time.Second,
 		PopWait:                time.Second,
 		Restarts:               2,
-		DrainTimeout:           90 * time.Second,
+		DrainTimeout:           3 * time.Minute,
 		Seed:                   1,
 	}
 }

@@ -48,7 +48,6 @@ func failoverConfig(long bool) (checker.Config, []string) {
 		c.Duration = 4 * time.Minute
 		c.Producers = 6
 		c.ConsumersPerGroup = 3
-		c.DrainTimeout = 3 * time.Minute
 		plan = append(plan, plan...)
 	}
 	return c, plan

@@ -9,19 +9,26 @@ import (
 
 // restarter restarts the brokers in turn, one at a time, evenly spread over the
 // producers' time. A rolling restart leaves one more slot free at the end, so that
-// the broker restarted last serves pushes again before the producers are done.
+// the broker restarted last serves pushes again before the producers are done. A
+// broker is restarted once it has answered a push since it last started, so that
+// the restart interrupts traffic even where the producers start late (a loaded
+// machine); it waits for that at most one slot, then restarts the broker anyway.
 func (r *run) restarter(ctx context.Context) {
 	defer close(r.restartsDone)
 	slots := r.cfg.Restarts + 1
 	if r.cfg.Rolling {
 		slots++
 	}
+	slot := r.cfg.Duration / time.Duration(slots)
 	for i := range r.cfg.Restarts {
 		at := time.Duration(int64(r.cfg.Duration) * int64(i+1) / int64(slots))
 		if !r.waitUntil(ctx, at) {
 			return
 		}
 		b, graceful := r.restartPlan(i)
+		if !r.waitForPush(ctx, b, r.lastReady(b), r.since()+slot) {
+			return
+		}
 		how, restart := "abruptly", r.cl.Restart
 		if graceful {
 			how, restart = "gracefully", r.cl.RestartGraceful
@@ -37,6 +44,34 @@ func (r *run) restarter(ctx context.Context) {
 		r.restarts.Add(1)
 		r.cfg.Logf("checker: broker %d back at %s", b, ready.Round(time.Millisecond))
 	}
+}
+
+// lastReady is when broker b was last back from a restart (0: never restarted).
+// Only the restarter writes the restart log, and only it calls this.
+func (r *run) lastReady(b int) time.Duration {
+	for _, rs := range slices.Backward(r.restartLog) {
+		if rs.Broker == b {
+			return rs.Ready
+		}
+	}
+	return 0
+}
+
+// waitForPush waits until broker b has answered a push sent at from or later, the
+// producers are done, or the run reaches the offset deadline; false when ctx ended
+// first.
+func (r *run) waitForPush(ctx context.Context, b int, from, deadline time.Duration) bool {
+	served := func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return slices.ContainsFunc(r.pushSpans[b], func(s span) bool { return s.sent >= from })
+	}
+	for !served() && !r.producersDone.Load() && r.since() < deadline {
+		if !r.pause(ctx, 10*time.Millisecond) {
+			return false
+		}
+	}
+	return ctx.Err() == nil
 }
 
 // restartPlan names the broker of the i-th restart (from 0) and whether it is graceful.
