@@ -102,6 +102,11 @@ func (c *consumer) loop(ctx context.Context) {
 func (c *consumer) handle(ctx context.Context, b int, resp *api.PopResponse, sent, received time.Duration) {
 	r, cfg := c.r, c.r.cfg
 	r.lastDelivery.Store(int64(received))
+	for last := &r.popSent[b]; ; {
+		if old := last.Load(); int64(sent) <= old || last.CompareAndSwap(old, int64(sent)) {
+			break
+		}
+	}
 	group := r.groups[c.group]
 	if resp.LeaseID == "" {
 		r.violation("pop", "group %s: a pop without autoAck answered messages without a leaseId", group)

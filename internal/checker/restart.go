@@ -10,9 +10,10 @@ import (
 // restarter restarts the brokers in turn, one at a time, evenly spread over the
 // producers' time. A rolling restart leaves one more slot free at the end, so that
 // the broker restarted last serves pushes again before the producers are done. A
-// broker is restarted once it has answered a push since it last started, so that
-// the restart interrupts traffic even where the producers start late (a loaded
-// machine); it waits for that at most one slot, then restarts the broker anyway.
+// broker is restarted once it has answered a push and a pop since it last started,
+// so that the restart interrupts traffic even where producers and consumers start
+// late (a loaded machine); it waits for that at most one slot, then restarts the
+// broker anyway.
 func (r *run) restarter(ctx context.Context) {
 	defer close(r.restartsDone)
 	slots := r.cfg.Restarts + 1
@@ -26,7 +27,7 @@ func (r *run) restarter(ctx context.Context) {
 			return
 		}
 		b, graceful := r.restartPlan(i)
-		if !r.waitForPush(ctx, b, r.lastReady(b), r.since()+slot) {
+		if !r.waitForTraffic(ctx, b, r.lastReady(b), r.since()+slot) {
 			return
 		}
 		how, restart := "abruptly", r.cl.Restart
@@ -57,11 +58,14 @@ func (r *run) lastReady(b int) time.Duration {
 	return 0
 }
 
-// waitForPush waits until broker b has answered a push sent at from or later, the
-// producers are done, or the run reaches the offset deadline; false when ctx ended
-// first.
-func (r *run) waitForPush(ctx context.Context, b int, from, deadline time.Duration) bool {
+// waitForTraffic waits until broker b has answered a push and a pop with messages
+// sent at from or later, the producers are done, or the run reaches the offset
+// deadline; false when ctx ended first.
+func (r *run) waitForTraffic(ctx context.Context, b int, from, deadline time.Duration) bool {
 	served := func() bool {
+		if r.popSent[b].Load() < int64(from) {
+			return false
+		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		return slices.ContainsFunc(r.pushSpans[b], func(s span) bool { return s.sent >= from })

@@ -37,6 +37,10 @@ type run struct {
 	nPushed    int
 	pushSpans  [][]span // [broker]: the pushes it answered 2xx
 
+	// popSent[broker] is when the latest pop it answered with messages was sent
+	// (time offset, nanoseconds; -1: none yet).
+	popSent []atomic.Int64
+
 	// restartLog is written by the restarter only, and read once it is done.
 	restartLog []Restart
 	// restartsDone is closed when the restarter returns.
@@ -92,6 +96,10 @@ func Run(ctx context.Context, cfg Config, cl Cluster) (*Report, error) {
 		}
 	}()
 	r.pushSpans = make([][]span, len(r.clients))
+	r.popSent = make([]atomic.Int64, len(r.clients))
+	for b := range r.popSent {
+		r.popSent[b].Store(-1)
+	}
 	r.plan()
 
 	if _, err := r.clients[0].Configure(ctx, api.ConfigureRequest{Queue: cfg.Queue, Options: &api.QueueOptions{
