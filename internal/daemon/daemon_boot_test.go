@@ -29,19 +29,19 @@ func TestBootWaitsForPostgreSQL(t *testing.T) {
 		Env: []string{"PG_HOST=127.0.0.1", "PG_PORT=" + strconv.Itoa(deadPort), "LOG_LEVEL=info"}})
 
 	status := func(path string) int {
-		resp, err := http.Get(srv.URL + path)
+		resp, err := srv.Client().Get(srv.URL + path)
 		if err != nil {
 			return 0
 		}
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	require.Eventually(t, func() bool { return status("/health/live") == http.StatusOK }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return status("/health/live") == http.StatusOK }, startTimeout, 20*time.Millisecond)
 	require.Equal(t, http.StatusServiceUnavailable, status("/health/ready"))
 	require.Equal(t, http.StatusServiceUnavailable, status("/health"))
 	require.Eventually(t, func() bool {
 		return bytes.Count(logs.Bytes(), []byte("waiting for PostgreSQL")) >= 2
-	}, 15*time.Second, 50*time.Millisecond, "one log line per attempt")
+	}, startTimeout, 50*time.Millisecond, "one log line per attempt")
 
 	require.NoError(t, srv.Stop(), "the daemon stops while waiting for PostgreSQL")
 }

@@ -44,7 +44,8 @@ func TestReadinessDuringAnOutage(t *testing.T) {
 // the listener and drains; Run returns nil.
 func TestShutdownDelayKeepsServingWhileNotReady(t *testing.T) {
 	t.Parallel()
-	tb := startBroker(t, "QUEEN_SHUTDOWN_DELAY=2s")
+	// Long enough that a loaded machine sends the requests below inside it.
+	tb := startBroker(t, "QUEEN_SHUTDOWN_DELAY=5s")
 	tb.cancel()
 
 	require.Eventually(t, func() bool {
