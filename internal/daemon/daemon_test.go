@@ -56,7 +56,6 @@ func serve(t *testing.T, o daemontest.Options) *testBundle {
 	srv := daemontest.Start(t, o)
 	tb := &testBundle{addr: srv.Addr, baseURL: srv.URL, dbURL: srv.DBURL, http: srv.Client(), cancel: srv.Cancel, srv: srv}
 	tb.client = client.New(tb.baseURL, client.WithHTTPClient(tb.http))
-	t.Cleanup(tb.http.CloseIdleConnections)
 	return tb
 }
 
