@@ -61,7 +61,9 @@ type Config struct {
 	// At has passed when the previous one's Do returns starts at once. Each is logged
 	// with the disruption pushes saw and the time until they were queued again
 	// ([Report.FaultLog]); the drain does not end before the last one's Do returned.
-	// Leave time for recovery inside Duration: only pushes measure it.
+	// Only pushes measure recovery: while a fault runs, the producers push the last
+	// share of their messages (one in len(Faults)+1) one at a time at a quarter of
+	// the pace, so that faults running late are measured too.
 	Faults []Fault
 	// AllowBuffered accepts a push item answered "buffered" (written to a broker's
 	// spool while the database was away) as pushed: it must then be delivered like a

@@ -127,3 +127,43 @@ func requireOutageSurvived(t *testing.T, cfg checker.Config, rep *checker.Report
 	require.GreaterOrEqual(t, rep.FollowUps, rep.Transactions, "a follow-up per committed transaction")
 	require.LessOrEqual(t, rep.FollowUps, rep.Transactions+rep.TxUnknown, "no follow-up of a refused transaction")
 }
+
+// TestFaultOutlastingTheRun: a fault still running when Duration is over (a
+// failover that takes longer than planned) is measured by pushes all the same. The
+// producers keep the last share of their messages for it and push them one at a
+// time while it runs, then the rest once it is over.
+func TestFaultOutlastingTheRun(t *testing.T) {
+	t.Parallel()
+
+	cfg := checker.DefaultConfig()
+	cfg.Queue = "late-fault"
+	cfg.Messages = 200
+	cfg.Duration = 2 * time.Second
+	cfg.Restarts = 0
+	hold := func(ctx context.Context) error { // a fault that only takes time
+		select {
+		case <-time.After(2 * cfg.Duration):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	cfg.Faults = []checker.Fault{{At: cfg.Duration / 4, Name: "hold", Do: hold}}
+	rep := runChecker(t, withFlags(cfg), startClusterN(t, pgtest.NewDBURL(t), 1))
+
+	require.Len(t, rep.FaultLog, 1)
+	f := rep.FaultLog[0]
+	require.GreaterOrEqual(t, f.End, cfg.Duration+cfg.Duration/2, "%s", f)
+	var late, single int
+	for _, q := range rep.History.Requests {
+		if q.Route == checker.RoutePush && q.Sent > cfg.Duration && q.Received < f.End {
+			late++
+			if q.Items == 1 {
+				single++
+			}
+		}
+	}
+	require.Positive(t, late, "pushes sent after Duration while the fault ran")
+	require.Equal(t, late, single, "pushes of one message each while the fault ran")
+	require.Equal(t, cfg.Messages, rep.Pushed, "every message pushed once the fault was over")
+}

@@ -231,7 +231,10 @@ func (r *run) msgIndex(txid string) (int, bool) {
 // produce pushes producer p's messages, paced over cfg.Duration, one request at a
 // time: a push starts only after the previous one was answered. In a rolling
 // restart the messages of the last slot wait for the restarts to end, however long
-// they take, so that the broker restarted last serves pushes again.
+// they take, so that the broker restarted last serves pushes again. With faults the
+// last share (one in len(Faults)+1) goes one message per push at a quarter of the
+// pace while a fault is still running, so that pushes go on measuring recovery from
+// faults that outlast Duration; what is left of it goes once they are over.
 func (r *run) produce(ctx context.Context, p int) {
 	cfg := r.cfg
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(100+p)))
@@ -241,22 +244,37 @@ func (r *run) produce(ctx context.Context, p int) {
 		n++
 	}
 	tail := n
-	if cfg.Rolling && cfg.Restarts > 0 {
+	rolling := cfg.Rolling && cfg.Restarts > 0
+	switch {
+	case rolling:
 		slots := cfg.Restarts + 2 // as the restarter's
 		tail = n - n/slots
+	case len(cfg.Faults) > 0:
+		tail = n - n/(len(cfg.Faults)+1)
 	}
+	trickle := 4 * cfg.Duration / time.Duration(n) // a quarter of the pace
+	var next time.Duration                         // the earliest start of the next trickled push
 	for k := 0; k < n; {
-		if !r.waitUntil(ctx, time.Duration(int64(cfg.Duration)*int64(k)/int64(n))) {
+		if !r.waitUntil(ctx, max(next, time.Duration(int64(cfg.Duration)*int64(k)/int64(n)))) {
 			return
 		}
-		if k >= tail {
+		size := min(1+rng.IntN(cfg.PushBatch), n-k)
+		switch {
+		case k < tail:
+		case rolling:
 			select {
 			case <-r.restartsDone:
 			case <-ctx.Done():
 				return
 			}
+		case next >= 0:
+			select {
+			case <-r.faultsDone:
+				next = -1 // never trickle again
+			default:
+				size, next = 1, r.since()+trickle
+			}
 		}
-		size := min(1+rng.IntN(cfg.PushBatch), n-k)
 		idx := make([]int, size)
 		items := make([]api.PushItem, size)
 		for j := range size {
