@@ -11,43 +11,59 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // hashLen is how many hex digits of the tree hash name the asset directory: 48 bits, enough
 // that two builds never collide in a cache.
 const hashLen = 12
 
-// asset is one response body, prepared at startup: its bytes, their gzip form when that is
-// smaller, and the headers that do not depend on the request.
+// asset is one response body, prepared at startup except for its gzip form: its bytes,
+// and the headers that do not depend on the request.
 type asset struct {
 	contentType  string
 	cacheControl string
 	body         []byte
 	etag         string
-	gz           []byte // nil when the type does not compress or gzip would not shrink it
-	gzETag       string
+	gz           *gzipped // nil when the type does not compress
+}
+
+// gzipped is an asset's gzip form, made on the asset's first request: most brokers
+// serve few of their dashboard's files or none, and compressing every file when the
+// handler was made cost more than all the rest of it (dozens of files at gzip's best
+// compression; over half a second of CPU under the race detector).
+type gzipped struct {
+	once sync.Once
+	body []byte // nil when gzip would not shrink the asset
+	etag string
 }
 
 // newAsset prepares body for serving under the given name (its extension picks the type).
-func newAsset(name string, body []byte, cacheControl string) (*asset, error) {
+func newAsset(name string, body []byte, cacheControl string) *asset {
 	a := &asset{
 		contentType:  contentType(name),
 		cacheControl: cacheControl,
 		body:         body,
 		etag:         etagOf(body, ""),
 	}
-	if !compressible(a.contentType) {
-		return a, nil
+	if compressible(a.contentType) {
+		a.gz = &gzipped{}
 	}
-	gz, err := gzipBytes(body)
-	if err != nil {
-		return nil, fmt.Errorf("gzip %s: %w", name, err)
+	return a
+}
+
+// gzipForm returns a's gzip form and its ETag, or nil when there is none: the type does
+// not compress, or gzip would not shrink it. The first call compresses.
+func (a *asset) gzipForm() ([]byte, string) {
+	if a.gz == nil {
+		return nil, ""
 	}
-	if len(gz) < len(body) {
-		a.gz = gz
-		a.gzETag = etagOf(body, "-gz")
-	}
-	return a, nil
+	a.gz.once.Do(func() {
+		if gz := gzipBytes(a.body); len(gz) < len(a.body) {
+			a.gz.body, a.gz.etag = gz, etagOf(a.body, "-gz")
+		}
+	})
+	return a.gz.body, a.gz.etag
 }
 
 // readTree reads every regular file of fsys into memory, keyed by its slash-separated path.
@@ -108,19 +124,13 @@ func etagOf(body []byte, suffix string) string {
 	return strconv.Quote(hex.EncodeToString(sum[:8]) + suffix)
 }
 
-func gzipBytes(b []byte) ([]byte, error) {
+// gzipBytes compresses b at gzip's best compression. Writing to memory cannot fail.
+func gzipBytes(b []byte) []byte {
 	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := zw.Write(b); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression) // a valid level: no error
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+	return buf.Bytes()
 }
 
 // contentType is the type of a file by its extension, from a fixed table rather than the

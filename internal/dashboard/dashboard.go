@@ -101,9 +101,7 @@ func New(opts Options) (*Handler, error) {
 		if name == indexName {
 			continue
 		}
-		if h.files[name], err = newAsset(name, body, cacheImmutable); err != nil {
-			return nil, err
-		}
+		h.files[name] = newAsset(name, body, cacheImmutable)
 	}
 	if opts.Dir != "" {
 		// A build made for another server (upstream's webapp/dist, say) links its files
@@ -122,17 +120,11 @@ func New(opts Options) (*Handler, error) {
 		"version": html.EscapeString(opts.Version),
 		"proxy":   "",
 	}
-	if h.index, err = newAsset(indexName, renderIndex(tmpl, vars), cacheIndex); err != nil {
-		return nil, err
-	}
+	h.index = newAsset(indexName, renderIndex(tmpl, vars), cacheIndex)
 	vars["proxy"] = "1"
-	if h.proxyIdx, err = newAsset(indexName, renderIndex(tmpl, vars), cacheIndex); err != nil {
-		return nil, err
-	}
+	h.proxyIdx = newAsset(indexName, renderIndex(tmpl, vars), cacheIndex)
 	if b, ok := tree[faviconName]; ok {
-		if h.favicon, err = newAsset(faviconName, b, cacheOther); err != nil {
-			return nil, err
-		}
+		h.favicon = newAsset(faviconName, b, cacheOther)
 	}
 	return h, nil
 }
@@ -263,8 +255,9 @@ func serve(w http.ResponseWriter, r *http.Request, a *asset) {
 	hdr.Set("Content-Security-Policy", csp)
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("Referrer-Policy", "no-referrer")
+	gz, gzETag := a.gzipForm()
 	vary := []string{}
-	if a.gz != nil {
+	if gz != nil {
 		vary = append(vary, "Accept-Encoding")
 	}
 	if a.contentType == contentType(indexName) {
@@ -274,8 +267,8 @@ func serve(w http.ResponseWriter, r *http.Request, a *asset) {
 		hdr.Set("Vary", strings.Join(vary, ", "))
 	}
 	body, etag := a.body, a.etag
-	if a.gz != nil && acceptsGzip(r.Header.Values("Accept-Encoding")) {
-		body, etag = a.gz, a.gzETag
+	if gz != nil && acceptsGzip(r.Header.Values("Accept-Encoding")) {
+		body, etag = gz, gzETag
 		hdr.Set("Content-Encoding", "gzip")
 	}
 	hdr.Set("ETag", etag)
