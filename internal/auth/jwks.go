@@ -20,6 +20,12 @@ const maxJWKSBytes = 1 << 20
 // jwksRetryAfterFailure is the longest wait before the timer retries a failed fetch.
 const jwksRetryAfterFailure = 30 * time.Second
 
+// jwksRefetchAfterFailure is how soon after a failed fetch a token whose kid is not
+// cached may fetch again (when minRefetch is longer): the 503 such a token gets says
+// Retry-After: 1, and a client that waits that long should find the keys if the JWKS
+// is back, not the previous failure.
+const jwksRefetchAfterFailure = time.Second
+
 // jwksCache holds the keys of one JWKS URL. Readers never block on it: the key set is
 // swapped atomically. Fetches are serialised by fetchMu, so a burst of tokens with an
 // unknown kid triggers one fetch, and at most one per minRefetch.
@@ -85,13 +91,18 @@ func (c *jwksCache) keysFor(ctx context.Context, kid, alg string) ([]jwksKey, er
 	return nil, unauthenticated(MsgUnknownKeyID)
 }
 
-// refetch fetches the JWKS unless a fetch was attempted within minRefetch, and
-// returns the outcome of the latest attempt (this one or the recent one). Callers that
-// queued behind a fetch in progress find it recent and do not fetch again.
+// refetch fetches the JWKS unless a fetch was attempted within minRefetch (within
+// jwksRefetchAfterFailure when that one failed), and returns the outcome of the latest
+// attempt (this one or the recent one). Callers that queued behind a fetch in progress
+// find it recent and do not fetch again.
 func (c *jwksCache) refetch(ctx context.Context) error {
 	c.fetchMu.Lock()
 	defer c.fetchMu.Unlock()
-	if !c.lastAttempt.IsZero() && c.now().Sub(c.lastAttempt) < c.minRefetch {
+	limit := c.minRefetch
+	if c.lastErr != nil {
+		limit = min(limit, jwksRefetchAfterFailure)
+	}
+	if !c.lastAttempt.IsZero() && c.now().Sub(c.lastAttempt) < limit {
 		return c.lastErr
 	}
 	// Detached: requests queued behind this fetch need it even if this client leaves.

@@ -114,6 +114,39 @@ func TestJWKSFailures(t *testing.T) {
 		requireRefused(t, err, ErrKeysUnavailable, MsgKeysUnavailable)
 	})
 
+	t.Run("BackOneRetryAfterLater", func(t *testing.T) {
+		t.Parallel()
+		// The JWKS is down when the first token comes: 503, Retry-After: 1. Tokens
+		// within that second reuse the failure; one a second later fetches again and,
+		// the JWKS being back, is verified, though the 10 s limit of a successful
+		// fetch has not passed.
+		srv := newJWKSServer(t)
+		srv.fail(http.StatusInternalServerError)
+		clk := newClock(t0)
+		v := jwksVerifier(t, srv, clk)
+		token := sign(t, jwt.SigningMethodRS256, rsaKeyA(), "rsa-1", claims("admin"))
+		for range 3 {
+			_, err := v.Verify(t.Context(), token)
+			requireRefused(t, err, ErrKeysUnavailable, MsgKeysUnavailable)
+		}
+		require.EqualValues(t, 1, srv.fetches.Load())
+		srv.setKeys(t, jwkOf(t, "rsa-1", rsaKeyA()))
+		clk.advance(500 * time.Millisecond)
+		_, err := v.Verify(t.Context(), token)
+		requireRefused(t, err, ErrKeysUnavailable, MsgKeysUnavailable)
+		require.EqualValues(t, 1, srv.fetches.Load())
+		clk.advance(time.Second)
+		_, err = v.Verify(t.Context(), token)
+		require.NoError(t, err)
+		require.EqualValues(t, 2, srv.fetches.Load())
+
+		// Once a fetch succeeded, an unknown kid waits the full 10 s again.
+		clk.advance(time.Second)
+		_, err = v.Verify(t.Context(), sign(t, jwt.SigningMethodRS256, rsaKeyB(), "rsa-2", claims("admin")))
+		requireRefused(t, err, ErrUnauthenticated, MsgUnknownKeyID)
+		require.EqualValues(t, 2, srv.fetches.Load())
+	})
+
 	t.Run("FailedRefreshKeepsCachedKeys", func(t *testing.T) {
 		t.Parallel()
 		srv := newJWKSServer(t, jwkOf(t, "rsa-1", rsaKeyA()))
