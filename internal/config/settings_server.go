@@ -269,19 +269,20 @@ func postgresSettings() []setting {
 		},
 		{
 			name: "DB_STATEMENT_TIMEOUT", def: "30000", group: groupPostgres,
-			doc: "`statement_timeout` of every connection, in milliseconds; 0 means none. " +
+			doc: "`statement_timeout` of every connection, in milliseconds; 0 means none, whatever the role or " +
+				"database sets. " +
 				"Not truncated to 16 bits as upstream's engine connections are.",
 			bind: func(c *Config) value { return ms(&c.DBStatementTimeout, 0) },
 		},
 		{
 			name: "DB_LOCK_TIMEOUT", def: "10000", group: groupPostgres,
-			doc:  "`lock_timeout` in milliseconds; 0 means none.",
+			doc:  "`lock_timeout` in milliseconds; 0 means none, whatever the role or database sets.",
 			bind: func(c *Config) value { return ms(&c.DBLockTimeout, 0) },
 		},
 		{
 			name: "DB_IDLE_TIMEOUT", def: "30000", group: groupPostgres,
 			doc: "Despite the name, `idle_in_transaction_session_timeout` in milliseconds (as upstream); " +
-				"0 means none. It is not a pool idle timeout.",
+				"0 means none, whatever the role or database sets. It is not a pool idle timeout.",
 			bind: func(c *Config) value { return ms(&c.DBIdleTimeout, 0) },
 		},
 		{

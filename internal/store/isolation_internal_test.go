@@ -2,6 +2,7 @@ package store
 
 import (
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -34,4 +35,40 @@ func TestSessionsRunInReadCommitted(t *testing.T) {
 	defer st.Close()
 	require.NoError(t, st.pool.QueryRow(ctx, `SHOW transaction_isolation`).Scan(&level))
 	require.Equal(t, "read committed", level)
+}
+
+// A timeout of 0 means none, whatever default the role or database sets: the session
+// settings are sent as 0, not left out.
+func TestTimeoutsOfZeroOverrideTheDatabasesDefaults(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	url := pgtest.NewDBURL(t)
+	conn, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `DO $$ BEGIN
+		EXECUTE format('ALTER DATABASE %I SET statement_timeout = 1500', current_database());
+		EXECUTE format('ALTER DATABASE %I SET lock_timeout = 1500', current_database());
+		EXECUTE format('ALTER DATABASE %I SET idle_in_transaction_session_timeout = 1500', current_database());
+		END $$`)
+	require.NoError(t, err)
+	require.NoError(t, conn.Close(ctx))
+
+	settings := `SELECT current_setting('statement_timeout'), current_setting('lock_timeout'),
+		current_setting('idle_in_transaction_session_timeout')`
+	for _, tc := range []struct {
+		opts Options
+		want [3]string
+	}{
+		{Options{}, [3]string{"0", "0", "0"}},
+		{Options{StatementTimeout: 4 * time.Second, LockTimeout: 2 * time.Second, IdleInTxTimeout: 3 * time.Second},
+			[3]string{"4s", "2s", "3s"}},
+	} {
+		tc.opts.ConnString, tc.opts.MaxConns = url, 1
+		st, err := Open(tc.opts)
+		require.NoError(t, err)
+		var got [3]string
+		require.NoError(t, st.pool.QueryRow(ctx, settings).Scan(&got[0], &got[1], &got[2]))
+		st.Close()
+		require.Equal(t, tc.want, got, "%+v", tc.opts)
+	}
 }

@@ -30,7 +30,8 @@ type Options struct {
 	// MaxConns caps the pool; connections are opened lazily.
 	MaxConns int
 	// StatementTimeout, LockTimeout and IdleInTxTimeout become the session settings
-	// statement_timeout, lock_timeout and idle_in_transaction_session_timeout (0 = unset).
+	// statement_timeout, lock_timeout and idle_in_transaction_session_timeout. 0 is none,
+	// sent as 0 too, so that a default set on the role or database does not apply.
 	StatementTimeout time.Duration
 	LockTimeout      time.Duration
 	IdleInTxTimeout  time.Duration
@@ -96,9 +97,7 @@ func Open(opts Options) (*Store, error) {
 	applyTLS(&cfg.ConnConfig.Config, opts)
 	params := cfg.ConnConfig.RuntimeParams
 	setMillis := func(name string, d time.Duration) {
-		if d > 0 {
-			params[name] = strconv.FormatInt(d.Milliseconds(), 10)
-		}
+		params[name] = strconv.FormatInt(max(d, 0).Milliseconds(), 10)
 	}
 	setMillis("statement_timeout", opts.StatementTimeout)
 	setMillis("lock_timeout", opts.LockTimeout)
