@@ -248,13 +248,18 @@ func (b *Broker) popAttempt(ctx context.Context, req queue.PopRequest, leaseID s
 }
 
 // backoff is upstream's re-check schedule: the initial interval
-// for the first threshold empty attempts, then initial × k × multiplier, capped.
+// for the first threshold empty attempts, then initial × k × multiplier, capped. The
+// product is capped before it becomes a Duration: a huge multiplier would overflow it
+// into a negative interval, and a parked pop would re-check without pause.
 func (b *Broker) backoff(k int) time.Duration {
 	if k <= b.cfg.PopWaitBackoffThreshold {
 		return b.cfg.PopWaitInitialInterval
 	}
-	d := time.Duration(float64(b.cfg.PopWaitInitialInterval) * float64(k) * b.cfg.PopWaitBackoffMultiple)
-	return min(d, b.cfg.PopWaitMaxInterval)
+	d := float64(b.cfg.PopWaitInitialInterval) * float64(k) * b.cfg.PopWaitBackoffMultiple
+	if d >= float64(b.cfg.PopWaitMaxInterval) {
+		return b.cfg.PopWaitMaxInterval
+	}
+	return time.Duration(d)
 }
 
 // giveBackLease clears the leases a pop took under leaseID for an answer no one

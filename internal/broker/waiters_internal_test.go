@@ -260,3 +260,24 @@ func TestAnEmptyWokenClaimBesideAnotherLeavesOneWakeOwed(t *testing.T) {
 	require.Zero(t, count(woken(a, b, other)))
 	require.Empty(t, ws.claims)
 }
+
+func TestPopBackoff(t *testing.T) {
+	t.Parallel()
+	b := &Broker{cfg: Config{PopWaitInitialInterval: 100 * time.Millisecond, PopWaitBackoffThreshold: 3,
+		PopWaitBackoffMultiple: 2, PopWaitMaxInterval: time.Second}}
+	var got []time.Duration
+	for k := 1; k <= 6; k++ {
+		got = append(got, b.backoff(k))
+	}
+	require.Equal(t, []time.Duration{100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond,
+		800 * time.Millisecond, time.Second, time.Second}, got, "upstream's linear schedule, capped")
+
+	// A multiplier the setting accepts whose product overflows a Duration still waits
+	// the longest interval.
+	for _, m := range []float64{1e10, 1e300} {
+		b.cfg.PopWaitBackoffMultiple = m
+		for _, k := range []int{4, 5, 1000} {
+			require.Equal(t, time.Second, b.backoff(k), "multiplier %g, k %d", m, k)
+		}
+	}
+}

@@ -146,8 +146,15 @@ func checkAbsolutePath(p string) error {
 }
 
 // postgresSettings: the connection and its timeouts.
+// The largest TCP keepalive settings Linux takes (TCP_KEEPIDLE and TCP_KEEPINTVL in
+// seconds, TCP_KEEPCNT): a larger value fails the socket option, and the connection
+// would keep the operating system's defaults.
+const (
+	maxKeepaliveSeconds = 32767
+	maxKeepaliveCount   = 127
+)
+
 func postgresSettings() []setting {
-	sec := func(p *time.Duration) value { return envvalue.Unit{P: p, Unit: time.Second, Min: 0} }
 	return []setting{
 		{
 			name: "PG_HOST", def: "localhost", group: groupPostgres,
@@ -292,18 +299,26 @@ func postgresSettings() []setting {
 		},
 		{
 			name: "DB_KEEPALIVES_IDLE", def: "60", group: groupPostgres,
-			doc:  "TCP keepalive idle time of PostgreSQL sockets, in seconds; 0 means the OS default. Keepalives are always on.",
-			bind: func(c *Config) value { return sec(&c.DBKeepalivesIdle) },
+			doc: "TCP keepalive idle time of PostgreSQL sockets, in seconds; 0 means the OS default. " +
+				"Keepalives are always on. At most 32767, Linux's limit.",
+			bind: func(c *Config) value {
+				return envvalue.Unit{P: &c.DBKeepalivesIdle, Unit: time.Second, Max: maxKeepaliveSeconds}
+			},
 		},
 		{
 			name: "DB_KEEPALIVES_INTERVAL", def: "10", group: groupPostgres,
-			doc:  "TCP keepalive probe interval, in seconds; 0 means the OS default.",
-			bind: func(c *Config) value { return sec(&c.DBKeepalivesInterval) },
+			doc: "TCP keepalive probe interval, in seconds; 0 means the OS default. At most 32767, Linux's limit.",
+			bind: func(c *Config) value {
+				return envvalue.Unit{P: &c.DBKeepalivesInterval, Unit: time.Second, Max: maxKeepaliveSeconds}
+			},
 		},
 		{
 			name: "DB_KEEPALIVES_COUNT", def: "3", group: groupPostgres,
-			doc:  "Unanswered keepalive probes before the connection is dropped; 0 means the OS default.",
-			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.DBKeepalivesCount, Min: 0, Max: envvalue.NoMax} },
+			doc: "Unanswered keepalive probes before the connection is dropped; 0 means the OS default. " +
+				"At most 127, Linux's limit.",
+			bind: func(c *Config) value {
+				return envvalue.Int[int]{P: &c.DBKeepalivesCount, Min: 0, Max: maxKeepaliveCount}
+			},
 		},
 	}
 }

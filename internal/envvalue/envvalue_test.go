@@ -44,6 +44,8 @@ func TestParseIntErrorsAreTyped(t *testing.T) {
 
 	_, err = envvalue.ParseInt("0", 1, envvalue.NoMax)
 	require.EqualError(t, err, "must be ≥ 1")
+	_, err = envvalue.ParseInt("3000000000", 1, envvalue.NoMax)
+	require.EqualError(t, err, "must be between 1 and 2147483647", "above an unstated max, the max is stated")
 }
 
 func TestValuesLeaveTheFieldOnError(t *testing.T) {

@@ -79,9 +79,13 @@ func ParseInt(raw string, min, max int64) (int64, error) {
 	case err != nil:
 		return 0, &SyntaxError{Kind: "integer", reason: "not an integer"}
 	case n < min || n > max:
+		reason := "must be" + RangeDoc(min, max)
+		if n > max { // RangeDoc leaves out a max of NoMax or more, which is the one broken
+			reason = fmt.Sprintf("must be between %d and %d", min, max)
+		}
 		return 0, &RangeError{
 			Got: strconv.FormatInt(n, 10), Min: strconv.FormatInt(min, 10), Max: strconv.FormatInt(max, 10),
-			reason: "must be" + RangeDoc(min, max),
+			reason: reason,
 		}
 	}
 	return n, nil
