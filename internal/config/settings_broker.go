@@ -110,7 +110,9 @@ func loggingSettings() []setting {
 		{
 			name: "LOG_LEVEL", def: "info", group: groupLogging,
 			doc: "Lowest level logged. `trace` is more verbose than `debug`. Any case is accepted; " +
-				"upstream silently uses `info` for unknown words, queen refuses them.",
+				"upstream silently uses `info` for unknown words, queen refuses them. The boot record (the " +
+				"`queen starting` line, the effective configuration, its warnings and unknown `QUEEN_*` " +
+				"variables) is logged whatever the level.",
 			bind: func(c *Config) value {
 				return envvalue.Enum{P: &c.LogLevel, Options: []string{"trace", "debug", "info", "warn", "error"}}
 			},

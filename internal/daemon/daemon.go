@@ -54,12 +54,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	}
 	logger, level := newLogger(cfg, opts.Stdout)
 	applyGC(cfg)
-	logger.Info("queen starting", "version", buildinfo.Version, "commit", buildinfo.Commit, "build_date", buildinfo.Date)
-	logger.LogAttrs(ctx, slog.LevelInfo, "effective configuration", cfg.LogAttrs()...)
-	for _, w := range cfg.Warnings() {
-		logger.Warn("configuration warning", "warning", w)
-	}
-	logUnknownVariables(logger, cfg.UnknownVariables())
+	logBootRecord(ctx, logger, level, cfg)
 	reload := newReloader(cfg, level, logger, opts.Reload)
 	if os.Geteuid() == 0 {
 		logger.Warn("running as root; the packaged service runs as the unprivileged user queen")

@@ -45,3 +45,33 @@ func TestBootWaitsForPostgreSQL(t *testing.T) {
 
 	require.NoError(t, srv.Stop(), "the daemon stops while waiting for PostgreSQL")
 }
+
+// TestBootRecordWhateverTheLogLevel starts the daemon with LOG_LEVEL=error: the start
+// line, the effective configuration and the configuration's warnings are logged all
+// the same, and the Info lines after them are not.
+func TestBootRecordWhateverTheLogLevel(t *testing.T) {
+	t.Parallel()
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	deadPort := dead.Addr().(*net.TCPAddr).Port
+	require.NoError(t, dead.Close())
+
+	var logs testlog.Buffer
+	srv := daemontest.Start(t, daemontest.Options{NoDatabase: true, NoWait: true, Logs: &logs,
+		Env: []string{"PG_HOST=127.0.0.1", "PG_PORT=" + strconv.Itoa(deadPort), "LOG_LEVEL=error", "NUM_WORKERS=4",
+			"QUEEN_PUSH_MAX_CONCURENT=4"}})
+	// /health/live answers once the listener is up, which is logged (at Info) before.
+	require.Eventually(t, func() bool {
+		resp, err := srv.Client().Get(srv.URL + "/health/live")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, startTimeout, 20*time.Millisecond)
+	for _, msg := range []string{`"msg":"queen starting"`, `"msg":"effective configuration"`, `"LOG_LEVEL":`,
+		`"msg":"configuration warning"`, `NUM_WORKERS`, `"msg":"unknown QUEEN_* variable ignored`, `QUEEN_PUSH_MAX_CONCURENT`} {
+		require.Contains(t, logs.String(), msg)
+	}
+	require.NotContains(t, logs.String(), `"msg":"listening"`, "after the boot record, LOG_LEVEL applies")
+}

@@ -1,10 +1,12 @@
 package daemon
 
 import (
+	"context"
 	"io"
 	"log/slog"
 
 	"github.com/queenmq/queen/internal/appliance"
+	"github.com/queenmq/queen/internal/buildinfo"
 	"github.com/queenmq/queen/internal/config"
 )
 
@@ -19,6 +21,22 @@ func newLogger(cfg *config.Config, out io.Writer) (*slog.Logger, *slog.LevelVar)
 		logger = logger.With("instance", cfg.Instance)
 	}
 	return logger, lv
+}
+
+// logBootRecord logs the start line, the effective configuration, its warnings and the
+// unknown QUEEN_* variables, whatever LOG_LEVEL says: they record what this process runs
+// with, which an operator who logs only warnings or errors needs as much as anyone.
+// Nothing else logs yet, so lowering the level for these lines hides nothing else.
+func logBootRecord(ctx context.Context, logger *slog.Logger, level *slog.LevelVar, cfg *config.Config) {
+	want := level.Level()
+	level.Set(min(want, slog.LevelInfo))
+	defer level.Set(want)
+	logger.Info("queen starting", "version", buildinfo.Version, "commit", buildinfo.Commit, "build_date", buildinfo.Date)
+	logger.LogAttrs(ctx, slog.LevelInfo, "effective configuration", cfg.LogAttrs()...)
+	for _, w := range cfg.Warnings() {
+		logger.Warn("configuration warning", "warning", w)
+	}
+	logUnknownVariables(logger, cfg.UnknownVariables())
 }
 
 // logUnknownVariables warns, once each, about the QUEEN_* variables the configuration
