@@ -86,4 +86,70 @@ func TestQuotas(t *testing.T) {
 	for _, q := range []string{"orders", "billing"} {
 		require.Equal(t, http.StatusCreated, call(t, http.MethodPost, p.URL+"/api/v1/push", k.Key, pushBody(q, 1, nil)).status)
 	}
+
+	// Moving dead letters back stores messages too, and a replay may name a new queue:
+	// the quotas hold them as they hold pushes.
+	deadLetter(t, p.URL, k.Key, "billing")
+	var dlq struct {
+		Messages []struct {
+			DLQID         string `json:"dlqId"`
+			PartitionID   string `json:"partitionId"`
+			TransactionID string `json:"transactionId"`
+		} `json:"messages"`
+	}
+	call(t, http.MethodGet, p.URL+"/api/v1/dlq?queue=billing", k.Key, nil).json(t, &dlq)
+	require.Len(t, dlq.Messages, 1)
+	entry := dlq.Messages[0]
+	r = call(t, http.MethodPost, p.URL+"/api/v1/dlq/"+entry.DLQID+"/replay", k.Key, map[string]any{"queue": " third "})
+	require.Equal(t, http.StatusTooManyRequests, r.status, "%s", r.body)
+	require.Equal(t, "queues", limitOf(t, r))
+	require.NotContains(t, brokerQueues(t, b.broker), "acme:third", "a refused replay created its queue")
+
+	// Over the messages quota (1, with more stored), no move is admitted; with room,
+	// the same replay goes through.
+	require.Equal(t, http.StatusOK, p.Admin(t, http.MethodPatch, "/admin/v1/tenants/acme",
+		map[string]any{"quotas": map[string]any{"maxMessages": 1}}, nil))
+	eventually(t, 3*time.Second, func() bool { // a refused push stores nothing
+		return call(t, http.MethodPost, p.URL+"/api/v1/push", k.Key, pushBody("orders", 1, nil)).status == http.StatusTooManyRequests
+	}, "the lowered quota does not apply")
+	hits = brokerAPIRequests(t, b.broker)
+	for _, move := range []struct {
+		path string
+		body any
+	}{
+		{"/api/v1/dlq/" + entry.DLQID + "/replay", nil},
+		{"/api/v1/messages/" + entry.PartitionID + "/" + entry.TransactionID + "/retry", map[string]any{}},
+		{"/api/v1/dlq/requeue", map[string]any{"filter": map[string]any{"queue": "billing"}}},
+	} {
+		r = call(t, http.MethodPost, p.URL+move.path, k.Key, move.body)
+		require.Equal(t, http.StatusTooManyRequests, r.status, "%s over the messages quota: %s", move.path, r.body)
+		require.Equal(t, "messages", limitOf(t, r), move.path)
+	}
+	require.Equal(t, hits, brokerAPIRequests(t, b.broker), "a refused move reached the broker")
+	require.Equal(t, http.StatusOK, p.Admin(t, http.MethodPatch, "/admin/v1/tenants/acme",
+		map[string]any{"quotas": map[string]any{"maxMessages": 0}}, nil))
+	eventually(t, 3*time.Second, func() bool {
+		r = call(t, http.MethodPost, p.URL+"/api/v1/dlq/"+entry.DLQID+"/replay", k.Key, nil)
+		return r.status == http.StatusOK
+	}, "the replay in place is refused with room: %d %s", r.status, r.body)
+}
+
+// deadLetter pops one message of queue and acknowledges it as a dead letter.
+func deadLetter(t *testing.T, base, key, queue string) {
+	t.Helper()
+	r := call(t, http.MethodGet, base+"/api/v1/pop/queue/"+queue+"?batch=1&wait=false", key, nil)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	var pop struct {
+		Messages []struct {
+			TransactionID string `json:"transactionId"`
+			PartitionID   string `json:"partitionId"`
+		} `json:"messages"`
+		LeaseID string `json:"leaseId"`
+	}
+	r.json(t, &pop)
+	require.Len(t, pop.Messages, 1)
+	m := pop.Messages[0]
+	r = call(t, http.MethodPost, base+"/api/v1/ack", key, map[string]any{"transactionId": m.TransactionID,
+		"partitionId": m.PartitionID, "leaseId": pop.LeaseID, "status": "dlq", "error": "test"})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 }

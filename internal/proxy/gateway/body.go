@@ -125,6 +125,8 @@ func parse(kind bodyKind, raw []byte) (*parsedBody, error) {
 		p.acks = len(req.Acknowledgments)
 	case bodyRequeue:
 		return parseRequeue(raw)
+	case bodyReplay:
+		return parseReplay(raw), nil
 	case bodyTimers:
 		return parseTimers(raw)
 	}
@@ -154,6 +156,22 @@ func parseRequeue(raw []byte) (*parsedBody, error) {
 		}
 	}
 	return p, nil
+}
+
+// parseReplay reads the queue a DLQ replay moves its entry to, if it names one: a
+// queue that does not exist is created. A body the proxy cannot read that way (none,
+// not an object, a queue that is not a string) names none, and the broker judges it;
+// the broker trims the name, so the proxy does too.
+func parseReplay(raw []byte) *parsedBody {
+	p := &parsedBody{}
+	var req map[string]json.RawMessage
+	var q *string
+	if json.Unmarshal(raw, &req) == nil && json.Unmarshal(req["queue"], &q) == nil && q != nil {
+		if name := strings.TrimSpace(*q); name != "" {
+			p.queues = []string{name}
+		}
+	}
+	return p
 }
 
 var errInvalidJSON = errors.New("not a JSON document")
@@ -210,8 +228,12 @@ func (s *Server) admit(x *exchange, pr *principal, p *parsedBody) (func(), error
 		return nil, &apiError{status: http.StatusTooManyRequests, code: codeRateLimited,
 			msg: "rate limit exceeded: " + what, limit: refused.Limit, retryAfter: refused.RetryAfter, result: "rate_limited"}
 	}
-	if x.route.body == bodyPush || x.route.body == bodyTransaction || x.route.body == bodyConfigure || x.route.body == bodyTimers {
+	if x.route.body == bodyPush || x.route.body == bodyTransaction || x.route.body == bodyConfigure ||
+		x.route.body == bodyTimers || x.route.moves {
 		d := demand{messages: int64(p.messages), bytes: p.payloadBytes, queues: p.queues}
+		if x.route.moves { // at least one message, of at least a byte
+			d.messages, d.bytes = max(d.messages, 1), max(d.bytes, 1)
+		}
 		if err, failedOpen := s.quotas.admit(t.ID, t.Quotas, d); err != nil {
 			release()
 			s.meter.Add(t.ID, func(u *tenant.Usage) { u.RejectedQuota++ })

@@ -47,6 +47,7 @@ const (
 	bodyAck
 	bodyAckBatch
 	bodyRequeue
+	bodyReplay
 	bodyTimers
 )
 
@@ -58,6 +59,11 @@ type route struct {
 	queues          queueCheck
 	body            bodyKind
 	pop             bool
+	// moves marks the routes that move dead letters back into a queue (requeue, retry,
+	// replay): each stores new messages, and a replay may create the queue it names, so
+	// quotas check them as a push of at least one message (the proxy cannot know how
+	// many a requeue moves).
+	moves bool
 	// page marks the dashboard's pages: with login on they need a session, and they
 	// are forwarded with the session's user as a hint to the page.
 	page bool
@@ -76,7 +82,7 @@ var routeTable = []route{
 	{method: http.MethodGet, pattern: v1 + "/pop/queue/{queue}/partition/{partition}", scope: tenant.ScopeWrite, queues: queuesPath, pop: true},
 	{method: http.MethodPost, pattern: v1 + "/consumer-groups/{group}/queues/{queue}/seek", scope: tenant.ScopeWrite, queues: queuesPath},
 	{method: http.MethodPost, pattern: v1 + "/consumer-groups/{group}/queues/{queue}/partitions/{partition}/seek", scope: tenant.ScopeWrite, queues: queuesPath},
-	{method: http.MethodPost, pattern: v1 + "/dlq/requeue", scope: tenant.ScopeWrite, queues: queuesBody, body: bodyRequeue},
+	{method: http.MethodPost, pattern: v1 + "/dlq/requeue", scope: tenant.ScopeWrite, queues: queuesBody, body: bodyRequeue, moves: true},
 	{method: http.MethodGet, pattern: v1 + "/timers/{queue}", scope: tenant.ScopeRead, queues: queuesPath},
 	{method: http.MethodGet, pattern: v1 + "/timers/{queue}/*", scope: tenant.ScopeRead, queues: queuesPath},
 	{method: http.MethodDelete, pattern: v1 + "/timers/{queue}/*", scope: tenant.ScopeWrite, queues: queuesPath},
@@ -89,8 +95,8 @@ var routeTable = []route{
 	{method: http.MethodPost, pattern: v1 + "/traces", scope: tenant.ScopeWrite, queues: queuesSpan},
 	{method: http.MethodPost, pattern: v1 + "/consumer-groups/{group}/subscription", scope: tenant.ScopeWrite, queues: queuesSpan},
 	{method: http.MethodDelete, pattern: v1 + "/messages/{partitionId}/{transactionId}", scope: tenant.ScopeWrite, queues: queuesSpan},
-	{method: http.MethodPost, pattern: v1 + "/messages/{partitionId}/{transactionId}/retry", scope: tenant.ScopeWrite, queues: queuesSpan},
-	{method: http.MethodPost, pattern: v1 + "/dlq/{id}/replay", scope: tenant.ScopeWrite, queues: queuesSpan},
+	{method: http.MethodPost, pattern: v1 + "/messages/{partitionId}/{transactionId}/retry", scope: tenant.ScopeWrite, queues: queuesSpan, moves: true},
+	{method: http.MethodPost, pattern: v1 + "/dlq/{id}/replay", scope: tenant.ScopeWrite, queues: queuesSpan, body: bodyReplay, moves: true},
 	// The KV store and timer scheduling: tenant-scoped by the broker, not by queue, so
 	// a key limited to some queues is refused.
 	{method: http.MethodPost, pattern: v1 + "/kv", scope: tenant.ScopeWrite, queues: queuesSpan},
