@@ -107,6 +107,8 @@ func TestBinaryUnderSocketActivation(t *testing.T) {
 	require.Contains(t, received(), "EXTEND_TIMEOUT_USEC=")
 	require.NotContains(t, received(), "READY=1")
 	require.Contains(t, stdout.String(), `"source":"systemd socket activation (http=`+ln.Addr().String()+`); HOST and PORT are ignored"`)
+	require.Contains(t, stdout.String(), `"level":"WARN","msg":"HOST and PORT are ignored: the listening socket comes from systemd`)
+	require.Contains(t, stdout.String(), `"set":["HOST","PORT"]`, "the warning names what was set")
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {

@@ -108,6 +108,7 @@ func (d *daemon) open(ctx context.Context, opts Options, undo *appliance.Undo) (
 		if d.ln, d.source, err = listen(cfg); err != nil {
 			return err
 		}
+		warnIgnoredAddress(cfg, d.source, logger)
 	}
 	undo.Push(func() { _ = d.ln.Close() })
 	if d.pprof, err = newPprofServer(ctx, cfg.PprofAddr, logger.With("component", "pprof")); err != nil {

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/queenmq/queen/internal/appliance"
@@ -33,6 +34,25 @@ func listen(cfg *config.Config) (ln net.Listener, source string, err error) {
 		return ln, "bound HOST:PORT", nil
 	}
 	return ln, sourceActivation + " (" + passed + "); HOST and PORT are ignored", nil
+}
+
+// warnIgnoredAddress warns when HOST or PORT was set (not left at its default) but the
+// listener came from systemd: the socket unit's ListenStream= decides the address, and
+// a HOST=127.0.0.1 meant to keep the broker off the network does not.
+func warnIgnoredAddress(cfg *config.Config, source string, logger *slog.Logger) {
+	if !strings.HasPrefix(source, sourceActivation) {
+		return
+	}
+	var set []string
+	for _, name := range []string{"HOST", "PORT"} {
+		if cfg.Source(name) != config.SourceDefault {
+			set = append(set, name)
+		}
+	}
+	if len(set) > 0 {
+		logger.Warn("HOST and PORT are ignored: the listening socket comes from systemd (the socket unit's "+
+			"ListenStream= sets the address)", "set", set, "source", source)
+	}
 }
 
 // pgTarget names the database for status lines, without credentials.
