@@ -47,6 +47,15 @@ const sqlQueueReadyRelease = `
 UPDATE queen.partition_ready r SET ready_at = now()
  WHERE r.queue_id = $1::uuid AND r.ready_at > now()`
 
+// sqlQueueRetryHoldsRelease ends the retryDelay holds of queue $1: a failed ack within
+// retryLimit leaves its cursor row with a lease expiry in the future and no lease id,
+// which claims skip until then. Run before sqlQueueReadyRelease, which then makes
+// their ready rows claimable.
+const sqlQueueRetryHoldsRelease = `
+UPDATE queen.partition_consumers pc SET lease_expires_at = NULL
+ WHERE pc.partition_id IN (SELECT p.id FROM queen.partitions p WHERE p.queue_id = $1::uuid)
+   AND pc.worker_id IS NULL AND pc.lease_expires_at > now()`
+
 // holdsChanged reports whether a configure changed an option for which pops park a
 // partition's ready row until a later time (windowBuffer, delayedProcessing,
 // retryDelay).
@@ -88,8 +97,10 @@ func (s *Store) QueueConfigureEdit(ctx context.Context, e queue.ConfigureEdit,
 ) (queue.QueueInfo, string, error) {
 	var qi queue.QueueInfo
 	var partitionID string
-	release := false
-	err := retryRaced(ctx, func() error { return s.queueConfigureOnce(ctx, e, check, &qi, &partitionID, &release) })
+	release, retryHolds := false, false
+	err := retryRaced(ctx, func() error {
+		return s.queueConfigureOnce(ctx, e, check, &qi, &partitionID, &release, &retryHolds)
+	})
 	if errors.Is(err, errQueueVanished) {
 		err = fmt.Errorf("%w: queue %q was deleted while being configured", queue.ErrConflict, e.Name)
 	}
@@ -102,6 +113,11 @@ func (s *Store) QueueConfigureEdit(ctx context.Context, e queue.ConfigureEdit,
 		// statement of its own, so that a lock conflict with a pop never fails the
 		// configure; one that persists leaves the holds to end as they would have.
 		err := retryRaced(ctx, func() error {
+			if retryHolds {
+				if _, err := s.pool.Exec(ctx, sqlQueueRetryHoldsRelease, qi.ID); err != nil {
+					return err
+				}
+			}
 			_, err := s.pool.Exec(ctx, sqlQueueReadyRelease, qi.ID)
 			return err
 		})
@@ -119,9 +135,9 @@ var errQueueVanished = errors.New("store: queue deleted during configure")
 
 // queueConfigureOnce runs one configure transaction (see QueueConfigureEdit).
 func (s *Store) queueConfigureOnce(ctx context.Context, e queue.ConfigureEdit, check func(queue.Queue) error,
-	qi *queue.QueueInfo, partitionID *string, release *bool,
+	qi *queue.QueueInfo, partitionID *string, release, retryHolds *bool,
 ) error {
-	*release = false
+	*release, *retryHolds = false, false
 	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		created := false
 		if err := tx.QueryRow(ctx, sqlQueueEnsure, e.Name).Scan(&created); err != nil && !errors.Is(err, pgx.ErrNoRows) {
@@ -174,6 +190,7 @@ func (s *Store) queueConfigureOnce(ctx context.Context, e queue.ConfigureEdit, c
 			return err
 		}
 		*release = !created && holdsChanged(cur.Options, q.Options)
+		*retryHolds = !created && cur.Options.RetryDelay != q.Options.RetryDelay
 		if err := tx.QueryRow(ctx, sqlQueueDefaultPartition, cur.ID).Scan(partitionID); err != nil {
 			return err
 		}
