@@ -19,10 +19,7 @@ import (
 // cleanly when cancelled.
 func TestBootWaitsForPostgreSQL(t *testing.T) {
 	t.Parallel()
-	dead, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	deadPort := dead.Addr().(*net.TCPAddr).Port
-	require.NoError(t, dead.Close())
+	deadPort := closedPort(t)
 
 	var logs testlog.Buffer
 	srv := daemontest.Start(t, daemontest.Options{NoDatabase: true, NoWait: true, Logs: &logs,
@@ -51,10 +48,7 @@ func TestBootWaitsForPostgreSQL(t *testing.T) {
 // the same, and the Info lines after them are not.
 func TestBootRecordWhateverTheLogLevel(t *testing.T) {
 	t.Parallel()
-	dead, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	deadPort := dead.Addr().(*net.TCPAddr).Port
-	require.NoError(t, dead.Close())
+	deadPort := closedPort(t)
 
 	var logs testlog.Buffer
 	srv := daemontest.Start(t, daemontest.Options{NoDatabase: true, NoWait: true, Logs: &logs,
@@ -74,4 +68,14 @@ func TestBootRecordWhateverTheLogLevel(t *testing.T) {
 		require.Contains(t, logs.String(), msg)
 	}
 	require.NotContains(t, logs.String(), `"msg":"listening"`, "after the boot record, LOG_LEVEL applies")
+}
+
+// closedPort returns a loopback port nothing listens on (one just closed).
+func closedPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	return port
 }

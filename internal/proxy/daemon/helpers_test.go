@@ -173,6 +173,15 @@ func call(t *testing.T, method, url, key string, body any, hdr ...string) reply 
 	return reply{status: resp.StatusCode, header: resp.Header, body: raw}
 }
 
+// popAnswer is what the tests read of a pop's answer.
+type popAnswer struct {
+	Messages []struct {
+		TransactionID string `json:"transactionId"`
+		PartitionID   string `json:"partitionId"`
+	} `json:"messages"`
+	LeaseID string `json:"leaseId"`
+}
+
 // pushBody is a push of n items to queue with payload {"i":k}.
 func pushBody(queue string, n int, txid func(i int) string) map[string]any {
 	items := make([]map[string]any, n)

@@ -68,13 +68,7 @@ func TestMetering(t *testing.T) {
 	popped := 0
 	for popped < 950 {
 		r := send(p, http.MethodGet, "/api/v1/pop/queue/orders?batch=200&wait=false", nil, http.StatusOK)
-		var pop struct {
-			Messages []struct {
-				TransactionID string `json:"transactionId"`
-				PartitionID   string `json:"partitionId"`
-			} `json:"messages"`
-			LeaseID string `json:"leaseId"`
-		}
+		var pop popAnswer
 		r.json(t, &pop)
 		acks := []map[string]string{}
 		for _, m := range pop.Messages {

@@ -52,13 +52,7 @@ func TestQuotas(t *testing.T) {
 	for acked < 100 {
 		r := call(t, http.MethodGet, p.URL+"/api/v1/pop/queue/orders?batch=50&wait=false", k.Key, nil)
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
-		var pop struct {
-			Messages []struct {
-				TransactionID string `json:"transactionId"`
-				PartitionID   string `json:"partitionId"`
-			} `json:"messages"`
-			LeaseID string `json:"leaseId"`
-		}
+		var pop popAnswer
 		r.json(t, &pop)
 		var acks []map[string]string
 		for _, m := range pop.Messages {
@@ -139,13 +133,7 @@ func deadLetter(t *testing.T, base, key, queue string) {
 	t.Helper()
 	r := call(t, http.MethodGet, base+"/api/v1/pop/queue/"+queue+"?batch=1&wait=false", key, nil)
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
-	var pop struct {
-		Messages []struct {
-			TransactionID string `json:"transactionId"`
-			PartitionID   string `json:"partitionId"`
-		} `json:"messages"`
-		LeaseID string `json:"leaseId"`
-	}
+	var pop popAnswer
 	r.json(t, &pop)
 	require.Len(t, pop.Messages, 1)
 	m := pop.Messages[0]
