@@ -11,7 +11,9 @@ import (
 	"os/user"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -84,6 +86,7 @@ type Cluster struct {
 	dir    string
 	port   int
 	asUser string // run server commands through runuser as this user ("" = directly)
+	frozen []int  // the processes Freeze stopped, postmaster first
 }
 
 // StartCluster creates and starts a private cluster, stopped and removed when the
@@ -155,6 +158,79 @@ func (c *Cluster) Stop() {
 	c.t.Helper()
 	if err := c.run("pg_ctl", "-D", c.data(), "-m", "immediate", "-w", "-t", "30", "-s", "stop"); err != nil {
 		c.t.Fatalf("pgtest: pg_ctl stop: %v", err)
+	}
+}
+
+// Freeze stops every process of the running server with SIGSTOP: the postmaster
+// first, so that it forks no backend the list would miss, then its children. To its
+// clients the server is alive but silent: connections are accepted by the kernel and
+// packets acknowledged, but no statement is answered. Thaw resumes it; so does the
+// end of the test (before the cluster is stopped).
+func (c *Cluster) Freeze() {
+	c.t.Helper()
+	pid := c.postmasterPID()
+	c.signal(pid, syscall.SIGSTOP)
+	children := c.children(pid)
+	for _, child := range children {
+		c.signal(child, syscall.SIGSTOP)
+	}
+	c.frozen = append([]int{pid}, children...)
+	c.t.Cleanup(c.Thaw)
+}
+
+// Thaw resumes the processes Freeze stopped (nothing if none are).
+func (c *Cluster) Thaw() {
+	for i := len(c.frozen) - 1; i >= 0; i-- {
+		_ = syscall.Kill(c.frozen[i], syscall.SIGCONT)
+	}
+	c.frozen = nil
+}
+
+// postmasterPID reads the first line of postmaster.pid.
+func (c *Cluster) postmasterPID() int {
+	c.t.Helper()
+	data, err := os.ReadFile(filepath.Join(c.data(), "postmaster.pid"))
+	if err != nil {
+		c.t.Fatalf("pgtest: the server is not running: %v", err)
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		c.t.Fatalf("pgtest: postmaster.pid: %v", err)
+	}
+	return pid
+}
+
+// children lists the processes whose parent is pid, from /proc.
+func (c *Cluster) children(pid int) []int {
+	c.t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		c.t.Fatalf("pgtest: %v", err)
+	}
+	var out []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // exited since the listing
+		}
+		// pid (comm) state ppid …: comm may hold spaces and parentheses, so read after the last ')'.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			out = append(out, child)
+		}
+	}
+	return out
+}
+
+func (c *Cluster) signal(pid int, sig syscall.Signal) {
+	c.t.Helper()
+	if err := syscall.Kill(pid, sig); err != nil {
+		c.t.Fatalf("pgtest: signal %d: %v", pid, err)
 	}
 }
 

@@ -181,6 +181,8 @@ func (b *IndexBuilder) connect(ctx context.Context) (*pgx.Conn, error) {
 		return nil, errors.New("schema: index builder: no connection settings")
 	}
 	cfg := b.ConnConfig.Copy()
+	// No statement of this session has a time limit (below), so no tracer may impose one.
+	cfg.Tracer = nil
 	cfg.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: 5 * time.Second}
 	}

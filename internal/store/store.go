@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -49,6 +50,9 @@ type Options struct {
 	// server that asks for a client certificate. Both reach every host of a list (tls.go).
 	TLSRootCAs    *x509.CertPool
 	TLSClientCert *tls.Certificate
+	// Logger receives a warning for each connection closed because PostgreSQL left a
+	// statement unanswered (nil: none).
+	Logger *slog.Logger
 }
 
 // Store runs queen's SQL on a pgx pool.
@@ -71,6 +75,9 @@ type Store struct {
 	// cycles holds a token per claim open (locks.go): at most one fewer than the
 	// pool's connections.
 	cycles chan struct{}
+	// guard closes connections whose statements PostgreSQL leaves unanswered (nil
+	// when statement_timeout is off).
+	guard *answerGuard
 }
 
 // Open builds the pool without connecting; use Ping or ApplySchema to reach the server.
@@ -111,6 +118,10 @@ func Open(opts Options) (*Store, error) {
 	// default would take before them (messages stamped out of commit order).
 	params["default_transaction_isolation"] = "read committed"
 	s := &Store{cycles: make(chan struct{}, max(1, cfg.MaxConns-1))}
+	if opts.StatementTimeout > 0 {
+		s.guard = &answerGuard{timeout: opts.StatementTimeout, logger: opts.Logger}
+		cfg.ConnConfig.Tracer = s.guard
+	}
 	// A statement refused because the server cannot take writes (a standby, or a
 	// primary being demoted) means that every connection to that server is useless:
 	// close this one at once and drop the others, so the next ones are made to the
@@ -160,17 +171,24 @@ type PoolStats struct {
 	TotalConns    int
 	IdleConns     int
 	AcquiredConns int
+	// Unanswered counts the connections closed because PostgreSQL had not answered a
+	// statement within statement_timeout plus 5 s.
+	Unanswered uint64
 }
 
 // Stats returns the current pool statistics.
 func (s *Store) Stats() PoolStats {
 	st := s.pool.Stat()
-	return PoolStats{
+	ps := PoolStats{
 		MaxConns:      int(st.MaxConns()),
 		TotalConns:    int(st.TotalConns()),
 		IdleConns:     int(st.IdleConns()),
 		AcquiredConns: int(st.AcquiredConns()),
 	}
+	if s.guard != nil {
+		ps.Unanswered = s.guard.closed.Load()
+	}
+	return ps
 }
 
 // interpretError translates pgx and network errors into queue sentinels, in this

@@ -87,6 +87,7 @@ func (c *backlogCollector) Collect(ch chan<- prometheus.Metric) {
 type poolCollector struct {
 	store                                              *store.Store
 	max, conns, size, idle, active, waits, waitSeconds *prometheus.Desc
+	unanswered                                         *prometheus.Desc
 }
 
 func newPoolCollector(st *store.Store) *poolCollector {
@@ -109,11 +110,15 @@ func newPoolCollector(st *store.Store) *poolCollector {
 				"for a new connection to open).", nil, nil),
 		waitSeconds: prometheus.NewDesc("queen_db_pool_acquire_wait_seconds_total",
 			"Time spent in the waits of queen_db_pool_acquire_waits_total.", nil, nil),
+		unanswered: prometheus.NewDesc("queen_db_unanswered_statements_total",
+			"Connections closed because PostgreSQL had not answered a statement within DB_STATEMENT_TIMEOUT "+
+				"plus 5 s: a server alive but silent (stopped, paused, or a commit waiting for a synchronous "+
+				"standby that is gone). Their pushes went to the spool.", nil, nil),
 	}
 }
 
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.max, c.conns, c.size, c.idle, c.active, c.waits, c.waitSeconds} {
+	for _, d := range []*prometheus.Desc{c.max, c.conns, c.size, c.idle, c.active, c.waits, c.waitSeconds, c.unanswered} {
 		ch <- d
 	}
 }
@@ -132,4 +137,5 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	n, wait := c.store.PoolWaits()
 	ch <- prometheus.MustNewConstMetric(c.waits, prometheus.CounterValue, float64(n))
 	ch <- prometheus.MustNewConstMetric(c.waitSeconds, prometheus.CounterValue, wait.Seconds())
+	ch <- prometheus.MustNewConstMetric(c.unanswered, prometheus.CounterValue, float64(st.Unanswered))
 }

@@ -1,0 +1,66 @@
+package store
+
+import (
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/testlog"
+)
+
+// TestTheAnswerGuard: a statement PostgreSQL leaves unanswered fails once
+// statement_timeout + 5 s have passed, as on a connection lost under it, while a server
+// that runs keeps enforcing statement_timeout itself, and a batch of n statements has
+// n statement_timeouts.
+func TestTheAnswerGuard(t *testing.T) {
+	t.Parallel()
+	cluster := pgtest.StartCluster(t)
+	var logs testlog.Buffer
+	st, err := Open(Options{ConnString: cluster.URL(), MaxConns: 2, StatementTimeout: time.Second,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	ctx := t.Context()
+
+	_, err = st.pool.Exec(ctx, "SELECT pg_sleep(0.5)")
+	require.NoError(t, err, "a statement within statement_timeout")
+	_, err = st.pool.Exec(ctx, "SELECT pg_sleep(3)")
+	err = interpretError(err)
+	require.ErrorIs(t, err, queue.ErrTimeout, "the server's statement_timeout answers first")
+	require.NotErrorIs(t, err, queue.ErrUnavailable)
+
+	// Eight statements of 0.9 s in one batch: 7.2 s, past one statement's 6 s, and
+	// PostgreSQL answers a pipeline at its end.
+	b := &pgx.Batch{}
+	for range 8 {
+		b.Queue("SELECT pg_sleep(0.9)")
+	}
+	require.NoError(t, st.pool.SendBatch(ctx, b).Close(), "a batch of statements each within the limit")
+	require.Zero(t, st.Stats().Unanswered)
+
+	conn, err := st.pool.Acquire(ctx)
+	require.NoError(t, err)
+	cluster.Freeze()
+	began := time.Now()
+	_, err = conn.Exec(ctx, "SELECT 1")
+	waited := time.Since(began)
+	conn.Release()
+	err = interpretError(err)
+	require.ErrorIs(t, err, queue.ErrUnavailable, "%v", err)
+	require.ErrorIs(t, err, queue.ErrOutcomeUnknown, "%v", err)
+	require.GreaterOrEqual(t, waited, 6*time.Second, "the guard fired early")
+	require.EqualValues(t, 1, st.Stats().Unanswered)
+	require.Contains(t, logs.String(), "PostgreSQL left a statement unanswered")
+	require.Contains(t, logs.String(), "waited=6s")
+
+	cluster.Thaw()
+	var one int
+	require.NoError(t, st.pool.QueryRow(ctx, "SELECT 1").Scan(&one), "the pool replaced the closed connection")
+	require.False(t, errors.Is(err, queue.ErrTimeout), "%v", err)
+}
