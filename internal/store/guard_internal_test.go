@@ -1,7 +1,7 @@
 package store
 
 import (
-	"errors"
+	"context"
 	"log/slog"
 	"testing"
 	"time"
@@ -17,20 +17,28 @@ import (
 // TestTheAnswerGuard: a statement PostgreSQL leaves unanswered fails once
 // statement_timeout + 5 s have passed, as on a connection lost under it, while a server
 // that runs keeps enforcing statement_timeout itself, and a batch of n statements has
-// n statement_timeouts.
+// n statement_timeouts. The pool's check of a connection idle for more than a second
+// is bounded too.
 func TestTheAnswerGuard(t *testing.T) {
 	t.Parallel()
 	cluster := pgtest.StartCluster(t)
 	var logs testlog.Buffer
 	st, err := Open(Options{ConnString: cluster.URL(), MaxConns: 2, StatementTimeout: time.Second,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		ConnectTimeout: time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	ctx := t.Context()
+	busy, err := st.pool.Acquire(ctx)
+	require.NoError(t, err)
+	idle, err := st.pool.Acquire(ctx)
+	require.NoError(t, err)
+	_, err = idle.Exec(ctx, "SELECT 1")
+	require.NoError(t, err)
+	idle.Release() // idle from here on: the pool pings it before its next use
 
-	_, err = st.pool.Exec(ctx, "SELECT pg_sleep(0.5)")
+	_, err = busy.Exec(ctx, "SELECT pg_sleep(0.5)")
 	require.NoError(t, err, "a statement within statement_timeout")
-	_, err = st.pool.Exec(ctx, "SELECT pg_sleep(3)")
+	_, err = busy.Exec(ctx, "SELECT pg_sleep(3)")
 	err = interpretError(err)
 	require.ErrorIs(t, err, queue.ErrTimeout, "the server's statement_timeout answers first")
 	require.NotErrorIs(t, err, queue.ErrUnavailable)
@@ -41,16 +49,14 @@ func TestTheAnswerGuard(t *testing.T) {
 	for range 8 {
 		b.Queue("SELECT pg_sleep(0.9)")
 	}
-	require.NoError(t, st.pool.SendBatch(ctx, b).Close(), "a batch of statements each within the limit")
+	require.NoError(t, busy.SendBatch(ctx, b).Close(), "a batch of statements each within the limit")
 	require.Zero(t, st.Stats().Unanswered)
 
-	conn, err := st.pool.Acquire(ctx)
-	require.NoError(t, err)
 	cluster.Freeze()
 	began := time.Now()
-	_, err = conn.Exec(ctx, "SELECT 1")
+	_, err = busy.Exec(ctx, "SELECT 1")
 	waited := time.Since(began)
-	conn.Release()
+	busy.Release()
 	err = interpretError(err)
 	require.ErrorIs(t, err, queue.ErrUnavailable, "%v", err)
 	require.ErrorIs(t, err, queue.ErrOutcomeUnknown, "%v", err)
@@ -59,8 +65,16 @@ func TestTheAnswerGuard(t *testing.T) {
 	require.Contains(t, logs.String(), "PostgreSQL left a statement unanswered")
 	require.Contains(t, logs.String(), "waited=6s")
 
+	// The idle connection's ping goes unanswered too; the pool drops it after 5 s and
+	// cannot connect anew (connect timeout).
+	bounded, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, err = st.pool.Exec(bounded, "SELECT 1")
+	err = interpretError(err)
+	require.ErrorIs(t, err, queue.ErrUnavailable, "%v", err)
+	require.NotErrorIs(t, err, queue.ErrOutcomeUnknown, "%v", err)
+
 	cluster.Thaw()
 	var one int
-	require.NoError(t, st.pool.QueryRow(ctx, "SELECT 1").Scan(&one), "the pool replaced the closed connection")
-	require.False(t, errors.Is(err, queue.ErrTimeout), "%v", err)
+	require.NoError(t, st.pool.QueryRow(ctx, "SELECT 1").Scan(&one), "the pool replaced the closed connections")
 }

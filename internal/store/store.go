@@ -121,6 +121,10 @@ func Open(opts Options) (*Store, error) {
 	if opts.StatementTimeout > 0 {
 		s.guard = &answerGuard{timeout: opts.StatementTimeout, logger: opts.Logger}
 		cfg.ConnConfig.Tracer = s.guard
+		// The pool checks a connection idle for more than a second before handing it
+		// out, with a ping no tracer sees: bound it too, or a request would wait on a
+		// silent server there.
+		cfg.PingTimeout = answerGrace
 	}
 	// A statement refused because the server cannot take writes (a standby, or a
 	// primary being demoted) means that every connection to that server is useless:
