@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/puddle/v2"
 
+	"github.com/queenmq/queen/internal/answerguard"
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/schema"
 )
@@ -77,7 +78,7 @@ type Store struct {
 	cycles chan struct{}
 	// guard closes connections whose statements PostgreSQL leaves unanswered (nil
 	// when statement_timeout is off).
-	guard *answerGuard
+	guard *answerguard.Guard
 }
 
 // Open builds the pool without connecting; use Ping or ApplySchema to reach the server.
@@ -118,14 +119,10 @@ func Open(opts Options) (*Store, error) {
 	// default would take before them (messages stamped out of commit order).
 	params["default_transaction_isolation"] = "read committed"
 	s := &Store{cycles: make(chan struct{}, max(1, cfg.MaxConns-1))}
-	if opts.StatementTimeout > 0 {
-		s.guard = &answerGuard{timeout: opts.StatementTimeout, logger: opts.Logger}
-		cfg.ConnConfig.Tracer = s.guard
-		// The pool checks a connection idle for more than a second before handing it
-		// out, with a ping no tracer sees: bound it too, or a request would wait on a
-		// silent server there.
-		cfg.PingTimeout = answerGrace
-	}
+	// A statement left unanswered past statement_timeout + 5 s has its connection closed:
+	// it fails as on a lost connection (queue.ErrUnavailable, queue.ErrOutcomeUnknown),
+	// and a push falls back to the spool, whose replay deduplicates on the transaction id.
+	s.guard = answerguard.Install(cfg, opts.StatementTimeout, opts.Logger)
 	// A statement refused because the server cannot take writes (a standby, or a
 	// primary being demoted) means that every connection to that server is useless:
 	// close this one at once and drop the others, so the next ones are made to the
@@ -189,9 +186,7 @@ func (s *Store) Stats() PoolStats {
 		IdleConns:     int(st.IdleConns()),
 		AcquiredConns: int(st.AcquiredConns()),
 	}
-	if s.guard != nil {
-		ps.Unanswered = s.guard.closed.Load()
-	}
+	ps.Unanswered = s.guard.Closed()
 	return ps
 }
 

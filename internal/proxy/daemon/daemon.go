@@ -79,7 +79,8 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 // none. Each part that holds a resource pushes its close on undo where it is opened.
 // A nil proxy without an error means ctx ended while waiting for the database.
 func open(ctx context.Context, cfg *config.Config, o Options, logger *slog.Logger, undo *appliance.Undo) (*proxy, error) {
-	st, err := store.Open(store.Options{ConnString: cfg.PGConnString(), MaxConns: cfg.DBPoolSize, StatementTimeout: cfg.DBStatementTimeout})
+	st, err := store.Open(store.Options{ConnString: cfg.PGConnString(), MaxConns: cfg.DBPoolSize,
+		StatementTimeout: cfg.DBStatementTimeout, Logger: logger.With("component", "store")})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/puddle/v2"
 
+	"github.com/queenmq/queen/internal/answerguard"
 	"github.com/queenmq/queen/internal/proxy/schema"
 	"github.com/queenmq/queen/internal/proxy/tenant"
 )
@@ -36,6 +38,9 @@ type Options struct {
 	// upstreams: CellUpdate refuses to change them and CellDelete to delete it
 	// (CellEnsureDefault with upstreams sets it too).
 	DefaultCellOwned bool
+	// Logger receives a warning for each connection closed because PostgreSQL left a
+	// statement unanswered (nil: none).
+	Logger *slog.Logger
 }
 
 // Open creates the pool. It does not connect: Ready and ApplySchema do.
@@ -50,6 +55,9 @@ func Open(o Options) (*Store, error) {
 	if o.StatementTimeout > 0 {
 		cfg.ConnConfig.RuntimeParams["statement_timeout"] = fmt.Sprint(o.StatementTimeout.Milliseconds())
 	}
+	// A statement left unanswered past the timeout + 5 s (a frozen server) has its
+	// connection closed and fails as unavailable.
+	answerguard.Install(cfg, o.StatementTimeout, o.Logger)
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open the proxy database pool: %w", err)

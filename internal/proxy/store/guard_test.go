@@ -1,0 +1,51 @@
+package store_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/proxy/store"
+	"github.com/queenmq/queen/internal/proxy/tenant"
+	"github.com/queenmq/queen/internal/testlog"
+)
+
+// TestAFrozenDatabaseIsUnavailable: with the proxy's PostgreSQL stopped (SIGSTOP), a
+// lookup on an open connection fails as unavailable once the statement timeout + 5 s
+// have passed, instead of waiting for the server to resume.
+func TestAFrozenDatabaseIsUnavailable(t *testing.T) {
+	t.Parallel()
+	cluster := pgtest.StartCluster(t)
+	var logs testlog.Buffer
+	st, err := store.Open(store.Options{ConnString: cluster.URL(), MaxConns: 1, StatementTimeout: time.Second,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	require.NoError(t, st.ApplySchema(t.Context()))
+	_, err = st.TenantCreate(t.Context(), &tenant.Tenant{ID: "acme", Name: "Acme",
+		Limits: tenant.DefaultLimits(), Quotas: tenant.DefaultQuotas()}, actor)
+	require.NoError(t, err)
+
+	cluster.Freeze()
+	done := make(chan error, 1)
+	go func() {
+		_, err := st.TenantGet(context.WithoutCancel(t.Context()), "acme")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, tenant.ErrUnavailable)
+	case <-time.After(60 * time.Second):
+		t.Fatal("a lookup on a frozen database was never answered")
+	}
+	require.Contains(t, logs.String(), "PostgreSQL left a statement unanswered")
+
+	cluster.Thaw()
+	got, err := st.TenantGet(t.Context(), "acme")
+	require.NoError(t, err)
+	require.Equal(t, "Acme", got.Name)
+}
