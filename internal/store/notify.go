@@ -60,7 +60,13 @@ type ListenHandlers struct {
 	ConnectedFunc func()
 	// ErrorFunc is called when the connection fails and before the next attempt.
 	ErrorFunc func(err error, retryIn time.Duration)
+	// ProbeEvery is how long the listener waits for a notification before it checks
+	// that its server still answers (0: every 30 s).
+	ProbeEvery time.Duration
 }
+
+// listenProbeEvery is the default of ListenHandlers.ProbeEvery.
+const listenProbeEvery = 30 * time.Second
 
 // Listen holds one dedicated connection (outside the pool) listening on WakeChannel
 // until ctx is done, reconnecting with a capped backoff after any failure (a database
@@ -105,8 +111,26 @@ func (s *Store) listenOnce(ctx context.Context, h ListenHandlers) error {
 	if h.ConnectedFunc != nil {
 		h.ConnectedFunc()
 	}
+	probeEvery := h.ProbeEvery
+	if probeEvery <= 0 {
+		probeEvery = listenProbeEvery
+	}
 	for {
-		n, err := conn.WaitForNotification(ctx)
+		// A quiet connection is checked now and then: a server that is alive but
+		// silent (frozen, or a primary paused while a standby took over) breaks no
+		// connection, and a listener left on it would hear nothing again. The check is
+		// a statement, which the answer guard bounds; its failure reconnects, to the
+		// writable server.
+		wait, cancel := context.WithTimeout(ctx, probeEvery)
+		n, err := conn.WaitForNotification(wait)
+		quiet := err != nil && wait.Err() != nil && ctx.Err() == nil
+		cancel()
+		if quiet {
+			if _, err := conn.Exec(ctx, "SELECT 1"); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
