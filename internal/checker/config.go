@@ -62,8 +62,9 @@ type Config struct {
 	// with the disruption pushes saw and the time until they were queued again
 	// ([Report.FaultLog]); the drain does not end before the last one's Do returned.
 	// Only pushes measure recovery: while a fault runs, the producers push the last
-	// share of their messages (one in len(Faults)+1) one at a time at a quarter of
-	// the pace, so that faults running late are measured too.
+	// share of their messages (one in len(Faults)+1), and any message a producer
+	// behind its pace sends past Duration, one at a time at a quarter of the pace, so
+	// that faults running late are measured too.
 	Faults []Fault
 	// AllowBuffered accepts a push item answered "buffered" (written to a broker's
 	// spool while the database was away) as pushed: it must then be delivered like a

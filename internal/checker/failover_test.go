@@ -2,6 +2,7 @@ package checker_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"slices"
@@ -27,7 +28,7 @@ const failoverRecovery = 30 * time.Second
 // failoverConfig is TestPostgresFailover's run: four producers pushing batches of up
 // to ten over two brokers, two consumer groups and queue mode, a fifth of the
 // completions made by transactions, while the primary is killed, a switchover is
-// made and the replica restarts. With -checker.long (make test-failover) it is
+// made, the replica restarts and the primary freezes. With -checker.long (make test-failover) it is
 // minutes long and goes through every fault twice.
 func failoverConfig(long bool) (checker.Config, []string) {
 	c := checker.DefaultConfig()
@@ -40,7 +41,7 @@ func failoverConfig(long bool) (checker.Config, []string) {
 	c.TransactionProbability = 0.2
 	c.Messages = 4000
 	c.Duration = 45 * time.Second
-	plan := []string{"kill-primary", "switchover", "restart-replica"}
+	plan := []string{"kill-primary", "switchover", "restart-replica", "freeze-primary"}
 	if long {
 		// About 80 pushes a second, each delivered to three groups: what two brokers under
 		// the race detector and a synchronous pair share with the checker on two cores.
@@ -56,8 +57,8 @@ func failoverConfig(long bool) (checker.Config, []string) {
 // TestPostgresFailover runs the concurrency checker against two brokers on a real
 // Patroni cluster (two PostgreSQL nodes on loopback, synchronous replication) given
 // both hosts in PG_HOST, through a crash of the primary (SIGKILL of its Patroni and
-// postmaster), the old primary rejoining as a standby, a planned switchover and a
-// restart of the replica. It requires what an operator is promised: every push
+// postmaster), the old primary rejoining as a standby, a planned switchover, a
+// restart of the replica and a primary frozen (SIGSTOP) until another leads. It requires what an operator is promised: every push
 // answered 2xx (queued or buffered) delivered, to every group, exactly as leases
 // allow and in order per partition; transactions' follow-ups exactly once; no 5xx
 // answer other than 503; and pushes queued again within failoverRecovery of each
@@ -74,10 +75,15 @@ func TestPostgresFailover(t *testing.T) {
 	step := cfg.Duration / time.Duration(len(plan)+1)
 	var healthy atomic.Int64 // when the last fault's cluster was healthy again (Unix nanoseconds)
 	for i, name := range plan {
+		// A frozen primary that resumes cancels the statements in flight when it stopped
+		// (their statement_timeout ran out meanwhile), and stays the primary until
+		// Patroni demotes it: requests may time out there (see checker.Fault.Timeouts).
 		cfg.Faults = append(cfg.Faults, checker.Fault{At: step/2 + time.Duration(i)*step, Name: name,
-			Do: failoverFault(t, pc, name, &healthy)})
+			Do: failoverFault(t, pc, name, &healthy), Timeouts: name == "freeze-primary"})
 	}
-	env := brokerSettings(pc.Env())
+	// A statement to a frozen primary is abandoned after this + 5 s (the answer guard):
+	// within failoverRecovery, with Patroni's 10 s to elect another leader.
+	env := append(brokerSettings(pc.Env()), "DB_STATEMENT_TIMEOUT=10000")
 	if *flagTargetAny {
 		// As a client that lists every host without asking for the writable one: during
 		// the switch its connections can land on the standby still in recovery, where
@@ -94,8 +100,8 @@ func TestPostgresFailover(t *testing.T) {
 		t.Logf("checker: %s", f)
 	}
 	for _, f := range rep.FaultLog {
-		if f.Name == "kill-primary" {
-			require.True(t, f.Disrupted, "a dead primary went unnoticed: %s", f)
+		if f.Name == "kill-primary" || f.Name == "freeze-primary" {
+			require.True(t, f.Disrupted, "a dead or frozen primary went unnoticed: %s", f)
 		}
 		if *flagTargetAny {
 			// Connections may stay on the old primary once it rejoins as a standby: nothing
@@ -159,6 +165,10 @@ func failoverFault(t *testing.T, pc *patronitest.Cluster, name string, healthy *
 			if err := pc.Start(ctx, leader); err != nil {
 				return err
 			}
+		case "freeze-primary":
+			if err := freezePrimary(ctx, t, pc, leader); err != nil {
+				return err
+			}
 		case "switchover":
 			if err := pc.Switchover(ctx, other); err != nil {
 				return err
@@ -172,4 +182,21 @@ func failoverFault(t *testing.T, pc *patronitest.Cluster, name string, healthy *
 		}
 		return pc.WaitHealthy(ctx)
 	}
+}
+
+// freezePrimary stops the leader's machine without a crash (SIGSTOP of its Patroni and
+// PostgreSQL), waits for another leader, and resumes it, which Patroni then demotes.
+// The brokers' connections to it stay open and unanswered: only their answer guard
+// (DB_STATEMENT_TIMEOUT + 5 s) gets them off it.
+func freezePrimary(ctx context.Context, t *testing.T, pc *patronitest.Cluster, leader string) (err error) {
+	if err := pc.Freeze(ctx, leader); err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, pc.Thaw(leader)) }()
+	next, took, err := pc.WaitLeader(ctx, leader)
+	if err != nil {
+		return err
+	}
+	t.Logf("failover: %s frozen, %s leads after %s", leader, next, took.Round(time.Millisecond))
+	return nil
 }

@@ -19,6 +19,14 @@ type Fault struct {
 	// (a switchover command, a cut-off restored): the report keeps both ends. An error
 	// ends the run with that error.
 	Do func(ctx context.Context) error
+	// Timeouts says that the fault may make PostgreSQL cancel statements on its own
+	// (statement_timeout, lock_timeout: a 504 answer with code "timeout", nothing
+	// stored), as a primary resumed after a freeze does: the statements in flight when
+	// it stopped reach their statement_timeout the moment it resumes (the clock ran
+	// while it was stopped), and until its failover manager demotes it, requests that
+	// reach it may wait on the locks of its frozen transactions. Such answers in its
+	// window are counted (Report.FaultTimeouts), not violations.
+	Timeouts bool
 }
 
 // FaultEvent is one fault as it happened: Do was called at Start and returned at End
@@ -26,6 +34,7 @@ type Fault struct {
 type FaultEvent struct {
 	Name       string
 	Start, End time.Duration
+	Timeouts   bool // Fault.Timeouts
 }
 
 // FaultReport is one fault and what the clients saw around it. Its window runs from
@@ -84,7 +93,7 @@ func (r *run) faulter(ctx context.Context) {
 		r.cfg.Logf("checker: fault %s at %s", f.Name, start.Round(time.Millisecond))
 		err := f.Do(ctx)
 		end := r.since()
-		r.faultLog = append(r.faultLog, FaultEvent{Name: f.Name, Start: start, End: end})
+		r.faultLog = append(r.faultLog, FaultEvent{Name: f.Name, Start: start, End: end, Timeouts: f.Timeouts})
 		if err != nil {
 			if ctx.Err() == nil {
 				r.fail(fmt.Errorf("checker: fault %s: %w", f.Name, err))
@@ -93,6 +102,21 @@ func (r *run) faulter(ctx context.Context) {
 		}
 		r.cfg.Logf("checker: fault %s done at %s", f.Name, end.Round(time.Millisecond))
 	}
+}
+
+// inTimeoutsWindow reports whether q's answer arrived in the window (its Start to the
+// next fault's) of a fault of h that may make statements time out.
+func inTimeoutsWindow(h *History, q *Request) bool {
+	for k, ev := range h.Faults {
+		to := never
+		if k+1 < len(h.Faults) {
+			to = h.Faults[k+1].Start
+		}
+		if ev.Timeouts && q.Received >= ev.Start && q.Received < to {
+			return true
+		}
+	}
+	return false
 }
 
 // faultReports judges the requests of h around each of its faults.

@@ -167,6 +167,7 @@ type Report struct {
 	Buffered      int // messages whose push was answered buffered (spooled)
 	Unavailable   int // requests answered 503
 	ServerErrors  int // requests answered with another 5xx
+	FaultTimeouts int // requests answered 504 timeout in the window of a fault that may cause them
 	Transactions  int // transactions answered success (committed)
 	TxRefused     int // transactions answered success false (rolled back)
 	TxUnknown     int // transactions whose answer was lost (transport error, 5xx)
@@ -242,9 +243,9 @@ func (r *Report) Kinds() map[string]int { return r.kinds }
 func (r *Report) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "checker: pushed=%d buffered=%d delivered=%d redelivered=%d failedAcks=%d expiredLeases=%d dlq=%d unknownAcks=%d "+
-		"tx=%d txRefused=%d txUnknown=%d followUps=%d 503s=%d other5xx=%d groups=%d partitions=%d brokers=%d restarts=%d faults=%d elapsed=%s",
+		"tx=%d txRefused=%d txUnknown=%d followUps=%d 503s=%d faultTimeouts=%d other5xx=%d groups=%d partitions=%d brokers=%d restarts=%d faults=%d elapsed=%s",
 		r.Pushed, r.Buffered, r.Delivered, r.Redelivered, r.FailedAcks, r.ExpiredLeases, r.DeadLettered, r.UnknownAcks,
-		r.Transactions, r.TxRefused, r.TxUnknown, r.FollowUps, r.Unavailable, r.ServerErrors,
+		r.Transactions, r.TxRefused, r.TxUnknown, r.FollowUps, r.Unavailable, r.FaultTimeouts, r.ServerErrors,
 		r.Groups, r.Partitions, r.Brokers, r.Restarts, len(r.FaultLog), r.Elapsed.Round(100*time.Millisecond))
 	if r.OK() {
 		b.WriteString(" OK")

@@ -69,12 +69,15 @@ func (r *run) request(q Request) {
 // checkStatuses counts the 5xx answers and, with Only503, requires that none had a
 // status other than 503, the one that says "retry later" (the database is away, the
 // broker is stopping): a 500 is a fault of the broker, whatever the database did.
+// A 504 timeout in the window of a fault that may cause them is counted apart.
 func (v *verifier) checkStatuses() {
 	for i := range v.h.Requests {
 		q := &v.h.Requests[i]
 		switch {
 		case q.Status == http.StatusServiceUnavailable:
 			v.rep.Unavailable++
+		case q.Status == http.StatusGatewayTimeout && q.Code == string(api.ErrorCodeTimeout) && inTimeoutsWindow(v.h, q):
+			v.rep.FaultTimeouts++
 		case q.Status >= 500:
 			v.rep.ServerErrors++
 			if !v.h.Only503 {

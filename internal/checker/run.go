@@ -234,7 +234,8 @@ func (r *run) msgIndex(txid string) (int, bool) {
 // they take, so that the broker restarted last serves pushes again. With faults the
 // last share (one in len(Faults)+1) goes one message per push at a quarter of the
 // pace while a fault is still running, so that pushes go on measuring recovery from
-// faults that outlast Duration; what is left of it goes once they are over.
+// faults that outlast Duration; what is left of it goes once they are over. So does
+// every push a producer behind its pace makes past Duration.
 func (r *run) produce(ctx context.Context, p int) {
 	cfg := r.cfg
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(100+p)))
@@ -259,8 +260,12 @@ func (r *run) produce(ctx context.Context, p int) {
 			return
 		}
 		size := min(1+rng.IntN(cfg.PushBatch), n-k)
+		// A producer behind its pace past Duration with faults planned pushes as the
+		// last share does, whatever the message: a fault running then is measured by
+		// pushes of one message.
+		late := len(cfg.Faults) > 0 && !rolling && r.since() >= cfg.Duration
 		switch {
-		case k < tail:
+		case k < tail && !late:
 		case rolling:
 			select {
 			case <-r.restartsDone:

@@ -424,3 +424,27 @@ func TestVerifyCountsServerErrors(t *testing.T) {
 	require.Contains(t, rep.Violations[0].Detail, "GET /api/v1/pop/queue/{queue}")
 	require.Contains(t, rep.Violations[0].Detail, "500 internal")
 }
+
+// TestVerifyCountsTimeoutsOfAFaultThatCausesThem: with Only503, a 504 timeout whose
+// answer arrived in the window of a fault marked Timeouts is counted apart; the same
+// answer before that window, or a 500 in it, is a violation.
+func TestVerifyCountsTimeoutsOfAFaultThatCausesThem(t *testing.T) {
+	t.Parallel()
+	b := good()
+	b.h.Only503 = true
+	b.h.Faults = []FaultEvent{{Name: "kill", Start: ms(10), End: ms(20)}, {Name: "freeze", Start: ms(30), End: ms(40), Timeouts: true}}
+	timeout := func(at time.Duration) Request {
+		return Request{Route: RouteAck, Sent: at - ms(1), Received: at, Status: 504, Code: "timeout"}
+	}
+	b.h.Requests = []Request{timeout(ms(35)), timeout(ms(50))}
+	rep := Verify(&b.h)
+	require.True(t, rep.OK(), "%v", rep.Violations)
+	require.Equal(t, 2, rep.FaultTimeouts)
+	require.Zero(t, rep.ServerErrors)
+	require.Contains(t, rep.Summary(), "faultTimeouts=2")
+
+	b.h.Requests = []Request{timeout(ms(15)), {Route: RoutePush, Sent: ms(34), Received: ms(35), Status: 500, Code: "internal"}}
+	rep = Verify(&b.h)
+	require.Equal(t, 2, rep.Kinds()["status"], "%v", rep.Violations)
+	require.Zero(t, rep.FaultTimeouts)
+}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,6 +34,60 @@ func (c *Cluster) Kill(ctx context.Context, name string) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("kill %s: %w", name, ctx.Err())
 	}
+	return nil
+}
+
+// Freeze stops the node's machine without a crash, as its clients and the other
+// nodes see it: SIGSTOP of its Patroni's process group, its postmaster and every
+// PostgreSQL process. Its connections stay open and its ports accept (the kernel
+// answers), but nothing is answered: no statement, no REST call. Patroni elects another
+// leader once the frozen leader's key expires (about 10 s); WaitLeader waits for it.
+// Thaw resumes the node.
+func (c *Cluster) Freeze(ctx context.Context, name string) error {
+	n, err := c.mustNode(name)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !n.up || n.patroni == nil {
+		return fmt.Errorf("freeze %s: the node is not running", name)
+	}
+	if len(n.frozen) > 0 {
+		return fmt.Errorf("freeze %s: the node is frozen already", name)
+	}
+	if err := syscall.Kill(-n.patroni.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("freeze %s: Patroni: %w", name, err)
+	}
+	n.frozen = []int{-n.patroni.cmd.Process.Pid}
+	postmasters := pidsWhere(func(_ int, cmdline string) bool { return strings.Contains(cmdline, n.dataDir()) })
+	for _, pid := range postmasters {
+		_ = syscall.Kill(pid, syscall.SIGSTOP) // no new child from now on
+		n.frozen = append(n.frozen, pid)
+	}
+	for _, pid := range postmasters {
+		for _, child := range pidsWhere(func(p int, _ string) bool { return parent(p) == pid }) {
+			_ = syscall.Kill(child, syscall.SIGSTOP)
+			n.frozen = append(n.frozen, child)
+		}
+	}
+	return ctx.Err()
+}
+
+// Thaw resumes what Freeze stopped, PostgreSQL first. A frozen leader that lost its
+// key finds out at its next Patroni cycle and is demoted (rewound if need be) to
+// follow the new leader; WaitHealthy waits for that.
+func (c *Cluster) Thaw(name string) error {
+	n, err := c.mustNode(name)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(n.frozen) - 1; i >= 0; i-- {
+		_ = syscall.Kill(n.frozen[i], syscall.SIGCONT)
+	}
+	n.frozen = nil
 	return nil
 }
 

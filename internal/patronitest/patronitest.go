@@ -62,6 +62,7 @@ type node struct {
 	log     string
 	patroni *proc // nil while the node is down
 	up      bool  // started by the harness and not killed since
+	frozen  []int // what Freeze stopped (a negative pid: a process group), Patroni's group first
 }
 
 func (n *node) dataDir() string { return filepath.Join(n.dir, "data") }
