@@ -5,9 +5,10 @@
 // waiting for a synchronous standby that is gone) never answers, and TCP keepalives
 // and TCP_USER_TIMEOUT never fire while its host acknowledges packets: a request would
 // wait until the server resumes. A Guard, installed on a pgx pool, closes the socket of
-// a statement left unanswered statement_timeout plus [Grace] after it was sent. The
-// statement then fails as on a connection lost under it (a net.Error, its outcome
-// unknown), and pgx closes the connection, which the pool discards.
+// a statement left unanswered for its deadline (by default statement_timeout plus
+// [Grace]: a server that runs answers first). The statement then fails as on a
+// connection lost under it (a net.Error, its outcome unknown), and pgx closes the
+// connection, which the pool discards.
 package answerguard
 
 import (
@@ -20,32 +21,40 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Grace is how long past statement_timeout a statement may go unanswered, and how
-// long the pool's ping of an idle connection may.
+// Grace is how long past statement_timeout a statement may go unanswered by default
+// (see Deadline), and at most how long the pool's ping of an idle connection may.
 const Grace = 5 * time.Second
 
-// Guard is a pgx tracer timing every statement of the pool it is installed on. A batch
-// of n statements gets n statement timeouts plus the grace: PostgreSQL sends a
-// pipeline's results only at its end. Closing the socket is safe while pgx reads or
-// writes it.
-type Guard struct {
-	timeout time.Duration // statement_timeout
-	logger  *slog.Logger  // nil: no warning
-	closed  atomic.Uint64
+// Deadline is the default deadline for a pool whose statements are limited to
+// statementTimeout: statementTimeout + Grace, or 0 (none) when there is no limit.
+func Deadline(statementTimeout time.Duration) time.Duration {
+	if statementTimeout <= 0 {
+		return 0
+	}
+	return statementTimeout + Grace
 }
 
-// Install puts a Guard on cfg for statements limited to statementTimeout, warning on
-// logger (nil: silently) for each connection it closes. With no statement timeout it
-// installs nothing and returns nil: nothing bounds a statement then.
-func Install(cfg *pgxpool.Config, statementTimeout time.Duration, logger *slog.Logger) *Guard {
-	if statementTimeout <= 0 {
+// Guard is a pgx tracer timing every statement of the pool it is installed on. A batch
+// of n statements gets n deadlines: PostgreSQL sends a pipeline's results only at its
+// end. Closing the socket is safe while pgx reads or writes it.
+type Guard struct {
+	deadline time.Duration
+	logger   *slog.Logger // nil: no warning
+	closed   atomic.Uint64
+}
+
+// Install puts a Guard on cfg that closes the connection of a statement unanswered
+// after deadline, warning on logger (nil: silently) for each. With no deadline it
+// installs nothing and returns nil.
+func Install(cfg *pgxpool.Config, deadline time.Duration, logger *slog.Logger) *Guard {
+	if deadline <= 0 {
 		return nil
 	}
-	g := &Guard{timeout: statementTimeout, logger: logger}
+	g := &Guard{deadline: deadline, logger: logger}
 	cfg.ConnConfig.Tracer = g
 	// The pool checks a connection idle for more than a second before handing it out,
 	// with a ping no tracer sees: bound it too.
-	cfg.PingTimeout = Grace
+	cfg.PingTimeout = min(deadline, Grace)
 	return g
 }
 
@@ -70,7 +79,7 @@ type watch struct {
 func (g *Guard) start(ctx context.Context, conn *pgx.Conn, statements int) context.Context {
 	w := &watch{}
 	statements = max(statements, 1)
-	limit := time.Duration(statements)*g.timeout + Grace
+	limit := time.Duration(statements) * g.deadline
 	w.timer = time.AfterFunc(limit, func() {
 		if !w.state.CompareAndSwap(0, 2) {
 			return

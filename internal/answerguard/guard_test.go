@@ -10,20 +10,24 @@ import (
 	"github.com/queenmq/queen/internal/answerguard"
 )
 
-// TestInstall: a statement timeout installs the guard as the pool's tracer and bounds
-// the pool's ping; none installs nothing (the store's tests run it against a frozen
+// TestInstall: a deadline installs the guard as the pool's tracer and bounds the
+// pool's ping; none installs nothing (the store's tests run it against a frozen
 // PostgreSQL).
 func TestInstall(t *testing.T) {
 	cfg, err := pgxpool.ParseConfig("postgres://u@127.0.0.1:1/db")
 	require.NoError(t, err)
+	require.Zero(t, answerguard.Deadline(0))
+	require.Equal(t, 35*time.Second, answerguard.Deadline(30*time.Second))
 	require.Nil(t, answerguard.Install(cfg, 0, nil))
 	require.Nil(t, cfg.ConnConfig.Tracer)
 	require.Zero(t, cfg.PingTimeout)
 	require.Zero(t, (*answerguard.Guard)(nil).Closed())
 
-	g := answerguard.Install(cfg, time.Second, nil)
+	g := answerguard.Install(cfg, 6*time.Second, nil)
 	require.NotNil(t, g)
 	require.Same(t, g, cfg.ConnConfig.Tracer)
 	require.Equal(t, answerguard.Grace, cfg.PingTimeout)
+	answerguard.Install(cfg, 2*time.Second, nil)
+	require.Equal(t, 2*time.Second, cfg.PingTimeout, "the ping waits no longer than a statement")
 	require.Zero(t, g.Closed())
 }

@@ -77,6 +77,7 @@ type Config struct {
 	DBLockTimeout           time.Duration // DB_LOCK_TIMEOUT (ms), 0 = none
 	DBIdleTimeout           time.Duration // DB_IDLE_TIMEOUT (ms): idle_in_transaction_session_timeout.
 	DBTCPUserTimeout        time.Duration // DB_TCP_USER_TIMEOUT_MS
+	DBInflightDeadline      time.Duration // LIBQUEEN_INFLIGHT_DEADLINE_MS (ms), 0 = derived; see InflightDeadline
 	DBKeepalivesIdle        time.Duration // DB_KEEPALIVES_IDLE (s)
 	DBKeepalivesInterval    time.Duration // DB_KEEPALIVES_INTERVAL (s)
 	DBKeepalivesCount       int           // DB_KEEPALIVES_COUNT
@@ -204,6 +205,7 @@ func Load(environ []string) (*Config, error) {
 	c.resolveDatabase()
 	c.checkForeign(env, credDir)
 	c.warnings = append(c.warnings, c.compat1xWarnings(env)...)
+	c.warnings = append(c.warnings, c.inflightWarnings()...)
 	for _, p := range c.problems() {
 		if !p.involves(failed) {
 			errs = append(errs, p)

@@ -3,6 +3,7 @@ package config
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -148,6 +149,32 @@ func quoteConnValue(v string) string {
 	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`)
 	return "'" + r.Replace(v) + "'"
 }
+
+// InflightDeadline is how long a statement may go unanswered before its connection is
+// closed (LIBQUEEN_INFLIGHT_DEADLINE_MS, at least 2 s; by default DB_STATEMENT_TIMEOUT
+// + 5 s); 0 means no limit (DB_STATEMENT_TIMEOUT 0 and the deadline unset).
+func (c *Config) InflightDeadline() time.Duration {
+	switch {
+	case c.DBInflightDeadline > 0:
+		return max(c.DBInflightDeadline, minInflightDeadline)
+	case c.DBStatementTimeout > 0:
+		return c.DBStatementTimeout + 5*time.Second
+	}
+	return 0
+}
+
+// inflightWarnings says when LIBQUEEN_INFLIGHT_DEADLINE_MS was raised to its floor.
+func (c *Config) inflightWarnings() []string {
+	if c.DBInflightDeadline > 0 && c.DBInflightDeadline < minInflightDeadline {
+		return []string{fmt.Sprintf("LIBQUEEN_INFLIGHT_DEADLINE_MS=%d is raised to %d, its minimum",
+			c.DBInflightDeadline.Milliseconds(), minInflightDeadline.Milliseconds())}
+	}
+	return nil
+}
+
+// minInflightDeadline is the floor of LIBQUEEN_INFLIGHT_DEADLINE_MS, as in the Queen
+// 1.x brokers.
+const minInflightDeadline = 2 * time.Second
 
 // ConnectTimeout bounds each connection attempt: DB_CONNECTION_TIMEOUT rounded up to
 // whole seconds, at least one, as libpq's connect_timeout takes it (upstream values

@@ -296,3 +296,32 @@ func TestConnectTimeout(t *testing.T) {
 		require.Contains(t, c.PGConnString(), fmt.Sprintf("connect_timeout=%d ", int(want/time.Second)), ms)
 	}
 }
+
+// TestInflightDeadline: LIBQUEEN_INFLIGHT_DEADLINE_MS, at least 2000 (a warning says
+// when it was raised), else DB_STATEMENT_TIMEOUT + 5000, else no limit, as the Queen
+// 1.x brokers derive it.
+func TestInflightDeadline(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		environ []string
+		want    time.Duration
+		warning string
+	}{
+		{nil, 35 * time.Second, ""},
+		{[]string{"DB_STATEMENT_TIMEOUT=1000"}, 6 * time.Second, ""},
+		{[]string{"DB_STATEMENT_TIMEOUT=0"}, 0, ""},
+		{[]string{"LIBQUEEN_INFLIGHT_DEADLINE_MS=8000"}, 8 * time.Second, ""},
+		{[]string{"DB_STATEMENT_TIMEOUT=0", "LIBQUEEN_INFLIGHT_DEADLINE_MS=9000"}, 9 * time.Second, ""},
+		{[]string{"LIBQUEEN_INFLIGHT_DEADLINE_MS=500"}, 2 * time.Second,
+			"LIBQUEEN_INFLIGHT_DEADLINE_MS=500 is raised to 2000, its minimum"},
+	} {
+		c := mustLoad(t, tc.environ...)
+		require.Equal(t, tc.want, c.InflightDeadline(), "%v", tc.environ)
+		if tc.warning != "" {
+			require.Contains(t, c.Warnings(), tc.warning)
+		}
+		for _, w := range c.Warnings() {
+			require.NotContains(t, w, "LIBQUEEN_INFLIGHT_DEADLINE_MS is accepted", "a setting, not an unused variable")
+		}
+	}
+}

@@ -277,7 +277,8 @@ func postgresSettings() []setting {
 		{
 			name: "DB_STATEMENT_TIMEOUT", def: "30000", group: groupPostgres,
 			doc: "`statement_timeout` of every connection, in milliseconds; 0 means none, whatever the role or " +
-				"database sets. " +
+				"database sets. A statement left unanswered longer (a frozen server) is ended by " +
+				"`LIBQUEEN_INFLIGHT_DEADLINE_MS`. " +
 				"Not truncated to 16 bits as upstream's engine connections are.",
 			bind: func(c *Config) value { return ms(&c.DBStatementTimeout, 0) },
 		},
@@ -291,6 +292,17 @@ func postgresSettings() []setting {
 			doc: "Despite the name, `idle_in_transaction_session_timeout` in milliseconds (as upstream); " +
 				"0 means none, whatever the role or database sets. It is not a pool idle timeout.",
 			bind: func(c *Config) value { return ms(&c.DBIdleTimeout, 0) },
+		},
+		{
+			name: "LIBQUEEN_INFLIGHT_DEADLINE_MS", def: "0", group: groupPostgres,
+			defDoc: "`DB_STATEMENT_TIMEOUT` + 5000",
+			doc: "How long a statement may go unanswered, in milliseconds, before its connection is closed and " +
+				"the request answered as on a lost connection (a push goes to the spool): a server alive but " +
+				"silent (stopped, paused, a commit waiting for a synchronous standby that is gone), which " +
+				"neither `statement_timeout` nor TCP ends. 0 or unset: `DB_STATEMENT_TIMEOUT` + 5000, and no " +
+				"limit when `DB_STATEMENT_TIMEOUT` is 0. Values under 2000 are raised to 2000, as the Queen " +
+				"1.x brokers do. A pipeline of n statements has n times as long.",
+			bind: func(c *Config) value { return ms(&c.DBInflightDeadline, 0) },
 		},
 		{
 			name: "DB_TCP_USER_TIMEOUT_MS", def: "30000", group: groupPostgres,

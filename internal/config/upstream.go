@@ -52,8 +52,6 @@ func unusedUpstream() []unusedGroup {
 			reason: "queen answers each request directly; there is no response timer"},
 		{names: []string{"SIDECAR_POOL_SIZE"},
 			reason: "queen has one PostgreSQL pool, sized by DB_POOL_SIZE"},
-		{names: []string{"LIBQUEEN_INFLIGHT_DEADLINE_MS"},
-			reason: "queries are bounded by DB_STATEMENT_TIMEOUT and TCP keepalives"},
 		{names: []string{"QUEEN_CONCURRENCY_MODE"}, reason: static},
 		{names: []string{"SIDECAR_MICRO_BATCH_WAIT_MS"},
 			reason: "queen reads QUEEN_PUSH_MAX_HOLD_MS only (default 5, upstream's effective default)"},

@@ -133,6 +133,7 @@ func (d *daemon) open(ctx context.Context, opts Options, undo *appliance.Undo) (
 		TCPUserTimeout: cfg.DBTCPUserTimeout,
 		TLSRootCAs:     cfg.PGRootCAs(),
 		TLSClientCert:  cfg.PGClientCert(),
+		AnswerDeadline: cfg.InflightDeadline(),
 		Logger:         logger.With("component", "store"),
 	})
 	if err != nil {

@@ -14,14 +14,15 @@ import (
 
 // TestOutagePostgreSQLFrozen: PostgreSQL stopped with SIGSTOP under load, alive to the
 // kernel but answering nothing. The pushes in flight on its connections are answered
-// (buffered) once DB_STATEMENT_TIMEOUT plus 5 s has passed without an answer, as is a
+// (buffered) once LIBQUEEN_INFLIGHT_DEADLINE_MS has passed without an answer, as is a
 // long-poll parked on it; once PostgreSQL resumes, the statements it then runs and the
 // spool's replay of the same pushes store each message once, in each producer's order.
 func TestOutagePostgreSQLFrozen(t *testing.T) {
 	t.Parallel()
 	cluster := pgtest.StartCluster(t)
 	n := startNode(t, daemontest.Options{DBURL: cluster.URL(), Env: []string{"LOG_LEVEL=error",
-		"DB_CONNECTION_TIMEOUT=1000", "DB_STATEMENT_TIMEOUT=1000", "FILE_BUFFER_FLUSH_MS=20"}})
+		"DB_CONNECTION_TIMEOUT=1000", "DB_STATEMENT_TIMEOUT=1000", "LIBQUEEN_INFLIGHT_DEADLINE_MS=3000",
+		"FILE_BUFFER_FLUSH_MS=20"}})
 	l := newLedger()
 	ctx, stop := context.WithCancel(context.Background())
 	wait := produce(ctx, n, "frozen", 4, l)

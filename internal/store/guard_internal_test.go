@@ -9,21 +9,23 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queenmq/queen/internal/answerguard"
 	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/testlog"
 )
 
-// TestTheAnswerGuard: a statement PostgreSQL leaves unanswered fails once
-// statement_timeout + 5 s have passed, as on a connection lost under it, while a server
-// that runs keeps enforcing statement_timeout itself, and a batch of n statements has
-// n statement_timeouts. The pool's check of a connection idle for more than a second
-// is bounded too.
+// TestTheAnswerGuard: a statement PostgreSQL leaves unanswered fails once its deadline
+// (here statement_timeout + 5 s) has passed, as on a connection lost under it, while a
+// server that runs keeps enforcing statement_timeout itself, and a batch of n
+// statements has n deadlines. The pool's check of a connection idle for more than a
+// second is bounded too.
 func TestTheAnswerGuard(t *testing.T) {
 	t.Parallel()
 	cluster := pgtest.StartCluster(t)
 	var logs testlog.Buffer
 	st, err := Open(Options{ConnString: cluster.URL(), MaxConns: 2, StatementTimeout: time.Second,
+		AnswerDeadline: answerguard.Deadline(time.Second),
 		ConnectTimeout: time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	t.Cleanup(st.Close)

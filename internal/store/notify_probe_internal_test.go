@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queenmq/queen/internal/answerguard"
 	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/testwait"
@@ -22,6 +23,7 @@ func TestTheListenerLeavesASilentServer(t *testing.T) {
 	cluster := pgtest.StartCluster(t)
 	open := func() *Store {
 		st, err := Open(Options{ConnString: cluster.URL(), MaxConns: 2, StatementTimeout: time.Second,
+			AnswerDeadline: answerguard.Deadline(time.Second),
 			ConnectTimeout: time.Second})
 		require.NoError(t, err)
 		t.Cleanup(st.Close)

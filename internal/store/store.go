@@ -51,6 +51,10 @@ type Options struct {
 	// server that asks for a client certificate. Both reach every host of a list (tls.go).
 	TLSRootCAs    *x509.CertPool
 	TLSClientCert *tls.Certificate
+	// AnswerDeadline is how long a statement may go unanswered before its connection is
+	// closed (answerguard; 0: no limit). answerguard.Deadline(StatementTimeout) is the
+	// usual value.
+	AnswerDeadline time.Duration
 	// Logger receives a warning for each connection closed because PostgreSQL left a
 	// statement unanswered (nil: none).
 	Logger *slog.Logger
@@ -119,10 +123,10 @@ func Open(opts Options) (*Store, error) {
 	// default would take before them (messages stamped out of commit order).
 	params["default_transaction_isolation"] = "read committed"
 	s := &Store{cycles: make(chan struct{}, max(1, cfg.MaxConns-1))}
-	// A statement left unanswered past statement_timeout + 5 s has its connection closed:
+	// A statement left unanswered for AnswerDeadline has its connection closed:
 	// it fails as on a lost connection (queue.ErrUnavailable, queue.ErrOutcomeUnknown),
 	// and a push falls back to the spool, whose replay deduplicates on the transaction id.
-	s.guard = answerguard.Install(cfg, opts.StatementTimeout, opts.Logger)
+	s.guard = answerguard.Install(cfg, opts.AnswerDeadline, opts.Logger)
 	// A statement refused because the server cannot take writes (a standby, or a
 	// primary being demoted) means that every connection to that server is useless:
 	// close this one at once and drop the others, so the next ones are made to the
@@ -173,7 +177,7 @@ type PoolStats struct {
 	IdleConns     int
 	AcquiredConns int
 	// Unanswered counts the connections closed because PostgreSQL had not answered a
-	// statement within statement_timeout plus 5 s.
+	// statement within Options.AnswerDeadline.
 	Unanswered uint64
 }
 

@@ -111,8 +111,8 @@ func newPoolCollector(st *store.Store) *poolCollector {
 		waitSeconds: prometheus.NewDesc("queen_db_pool_acquire_wait_seconds_total",
 			"Time spent in the waits of queen_db_pool_acquire_waits_total.", nil, nil),
 		unanswered: prometheus.NewDesc("queen_db_unanswered_statements_total",
-			"Connections closed because PostgreSQL had not answered a statement within DB_STATEMENT_TIMEOUT "+
-				"plus 5 s: a server alive but silent (stopped, paused, or a commit waiting for a synchronous "+
+			"Connections closed because PostgreSQL had not answered a statement within "+
+				"LIBQUEEN_INFLIGHT_DEADLINE_MS (by default DB_STATEMENT_TIMEOUT plus 5 s): a server alive but silent (stopped, paused, or a commit waiting for a synchronous "+
 				"standby that is gone). Their pushes went to the spool.", nil, nil),
 	}
 }

@@ -57,7 +57,7 @@ func Open(o Options) (*Store, error) {
 	}
 	// A statement left unanswered past the timeout + 5 s (a frozen server) has its
 	// connection closed and fails as unavailable.
-	answerguard.Install(cfg, o.StatementTimeout, o.Logger)
+	answerguard.Install(cfg, answerguard.Deadline(o.StatementTimeout), o.Logger)
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open the proxy database pool: %w", err)
