@@ -254,6 +254,45 @@ func startNode(t *testing.T, o daemontest.Options) *node {
 	return newNode(daemontest.Start(t, o).URL)
 }
 
+// outage is four producers pushing batches to queue q through n while a test takes
+// its PostgreSQL away, recording every answer.
+type outage struct {
+	t          *testing.T
+	n          *node
+	q          string
+	l          *ledger
+	stop, wait func()
+}
+
+func startOutage(t *testing.T, n *node, q string) *outage {
+	ctx, stop := context.WithCancel(context.Background())
+	o := &outage{t: t, n: n, q: q, l: newLedger(), stop: stop}
+	o.wait = produce(ctx, n, q, 4, o.l)
+	return o
+}
+
+// grow waits (a minute at most) until by more pushes were answered status.
+func (o *outage) grow(status string, by int, what string) {
+	o.t.Helper()
+	from := o.l.count(status)
+	require.Eventually(o.t, func() bool { return o.l.count(status) >= from+by }, 60*time.Second, 5*time.Millisecond, what)
+}
+
+// finish stops the producers, waits for the spool to drain, and checks that every
+// acknowledged push is delivered exactly once and in each producer's order. It
+// returns the ledger's summary, the deliveries and the spool's state.
+func (o *outage) finish() (summary string, delivered int, st api.BufferStatus) {
+	o.t.Helper()
+	o.stop()
+	o.wait()
+	st = o.n.waitDrained(o.t, 60*time.Second)
+	require.Zero(o.t, st.Failed, "nothing quarantined")
+	got, order := o.n.consumeInOrder(o.t, o.q, "audit")
+	summary = verifyExactlyOnce(o.t, o.l, got)
+	verifyPushOrder(o.t, order)
+	return summary, len(got), st
+}
+
 // TestOutagePostgreSQLStoppedTwice is the outage test: producers push continuously
 // through a broker whose own PostgreSQL is stopped with pg_ctl stop -m immediate
 // and started again, twice. Every push answered queued or buffered is delivered
@@ -264,30 +303,17 @@ func TestOutagePostgreSQLStoppedTwice(t *testing.T) {
 	cluster := pgtest.StartCluster(t)
 	n := startNode(t, daemontest.Options{DBURL: cluster.URL(),
 		Env: []string{"LOG_LEVEL=error", "DB_CONNECTION_TIMEOUT=2000", "FILE_BUFFER_FLUSH_MS=20"}})
-	l := newLedger()
-	ctx, stop := context.WithCancel(context.Background())
-	wait := produce(ctx, n, "outage", 4, l)
-	grow := func(status string, by int, what string) {
-		from := l.count(status)
-		require.Eventually(t, func() bool { return l.count(status) >= from+by }, 60*time.Second, 5*time.Millisecond, what)
-	}
-	grow("queued", 100, "pushes never got through before the first outage")
+	o := startOutage(t, n, "outage")
+	o.grow("queued", 100, "pushes never got through before the first outage")
 	for round := 1; round <= 2; round++ {
 		cluster.Stop()
-		grow("buffered", 200, fmt.Sprintf("outage %d: pushes were not buffered", round))
+		o.grow("buffered", 200, fmt.Sprintf("outage %d: pushes were not buffered", round))
 		cluster.Start()
-		grow("queued", 100, fmt.Sprintf("after outage %d: pushes never reached the database again", round))
+		o.grow("queued", 100, fmt.Sprintf("after outage %d: pushes never reached the database again", round))
 	}
-	stop()
-	wait()
-	st := n.waitDrained(t, 60*time.Second)
-	require.Zero(t, st.Failed, "nothing quarantined")
-	delivered, order := n.consumeInOrder(t, "outage", "audit")
-	summary := verifyExactlyOnce(t, l, delivered)
-	verifyPushOrder(t, order)
-	require.Positive(t, l.count("buffered"))
+	summary, delivered, st := o.finish()
 	t.Logf("outage test (2 × pg_ctl stop -m immediate): %s; %d delivered; spool replayed %d, corrupt regions %d",
-		summary, len(delivered), st.Replayed, st.CorruptRegions)
+		summary, delivered, st.Replayed, st.CorruptRegions)
 }
 
 // buildQueen builds the daemon binary (cmd/queen) into a temporary directory.

@@ -23,27 +23,21 @@ func TestOutagePostgreSQLFrozen(t *testing.T) {
 	n := startNode(t, daemontest.Options{DBURL: cluster.URL(), Env: []string{"LOG_LEVEL=error",
 		"DB_CONNECTION_TIMEOUT=1000", "DB_STATEMENT_TIMEOUT=1000", "LIBQUEEN_INFLIGHT_DEADLINE_MS=3000",
 		"FILE_BUFFER_FLUSH_MS=20"}})
-	l := newLedger()
-	ctx, stop := context.WithCancel(context.Background())
-	wait := produce(ctx, n, "frozen", 4, l)
-	grow := func(status string, by int, what string) {
-		from := l.count(status)
-		require.Eventually(t, func() bool { return l.count(status) >= from+by }, 60*time.Second, 5*time.Millisecond, what)
-	}
-	grow("queued", 100, "pushes never got through before the outage")
+	o := startOutage(t, n, "frozen")
+	o.grow("queued", 100, "pushes never got through before the outage")
 	unanswered := n.scrape(t)["queen_db_unanswered_statements_total"][""]
 
 	cluster.Freeze()
 	popped := make(chan int, 1)
 	go func() {
-		code, _, err := n.do(context.WithoutCancel(ctx), http.MethodGet,
+		code, _, err := n.do(context.Background(), http.MethodGet,
 			"/api/v1/pop/queue/frozen?consumerGroup=parked&wait=true&timeout=3000", nil)
 		if err != nil {
 			code = 0
 		}
 		popped <- code
 	}()
-	grow("buffered", 50, "pushes in flight on a silent PostgreSQL were never answered")
+	o.grow("buffered", 50, "pushes in flight on a silent PostgreSQL were never answered")
 	select {
 	case code := <-popped:
 		require.Contains(t, []int{http.StatusNoContent, http.StatusServiceUnavailable}, code,
@@ -55,13 +49,7 @@ func TestOutagePostgreSQLFrozen(t *testing.T) {
 		"no connection was closed for want of an answer")
 
 	cluster.Thaw()
-	grow("queued", 100, "pushes never reached the database again")
-	stop()
-	wait()
-	st := n.waitDrained(t, 60*time.Second)
-	require.Zero(t, st.Failed, "nothing quarantined")
-	delivered, order := n.consumeInOrder(t, "frozen", "audit")
-	summary := verifyExactlyOnce(t, l, delivered)
-	verifyPushOrder(t, order)
-	t.Logf("frozen PostgreSQL (SIGSTOP): %s; %d delivered; spool replayed %d", summary, len(delivered), st.Replayed)
+	o.grow("queued", 100, "pushes never reached the database again")
+	summary, delivered, st := o.finish()
+	t.Logf("frozen PostgreSQL (SIGSTOP): %s; %d delivered; spool replayed %d", summary, delivered, st.Replayed)
 }
