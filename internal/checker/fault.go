@@ -104,15 +104,21 @@ func (r *run) faulter(ctx context.Context) {
 	}
 }
 
-// inTimeoutsWindow reports whether q's answer arrived in the window (its Start to the
-// next fault's) of a fault of h that may make statements time out.
+// faultWindow is the window of h's fault k: its Start to the next fault's (the end of
+// the run for the last one).
+func faultWindow(h *History, k int) (from, to time.Duration) {
+	from, to = h.Faults[k].Start, never
+	if k+1 < len(h.Faults) {
+		to = h.Faults[k+1].Start
+	}
+	return from, to
+}
+
+// inTimeoutsWindow reports whether q's answer arrived in the window of a fault of h
+// that may make statements time out.
 func inTimeoutsWindow(h *History, q *Request) bool {
 	for k, ev := range h.Faults {
-		to := never
-		if k+1 < len(h.Faults) {
-			to = h.Faults[k+1].Start
-		}
-		if ev.Timeouts && q.Received >= ev.Start && q.Received < to {
+		if from, to := faultWindow(h, k); ev.Timeouts && q.Received >= from && q.Received < to {
 			return true
 		}
 	}
@@ -125,10 +131,7 @@ func faultReports(h *History) []FaultReport {
 	for k, ev := range h.Faults {
 		f := &out[k]
 		f.FaultEvent = ev
-		from, to := ev.Start, never
-		if k+1 < len(h.Faults) {
-			to = h.Faults[k+1].Start
-		}
+		from, to := faultWindow(h, k)
 		in := func(q *Request) bool { return q.Received >= from && q.Received < to }
 		for i := range h.Requests {
 			q := &h.Requests[i]

@@ -59,18 +59,7 @@ func (c *Cluster) Freeze(ctx context.Context, name string) error {
 	if err := syscall.Kill(-n.patroni.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
 		return fmt.Errorf("freeze %s: Patroni: %w", name, err)
 	}
-	n.frozen = []int{-n.patroni.cmd.Process.Pid}
-	postmasters := pidsWhere(func(_ int, cmdline string) bool { return strings.Contains(cmdline, n.dataDir()) })
-	for _, pid := range postmasters {
-		_ = syscall.Kill(pid, syscall.SIGSTOP) // no new child from now on
-		n.frozen = append(n.frozen, pid)
-	}
-	for _, pid := range postmasters {
-		for _, child := range pidsWhere(func(p int, _ string) bool { return parent(p) == pid }) {
-			_ = syscall.Kill(child, syscall.SIGSTOP)
-			n.frozen = append(n.frozen, child)
-		}
-	}
+	n.frozen = append([]int{-n.patroni.cmd.Process.Pid}, n.stopPostgres()...)
 	return ctx.Err()
 }
 

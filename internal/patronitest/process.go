@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -155,17 +156,7 @@ func (c *Cluster) stopNode(n *node, p *proc) {
 		p.kill()
 	}
 	shmid := n.shmid()
-	postmasters := pidsWhere(func(_ int, cmdline string) bool {
-		return strings.Contains(cmdline, n.dataDir())
-	})
-	var all []int
-	for _, pid := range postmasters {
-		_ = syscall.Kill(pid, syscall.SIGSTOP) // no new child from now on
-		all = append(all, pid)
-	}
-	for _, pid := range postmasters {
-		all = append(all, pidsWhere(func(p int, _ string) bool { return parent(p) == pid })...)
-	}
+	all := n.stopPostgres()
 	for _, pid := range all {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
@@ -182,6 +173,25 @@ func (c *Cluster) stopNode(n *node, p *proc) {
 	if shmid > 0 {
 		_ = exec.Command("ipcrm", "-m", strconv.Itoa(shmid)).Run()
 	}
+}
+
+// stopPostgres stops (SIGSTOP) the node's postmaster, first, so that it forks no child
+// the list would miss, and then every child of it; it returns them, postmasters first.
+func (n *node) stopPostgres() []int {
+	postmasters := pidsWhere(func(_ int, cmdline string) bool {
+		return strings.Contains(cmdline, n.dataDir())
+	})
+	all := slices.Clone(postmasters)
+	for _, pid := range postmasters {
+		_ = syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	for _, pid := range postmasters {
+		for _, child := range pidsWhere(func(p int, _ string) bool { return parent(p) == pid }) {
+			_ = syscall.Kill(child, syscall.SIGSTOP)
+			all = append(all, child)
+		}
+	}
+	return all
 }
 
 // shmid is the System V shared memory id recorded in the node's postmaster.pid
