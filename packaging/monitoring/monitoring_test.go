@@ -26,6 +26,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/queenmq/queen/internal/daemontest"
+	"github.com/queenmq/queen/internal/proxy/proxytest"
 	"github.com/queenmq/queen/internal/testwait"
 )
 
@@ -385,12 +386,14 @@ func usedMetrics(t *testing.T) map[string][]string {
 // families labelled by queue and group exist, and requires every metric name of every
 // alert expression and every dashboard query to be a family of its
 // /metrics/prometheus (a histogram's or summary's _bucket, _sum and _count series
-// count as their family). Families that appear only after the backlog refresh are
-// waited for, up to a deadline.
+// count as their family); a queen_proxy_ name, of a queen-proxy's (admin listener) in
+// front of it. Families that appear only after the backlog refresh are waited for, up
+// to a deadline.
 func TestQueriedMetricsAreExported(t *testing.T) {
 	t.Parallel()
 	used := usedMetrics(t)
 	srv := daemontest.Start(t, daemontest.Options{})
+	proxy := proxytest.Start(t, proxytest.Options{Backends: []string{srv.URL}})
 	client := &http.Client{Timeout: 30 * time.Second}
 
 	call := func(method, path, body string) {
@@ -413,13 +416,21 @@ func TestQueriedMetricsAreExported(t *testing.T) {
 
 	var missing []string
 	err := testwait.Until(familiesTimeout, 500*time.Millisecond, func() error {
-		families, err := scrape(t, client, srv.URL)
+		families, err := scrape(t, client, srv.URL, "")
+		if err != nil {
+			return err
+		}
+		proxyFamilies, err := scrape(t, client, proxy.AdminURL, proxytest.AdminToken)
 		if err != nil {
 			return err
 		}
 		missing = missing[:0]
 		for name := range used {
-			if !exported(families, name) {
+			from := families
+			if strings.HasPrefix(name, "queen_proxy_") {
+				from = proxyFamilies
+			}
+			if !exported(from, name) {
 				missing = append(missing, name)
 			}
 		}
@@ -437,16 +448,20 @@ func TestQueriedMetricsAreExported(t *testing.T) {
 				fmt.Fprintf(&report, "\n    %s", where)
 			}
 		}
-		t.Fatalf("after %s, /metrics/prometheus exports no family for:%s", familiesTimeout, report.String())
+		t.Fatalf("after %s (%v), /metrics/prometheus exports no family for:%s", familiesTimeout, err, report.String())
 	}
 	t.Logf("all %d metric names queried by the rules and the dashboard are exported", len(used))
 }
 
-// scrape reads /metrics/prometheus in the text format and returns its families.
-func scrape(t *testing.T, client *http.Client, base string) (map[string]*dto.MetricFamily, error) {
+// scrape reads /metrics/prometheus in the text format (with token as the bearer, if
+// any) and returns its families.
+func scrape(t *testing.T, client *http.Client, base, token string) (map[string]*dto.MetricFamily, error) {
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/metrics/prometheus", nil)
 	if err != nil {
 		return nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := client.Do(req)
 	if err != nil {

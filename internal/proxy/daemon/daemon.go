@@ -138,6 +138,7 @@ func build(cfg *config.Config, o Options, st *store.Store, logger *slog.Logger, 
 		[]string{"version", "revision", "goversion"})
 	reg.MustRegister(bi)
 	bi.WithLabelValues(buildinfo.Version, buildinfo.Commit, goVersion()).Set(1)
+	reg.MustRegister(newPoolCollector(st))
 
 	p := &proxy{cfg: cfg, logger: logger, notifier: o.Notifier, store: st, replicaID: newReplicaID(),
 		placementKick: make(chan struct{}, 1)}

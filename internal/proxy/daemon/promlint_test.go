@@ -3,6 +3,8 @@ package daemon_test
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +20,8 @@ import (
 // listener) after a push and a pop with a tenant key, a refused credential (401) and
 // a rate-limited request (429), once a metering flush and a usage snapshot have
 // given their families series too, and runs Prometheus' own linter, promlint (what
-// `promtool check metrics` runs), over it: every family must pass.
+// `promtool check metrics` runs), over it: every family must pass, and be in the
+// operator page's table.
 func TestPrometheusMetricsPassPromlint(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{env: []string{"QUEEN_PROXY_USAGE_FLUSH_INTERVAL=100ms", "QUEEN_PROXY_USAGE_REFRESH=100ms"}})
@@ -52,6 +55,9 @@ func TestPrometheusMetricsPassPromlint(t *testing.T) {
 		`queen_proxy_held_requests 0`,
 		`queen_proxy_usage_flushes_total{`,
 		`queen_proxy_build_info{`,
+		`queen_proxy_db_pool_max_connections 6`,
+		`queen_proxy_db_pool_connections{state="idle"}`,
+		`queen_proxy_db_unanswered_statements_total 0`,
 	}
 	var body string
 	testwait.For(t, 20*time.Second, 50*time.Millisecond, func() error {
@@ -75,6 +81,22 @@ func TestPrometheusMetricsPassPromlint(t *testing.T) {
 		lines = append(lines, pr.Metric+": "+pr.Text)
 	}
 	require.Empty(t, lines, "promlint problems in the proxy's /metrics/prometheus")
+
+	// Every family of the proxy's own is in the metrics table of the operator page.
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "multi-tenant.md"))
+	require.NoError(t, err)
+	var undocumented []string
+	for _, line := range strings.Split(body, "\n") {
+		name, ok := strings.CutPrefix(line, "# TYPE ")
+		if !ok {
+			continue
+		}
+		name, _, _ = strings.Cut(name, " ")
+		if strings.HasPrefix(name, "queen_proxy_") && !strings.Contains(string(doc), "`"+name+"`") {
+			undocumented = append(undocumented, name)
+		}
+	}
+	require.Empty(t, undocumented, "families missing from docs/multi-tenant.md")
 }
 
 // scrapeProxyMetrics returns the admin listener's /metrics/prometheus.

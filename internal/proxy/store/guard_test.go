@@ -30,6 +30,8 @@ func TestAFrozenDatabaseIsUnavailable(t *testing.T) {
 		Limits: tenant.DefaultLimits(), Quotas: tenant.DefaultQuotas()}, actor)
 	require.NoError(t, err)
 
+	require.Zero(t, st.PoolStats().Unanswered)
+
 	cluster.Freeze()
 	done := make(chan error, 1)
 	go func() {
@@ -43,6 +45,7 @@ func TestAFrozenDatabaseIsUnavailable(t *testing.T) {
 		t.Fatal("a lookup on a frozen database was never answered")
 	}
 	require.Contains(t, logs.String(), "PostgreSQL left a statement unanswered")
+	require.EqualValues(t, 1, st.PoolStats().Unanswered, "the connection closed for want of an answer is counted")
 
 	cluster.Thaw()
 	got, err := st.TenantGet(t.Context(), "acme")

@@ -23,7 +23,8 @@ import (
 
 // Store runs the proxy's queries on one pool.
 type Store struct {
-	pool *pgxpool.Pool
+	pool  *pgxpool.Pool
+	guard *answerguard.Guard
 	// defaultCellOwned refuses the admin changes of the default cell's upstreams
 	// and its delete: the configuration owns them.
 	defaultCellOwned atomic.Bool
@@ -57,18 +58,37 @@ func Open(o Options) (*Store, error) {
 	}
 	// A statement left unanswered past the timeout + 5 s (a frozen server) has its
 	// connection closed and fails as unavailable.
-	answerguard.Install(cfg, answerguard.Deadline(o.StatementTimeout), o.Logger)
+	guard := answerguard.Install(cfg, answerguard.Deadline(o.StatementTimeout), o.Logger)
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open the proxy database pool: %w", err)
 	}
-	st := &Store{pool: pool}
+	st := &Store{pool: pool, guard: guard}
 	st.defaultCellOwned.Store(o.DefaultCellOwned)
 	return st, nil
 }
 
 // Close closes the pool.
 func (s *Store) Close() { s.pool.Close() }
+
+// PoolStats is the pool's state at one moment.
+type PoolStats struct {
+	MaxConns, IdleConns, AcquiredConns int
+	// AcquireWaits counts the acquisitions that found no idle connection, and
+	// AcquireWait is the time they waited.
+	AcquireWaits int64
+	AcquireWait  time.Duration
+	// Unanswered counts the connections closed because PostgreSQL left a
+	// statement unanswered past the deadline.
+	Unanswered uint64
+}
+
+// PoolStats reads the pool's statistics.
+func (s *Store) PoolStats() PoolStats {
+	st := s.pool.Stat()
+	return PoolStats{MaxConns: int(st.MaxConns()), IdleConns: int(st.IdleConns()), AcquiredConns: int(st.AcquiredConns()),
+		AcquireWaits: st.EmptyAcquireCount(), AcquireWait: st.EmptyAcquireWaitTime(), Unanswered: s.guard.Closed()}
+}
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return interpretError(s.pool.Ping(ctx)) }

@@ -1,0 +1,49 @@
+package daemon
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/queenmq/queen/internal/proxy/store"
+)
+
+// poolCollector reads the proxy database pool's statistics at scrape time.
+type poolCollector struct {
+	store                                   *store.Store
+	max, conns, waits, waitSeconds, silence *prometheus.Desc
+}
+
+func newPoolCollector(st *store.Store) *poolCollector {
+	return &poolCollector{
+		store: st,
+		max: prometheus.NewDesc("queen_proxy_db_pool_max_connections",
+			"Capacity of the proxy database's pool (DB_POOL_SIZE).", nil, nil),
+		conns: prometheus.NewDesc("queen_proxy_db_pool_connections",
+			"Open connections of the proxy database's pool by state: idle or acquired. Connections are "+
+				"opened on demand, so idle + acquired may be below the capacity.", []string{"state"}, nil),
+		waits: prometheus.NewDesc("queen_proxy_db_pool_acquire_waits_total",
+			"Connection acquisitions that had to wait because no connection was idle (this includes waiting "+
+				"for a new connection to open).", nil, nil),
+		waitSeconds: prometheus.NewDesc("queen_proxy_db_pool_acquire_wait_seconds_total",
+			"Time spent in the waits of queen_proxy_db_pool_acquire_waits_total.", nil, nil),
+		silence: prometheus.NewDesc("queen_proxy_db_unanswered_statements_total",
+			"Connections closed because the proxy database had not answered a statement within "+
+				"DB_STATEMENT_TIMEOUT plus 5 s: a server alive but silent (stopped, paused, or a commit "+
+				"waiting for a synchronous standby that is gone). Their requests were answered 503.", nil, nil),
+	}
+}
+
+func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.max, c.conns, c.waits, c.waitSeconds, c.silence} {
+		ch <- d
+	}
+}
+
+func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.store.PoolStats()
+	ch <- prometheus.MustNewConstMetric(c.max, prometheus.GaugeValue, float64(st.MaxConns))
+	ch <- prometheus.MustNewConstMetric(c.conns, prometheus.GaugeValue, float64(st.IdleConns), "idle")
+	ch <- prometheus.MustNewConstMetric(c.conns, prometheus.GaugeValue, float64(st.AcquiredConns), "acquired")
+	ch <- prometheus.MustNewConstMetric(c.waits, prometheus.CounterValue, float64(st.AcquireWaits))
+	ch <- prometheus.MustNewConstMetric(c.waitSeconds, prometheus.CounterValue, st.AcquireWait.Seconds())
+	ch <- prometheus.MustNewConstMetric(c.silence, prometheus.CounterValue, float64(st.Unanswered))
+}
