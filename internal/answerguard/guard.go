@@ -7,12 +7,18 @@
 // wait until the server resumes. A Guard, installed on a pgx pool, closes the socket of
 // a statement left unanswered for its deadline (by default statement_timeout plus
 // [Grace]: a server that runs answers first). The statement then fails as on a
-// connection lost under it (a net.Error, its outcome unknown), and pgx closes the
-// connection, which the pool discards.
+// connection lost under it (a net.Error, its outcome unknown), and the pool discards
+// the connection.
+//
+// The pool's check of a connection idle for more than a second (a ping) is bounded
+// too: a ping unanswered within the ping timeout marks the server silent for one
+// deadline, during which the idle connections handed out are dropped without a ping
+// of their own, so a request does not wait a ping timeout for each idle connection.
 package answerguard
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -41,21 +47,90 @@ type Guard struct {
 	deadline time.Duration
 	logger   *slog.Logger // nil: no warning
 	closed   atomic.Uint64
+	// pingTimeout bounds the pool's ping of a connection idle for more than pingIdle.
+	pingTimeout, pingIdle time.Duration
+	// silentUntil (Unix nanoseconds) is the end of the window that followed the last
+	// unanswered ping: idle connections are dropped without a ping until then.
+	silentUntil atomic.Int64
 }
 
+// customKey keys a connection's fired flag (an *atomic.Bool) in its CustomData.
+const customKey = "answerguard.fired"
+
 // Install puts a Guard on cfg that closes the connection of a statement unanswered
-// after deadline, warning on logger (nil: silently) for each. With no deadline it
-// installs nothing and returns nil.
+// after deadline, warning on logger (nil: silently) for each. It chains cfg's
+// AfterConnect and AfterRelease and replaces its ShouldPing, so it goes after the
+// caller's own hooks. With no deadline it installs nothing and returns nil.
 func Install(cfg *pgxpool.Config, deadline time.Duration, logger *slog.Logger) *Guard {
 	if deadline <= 0 {
 		return nil
 	}
-	g := &Guard{deadline: deadline, logger: logger}
+	g := &Guard{deadline: deadline, logger: logger, pingTimeout: min(deadline, Grace), pingIdle: time.Second}
 	cfg.ConnConfig.Tracer = g
 	// The pool checks a connection idle for more than a second before handing it out,
-	// with a ping no tracer sees: bound it too.
-	cfg.PingTimeout = min(deadline, Grace)
+	// with a ping no tracer sees: the guard pings instead (shouldPing), and the pool's
+	// own ping, which follows only a failed one, is bounded too.
+	cfg.PingTimeout = g.pingTimeout
+	cfg.ShouldPing = g.shouldPing
+	// A new connection is an answer: the server is not silent (any more).
+	afterConnect := cfg.AfterConnect
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		g.answered()
+		if afterConnect == nil {
+			return nil
+		}
+		return afterConnect(ctx, conn)
+	}
+	// A connection whose socket the guard closed may look healthy to pgx (a query's
+	// rows were all read before the guard fired): never give it back to the pool.
+	afterRelease := cfg.AfterRelease
+	cfg.AfterRelease = func(conn *pgx.Conn) bool {
+		if fired, ok := conn.PgConn().CustomData()[customKey].(*atomic.Bool); ok && fired.Load() {
+			return false
+		}
+		return afterRelease == nil || afterRelease(conn)
+	}
 	return g
+}
+
+// answered ends the window of an unanswered ping early.
+func (g *Guard) answered() {
+	if g.silentUntil.Load() != 0 {
+		g.silentUntil.Store(0)
+	}
+}
+
+// shouldPing replaces pgxpool's check of a connection idle for more than pingIdle
+// before it is handed out: it pings the connection itself, within pingTimeout, and
+// answers false when the ping was answered (no second ping) and true when not, so
+// that the pool's ping fails at once on the closed connection and the pool drops it
+// and tries the next. After an unanswered ping the server is taken as silent for a
+// deadline, or until a statement or a new connection is answered: the idle
+// connections handed out meanwhile are closed without a ping.
+func (g *Guard) shouldPing(ctx context.Context, p pgxpool.ShouldPingParams) bool {
+	if p.IdleDuration <= g.pingIdle {
+		return false
+	}
+	if time.Now().UnixNano() < g.silentUntil.Load() {
+		_ = p.Conn.PgConn().Conn().Close()
+		return true
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, g.pingTimeout)
+	defer cancel()
+	err := p.Conn.Ping(pingCtx)
+	if err == nil {
+		return false
+	}
+	if errors.Is(pingCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		g.silentUntil.Store(time.Now().Add(g.deadline).UnixNano())
+		if g.logger != nil {
+			g.logger.Warn("PostgreSQL left a ping unanswered; idle connections are dropped without one for a while",
+				"waited", g.pingTimeout.String(), "for", g.deadline.String(), "backend_pid", p.Conn.PgConn().PID())
+		}
+	}
+	// pgx closed the connection when the ping failed or timed out; close it anyway.
+	_ = p.Conn.PgConn().Conn().Close()
+	return true
 }
 
 // Closed counts the connections closed for want of an answer (0 for a nil Guard).
@@ -69,6 +144,16 @@ func (g *Guard) Closed() uint64 {
 // key keys the statement's watch in the context pgx hands back to the tracer.
 type key struct{}
 
+// unguardedKey marks a context whose statements the guard leaves alone.
+type unguardedKey struct{}
+
+// Unguarded returns ctx for statements the guard must not time: work whose length
+// the deadline cannot bound, such as a schema file, many statements sent as one
+// (statement_timeout still bounds each of them on a server that runs).
+func Unguarded(ctx context.Context) context.Context {
+	return context.WithValue(ctx, unguardedKey{}, true)
+}
+
 // watch is one statement's (or batch's) clock.
 type watch struct {
 	timer *time.Timer
@@ -77,7 +162,18 @@ type watch struct {
 }
 
 func (g *Guard) start(ctx context.Context, conn *pgx.Conn, statements int) context.Context {
+	if ctx.Value(unguardedKey{}) != nil {
+		return ctx
+	}
 	w := &watch{}
+	// CustomData is the connection owner's: written here, read by AfterRelease once
+	// released; the timer only flips the flag.
+	data := conn.PgConn().CustomData()
+	fired, ok := data[customKey].(*atomic.Bool)
+	if !ok {
+		fired = new(atomic.Bool)
+		data[customKey] = fired
+	}
 	statements = max(statements, 1)
 	limit := time.Duration(statements) * g.deadline
 	w.timer = time.AfterFunc(limit, func() {
@@ -85,6 +181,7 @@ func (g *Guard) start(ctx context.Context, conn *pgx.Conn, statements int) conte
 			return
 		}
 		g.closed.Add(1)
+		fired.Store(true)
 		if g.logger != nil {
 			g.logger.Warn("PostgreSQL left a statement unanswered; its connection is closed, and the request "+
 				"answered as on a lost connection", "waited", limit.String(), "statements", statements,
@@ -95,9 +192,12 @@ func (g *Guard) start(ctx context.Context, conn *pgx.Conn, statements int) conte
 	return context.WithValue(ctx, key{}, w)
 }
 
-func (g *Guard) end(ctx context.Context) {
+func (g *Guard) end(ctx context.Context, err error) {
 	if w, ok := ctx.Value(key{}).(*watch); ok && w.state.CompareAndSwap(0, 1) {
 		w.timer.Stop()
+		if err == nil {
+			g.answered()
+		}
 	}
 }
 
@@ -107,8 +207,8 @@ func (g *Guard) TraceQueryStart(ctx context.Context, conn *pgx.Conn, _ pgx.Trace
 }
 
 // TraceQueryEnd stops it.
-func (g *Guard) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
-	g.end(ctx)
+func (g *Guard) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryEndData) {
+	g.end(ctx, data.Err)
 }
 
 // TraceBatchStart starts the clock of a batch.
@@ -120,6 +220,6 @@ func (g *Guard) TraceBatchStart(ctx context.Context, conn *pgx.Conn, data pgx.Tr
 func (g *Guard) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
 
 // TraceBatchEnd stops it.
-func (g *Guard) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchEndData) {
-	g.end(ctx)
+func (g *Guard) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchEndData) {
+	g.end(ctx, data.Err)
 }

@@ -11,8 +11,8 @@ import (
 )
 
 // TestInstall: a deadline installs the guard as the pool's tracer and bounds the
-// pool's ping; none installs nothing (the store's tests run it against a frozen
-// PostgreSQL).
+// pool's ping; none installs nothing (the internal tests and the store's run it
+// against a frozen PostgreSQL).
 func TestInstall(t *testing.T) {
 	cfg, err := pgxpool.ParseConfig("postgres://u@127.0.0.1:1/db")
 	require.NoError(t, err)
@@ -27,6 +27,9 @@ func TestInstall(t *testing.T) {
 	require.NotNil(t, g)
 	require.Same(t, g, cfg.ConnConfig.Tracer)
 	require.Equal(t, answerguard.Grace, cfg.PingTimeout)
+	require.NotNil(t, cfg.ShouldPing, "the guard pings idle connections itself")
+	require.NotNil(t, cfg.AfterRelease, "the guard drops the connections it closed")
+	require.NotNil(t, cfg.AfterConnect, "a new connection ends a silence")
 	answerguard.Install(cfg, 2*time.Second, nil)
 	require.Equal(t, 2*time.Second, cfg.PingTimeout, "the ping waits no longer than a statement")
 	require.Zero(t, g.Closed())

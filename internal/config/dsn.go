@@ -163,13 +163,33 @@ func (c *Config) InflightDeadline() time.Duration {
 	return 0
 }
 
-// inflightWarnings says when LIBQUEEN_INFLIGHT_DEADLINE_MS was raised to its floor.
+// inflightWarnings says when LIBQUEEN_INFLIGHT_DEADLINE_MS was raised to its floor,
+// and when it ends statements a running server would still be working on: at or
+// below DB_STATEMENT_TIMEOUT, or with no statement timeout at all. Such a statement
+// is then answered as on a lost connection (503, a push spooled) rather than by the
+// server's own timeout (504, nothing stored).
 func (c *Config) inflightWarnings() []string {
-	if c.DBInflightDeadline > 0 && c.DBInflightDeadline < minInflightDeadline {
-		return []string{fmt.Sprintf("LIBQUEEN_INFLIGHT_DEADLINE_MS=%d is raised to %d, its minimum",
-			c.DBInflightDeadline.Milliseconds(), minInflightDeadline.Milliseconds())}
+	if c.DBInflightDeadline <= 0 {
+		return nil
 	}
-	return nil
+	var out []string
+	if c.DBInflightDeadline < minInflightDeadline {
+		out = append(out, fmt.Sprintf("LIBQUEEN_INFLIGHT_DEADLINE_MS=%d is raised to %d, its minimum",
+			c.DBInflightDeadline.Milliseconds(), minInflightDeadline.Milliseconds()))
+	}
+	deadline := c.InflightDeadline()
+	switch {
+	case c.DBStatementTimeout <= 0:
+		out = append(out, fmt.Sprintf("LIBQUEEN_INFLIGHT_DEADLINE_MS=%d with DB_STATEMENT_TIMEOUT=0: a statement still "+
+			"running after %s is taken for one PostgreSQL left unanswered, its connection closed and its request "+
+			"answered 503 (a push spooled)", deadline.Milliseconds(), deadline))
+	case deadline <= c.DBStatementTimeout:
+		out = append(out, fmt.Sprintf("LIBQUEEN_INFLIGHT_DEADLINE_MS=%d is not above DB_STATEMENT_TIMEOUT=%d: a statement "+
+			"still running after %s is taken for one PostgreSQL left unanswered, its connection closed and its request "+
+			"answered 503 (a push spooled) instead of 504 by statement_timeout; leave it unset for DB_STATEMENT_TIMEOUT "+
+			"+ 5000", deadline.Milliseconds(), c.DBStatementTimeout.Milliseconds(), deadline))
+	}
+	return out
 }
 
 // minInflightDeadline is the floor of LIBQUEEN_INFLIGHT_DEADLINE_MS, as in the Queen

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -305,23 +306,36 @@ func TestInflightDeadline(t *testing.T) {
 	for _, tc := range []struct {
 		environ []string
 		want    time.Duration
-		warning string
+		// warnings: the start of each warning about the deadline.
+		warnings []string
 	}{
-		{nil, 35 * time.Second, ""},
-		{[]string{"DB_STATEMENT_TIMEOUT=1000"}, 6 * time.Second, ""},
-		{[]string{"DB_STATEMENT_TIMEOUT=0"}, 0, ""},
-		{[]string{"LIBQUEEN_INFLIGHT_DEADLINE_MS=8000"}, 8 * time.Second, ""},
-		{[]string{"DB_STATEMENT_TIMEOUT=0", "LIBQUEEN_INFLIGHT_DEADLINE_MS=9000"}, 9 * time.Second, ""},
-		{[]string{"LIBQUEEN_INFLIGHT_DEADLINE_MS=500"}, 2 * time.Second,
-			"LIBQUEEN_INFLIGHT_DEADLINE_MS=500 is raised to 2000, its minimum"},
+		{nil, 35 * time.Second, nil},
+		{[]string{"DB_STATEMENT_TIMEOUT=1000"}, 6 * time.Second, nil},
+		{[]string{"DB_STATEMENT_TIMEOUT=0"}, 0, nil},
+		{[]string{"LIBQUEEN_INFLIGHT_DEADLINE_MS=40000"}, 40 * time.Second, nil},
+		{[]string{"LIBQUEEN_INFLIGHT_DEADLINE_MS=8000"}, 8 * time.Second,
+			[]string{"LIBQUEEN_INFLIGHT_DEADLINE_MS=8000 is not above DB_STATEMENT_TIMEOUT=30000: a statement still running after 8s"}},
+		{[]string{"DB_STATEMENT_TIMEOUT=0", "LIBQUEEN_INFLIGHT_DEADLINE_MS=9000"}, 9 * time.Second,
+			[]string{"LIBQUEEN_INFLIGHT_DEADLINE_MS=9000 with DB_STATEMENT_TIMEOUT=0: a statement still running after 9s"}},
+		{[]string{"DB_STATEMENT_TIMEOUT=1000", "LIBQUEEN_INFLIGHT_DEADLINE_MS=500"}, 2 * time.Second,
+			[]string{"LIBQUEEN_INFLIGHT_DEADLINE_MS=500 is raised to 2000, its minimum"}},
+		{[]string{"LIBQUEEN_INFLIGHT_DEADLINE_MS=500"}, 2 * time.Second, []string{
+			"LIBQUEEN_INFLIGHT_DEADLINE_MS=500 is raised to 2000, its minimum",
+			"LIBQUEEN_INFLIGHT_DEADLINE_MS=2000 is not above DB_STATEMENT_TIMEOUT=30000"}},
 	} {
 		c := mustLoad(t, tc.environ...)
 		require.Equal(t, tc.want, c.InflightDeadline(), "%v", tc.environ)
-		if tc.warning != "" {
-			require.Contains(t, c.Warnings(), tc.warning)
-		}
+		var got []string
 		for _, w := range c.Warnings() {
 			require.NotContains(t, w, "LIBQUEEN_INFLIGHT_DEADLINE_MS is accepted", "a setting, not an unused variable")
+			if strings.Contains(w, "LIBQUEEN_INFLIGHT_DEADLINE_MS") {
+				got = append(got, w)
+			}
+		}
+		require.Len(t, got, len(tc.warnings), "%v: %q", tc.environ, got)
+		for _, w := range tc.warnings {
+			require.True(t, slices.ContainsFunc(got, func(g string) bool { return strings.HasPrefix(g, w) }),
+				"%v: no warning starts with %q in %q", tc.environ, w, got)
 		}
 	}
 }

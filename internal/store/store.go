@@ -123,10 +123,6 @@ func Open(opts Options) (*Store, error) {
 	// default would take before them (messages stamped out of commit order).
 	params["default_transaction_isolation"] = "read committed"
 	s := &Store{cycles: make(chan struct{}, max(1, cfg.MaxConns-1))}
-	// A statement left unanswered for AnswerDeadline has its connection closed:
-	// it fails as on a lost connection (queue.ErrUnavailable, queue.ErrOutcomeUnknown),
-	// and a push falls back to the spool, whose replay deduplicates on the transaction id.
-	s.guard = answerguard.Install(cfg, opts.AnswerDeadline, opts.Logger)
 	// A statement refused because the server cannot take writes (a standby, or a
 	// primary being demoted) means that every connection to that server is useless:
 	// close this one at once and drop the others, so the next ones are made to the
@@ -144,6 +140,11 @@ func Open(opts Options) (*Store, error) {
 		return nil
 	}
 	cfg.BeforeClose = func(c *pgx.Conn) { s.own.Delete(c.PgConn().PID()) }
+	// A statement left unanswered for AnswerDeadline has its connection closed:
+	// it fails as on a lost connection (queue.ErrUnavailable, queue.ErrOutcomeUnknown),
+	// and a push falls back to the spool, whose replay deduplicates on the transaction id.
+	// Installed last: it chains the pool hooks set above.
+	s.guard = answerguard.Install(cfg, opts.AnswerDeadline, opts.Logger)
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: create pool: %w", err)
@@ -167,7 +168,9 @@ func (s *Store) ApplySchema(ctx context.Context) error {
 		return interpretError(err)
 	}
 	defer conn.Release()
-	return interpretError(schema.Apply(ctx, conn.Conn()))
+	// A schema file is many statements sent as one, which the guard would time as one:
+	// each is bounded by statement_timeout instead.
+	return interpretError(schema.Apply(answerguard.Unguarded(ctx), conn.Conn()))
 }
 
 // PoolStats reports the pool's size and use.

@@ -232,15 +232,21 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
-// handleReady is 200 while the proxy database answers, a broker is up and the
-// proxy is not draining.
+// readyTimeout bounds the proxy database check of /health/ready: a frozen database
+// makes the proxy not ready, not its readiness check hang.
+const readyTimeout = 2 * time.Second
+
+// handleReady is 200 while the proxy database answers within readyTimeout, a broker
+// is up and the proxy is not draining.
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	status := map[string]string{"status": "ready", "database": "ok", "upstream": "ok"}
 	code := http.StatusOK
 	if s.draining.Load() {
 		status["status"], code = "draining", http.StatusServiceUnavailable
 	}
-	if err := s.opts.DatabaseReady(r.Context()); err != nil {
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	if err := s.opts.DatabaseReady(ctx); err != nil {
 		status["database"], status["status"], code = "unavailable", "not ready", http.StatusServiceUnavailable
 	}
 	if !s.anyBrokerUp() {

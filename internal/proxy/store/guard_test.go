@@ -21,7 +21,10 @@ func TestAFrozenDatabaseIsUnavailable(t *testing.T) {
 	t.Parallel()
 	cluster := pgtest.StartCluster(t)
 	var logs testlog.Buffer
-	st, err := store.Open(store.Options{ConnString: cluster.URL(), MaxConns: 1, StatementTimeout: time.Second,
+	// Should a connection attempt meet the frozen postmaster, it fails in 2 s rather
+	// than waiting for it (URL has a query already: sslmode).
+	url := cluster.URL() + "&connect_timeout=2"
+	st, err := store.Open(store.Options{ConnString: url, MaxConns: 1, StatementTimeout: time.Second,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
@@ -32,12 +35,26 @@ func TestAFrozenDatabaseIsUnavailable(t *testing.T) {
 
 	require.Zero(t, st.PoolStats().Unanswered)
 
-	cluster.Freeze()
+	// Lookups run back to back from before the freeze until one fails, so the one
+	// that meets the frozen server runs on a connection just used. The pool pings a
+	// connection idle for more than a second before handing it out: a lookup after
+	// such a pause would have that ping, not the lookup, meet the freeze.
 	done := make(chan error, 1)
+	running := make(chan struct{})
 	go func() {
-		_, err := st.TenantGet(context.WithoutCancel(t.Context()), "acme")
-		done <- err
+		for i := 0; ; i++ {
+			_, err := st.TenantGet(context.WithoutCancel(t.Context()), "acme")
+			if i == 0 {
+				close(running)
+			}
+			if err != nil {
+				done <- err
+				return
+			}
+		}
 	}()
+	<-running
+	cluster.Freeze()
 	select {
 	case err := <-done:
 		require.ErrorIs(t, err, tenant.ErrUnavailable)
