@@ -59,8 +59,7 @@ const customKey = "answerguard.fired"
 
 // Install puts a Guard on cfg that closes the connection of a statement unanswered
 // after deadline, warning on logger (nil: silently) for each. It chains cfg's
-// AfterConnect and AfterRelease and replaces its ShouldPing, so it goes after the
-// caller's own hooks. With no deadline it installs nothing and returns nil.
+// AfterConnect and replaces its ShouldPing, so it goes after the caller's own hooks. With no deadline it installs nothing and returns nil.
 func Install(cfg *pgxpool.Config, deadline time.Duration, logger *slog.Logger) *Guard {
 	if deadline <= 0 {
 		return nil
@@ -69,7 +68,10 @@ func Install(cfg *pgxpool.Config, deadline time.Duration, logger *slog.Logger) *
 	cfg.ConnConfig.Tracer = g
 	// The pool checks a connection idle for more than a second before handing it out,
 	// with a ping no tracer sees: the guard pings instead (shouldPing), and the pool's
-	// own ping, which follows only a failed one, is bounded too.
+	// own ping, which follows only a failed one, is bounded too. shouldPing also makes
+	// the pool drop a connection whose socket the guard closed, which may look healthy
+	// to pgx (a query's rows were all read before the guard fired). (Not AfterRelease:
+	// with it, pgxpool releases every connection from a goroutine of its own.)
 	cfg.PingTimeout = g.pingTimeout
 	cfg.ShouldPing = g.shouldPing
 	// A new connection is an answer: the server is not silent (any more).
@@ -80,15 +82,6 @@ func Install(cfg *pgxpool.Config, deadline time.Duration, logger *slog.Logger) *
 			return nil
 		}
 		return afterConnect(ctx, conn)
-	}
-	// A connection whose socket the guard closed may look healthy to pgx (a query's
-	// rows were all read before the guard fired): never give it back to the pool.
-	afterRelease := cfg.AfterRelease
-	cfg.AfterRelease = func(conn *pgx.Conn) bool {
-		if fired, ok := conn.PgConn().CustomData()[customKey].(*atomic.Bool); ok && fired.Load() {
-			return false
-		}
-		return afterRelease == nil || afterRelease(conn)
 	}
 	return g
 }
@@ -105,9 +98,15 @@ func (g *Guard) answered() {
 // answers false when the ping was answered (no second ping) and true when not, so
 // that the pool's ping fails at once on the closed connection and the pool drops it
 // and tries the next. After an unanswered ping the server is taken as silent for a
-// deadline, or until a statement or a new connection is answered: the idle
-// connections handed out meanwhile are closed without a ping.
+// deadline, or until a statement succeeds or a new connection is made: the idle
+// connections handed out meanwhile are closed without a ping. A connection whose
+// socket the guard closed is answered true at once, however briefly idle.
 func (g *Guard) shouldPing(ctx context.Context, p pgxpool.ShouldPingParams) bool {
+	// The flag was written by the connection's last owner; the pool's hand-off
+	// orders that before this read.
+	if fired, ok := p.Conn.PgConn().CustomData()[customKey].(*atomic.Bool); ok && fired.Load() {
+		return true
+	}
 	if p.IdleDuration <= g.pingIdle {
 		return false
 	}
@@ -166,8 +165,8 @@ func (g *Guard) start(ctx context.Context, conn *pgx.Conn, statements int) conte
 		return ctx
 	}
 	w := &watch{}
-	// CustomData is the connection owner's: written here, read by AfterRelease once
-	// released; the timer only flips the flag.
+	// CustomData is the connection owner's: written here, read by shouldPing when the
+	// pool next hands the connection out; the timer only flips the flag.
 	data := conn.PgConn().CustomData()
 	fired, ok := data[customKey].(*atomic.Bool)
 	if !ok {

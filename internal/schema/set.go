@@ -13,6 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/queenmq/queen/internal/answerguard"
 )
 
 // Set is one program's embedded DDL: the .sql files at the root of an fs.FS, applied
@@ -124,7 +126,9 @@ func (s Set) applyOnce(ctx context.Context, conn *pgx.Conn) error {
 		if err != nil {
 			return fmt.Errorf("%s: read %s: %w", s.name, name, err)
 		}
-		if _, err := tx.Exec(ctx, string(data)); err != nil {
+		// A file is many statements sent as one, which the answer guard would time as
+		// one: statement_timeout bounds each of them instead.
+		if _, err := tx.Exec(answerguard.Unguarded(ctx), string(data)); err != nil {
 			return fmt.Errorf("%s: apply %s: %w", s.name, name, err)
 		}
 	}

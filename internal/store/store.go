@@ -168,9 +168,7 @@ func (s *Store) ApplySchema(ctx context.Context) error {
 		return interpretError(err)
 	}
 	defer conn.Release()
-	// A schema file is many statements sent as one, which the guard would time as one:
-	// each is bounded by statement_timeout instead.
-	return interpretError(schema.Apply(answerguard.Unguarded(ctx), conn.Conn()))
+	return interpretError(schema.Apply(ctx, conn.Conn()))
 }
 
 // PoolStats reports the pool's size and use.

@@ -1,4 +1,4 @@
-package answerguard
+package answerguard_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queenmq/queen/internal/answerguard"
 	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/testlog"
 	"github.com/queenmq/queen/internal/testwait"
@@ -18,12 +19,12 @@ import (
 
 // guardedPool opens a pool of at most conns connections to cluster, guarded with
 // deadline (one second to connect).
-func guardedPool(t *testing.T, cluster *pgtest.Cluster, conns int32, deadline time.Duration, logs *testlog.Buffer) (*pgxpool.Pool, *Guard) {
+func guardedPool(t *testing.T, cluster *pgtest.Cluster, conns int32, deadline time.Duration, logs *testlog.Buffer) (*pgxpool.Pool, *answerguard.Guard) {
 	t.Helper()
 	cfg, err := pgxpool.ParseConfig(cluster.URL() + "&connect_timeout=1")
 	require.NoError(t, err)
 	cfg.MaxConns = conns
-	g := Install(cfg, deadline, slog.New(slog.NewTextHandler(logs, nil)))
+	g := answerguard.Install(cfg, deadline, slog.New(slog.NewTextHandler(logs, nil)))
 	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
@@ -41,7 +42,7 @@ func TestAnIdlePoolFailsOnceOnASilentServer(t *testing.T) {
 	// in the background, and that close holds the connection's place in the pool for
 	// up to 15 s against a silent server (it sends a cancel request first).
 	pool, g := guardedPool(t, cluster, 10, 2*time.Second, &logs)
-	g.pingIdle = 0 // every connection handed out is checked, however briefly idle
+	answerguard.SetPingIdle(g, 0) // every connection handed out is checked, however briefly idle
 	ctx := t.Context()
 	var held []*pgxpool.Conn
 	for range 5 {
@@ -89,7 +90,7 @@ func TestAConnectionTheGuardClosedIsNotReused(t *testing.T) {
 	var logs testlog.Buffer
 	pool, g := guardedPool(t, cluster, 1, 2*time.Second, &logs)
 	ctx := t.Context()
-	_, err := pool.Exec(Unguarded(ctx), "SELECT pg_sleep(2.3)")
+	_, err := pool.Exec(answerguard.Unguarded(ctx), "SELECT pg_sleep(2.3)")
 	require.NoError(t, err, "a statement the guard leaves alone runs past the deadline")
 	require.Zero(t, g.Closed())
 
