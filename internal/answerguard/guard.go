@@ -59,7 +59,8 @@ const customKey = "answerguard.fired"
 
 // Install puts a Guard on cfg that closes the connection of a statement unanswered
 // after deadline, warning on logger (nil: silently) for each. It chains cfg's
-// AfterConnect and replaces its ShouldPing, so it goes after the caller's own hooks. With no deadline it installs nothing and returns nil.
+// AfterConnect and replaces its ShouldPing, so it goes after the caller's own hooks.
+// With no deadline it installs nothing and returns nil.
 func Install(cfg *pgxpool.Config, deadline time.Duration, logger *slog.Logger) *Guard {
 	if deadline <= 0 {
 		return nil

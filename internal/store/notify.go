@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/queenmq/queen/internal/answerguard"
 )
 
 // WakeChannel is the LISTEN/NOTIFY channel on which replicas announce queues that got
@@ -65,9 +67,6 @@ type ListenHandlers struct {
 	ProbeEvery time.Duration
 }
 
-// listenProbeEvery is the default of ListenHandlers.ProbeEvery.
-const listenProbeEvery = 30 * time.Second
-
 // Listen holds one dedicated connection (outside the pool) listening on WakeChannel
 // until ctx is done, reconnecting with a capped backoff after any failure (a database
 // restart, a network cut).
@@ -111,26 +110,10 @@ func (s *Store) listenOnce(ctx context.Context, h ListenHandlers) error {
 	if h.ConnectedFunc != nil {
 		h.ConnectedFunc()
 	}
-	probeEvery := h.ProbeEvery
-	if probeEvery <= 0 {
-		probeEvery = listenProbeEvery
-	}
 	for {
-		// A quiet connection is checked now and then: a server that is alive but
-		// silent (frozen, or a primary paused while a standby took over) breaks no
-		// connection, and a listener left on it would hear nothing again. The check is
-		// a statement, which the answer guard bounds; its failure reconnects, to the
-		// writable server.
-		wait, cancel := context.WithTimeout(ctx, probeEvery)
-		n, err := conn.WaitForNotification(wait)
-		quiet := err != nil && wait.Err() != nil && ctx.Err() == nil
-		cancel()
-		if quiet {
-			if _, err := conn.Exec(ctx, "SELECT 1"); err != nil {
-				return err
-			}
-			continue
-		}
+		// A quiet connection is checked every ProbeEvery; a failed check reconnects, to
+		// the writable server.
+		n, err := answerguard.WaitForNotification(ctx, conn, h.ProbeEvery)
 		if err != nil {
 			return err
 		}

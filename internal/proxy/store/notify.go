@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/queenmq/queen/internal/answerguard"
 )
 
 // AuthChannel is the LISTEN/NOTIFY channel of authentication changes. Payloads are
@@ -33,15 +35,6 @@ type ListenHandlers struct {
 	// that its server still answers (0: every 30 s).
 	ProbeEvery time.Duration
 }
-
-// listenProbeEvery is the default of ListenHandlers.ProbeEvery.
-const listenProbeEvery = 30 * time.Second
-
-// listenProbeTimeout bounds the wait for the check's answer, as the pool's ping of an
-// idle connection is bounded (answerguard.Grace). The listener's connection has no
-// statement_timeout, and the answer guard, which it inherits only when the pool has
-// one, would wait longer: the check bounds itself.
-const listenProbeTimeout = 5 * time.Second
 
 // Listen holds one dedicated connection (outside the pool) listening on AuthChannel
 // until ctx is done, reconnecting with a capped backoff after any failure.
@@ -88,27 +81,10 @@ func (s *Store) listenOnce(ctx context.Context, h ListenHandlers) (bool, error) 
 	if h.ConnectedFunc != nil {
 		h.ConnectedFunc()
 	}
-	probeEvery := h.ProbeEvery
-	if probeEvery <= 0 {
-		probeEvery = listenProbeEvery
-	}
 	for {
-		// A quiet connection is checked now and then: a server that is alive but
-		// silent (frozen, or an old primary paused while a standby took over) breaks
-		// no connection, and a listener left on it would hear no revocation again. A
-		// check unanswered within listenProbeTimeout loses the connection, and the
-		// listener connects again. Notifications that arrive during the check are
-		// not lost: pgx buffers them for the next WaitForNotification.
-		wait, cancel := context.WithTimeout(ctx, probeEvery)
-		n, err := conn.WaitForNotification(wait)
-		quiet := err != nil && wait.Err() != nil && ctx.Err() == nil
-		cancel()
-		if quiet {
-			if err := probe(ctx, conn); err != nil {
-				return true, err
-			}
-			continue
-		}
+		// A quiet connection is checked every ProbeEvery; a failed check loses the
+		// connection (revocations may be missed), and the listener connects again.
+		n, err := answerguard.WaitForNotification(ctx, conn, h.ProbeEvery)
 		if err != nil {
 			return true, err
 		}
@@ -116,12 +92,4 @@ func (s *Store) listenOnce(ctx context.Context, h ListenHandlers) (bool, error) 
 			h.NotifyFunc(n.Payload)
 		}
 	}
-}
-
-// probe checks that the server answers a statement within listenProbeTimeout.
-func probe(ctx context.Context, conn *pgx.Conn) error {
-	ctx, cancel := context.WithTimeout(ctx, listenProbeTimeout)
-	defer cancel()
-	_, err := conn.Exec(ctx, "SELECT 1")
-	return err
 }
