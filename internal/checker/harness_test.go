@@ -114,8 +114,8 @@ func startClusterN(t *testing.T, dbURL string, n int) *cluster {
 }
 
 // startClusterEnv starts n brokers with the environment env: one in process, n-1 in
-// child processes.
-func startClusterEnv(t *testing.T, env []string, n int) *cluster {
+// child processes, whose environment also holds childOnly.
+func startClusterEnv(t *testing.T, env []string, n int, childOnly ...string) *cluster {
 	t.Helper()
 	require.GreaterOrEqual(t, n, 1, "a cluster has at least one broker")
 	c := &cluster{t: t, env: env}
@@ -126,7 +126,8 @@ func startClusterEnv(t *testing.T, env []string, n int) *cluster {
 	c.urls = []string{"http://" + c.in.addr}
 	for i := 1; i < n; i++ {
 		ch := &childProcess{env: append(append([]string{childEnv + "=1", "PATH=" + os.Getenv("PATH"),
-			"FILE_BUFFER_DIR=" + t.TempDir(), fmt.Sprintf("QUEEN_INSTANCE=%d", i)}, c.env...), passThrough()...)}
+			"FILE_BUFFER_DIR=" + t.TempDir(), fmt.Sprintf("QUEEN_INSTANCE=%d", i)}, append(c.env, childOnly...)...),
+			passThrough()...)}
 		require.NoError(t, ch.start("127.0.0.1:0"))
 		t.Cleanup(func() { require.NoError(t, ch.stop(), "child broker %d: %s", i, ch.stderr.Tail(tailBytes)) })
 		c.ch = append(c.ch, ch)

@@ -135,6 +135,7 @@ func (d *daemon) open(ctx context.Context, opts Options, undo *appliance.Undo) (
 		TLSClientCert:  cfg.PGClientCert(),
 		AnswerDeadline: cfg.InflightDeadline(),
 		Logger:         logger.With("component", "store"),
+		PopAsyncCommit: !cfg.PopSynchronousCommit,
 	})
 	if err != nil {
 		return err

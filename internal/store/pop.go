@@ -14,7 +14,10 @@ import (
 const sqlPartitionClaim = `SELECT o_partition_id::text, o_partition, o_id::text, o_transaction_id,
        coalesce(o_trace_id::text, ''), o_payload, coalesce(o_producer_sub, ''), o_created_at, o_retry_count,
        coalesce(o_traceparent, ''), coalesce(o_tracestate, '')
-FROM queen.pop_q3($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
+FROM queen.pop_q3($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
+                  -- queen.pop_commit ($12: 'async' or '') is set for the transaction
+                  -- before the function runs: its arguments are evaluated first.
+                  CASE WHEN set_config('queen.pop_commit', $12, true) IS NOT NULL THEN $11::double precision END)`
 
 // racedAttempts bounds how often retryRaced runs a statement.
 const racedAttempts = 3
@@ -78,7 +81,8 @@ func subscriptionAge(arrived time.Time) float64 {
 	return max(time.Since(arrived).Seconds(), 0)
 }
 
-func (s *Store) partitionClaimOnce(ctx context.Context, req queue.PopRequest, leaseID string) ([]queue.Message, error) {
+// claimArgs are sqlPartitionClaim's arguments for req under leaseID.
+func (s *Store) claimArgs(req queue.PopRequest, leaseID string) []any {
 	var partition *string
 	if req.Partition != "" {
 		partition = &req.Partition
@@ -87,9 +91,12 @@ func (s *Store) partitionClaimOnce(ctx context.Context, req queue.PopRequest, le
 	if partition != nil || maxPartitions < 1 {
 		maxPartitions = 1
 	}
-	rows, err := s.pool.Query(ctx, sqlPartitionClaim, req.Queue, partition, req.ConsumerGroup, leaseID,
-		req.Batch, maxPartitions, req.AutoAck, req.SubscriptionMode, req.SubscriptionFrom, max(req.LeaseSeconds, 0),
-		subscriptionAge(req.Arrived))
+	return []any{req.Queue, partition, req.ConsumerGroup, leaseID, req.Batch, maxPartitions, req.AutoAck,
+		req.SubscriptionMode, req.SubscriptionFrom, max(req.LeaseSeconds, 0), subscriptionAge(req.Arrived), s.popCommit}
+}
+
+func (s *Store) partitionClaimOnce(ctx context.Context, req queue.PopRequest, leaseID string) ([]queue.Message, error) {
+	rows, err := s.pool.Query(ctx, sqlPartitionClaim, s.claimArgs(req, leaseID)...)
 	if err != nil {
 		return nil, interpretError(err)
 	}

@@ -58,6 +58,12 @@ type Options struct {
 	// Logger receives a warning for each connection closed because PostgreSQL left a
 	// statement unanswered (nil: none).
 	Logger *slog.Logger
+	// PopAsyncCommit lets a pop that writes only leases and ready rows commit without
+	// waiting for its WAL flush (synchronous_commit off for its transaction): a crash
+	// of PostgreSQL, or a failover, can undo such a pop after it was answered, and its
+	// messages are then delivered again. Pops that register a group or start a
+	// subscription, autoAck pops, and everything else stay durable.
+	PopAsyncCommit bool
 }
 
 // Store runs queen's SQL on a pgx pool.
@@ -83,6 +89,9 @@ type Store struct {
 	// guard closes connections whose statements PostgreSQL leaves unanswered (nil
 	// when statement_timeout is off).
 	guard *answerguard.Guard
+	// popCommit is the pops' queen.pop_commit: "async" with Options.PopAsyncCommit,
+	// else "".
+	popCommit string
 }
 
 // Open builds the pool without connecting; use Ping or ApplySchema to reach the server.
@@ -123,6 +132,9 @@ func Open(opts Options) (*Store, error) {
 	// default would take before them (messages stamped out of commit order).
 	params["default_transaction_isolation"] = "read committed"
 	s := &Store{cycles: make(chan struct{}, max(1, cfg.MaxConns-1))}
+	if opts.PopAsyncCommit {
+		s.popCommit = "async"
+	}
 	// A statement refused because the server cannot take writes (a standby, or a
 	// primary being demoted) means that every connection to that server is useless:
 	// close this one at once and drop the others, so the next ones are made to the

@@ -70,6 +70,7 @@ DECLARE
     v_ttl_cut    timestamptz;
     v_head_ts    timestamptz;
     v_seen       uuid[] := '{}';
+    v_durable    boolean := p_auto_ack; -- wrote more than leases and ready rows
     c_zero       constant uuid := '00000000-0000-0000-0000-000000000000';
 BEGIN
     SELECT q.*, c.seen_at AS group_seen_at INTO v_q
@@ -107,6 +108,7 @@ BEGIN
         -- minute.
         IF v_q.group_seen_at IS NULL OR v_q.group_seen_at < v_now - interval '1 minute' THEN
             PERFORM queen.queue_consumer_register_q1(v_q.id, v_q.name, p_group, p_sub_mode, p_sub_from, v_sub_at);
+            v_durable := true;
         END IF;
     END IF;
 
@@ -239,6 +241,7 @@ BEGIN
 
         v_virtual := false;
         IF v_cur_ts IS NULL AND p_group <> '__QUEUE_MODE__' THEN
+            v_durable := true; -- the subscription's start may be stored
             v_cur_ts := queen.subscription_start_q1(v_q.name, v_pname, p_group,
                                                     p_partition IS NOT NULL, p_sub_mode, p_sub_from, v_sub_at);
             IF v_cur_ts IS NOT NULL THEN
@@ -375,6 +378,16 @@ BEGIN
         v_budget := v_budget - v_n;
         v_claimed := v_claimed + 1;
     END LOOP;
+
+    -- A broker with QUEEN_POP_SYNCHRONOUS_COMMIT=off sets queen.pop_commit to 'async'
+    -- for its pops: a pop that wrote only leases and ready rows then commits without
+    -- waiting for its WAL flush (or a synchronous standby). A crash before the flush
+    -- undoes the whole pop, as if it had not happened: its messages are delivered
+    -- again from the cursor. A pop that registered its group or started a
+    -- subscription, and an autoAck pop (its cursor move is an ack), stay durable.
+    IF NOT v_durable AND current_setting('queen.pop_commit', true) = 'async' THEN
+        PERFORM set_config('synchronous_commit', 'off', true);
+    END IF;
 END;
 $$;
 
