@@ -81,7 +81,7 @@ func popSettings() []setting {
 				"standby when there is one) before it answers, as every push and ack does. `false` lets a pop " +
 				"that writes only its leases answer at once (PostgreSQL's `synchronous_commit = off` for " +
 				"that transaction; it is flushed within three `wal_writer_delay`s, or by the next durable " +
-				"commit): a PostgreSQL crash or failover in that moment undoes the pop, and its messages are " +
+				"commit): a failover, or a crash of PostgreSQL's machine, in that moment undoes the pop, and its messages are " +
 				"delivered again before its lease would have ended, possibly while the first consumer still " +
 				"works on them. Nothing acknowledged is lost and order is kept. A pop that registers its " +
 				"consumer group or starts a subscription, and an `autoAck` pop, stay durable " +
