@@ -99,14 +99,17 @@ func withFlags(c checker.Config) checker.Config {
 // database, one of them killed and restarted mid-run, and requires no violation. It
 // also requires that the run exercised what it claims to: restarts, redeliveries,
 // failed acks, expired leases and dead letters. The second broker's pops commit
-// without waiting for their flush (QUEEN_POP_SYNCHRONOUS_COMMIT=false), which changes
-// nothing while PostgreSQL stays up.
+// without waiting for their flush (QUEEN_POP_SYNCHRONOUS_COMMIT=false), which must
+// change nothing while PostgreSQL stays up; its sessions commit with synchronous_commit
+// on otherwise (PGOPTIONS), so that the setting takes effect whatever the test
+// cluster's default.
 func TestSemanticsChecker(t *testing.T) {
 	t.Parallel()
 
 	cfg := configFromFlags()
 	dbURL := pgtest.NewDBURL(t)
-	rep := runChecker(t, cfg, startClusterEnv(t, brokerEnv(t, dbURL), 2, "QUEEN_POP_SYNCHRONOUS_COMMIT=false"))
+	rep := runChecker(t, cfg, startClusterEnv(t, brokerEnv(t, dbURL), 2,
+		"QUEEN_POP_SYNCHRONOUS_COMMIT=false", "PGOPTIONS=-c synchronous_commit=on"))
 
 	require.Equal(t, cfg.Messages, rep.Pushed, "every message was pushed")
 	require.Equal(t, cfg.Restarts, rep.Restarts, "every restart happened")

@@ -81,13 +81,13 @@ func popSettings() []setting {
 				"standby when there is one) before it answers, as every push and ack does. `false` lets a pop " +
 				"that writes only its leases answer at once (PostgreSQL's `synchronous_commit = off` for " +
 				"that transaction; it is flushed within three `wal_writer_delay`s, or by the next durable " +
-				"commit): a failover, or a crash of PostgreSQL's machine, in that moment undoes the pop, and its messages are " +
+				"commit): a crash of PostgreSQL or its machine, or a failover, in that moment undoes the pop, and its messages are " +
 				"delivered again before its lease would have ended, possibly while the first consumer still " +
 				"works on them. Nothing acknowledged is lost and order is kept. A pop that registers its " +
 				"consumer group or starts a subscription, and an `autoAck` pop, stay durable " +
 				"(docs/high-availability.md, Pops that do not wait for the flush). On a durable 2-core " +
 				"machine, pop+ack of 10 delivered a quarter to two fifths more, producers and consumers " +
-				"at once a tenth to a fifth more (docs/benchmarks.md). Queen-only.",
+				"at once 7–18 % more (docs/benchmarks.md). Queen-only.",
 			bind: func(c *Config) value { return envvalue.Bool{P: &c.PopSynchronousCommit} },
 		},
 	}
