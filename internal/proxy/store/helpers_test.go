@@ -70,3 +70,14 @@ func (b *testBundle) auditActions(t *testing.T, target string) []string {
 	require.NoError(t, rows.Err())
 	return out
 }
+
+// expectHeard requires that the listener's next notification, within 10 s, is want.
+func expectHeard(t *testing.T, heard <-chan string, want string) {
+	t.Helper()
+	select {
+	case got := <-heard:
+		require.Equal(t, want, got)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("never heard %q", want)
+	}
+}

@@ -66,15 +66,6 @@ func TestTheListenerLeavesAFrozenServer(t *testing.T) {
 			t.Fatal(what)
 		}
 	}
-	expect := func(want string) {
-		t.Helper()
-		select {
-		case got := <-heard:
-			require.Equal(t, want, got)
-		case <-time.After(10 * time.Second):
-			t.Fatalf("never heard %q", want)
-		}
-	}
 	waitConnected("the listener did not connect")
 
 	// The listener's last statement is the check once it has waited ProbeEvery.
@@ -95,7 +86,7 @@ func TestTheListenerLeavesAFrozenServer(t *testing.T) {
 		require.NoError(t, sender.SessionDelete(ctx, fmt.Sprint("s", i)))
 	}
 	for i := range 20 {
-		expect(fmt.Sprint("session:s", i))
+		expectHeard(t, heard, fmt.Sprint("session:s", i))
 	}
 	require.Empty(t, lost, "a live server's connection was reported lost")
 
@@ -111,5 +102,5 @@ func TestTheListenerLeavesAFrozenServer(t *testing.T) {
 	cluster.Thaw()
 	waitConnected("the listener did not connect again")
 	require.NoError(t, sender.SessionDelete(ctx, "after-thaw"))
-	expect("session:after-thaw")
+	expectHeard(t, heard, "session:after-thaw")
 }

@@ -160,28 +160,19 @@ func TestListenHearsAuthChanges(t *testing.T) {
 		t.Fatal("the listener never connected")
 	}
 
-	expect := func(want string) {
-		t.Helper()
-		select {
-		case got := <-heard:
-			require.Equal(t, want, got)
-		case <-time.After(10 * time.Second):
-			t.Fatalf("never heard %q", want)
-		}
-	}
 	_, err := b.store.KeyRevoke(ctx, key.ID, actor)
 	require.NoError(t, err)
-	expect("key:" + key.ID)
+	expectHeard(t, heard, "key:"+key.ID)
 	_, err = b.store.TenantUpdate(ctx, "acme", func(*tenant.Tenant) error { return nil }, actor)
 	require.NoError(t, err)
-	expect("tenant:acme")
+	expectHeard(t, heard, "tenant:acme")
 	require.NoError(t, b.store.SessionDelete(ctx, "s1"))
-	expect("session:s1")
+	expectHeard(t, heard, "session:s1")
 	_, err = b.store.UserSetPassword(ctx, "alice", "h", actor)
 	require.NoError(t, err)
-	expect("user:alice")
+	expectHeard(t, heard, "user:alice")
 	require.NoError(t, b.store.UserDelete(ctx, "alice", actor))
-	expect("user:alice")
+	expectHeard(t, heard, "user:alice")
 
 	// A refused change notifies nothing: the next payload is the next change's.
 	_, err = b.store.TenantUpdate(ctx, "acme", func(*tenant.Tenant) error { return tenant.ErrConflict }, actor)
@@ -189,8 +180,8 @@ func TestListenHearsAuthChanges(t *testing.T) {
 	k2 := b.createKey(t, "acme", tenant.ScopeRead)
 	_, err = b.store.TenantDelete(ctx, "acme", actor)
 	require.NoError(t, err)
-	expect("key:" + k2.ID)
-	expect("tenant:acme")
+	expectHeard(t, heard, "key:"+k2.ID)
+	expectHeard(t, heard, "tenant:acme")
 
 	// The listener's connection shows in pg_stat_activity under its name.
 	var n int
@@ -215,5 +206,5 @@ func TestListenHearsAuthChanges(t *testing.T) {
 		t.Fatal("the listener never reconnected")
 	}
 	require.NoError(t, b.store.SessionDelete(ctx, "s2"))
-	expect("session:s2")
+	expectHeard(t, heard, "session:s2")
 }
