@@ -48,7 +48,19 @@ func (b *Broker) Ack(ctx context.Context, sc queue.Scope, group string, acks []q
 		b.analytics.RecordAck(time.Now(), acks, results)
 		return results, nil
 	}
-	got, err := b.store.MessageAckBatch(ctx, group, send)
+	var got []queue.AckResult
+	var err error
+	lease := send[0].LeaseID
+	req, known, ahead := b.ahead.lookup(lease)
+	known = known && req.ConsumerGroup == group && req.Scope == sc
+	if _, popsPaused := b.Paused(); known && ahead && !popsPaused && !b.isClosing() {
+		got, err = b.ackClaimingAhead(ctx, group, send, req)
+	} else {
+		got, err = b.store.MessageAckBatch(ctx, group, send)
+	}
+	if known && err == nil && releasedLease(got) {
+		b.ahead.released(lease, req, time.Now())
+	}
 	if err != nil {
 		b.analytics.RecordDBError(time.Now(), err)
 		return nil, err
@@ -70,6 +82,16 @@ func (b *Broker) Ack(ctx context.Context, sc queue.Scope, group string, acks []q
 	}
 	b.analytics.RecordAck(time.Now(), acks, results)
 	return results, nil
+}
+
+// releasedLease reports whether an ack's results say it released its lease.
+func releasedLease(got []queue.AckResult) bool {
+	for _, r := range got {
+		if r.LeaseReleased != nil && *r.LeaseReleased {
+			return true
+		}
+	}
+	return false
 }
 
 // wakeFreed wakes, after an ack that ended a lease on partition of queueName with

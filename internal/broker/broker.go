@@ -51,6 +51,9 @@ type Config struct {
 	// PopAutopilotBatch is the batch the autopilot controller gives a pop that left
 	// batch to it (QUEEN_POP_AUTOPILOT_BATCH; 0 = 100).
 	PopAutopilotBatch int
+	// ClaimAhead is how long a batch an ack claimed ahead waits for its consumer's
+	// next pop (QUEEN_POP_CLAIM_AHEAD_MS; 0: acks claim nothing ahead). See claimahead.go.
+	ClaimAhead time.Duration
 }
 
 // Broker runs queen's use cases against one store.
@@ -59,7 +62,9 @@ type Broker struct {
 	store   *store.Store
 	ids     *queue.IDGenerator
 	waiters *waiters
-	wakeup  *wakeup
+	// ahead holds the batches acks claimed ahead for their consumers' next pops.
+	ahead  *claimAhead
+	wakeup *wakeup
 	// autopilot sizes the claim width of pops that leave partitions to the broker.
 	autopilot *autopilot
 	// queueFlags caches per-queue settings the push path needs before SQL.
@@ -90,6 +95,7 @@ func New(cfg Config, st *store.Store, logger *slog.Logger) *Broker {
 		store:      st,
 		ids:        queue.NewIDGenerator(),
 		waiters:    newWaiters(),
+		ahead:      newClaimAhead(cfg.ClaimAhead),
 		wakeup:     newWakeup(),
 		autopilot:  newAutopilot(),
 		queueFlags: newQueueFlags(queueCacheTTL),
@@ -124,10 +130,12 @@ func (b *Broker) Analytics() *analytics.Service { return b.analytics }
 // Config returns the effective broker configuration.
 func (b *Broker) Config() Config { return b.cfg }
 
-// Close answers every parked long-poll at once (empty) and makes new long-polls
-// return after their first attempt. Used when the daemon drains on shutdown.
+// Close answers every parked long-poll at once (empty), makes new long-polls
+// return after their first attempt and gives back the batches acks claimed ahead.
+// Used when the daemon drains on shutdown.
 func (b *Broker) Close() {
 	b.closeOnce.Do(func() { close(b.closing) })
+	b.giveBackAllHeld()
 }
 
 // ParkedPolls returns the number of long-polls currently parked.

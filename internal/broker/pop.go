@@ -97,6 +97,9 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 	if _, pop := b.pauseFlags(ctx); pop {
 		return res, nil // pops paused: every pop is answered empty at once
 	}
+	if b.takeAhead(ctx, req, &res) {
+		return res, nil // a batch its consumer's ack claimed ahead
+	}
 	if req.AutopilotPartitions {
 		width := b.autopilot.start(req.Queue, req.ConsumerGroup)
 		req.Partitions = width
@@ -161,6 +164,9 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 			res.Messages = msgs
 			if !req.AutoAck {
 				res.LeaseID = leaseID
+				if b.ahead.eligible(req) && len(msgs) == req.Batch {
+					b.ahead.popped(leaseID, req, time.Now())
+				}
 			}
 			res.PartitionsClaimed = countPartitions(msgs)
 			if res.Autopilot != nil && len(msgs) < req.Batch {

@@ -31,6 +31,7 @@ func SettingsConfig(s *config.Config) Config {
 		AnalyticsFlushInterval:  s.AnalyticsFlushInterval,
 		AnalyticsBucket:         s.AnalyticsBucket,
 		PopAutopilotBatch:       s.PopAutopilotBatch,
+		ClaimAhead:              s.PopClaimAhead,
 		// 0 counts as 1, as upstream.
 		Push: PushBatching{MaxConcurrent: max(s.PushMaxConcurrent, 1), MaxBatch: max(s.PushMaxBatchSize, 1),
 			Preferred: s.PushPreferredBatch, Hold: s.PushMaxHold, ParallelMin: s.PushParallelMin},

@@ -93,6 +93,7 @@ type Config struct {
 	PopWaitMaxInterval       time.Duration // POP_WAIT_MAX_INTERVAL_MS
 	MaxPopTimeout            time.Duration // QUEEN_MAX_POP_TIMEOUT_MS: cap on any long-poll timeout.
 	PopSynchronousCommit     bool          // QUEEN_POP_SYNCHRONOUS_COMMIT: false lets plain pops commit without waiting for the flush.
+	PopClaimAhead            time.Duration // QUEEN_POP_CLAIM_AHEAD_MS: how long a batch an ack claimed ahead waits for its pop; 0 = off.
 
 	// Push batching (upstream's engine names; 0 counts as 1, as upstream).
 	PushMaxConcurrent  int           // QUEEN_PUSH_MAX_CONCURRENT: push statements at once.

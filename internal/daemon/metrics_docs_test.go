@@ -57,7 +57,7 @@ var metricRegions = []metricRegion{
 		"queen_http_requests_total", "queen_http_request_duration_seconds", "queen_http_requests_in_flight",
 	}},
 	{"broker", []string{
-		"queen_pop_longpolls_parked", "queen_pop_longpoll_rechecks_total",
+		"queen_pop_longpolls_parked", "queen_pop_longpoll_rechecks_total", "queen_pop_claimed_ahead_total",
 		"queen_messages_pushed_total", "queen_messages_popped_total", "queen_messages_acked_total",
 		"queen_messages_dead_lettered_total", "queen_requests_total", "queen_db_errors_total",
 		"queen_activity_pending_buckets", "queen_activity_dropped_buckets_total",

@@ -18,6 +18,10 @@ import (
 // (never back), releasing the lease with the item that completes the batch; the third
 // settles the ready row from the cursor row as written. A batch that fails a check
 // changes nothing and goes to queen.ack_q3, which answers every case.
+//
+// The ack of a pop may carry a claim (MessageAckClaim): a pop's own statement, sent
+// after the three and run only when the ack applied and released its lease, so that
+// the claim commits with the ack, in its transaction and its WAL flush.
 
 // sqlAckLock takes the lock every ack of ($1 partition, $2 group) takes first, and
 // restricts the transaction's plans to keyed ones (queen.keyed_plans_q1), generic.
@@ -76,6 +80,7 @@ const sqlAckApply = `WITH c AS MATERIALIZED (
 )
 SELECT CASE WHEN v.ok AND (SELECT count(*) FROM upd) = 1
             THEN set_config('queen.ack_settle', 'on', true) IS NOT NULL
+                 AND set_config('queen.ack_released', CASE WHEN v.rel THEN 'on' ELSE '' END, true) IS NOT NULL
             ELSE false END,
        v.qname, v.pname, v.rel
 FROM v`
@@ -110,6 +115,39 @@ func ackDirectShaped(acks []queue.Ack) bool {
 // messageAckDirect runs the direct ack of acks (ackDirectShaped). ok is false when it
 // did not apply (nothing was written: the caller runs queen.ack_q3).
 func (s *Store) messageAckDirect(ctx context.Context, group string, acks []queue.Ack) (results []queue.AckResult, ok bool, err error) {
+	results, _, ok, err = s.messageAckDirectClaim(ctx, group, acks, nil, "")
+	return results, ok, err
+}
+
+// sqlClaimAfterAck is the claim of MessageAckClaim: the pop's statement, run only when
+// the ack before it in the transaction released its lease (sqlAckApply's setting).
+const sqlClaimAfterAck = sqlPartitionClaim + `
+WHERE current_setting('queen.ack_released', true) = 'on'`
+
+// MessageAckClaim applies acks as MessageAckBatch does and, when they are the ack of a
+// pop that released its lease (the direct path), claims for claim under leaseID in the
+// same transaction: the messages a pop claim would have returned, leased from the
+// ack's commit. Any other ack is applied alone, and claims nothing. A claim aborted
+// as a deadlock victim, or for a row deleted meanwhile, takes the ack with it: the ack
+// then runs again alone. claim must name no partition: such a claim never waits for a
+// lock, which it must not while it holds the ack's.
+func (s *Store) MessageAckClaim(ctx context.Context, group string, acks []queue.Ack, claim queue.PopRequest, leaseID string) ([]queue.AckResult, []queue.Message, error) {
+	if len(acks) > 0 && ackDirectShaped(acks) {
+		res, msgs, ok, err := s.messageAckDirectClaim(ctx, group, acks, &claim, leaseID)
+		if err == nil && ok {
+			s.ackDirect.Add(1)
+			return res, msgs, nil
+		}
+		if err != nil && !isLockConflict(err) && !isDeletedMeanwhile(err) {
+			return nil, nil, err // its outcome may be unknown (a connection lost at the commit)
+		}
+	}
+	res, err := s.MessageAckBatch(ctx, group, acks)
+	return res, nil, err
+}
+
+func (s *Store) messageAckDirectClaim(ctx context.Context, group string, acks []queue.Ack, claim *queue.PopRequest,
+	leaseID string) (results []queue.AckResult, msgs []queue.Message, ok bool, err error) {
 	n := len(acks)
 	txids := make([]string, n)
 	for i := range acks {
@@ -120,6 +158,11 @@ func (s *Store) messageAckDirect(ctx context.Context, group string, acks []queue
 	b.Queue(sqlAckLock, pid, group)
 	b.Queue(sqlAckApply, pid, group, txids, lease)
 	b.Queue(sqlAckSettle, pid, group)
+	if claim != nil {
+		args := s.claimArgs(*claim, leaseID)
+		args[len(args)-1] = "" // the ack's commit: durable, whatever QUEEN_POP_SYNCHRONOUS_COMMIT says
+		b.Queue(sqlClaimAfterAck, args...)
+	}
 	br := s.pool.SendBatch(ctx, b)
 	var qname, pname string
 	var released, pending bool
@@ -138,16 +181,24 @@ func (s *Store) messageAckDirect(ctx context.Context, group string, acks []queue
 		if errors.Is(err, pgx.ErrNoRows) { // nothing applied, nothing settled
 			err = nil
 		}
+		if err != nil || claim == nil {
+			return err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		msgs, err = scanClaim(rows, *claim)
 		return err
 	}()
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return nil, false, interpretError(err)
+		return nil, nil, false, interpretError(err)
 	}
 	if !ok {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	// Every item succeeded in one partition; the last released the lease if any did.
 	results = make([]queue.AckResult, n)
@@ -160,5 +211,5 @@ func (s *Store) messageAckDirect(ctx context.Context, group string, acks []queue
 		results[n-1].LeaseReleased = &released
 		results[n-1].PartitionPending = pending
 	}
-	return results, true, nil
+	return results, msgs, true, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -100,6 +101,11 @@ func (s *Store) partitionClaimOnce(ctx context.Context, req queue.PopRequest, le
 	if err != nil {
 		return nil, interpretError(err)
 	}
+	return scanClaim(rows, req)
+}
+
+// scanClaim reads the messages a claim for req answered, and closes rows.
+func scanClaim(rows pgx.Rows, req queue.PopRequest) ([]queue.Message, error) {
 	defer rows.Close()
 	msgs := make([]queue.Message, 0, min(max(req.Batch, 1), 1000))
 	// Unique values go to one text arena (ids) and one byte slab (payloads), set on the

@@ -12,7 +12,7 @@ type pushCollector struct {
 	broker                               *broker.Broker
 	statements, pushes, expired, waiting *prometheus.Desc
 	echoes, wakeups, paths, ackPaths     *prometheus.Desc
-	rechecks                             *prometheus.Desc
+	rechecks, ahead                      *prometheus.Desc
 }
 
 func newPushCollector(b *broker.Broker) *pushCollector {
@@ -47,6 +47,11 @@ func newPushCollector(b *broker.Broker) *pushCollector {
 				"a lease, a wake passed on or a notification; timer: the re-check interval) and outcome (messages, empty). A push wakes one parked pop per "+
 				"partition it filled and consumer group; many empty wake claims mean consumers outnumber the "+
 				"work.", []string{"cause", "outcome"}, nil),
+		ahead: prometheus.NewDesc("queen_pop_claimed_ahead_total",
+			"Batches the acks of consumers popping in a loop claimed ahead for their next pop "+
+				"(QUEEN_POP_CLAIM_AHEAD_MS), by outcome: taken (a pop took it) or given_back (no pop with the "+
+				"same parameters came in time, one with other parameters came, or the broker closed).",
+			[]string{"outcome"}, nil),
 		wakeups: prometheus.NewDesc("queen_wakeup_notifications_total",
 			"Batches of wake-ups for long-polls parked on other replicas, by outcome: sent (one NOTIFY each) "+
 				"or skipped (no other replica listened).", []string{"outcome"}, nil),
@@ -54,7 +59,7 @@ func newPushCollector(b *broker.Broker) *pushCollector {
 }
 
 func (c *pushCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.statements, c.pushes, c.expired, c.echoes, c.waiting, c.wakeups, c.paths, c.ackPaths, c.rechecks} {
+	for _, d := range []*prometheus.Desc{c.statements, c.pushes, c.expired, c.echoes, c.waiting, c.wakeups, c.paths, c.ackPaths, c.rechecks, c.ahead} {
 		ch <- d
 	}
 }
@@ -77,6 +82,9 @@ func (c *pushCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.rechecks, prometheus.CounterValue, float64(r.WokenEmpty), "wake", "empty")
 	ch <- prometheus.MustNewConstMetric(c.rechecks, prometheus.CounterValue, float64(r.TimedFound), "timer", "messages")
 	ch <- prometheus.MustNewConstMetric(c.rechecks, prometheus.CounterValue, float64(r.TimedEmpty), "timer", "empty")
+	a := c.broker.ClaimsAhead()
+	ch <- prometheus.MustNewConstMetric(c.ahead, prometheus.CounterValue, float64(a.Taken), "taken")
+	ch <- prometheus.MustNewConstMetric(c.ahead, prometheus.CounterValue, float64(a.GivenBack), "given_back")
 	w := c.broker.WakeNotifications()
 	ch <- prometheus.MustNewConstMetric(c.wakeups, prometheus.CounterValue, float64(w.Sent), "sent")
 	ch <- prometheus.MustNewConstMetric(c.wakeups, prometheus.CounterValue, float64(w.Skipped), "skipped")

@@ -1,0 +1,309 @@
+package broker
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// Claiming ahead (QUEEN_POP_CLAIM_AHEAD_MS): a consumer in a loop acks its batch and
+// pops the next one at once, and each of the two waits for a commit's WAL flush. When
+// a consumer takes full batches and came back within the window after its previous
+// ack, the ack that releases its lease also claims its next batch, in the ack's own
+// transaction (one commit, one flush), under a new lease; the consumer's next pop
+// with the same parameters takes that batch without a database round trip. A batch no
+// pop takes within the window is given back (its lease cleared, a parked pop woken),
+// and so is every batch held for a queue and group when a pop of that queue and group
+// with other parameters arrives, before that pop claims: a pop on this replica never
+// finds messages held for no one. Held batches are leased like any other: the lease
+// starts at the ack, at most the window before the pop that takes them.
+
+// aheadKey is what a pop must match to take a batch claimed ahead: the parameters
+// that decide what its own claim would have taken.
+type aheadKey struct {
+	scope                      queue.Scope
+	queue, partition, group    string
+	mode, from                 string
+	batch, width, leaseSeconds int
+}
+
+func aheadKeyOf(r queue.PopRequest) aheadKey {
+	return aheadKey{scope: r.Scope, queue: r.Queue, partition: r.Partition, group: r.ConsumerGroup,
+		mode: r.SubscriptionMode, from: r.SubscriptionFrom, batch: r.Batch, width: r.Partitions, leaseSeconds: r.LeaseSeconds}
+}
+
+// sameGroup reports whether k and o are pops of one queue and consumer group.
+func (k aheadKey) sameGroup(o aheadKey) bool {
+	return k.scope == o.scope && k.queue == o.queue && k.group == o.group
+}
+
+// aheadLease is a lease a pop of this replica took: the pop, whether its consumer was
+// looping (it came within the window after its previous ack), and when.
+type aheadLease struct {
+	req     queue.PopRequest
+	looping bool
+	at      time.Time
+}
+
+// heldBatch is a batch claimed ahead, waiting for its pop.
+type heldBatch struct {
+	key   aheadKey
+	lease string
+	msgs  []queue.Message
+	timer *time.Timer
+}
+
+// aheadTracked bounds the leases and keys claimAhead remembers: past it, entries older
+// than aheadForget go, and if that is not enough new ones are not remembered (their
+// acks then claim nothing ahead).
+const (
+	aheadTracked = 4096
+	aheadForget  = time.Minute
+)
+
+// claimAhead keeps the state of claiming ahead. Its zero window turns it off.
+type claimAhead struct {
+	window time.Duration
+
+	mu     sync.Mutex
+	leases map[string]aheadLease // lease id → the pop that took it
+	acked  map[aheadKey]time.Time
+	held   map[aheadKey][]*heldBatch
+
+	taken, givenBack atomic.Uint64
+}
+
+func newClaimAhead(window time.Duration) *claimAhead {
+	return &claimAhead{window: window, leases: map[string]aheadLease{}, acked: map[aheadKey]time.Time{},
+		held: map[aheadKey][]*heldBatch{}}
+}
+
+// eligible reports whether a pop like req may take or cause a batch claimed ahead: it
+// names a queue and no partition, claims one partition, leases what it takes (no
+// autoAck) and chooses its own batch (no autopilot, which changes it from pop to pop).
+// Only a pop that names no partition claims without ever waiting for a lock (it skips
+// what others hold), which the claim needs inside an ack's transaction: a pop of a
+// named partition waits for the pops of its group claiming it, and two acks claiming
+// one partition that way could wait for each other.
+func (c *claimAhead) eligible(req queue.PopRequest) bool {
+	return c.window > 0 && req.Queue != "" && req.Partition == "" && req.Partitions <= 1 && !req.AutoAck &&
+		!req.Autopilot && !req.AutopilotBatch && !req.AutopilotPartitions
+}
+
+// popped remembers that the pop req took a full batch under lease, for its ack.
+func (c *claimAhead) popped(lease string, req queue.PopRequest, now time.Time) {
+	key := aheadKeyOf(req)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last, ok := c.acked[key]
+	arrived := req.Arrived
+	if arrived.IsZero() {
+		arrived = now
+	}
+	looping := ok && arrived.Sub(last) <= c.window
+	if len(c.leases) >= aheadTracked {
+		for id, l := range c.leases {
+			if now.Sub(l.at) > aheadForget {
+				delete(c.leases, id)
+			}
+		}
+		if len(c.leases) >= aheadTracked {
+			return
+		}
+	}
+	c.leases[lease] = aheadLease{req: req, looping: looping, at: now}
+}
+
+// lookup returns the pop that took lease, if a pop of this replica did and took a
+// full batch; ahead tells whether its ack should claim the next batch.
+func (c *claimAhead) lookup(lease string) (req queue.PopRequest, known, ahead bool) {
+	if c.window <= 0 || lease == "" {
+		return req, false, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l, ok := c.leases[lease]
+	return l.req, ok, ok && l.looping
+}
+
+// released forgets lease, which an ack released at now, and records when the pops
+// like req that took it were last acked.
+func (c *claimAhead) released(lease string, req queue.PopRequest, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.leases, lease)
+	if len(c.acked) >= aheadTracked {
+		for k, at := range c.acked {
+			if now.Sub(at) > c.window {
+				delete(c.acked, k)
+			}
+		}
+		if len(c.acked) >= aheadTracked {
+			return
+		}
+	}
+	c.acked[aheadKeyOf(req)] = now
+}
+
+// hold keeps hb for its pop; giveBack runs once the window passes unless a pop took it.
+func (c *claimAhead) hold(hb *heldBatch, giveBack func(*heldBatch)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.held[hb.key] = append(c.held[hb.key], hb)
+	hb.timer = time.AfterFunc(c.window, func() {
+		if c.remove(hb) {
+			giveBack(hb)
+		}
+	})
+}
+
+// remove takes hb out of the held batches; false if a pop took it, or it was removed
+// already.
+func (c *claimAhead) remove(hb *heldBatch) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	list := c.held[hb.key]
+	for i, h := range list {
+		if h == hb {
+			c.setHeld(hb.key, append(list[:i:i], list[i+1:]...))
+			return true
+		}
+	}
+	return false
+}
+
+func (c *claimAhead) setHeld(key aheadKey, list []*heldBatch) {
+	if len(list) == 0 {
+		delete(c.held, key)
+		return
+	}
+	c.held[key] = list
+}
+
+// take hands the oldest batch held for a pop like req to it, or nil.
+func (c *claimAhead) take(req queue.PopRequest) *heldBatch {
+	key := aheadKeyOf(req)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	list := c.held[key]
+	if len(list) == 0 {
+		return nil
+	}
+	hb := list[0]
+	c.setHeld(key, list[1:])
+	hb.timer.Stop()
+	return hb
+}
+
+// others takes out the batches held for req's queue and group under other parameters:
+// its own claim must see their partitions.
+func (c *claimAhead) others(req queue.PopRequest) []*heldBatch {
+	key := aheadKeyOf(req)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*heldBatch
+	for k, list := range c.held {
+		if k != key && k.sameGroup(key) {
+			out = append(out, list...)
+			delete(c.held, k)
+		}
+	}
+	for _, hb := range out {
+		hb.timer.Stop()
+	}
+	return out
+}
+
+// all takes out every held batch (the broker is closing).
+func (c *claimAhead) all() []*heldBatch {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*heldBatch
+	for k, list := range c.held {
+		out = append(out, list...)
+		delete(c.held, k)
+	}
+	for _, hb := range out {
+		hb.timer.Stop()
+	}
+	return out
+}
+
+// ClaimsAhead counts the batches acks claimed ahead: taken by a pop, or given back.
+type ClaimsAhead struct {
+	Taken, GivenBack uint64
+}
+
+// ClaimsAhead reports the batches this broker's acks claimed ahead.
+func (b *Broker) ClaimsAhead() ClaimsAhead {
+	return ClaimsAhead{Taken: b.ahead.taken.Load(), GivenBack: b.ahead.givenBack.Load()}
+}
+
+// ackClaimingAhead applies send, the acks of one group, and claims the next batch for
+// the pop req that took their lease: the store claims only when send is the ack of a
+// pop that released the lease. The batch is held for req's next pop.
+func (b *Broker) ackClaimingAhead(ctx context.Context, group string, send []queue.Ack, req queue.PopRequest) ([]queue.AckResult, error) {
+	req.Wait, req.Arrived = false, time.Now()
+	lease := b.ids.New()
+	got, msgs, err := b.store.MessageAckClaim(ctx, group, send, req, lease)
+	if err == nil && len(msgs) > 0 {
+		b.ahead.hold(&heldBatch{key: aheadKeyOf(req), lease: lease, msgs: msgs}, b.giveBackHeld)
+		if b.isClosing() { // Close may have given back the held batches before this one
+			b.giveBackAllHeld()
+		}
+	}
+	return got, err
+}
+
+// takeAhead answers req with a batch claimed ahead for it, if one is held; before a
+// pop that finds none, batches held for its queue and group under other parameters
+// are given back.
+func (b *Broker) takeAhead(ctx context.Context, req queue.PopRequest, res *queue.PopResult) bool {
+	if !b.ahead.eligible(req) {
+		return false
+	}
+	hb := b.ahead.take(req)
+	if hb == nil {
+		for _, o := range b.ahead.others(req) {
+			b.giveBackHeld(o)
+		}
+		return false
+	}
+	if ctx.Err() != nil {
+		b.giveBackHeld(hb) // the client left: the batch goes back
+		return false
+	}
+	b.ahead.taken.Add(1)
+	for i := range hb.msgs {
+		hb.msgs[i].Payload = b.OpenPayload(hb.msgs[i].Payload)
+	}
+	res.Messages, res.LeaseID, res.PartitionsClaimed = hb.msgs, hb.lease, countPartitions(hb.msgs)
+	if len(hb.msgs) == req.Batch {
+		b.ahead.popped(hb.lease, req, time.Now())
+	}
+	return true
+}
+
+// giveBackHeld clears the lease of a batch claimed ahead that no pop took, and wakes
+// a pop parked for its partitions.
+func (b *Broker) giveBackHeld(hb *heldBatch) {
+	b.ahead.givenBack.Add(1)
+	b.giveBackLease(hb.lease)
+	last := ""
+	for _, m := range hb.msgs {
+		if m.Partition != last {
+			last = m.Partition
+			b.wakeFreed(hb.key.queue, hb.key.group, m.Partition)
+		}
+	}
+}
+
+// giveBackAllHeld gives back every batch held (the broker is closing).
+func (b *Broker) giveBackAllHeld() {
+	for _, hb := range b.ahead.all() {
+		b.giveBackHeld(hb)
+	}
+}

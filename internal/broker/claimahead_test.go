@@ -1,0 +1,154 @@
+package broker_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/broker"
+	"github.com/queenmq/queen/internal/queue"
+)
+
+// claimAheadFor sets QUEEN_POP_CLAIM_AHEAD_MS.
+func claimAheadFor(d time.Duration) func(*broker.Config) {
+	return func(c *broker.Config) { c.ClaimAhead = d }
+}
+
+// pushSeq pushes n messages m01, m02, … to partition "a" of a new queue q and returns
+// their transaction ids in order.
+func pushSeq(t *testing.T, tb *testBundle, q string, n int) []string {
+	t.Helper()
+	tb.configure(t, q, nil)
+	ids := make([]string, n)
+	items := make([]queue.PushItem, n)
+	for i := range n {
+		ids[i] = fmt.Sprintf("m%02d", i+1)
+		items[i] = item(q, "a", ids[i], fmt.Sprint(i+1))
+	}
+	tb.push(t, items...)
+	return ids
+}
+
+// ackAll acks every message of res under its lease and checks that the last item
+// released it.
+func ackAll(t *testing.T, tb *testBundle, res queue.PopResult) {
+	t.Helper()
+	acks := make([]queue.Ack, len(res.Messages))
+	for i, m := range res.Messages {
+		acks[i] = ackOf(m, res.LeaseID, "completed")
+	}
+	got := tb.ack(t, "", acks...)
+	for _, r := range got {
+		require.True(t, r.Success, "ack %+v", r)
+	}
+	last := got[len(got)-1].LeaseReleased
+	require.True(t, last != nil && *last, "the ack released its lease")
+}
+
+func TestAnAckClaimsTheNextBatchAheadForALoopingConsumer(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, claimAheadFor(time.Minute))
+	t.Cleanup(tb.b.Close)
+	ids := pushSeq(t, tb, "ahead", 40)
+	pop10 := queue.PopRequest{Queue: "ahead", Batch: 10}
+
+	// The first cycle is no loop yet: its ack claims nothing ahead.
+	first := tb.pop(t, pop10)
+	require.Equal(t, ids[0:10], txids(first.Messages))
+	ackAll(t, tb, first)
+	require.Equal(t, broker.ClaimsAhead{}, tb.b.ClaimsAhead())
+
+	// The consumer came back at once: the ack of its second batch claims the third.
+	second := tb.pop(t, pop10)
+	require.Equal(t, ids[10:20], txids(second.Messages))
+	ackAll(t, tb, second)
+	require.Equal(t, broker.ClaimsAhead{}, tb.b.ClaimsAhead(), "nothing taken or given back yet")
+
+	third := tb.pop(t, pop10)
+	require.Equal(t, ids[20:30], txids(third.Messages), "the batch claimed ahead, in order")
+	require.Equal(t, broker.ClaimsAhead{Taken: 1}, tb.b.ClaimsAhead())
+	require.NotEqual(t, second.LeaseID, third.LeaseID)
+	require.Equal(t, 1, third.PartitionsClaimed)
+	ackAll(t, tb, third) // its lease is a real one; and this ack claims m31–m40 ahead
+
+	// A pop of the queue and group with other parameters gets them back first, and
+	// then claims the partition itself: nothing is held for no one.
+	fourth := tb.pop(t, queue.PopRequest{Queue: "ahead", Batch: 5})
+	require.Equal(t, ids[30:35], txids(fourth.Messages))
+	require.Equal(t, broker.ClaimsAhead{Taken: 1, GivenBack: 1}, tb.b.ClaimsAhead())
+	ackAll(t, tb, fourth) // no loop for pops of 5 yet: nothing claimed ahead
+	fifth := tb.pop(t, queue.PopRequest{Queue: "ahead", Batch: 5})
+	require.Equal(t, ids[35:40], txids(fifth.Messages))
+	require.Equal(t, broker.ClaimsAhead{Taken: 1, GivenBack: 1}, tb.b.ClaimsAhead())
+	ackAll(t, tb, fifth)
+	require.Empty(t, tb.pop(t, pop10).Messages, "every message delivered once")
+}
+
+func TestABatchClaimedAheadThatNoPopTakesIsGivenBack(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, claimAheadFor(300*time.Millisecond))
+	t.Cleanup(tb.b.Close)
+	ids := pushSeq(t, tb, "unclaimed", 30)
+	pop10 := queue.PopRequest{Queue: "unclaimed", Batch: 10}
+	ackAll(t, tb, tb.pop(t, pop10))
+	ackAll(t, tb, tb.pop(t, pop10)) // claims m21–m30 ahead
+
+	require.Eventually(t, func() bool { return tb.b.ClaimsAhead().GivenBack == 1 },
+		10*time.Second, 5*time.Millisecond, "the held batch is given back once the window passed")
+	// Its lease is cleared: a pop finds the messages claimable at once.
+	res := tb.pop(t, pop10)
+	require.Equal(t, ids[20:30], txids(res.Messages))
+	require.Zero(t, res.Messages[0].RetryCount, "giving back is no failed delivery")
+	require.Equal(t, broker.ClaimsAhead{GivenBack: 1}, tb.b.ClaimsAhead())
+}
+
+func TestClosingGivesBackTheBatchesClaimedAhead(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, claimAheadFor(time.Hour))
+	ids := pushSeq(t, tb, "closing", 30)
+	pop10 := queue.PopRequest{Queue: "closing", Batch: 10}
+	ackAll(t, tb, tb.pop(t, pop10))
+	ackAll(t, tb, tb.pop(t, pop10)) // claims m21–m30 ahead, held for an hour
+
+	tb.b.Close()
+	require.Equal(t, broker.ClaimsAhead{GivenBack: 1}, tb.b.ClaimsAhead())
+	res := tb.pop(t, pop10) // pops still run after Close; the partition is free
+	require.Equal(t, ids[20:30], txids(res.Messages))
+	require.Equal(t, broker.ClaimsAhead{GivenBack: 1}, tb.b.ClaimsAhead())
+}
+
+func TestNoClaimAheadWithoutTheSettingAFullBatchALeaseOrAnyPartition(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		window    time.Duration
+		batch     int
+		autoAck   bool
+		partition string
+	}{
+		{name: "off", window: 0, batch: 10},
+		{name: "partial batches", window: time.Minute, batch: 50},
+		{name: "autoAck", window: time.Minute, batch: 10, autoAck: true},
+		{name: "named partition", window: time.Minute, batch: 10, partition: "a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tb := setup(t, claimAheadFor(tc.window))
+			t.Cleanup(tb.b.Close)
+			ids := pushSeq(t, tb, "plain", 40)
+			req := queue.PopRequest{Queue: "plain", Partition: tc.partition, Batch: tc.batch, AutoAck: tc.autoAck}
+			var got []string
+			for range 3 {
+				res := tb.pop(t, req)
+				got = append(got, txids(res.Messages)...)
+				if len(res.Messages) > 0 && !tc.autoAck {
+					ackAll(t, tb, res)
+				}
+			}
+			require.Equal(t, ids[:min(3*tc.batch, 40)], got)
+			require.Equal(t, broker.ClaimsAhead{}, tb.b.ClaimsAhead())
+		})
+	}
+}
