@@ -52,7 +52,7 @@ func (b *Broker) Ack(ctx context.Context, sc queue.Scope, group string, acks []q
 	var err error
 	lease := send[0].LeaseID
 	req, known, ahead := b.ahead.lookup(lease)
-	known = known && req.ConsumerGroup == group && req.Scope == sc
+	known = known && req.ConsumerGroup == group // names are stored names: scoped already
 	if _, popsPaused := b.Paused(); known && ahead && !popsPaused && !b.isClosing() {
 		got, err = b.ackClaimingAhead(ctx, group, send, req)
 	} else {

@@ -35,11 +35,6 @@ func aheadKeyOf(r queue.PopRequest) aheadKey {
 		mode: r.SubscriptionMode, from: r.SubscriptionFrom, batch: r.Batch, width: r.Partitions, leaseSeconds: r.LeaseSeconds}
 }
 
-// sameGroup reports whether k and o are pops of one queue and consumer group.
-func (k aheadKey) sameGroup(o aheadKey) bool {
-	return k.scope == o.scope && k.queue == o.queue && k.group == o.group
-}
-
 // aheadLease is a lease a pop of this replica took: the pop, whether its consumer was
 // looping (it came within the window after its previous ack), and when.
 type aheadLease struct {
@@ -72,6 +67,10 @@ type claimAhead struct {
 	leases map[string]aheadLease // lease id → the pop that took it
 	acked  map[aheadKey]time.Time
 	held   map[aheadKey][]*heldBatch
+	// gen counts the drops (dropped, all): an ack that began before one holds nothing.
+	gen uint64
+	// swept is when leases was last swept for old entries (at most once a second).
+	swept time.Time
 
 	taken, givenBack atomic.Uint64
 }
@@ -105,9 +104,14 @@ func (c *claimAhead) popped(lease string, req queue.PopRequest, now time.Time) {
 	}
 	looping := ok && arrived.Sub(last) <= c.window
 	if len(c.leases) >= aheadTracked {
-		for id, l := range c.leases {
-			if now.Sub(l.at) > aheadForget {
-				delete(c.leases, id)
+		// Leases acked elsewhere (another replica, a transaction) or never stay until
+		// swept; a sweep walks them all, so at most once a second.
+		if now.Sub(c.swept) >= time.Second {
+			c.swept = now
+			for id, l := range c.leases {
+				if now.Sub(l.at) > aheadForget {
+					delete(c.leases, id)
+				}
 			}
 		}
 		if len(c.leases) >= aheadTracked {
@@ -148,16 +152,29 @@ func (c *claimAhead) released(lease string, req queue.PopRequest, now time.Time)
 	c.acked[aheadKeyOf(req)] = now
 }
 
-// hold keeps hb for its pop; giveBack runs once the window passes unless a pop took it.
-func (c *claimAhead) hold(hb *heldBatch, giveBack func(*heldBatch)) {
+// generation returns the count of drops so far, for hold.
+func (c *claimAhead) generation() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.gen
+}
+
+// hold keeps hb for its pop; giveBack runs once the window passes unless a pop took it.
+// It keeps nothing, and returns false, when a drop came after gen was read: what the
+// ack claimed may predate a seek or a delete.
+func (c *claimAhead) hold(hb *heldBatch, gen uint64, giveBack func(*heldBatch)) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return false
+	}
 	c.held[hb.key] = append(c.held[hb.key], hb)
 	hb.timer = time.AfterFunc(c.window, func() {
 		if c.remove(hb) {
 			giveBack(hb)
 		}
 	})
+	return true
 }
 
 // remove takes hb out of the held batches; false if a pop took it, or it was removed
@@ -198,33 +215,46 @@ func (c *claimAhead) take(req queue.PopRequest) *heldBatch {
 	return hb
 }
 
-// others takes out the batches held for req's queue and group under other parameters:
-// its own claim must see their partitions.
+// others takes out the batches held for req's group under other parameters, on req's
+// queue (every queue for a pop by namespace or task): its own claim must see their
+// partitions. A pop that cannot take a batch (not eligible) takes out all of them.
+// Queue and group names are stored names, a tenant's prefix included.
 func (c *claimAhead) others(req queue.PopRequest) []*heldBatch {
-	key := aheadKeyOf(req)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []*heldBatch
-	for k, list := range c.held {
-		if k != key && k.sameGroup(key) {
-			out = append(out, list...)
-			delete(c.held, k)
-		}
-	}
-	for _, hb := range out {
-		hb.timer.Stop()
-	}
-	return out
+	key, own := aheadKeyOf(req), c.eligible(req)
+	return c.takeOut(func(k aheadKey) bool {
+		return k.group == key.group && (key.queue == "" || k.queue == key.queue) &&
+			(!own || k != key)
+	}, false)
+}
+
+// dropped takes out the batches held for queueName ("" = every queue) and group
+// ("" = every group), after or before a seek, a group's or queue's delete changed
+// what they should hold; and makes every ack in flight hold nothing.
+func (c *claimAhead) dropped(queueName, group string) []*heldBatch {
+	return c.takeOut(func(k aheadKey) bool {
+		return (queueName == "" || k.queue == queueName) && (group == "" || k.group == group)
+	}, true)
 }
 
 // all takes out every held batch (the broker is closing).
 func (c *claimAhead) all() []*heldBatch {
+	return c.takeOut(func(aheadKey) bool { return true }, true)
+}
+
+// takeOut removes the held batches whose key matches, stopping their timers; bump
+// makes every ack in flight hold nothing.
+func (c *claimAhead) takeOut(match func(aheadKey) bool, bump bool) []*heldBatch {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if bump {
+		c.gen++
+	}
 	var out []*heldBatch
 	for k, list := range c.held {
-		out = append(out, list...)
-		delete(c.held, k)
+		if match(k) {
+			out = append(out, list...)
+			delete(c.held, k)
+		}
 	}
 	for _, hb := range out {
 		hb.timer.Stop()
@@ -245,27 +275,43 @@ func (b *Broker) ClaimsAhead() ClaimsAhead {
 // ackClaimingAhead applies send, the acks of one group, and claims the next batch for
 // the pop req that took their lease: the store claims only when send is the ack of a
 // pop that released the lease. The batch is held for req's next pop.
+//
+// Like a pop's claim, it runs to its end when the client leaves meanwhile: only a
+// claim whose outcome is known can be given back. When the outcome is not known (an
+// error), the new lease is given back anyway, which is harmless if nothing took it.
 func (b *Broker) ackClaimingAhead(ctx context.Context, group string, send []queue.Ack, req queue.PopRequest) ([]queue.AckResult, error) {
 	req.Wait, req.Arrived = false, time.Now()
 	lease := b.ids.New()
-	got, msgs, err := b.store.MessageAckClaim(ctx, group, send, req, lease)
-	if err == nil && len(msgs) > 0 {
-		b.ahead.hold(&heldBatch{key: aheadKeyOf(req), lease: lease, msgs: msgs}, b.giveBackHeld)
-		if b.isClosing() { // Close may have given back the held batches before this one
+	gen := b.ahead.generation()
+	token := b.waiters.claimBegin(req.Queue, req.ConsumerGroup)
+	got, msgs, err := b.store.MessageAckClaim(context.WithoutCancel(ctx), group, send, req, lease)
+	b.waiters.claimEnd(req.Queue, req.ConsumerGroup, token, len(msgs) > 0, nil, false)
+	if err != nil {
+		b.giveBackLease(lease)
+		return nil, err
+	}
+	if len(msgs) > 0 {
+		hb := &heldBatch{key: aheadKeyOf(req), lease: lease, msgs: msgs}
+		if !b.ahead.hold(hb, gen, b.giveBackHeld) {
+			b.giveBackHeld(hb) // a seek or a delete came while the ack ran
+		} else if b.isClosing() { // Close may have given back the held batches before this one
 			b.giveBackAllHeld()
 		}
 	}
-	return got, err
+	return got, nil
 }
 
 // takeAhead answers req with a batch claimed ahead for it, if one is held; before a
-// pop that finds none, batches held for its queue and group under other parameters
-// are given back.
+// pop that finds none (or may take none), the batches held for its queue and group
+// under other parameters are given back.
 func (b *Broker) takeAhead(ctx context.Context, req queue.PopRequest, res *queue.PopResult) bool {
-	if !b.ahead.eligible(req) {
+	if b.ahead.window <= 0 {
 		return false
 	}
-	hb := b.ahead.take(req)
+	var hb *heldBatch
+	if b.ahead.eligible(req) {
+		hb = b.ahead.take(req)
+	}
 	if hb == nil {
 		for _, o := range b.ahead.others(req) {
 			b.giveBackHeld(o)
@@ -298,6 +344,17 @@ func (b *Broker) giveBackHeld(hb *heldBatch) {
 			last = m.Partition
 			b.wakeFreed(hb.key.queue, hb.key.group, m.Partition)
 		}
+	}
+}
+
+// dropHeld gives back the batches held for queueName ("" = every queue) and group
+// ("" = every group): a seek or a delete is changing what they should hold.
+func (b *Broker) dropHeld(queueName, group string) {
+	if b.ahead.window <= 0 {
+		return
+	}
+	for _, hb := range b.ahead.dropped(queueName, group) {
+		b.giveBackHeld(hb)
 	}
 }
 

@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -151,4 +152,96 @@ func TestNoClaimAheadWithoutTheSettingAFullBatchALeaseOrAnyPartition(t *testing.
 			require.Equal(t, broker.ClaimsAhead{}, tb.b.ClaimsAhead())
 		})
 	}
+}
+
+// loopTwice runs two pop-and-ack cycles of req (whose group is group) on a queue of 30
+// messages, so that the second ack claims m21–m30 ahead.
+func loopTwice(t *testing.T, tb *testBundle, sc queue.Scope, group string, req queue.PopRequest) {
+	t.Helper()
+	for range 2 {
+		res := tb.pop(t, req)
+		require.Len(t, res.Messages, req.Batch)
+		acks := make([]queue.Ack, len(res.Messages))
+		for i, m := range res.Messages {
+			acks[i] = ackOf(m, res.LeaseID, "completed")
+		}
+		got, err := tb.b.Ack(context.Background(), sc, group, acks)
+		require.NoError(t, err)
+		require.True(t, got[len(got)-1].Success)
+	}
+}
+
+func TestAPopThatCannotTakeAHeldBatchGetsItBackFirst(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		req  queue.PopRequest
+	}{
+		{"named partition", queue.PopRequest{Queue: "other", Partition: "a", Batch: 10}},
+		{"autoAck", queue.PopRequest{Queue: "other", Batch: 10, AutoAck: true}},
+		{"other batch", queue.PopRequest{Queue: "other", Batch: 10, LeaseSeconds: 30}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tb := setup(t, claimAheadFor(time.Minute))
+			t.Cleanup(tb.b.Close)
+			ids := pushSeq(t, tb, "other", 30)
+			loopTwice(t, tb, queue.Scope{}, "", queue.PopRequest{Queue: "other", Batch: 10})
+			res := tb.pop(t, tc.req)
+			require.Equal(t, ids[20:30], txids(res.Messages), "no partition held for no one")
+			require.Equal(t, broker.ClaimsAhead{GivenBack: 1}, tb.b.ClaimsAhead())
+		})
+	}
+}
+
+func TestASeekOrADeleteDropsTheBatchesClaimedAhead(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		change func(*testing.T, *broker.Broker, string)
+	}{
+		{"seek to the end", func(t *testing.T, b *broker.Broker, q string) {
+			_, err := b.ConsumerGroupSeek(context.Background(), "g", q, queue.ConsumerGroupSeek{ToEnd: true})
+			require.NoError(t, err)
+		}},
+		{"partition seek", func(t *testing.T, b *broker.Broker, q string) {
+			_, err := b.ConsumerGroupPartitionSeek(context.Background(), "g", q, "a")
+			require.NoError(t, err)
+		}},
+		{"group delete", func(t *testing.T, b *broker.Broker, q string) {
+			_, err := b.ConsumerGroupDelete(context.Background(), queue.Scope{}, "g", q, true)
+			require.NoError(t, err)
+			// Started over, the group would read the queue again: seek it to the end.
+			_, err = b.ConsumerGroupSeek(context.Background(), "g", q, queue.ConsumerGroupSeek{ToEnd: true})
+			require.NoError(t, err)
+		}},
+		{"queue delete", func(t *testing.T, b *broker.Broker, q string) {
+			ok, err := b.QueueDelete(context.Background(), q)
+			require.NoError(t, err)
+			require.True(t, ok)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tb := setup(t, claimAheadFor(time.Minute))
+			t.Cleanup(tb.b.Close)
+			pushSeq(t, tb, "changed", 30)
+			req := queue.PopRequest{Queue: "changed", ConsumerGroup: "g", Batch: 10}
+			loopTwice(t, tb, queue.Scope{}, "g", req)
+			tc.change(t, tb.b, "changed")
+			require.Empty(t, tb.pop(t, req).Messages, "the batch claimed before the change is gone")
+			require.Equal(t, broker.ClaimsAhead{GivenBack: 1}, tb.b.ClaimsAhead())
+		})
+	}
+}
+
+func TestATenantsConsumerClaimsAhead(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, claimAheadFor(time.Minute))
+	t.Cleanup(tb.b.Close)
+	ids := pushSeq(t, tb, "acme:orders", 30) // a tenant's queue, by its stored name
+	req := queue.PopRequest{Queue: "acme:orders", Batch: 10}
+	loopTwice(t, tb, queue.Scope{Tenant: "acme"}, "", req)
+	require.Equal(t, ids[20:30], txids(tb.pop(t, req).Messages))
+	require.Equal(t, broker.ClaimsAhead{Taken: 1}, tb.b.ClaimsAhead())
 }

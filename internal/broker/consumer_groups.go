@@ -62,6 +62,8 @@ func (b *Broker) ConsumerGroupDelete(ctx context.Context, sc queue.Scope, group,
 			return 0, err
 		}
 	}
+	b.dropHeld("", "") // the group's stored name depends on the scope: drop them all
+	defer b.dropHeld("", "")
 	return b.store.ConsumerGroupDelete(ctx, sc, group, queueName, deleteMetadata)
 }
 
@@ -87,7 +89,9 @@ func (b *Broker) ConsumerGroupSeek(ctx context.Context, group, queueName string,
 	if err := queue.CheckName("queue", queueName); err != nil {
 		return 0, err
 	}
+	b.dropHeld(queueName, group)
 	n, err := b.store.ConsumerGroupSeek(ctx, group, queueName, seek)
+	b.dropHeld(queueName, group)
 	if err != nil {
 		return 0, err
 	}
@@ -109,5 +113,7 @@ func (b *Broker) ConsumerGroupPartitionSeek(ctx context.Context, group, queueNam
 			return queue.ConsumerGroupPartitionSeek{}, err
 		}
 	}
+	b.dropHeld(queueName, group)
+	defer b.dropHeld(queueName, group)
 	return b.store.ConsumerGroupPartitionSeek(ctx, group, queueName, partition)
 }

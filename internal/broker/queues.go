@@ -85,6 +85,8 @@ func (b *Broker) QueueDelete(ctx context.Context, name string) (bool, error) {
 		return false, err
 	}
 	defer b.queueFlags.forget(name)
+	b.dropHeld(name, "")
+	defer b.dropHeld(name, "")
 	return b.store.QueueDelete(ctx, name)
 }
 

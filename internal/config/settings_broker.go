@@ -97,8 +97,8 @@ func popSettings() []setting {
 				"at a time, takes full batches under a lease, acks them whole and comes back within this time after its ack has its next batch claimed by that ack, in the " +
 				"ack's transaction (one commit and WAL flush instead of two); its next pop with the same " +
 				"parameters takes the batch at once. A batch no such pop takes in time is given back (its " +
-				"lease cleared), as is every batch held for a queue and group when a pop of them with other " +
-				"parameters arrives; the lease of a held batch starts at the ack " +
+				"lease cleared), as is every batch held for a queue and group when any other pop of them " +
+				"arrives, and on a seek or a delete of the group or queue; the lease of a held batch starts at the ack " +
 				"(docs/api.md, Semantics worth knowing). On a durable 2-core machine pop+ack of 10 delivered " +
 				"about a quarter more. Queen-only.",
 			bind: func(c *Config) value { return ms(&c.PopClaimAhead, 0) },

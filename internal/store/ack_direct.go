@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/queenmq/queen/internal/queue"
 )
@@ -127,9 +128,9 @@ WHERE current_setting('queen.ack_released', true) = 'on'`
 // MessageAckClaim applies acks as MessageAckBatch does and, when they are the ack of a
 // pop that released its lease (the direct path), claims for claim under leaseID in the
 // same transaction: the messages a pop claim would have returned, leased from the
-// ack's commit. Any other ack is applied alone, and claims nothing. A claim aborted
-// as a deadlock victim, or for a row deleted meanwhile, takes the ack with it: the ack
-// then runs again alone. claim must name no partition: such a claim never waits for a
+// ack's commit. Any other ack is applied alone, and claims nothing. A claim that
+// PostgreSQL aborted (a deadlock victim, a statement timeout) took the ack with it:
+// the ack then runs again alone. claim must name no partition: such a claim never waits for a
 // lock, which it must not while it holds the ack's.
 func (s *Store) MessageAckClaim(ctx context.Context, group string, acks []queue.Ack, claim queue.PopRequest, leaseID string) ([]queue.AckResult, []queue.Message, error) {
 	if len(acks) > 0 && ackDirectShaped(acks) {
@@ -138,7 +139,8 @@ func (s *Store) MessageAckClaim(ctx context.Context, group string, acks []queue.
 			s.ackDirect.Add(1)
 			return res, msgs, nil
 		}
-		if err != nil && !isLockConflict(err) && !isDeletedMeanwhile(err) {
+		var pgErr *pgconn.PgError
+		if err != nil && !errors.As(err, &pgErr) {
 			return nil, nil, err // its outcome may be unknown (a connection lost at the commit)
 		}
 	}
