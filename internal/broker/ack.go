@@ -53,7 +53,10 @@ func (b *Broker) Ack(ctx context.Context, sc queue.Scope, group string, acks []q
 	lease := send[0].LeaseID
 	req, known, ahead := b.ahead.lookup(lease)
 	known = known && req.ConsumerGroup == group // names are stored names: scoped already
-	if _, popsPaused := b.Paused(); known && ahead && !popsPaused && !b.isClosing() {
+	// A pop of the group parked here takes the next batch as soon as it is there: claim
+	// ahead only when every consumer of this broker is busy.
+	if _, popsPaused := b.Paused(); known && ahead && !popsPaused && !b.isClosing() &&
+		!b.waiters.idleFor(req.Queue, group) {
 		got, err = b.ackClaimingAhead(ctx, group, send, req)
 	} else {
 		got, err = b.store.MessageAckBatch(ctx, group, send)

@@ -12,7 +12,8 @@ import (
 // Claiming ahead (QUEEN_POP_CLAIM_AHEAD_MS): a consumer in a loop acks its batch and
 // pops the next one at once, and each of the two waits for a commit's WAL flush. When
 // a consumer takes full batches and came back within the window after its previous
-// ack, the ack that releases its lease also claims its next batch, in the ack's own
+// ack, and no pop of its group is parked on this broker (which would take the next
+// batch as soon as it is there), the ack that releases its lease also claims its next batch, in the ack's own
 // transaction (one commit, one flush), under a new lease; the consumer's next pop
 // with the same parameters takes that batch without a database round trip. A batch no
 // pop takes within the window is given back (its lease cleared, a parked pop woken),

@@ -245,3 +245,23 @@ func TestATenantsConsumerClaimsAhead(t *testing.T) {
 	require.Equal(t, ids[20:30], txids(tb.pop(t, req).Messages))
 	require.Equal(t, broker.ClaimsAhead{Taken: 1}, tb.b.ClaimsAhead())
 }
+
+func TestNoClaimAheadWhileAPopOfTheGroupIsParked(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, slowPolls(time.Hour), claimAheadFor(time.Minute))
+	t.Cleanup(tb.b.Close)
+	ids := pushSeq(t, tb, "idle", 30)
+	req := queue.PopRequest{Queue: "idle", Batch: 10}
+	ackAll(t, tb, tb.pop(t, req))
+	second := tb.pop(t, req) // a loop now; its partition leased
+	got := parkPops(t, tb, "idle", 1)
+
+	ackAll(t, tb, second) // the parked pop can take the next batch: nothing claimed ahead
+	select {
+	case res := <-got:
+		require.Equal(t, ids[20:21], txids(res.Messages), "a parked pop takes one message")
+	case <-time.After(20 * time.Second):
+		t.Fatal("the parked pop was not woken for the partition the ack freed")
+	}
+	require.Equal(t, broker.ClaimsAhead{}, tb.b.ClaimsAhead())
+}

@@ -298,6 +298,19 @@ func (ws *waiters) rest(w *waiter, idle bool) {
 	ws.mu.Unlock()
 }
 
+// idleFor reports whether a pop of group parked on queue is waiting for a wake or its
+// timer right now.
+func (ws *waiters) idleFor(queue, group string) bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for w := range ws.byQueue[queue] {
+		if w.idle && w.group == group {
+			return true
+		}
+	}
+	return false
+}
+
 // count returns the number of parked long-polls.
 func (ws *waiters) count() int {
 	ws.mu.Lock()

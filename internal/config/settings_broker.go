@@ -94,13 +94,14 @@ func popSettings() []setting {
 			name: "QUEEN_POP_CLAIM_AHEAD_MS", def: "20", group: groupPop,
 			doc: "How long, in milliseconds, a batch claimed ahead waits for its consumer's next pop; `0` " +
 				"claims nothing ahead. A consumer that pops a queue without naming a partition, one partition " +
-				"at a time, takes full batches under a lease, acks them whole and comes back within this time after its ack has its next batch claimed by that ack, in the " +
-				"ack's transaction (one commit and WAL flush instead of two); its next pop with the same " +
-				"parameters takes the batch at once. A batch no such pop takes in time is given back (its " +
-				"lease cleared), as is every batch held for a queue and group when any other pop of them " +
-				"arrives, and on a seek or a delete of the group or queue; the lease of a held batch starts at the ack " +
-				"(docs/api.md, Semantics worth knowing). On a durable 2-core machine pop+ack of 10 delivered " +
-				"about a quarter more. Queen-only.",
+				"at a time, takes full batches under a lease, acks them whole and pops again within this time " +
+				"after its ack is in a loop: while no pop of its group is parked on the broker, the ack that " +
+				"releases its lease also claims its next batch, in the ack's transaction (one commit and WAL " +
+				"flush instead of two), and its next pop with the same parameters takes the batch at once. A " +
+				"batch no such pop takes in time is given back (its lease cleared), as is every batch held for " +
+				"a queue and group when any other pop of them arrives, and on a seek or a delete of the group " +
+				"or queue; the lease of a held batch starts at the ack (docs/api.md, Semantics worth knowing). " +
+				"Queen-only.",
 			bind: func(c *Config) value { return ms(&c.PopClaimAhead, 0) },
 		},
 	}
