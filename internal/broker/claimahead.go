@@ -13,14 +13,15 @@ import (
 // pops the next one at once, and each of the two waits for a commit's WAL flush. When
 // a consumer takes full batches and came back within the window after its previous
 // ack, and no pop of its group is parked on this broker (which would take the next
-// batch as soon as it is there), the ack that releases its lease also claims its next batch, in the ack's own
-// transaction (one commit, one flush), under a new lease; the consumer's next pop
-// with the same parameters takes that batch without a database round trip. A batch no
-// pop takes within the window is given back (its lease cleared, a parked pop woken),
-// and so is every batch held for a queue and group when a pop of that queue and group
-// with other parameters arrives, before that pop claims: a pop on this replica never
-// finds messages held for no one. Held batches are leased like any other: the lease
-// starts at the ack, at most the window before the pop that takes them.
+// batch as soon as it is there), the ack that releases its lease also claims its next
+// batch, in the ack's own transaction (one commit, one flush), under a new lease; the
+// consumer's next pop with the same parameters takes that batch without a database
+// round trip. A batch no pop takes within the window is given back (its lease
+// cleared, a parked pop woken), and so is every batch held for a queue and group when
+// any other pop of that queue and group arrives (before that pop claims), and around a
+// seek or a delete of the group or the queue: a pop on this replica does not find
+// messages held for no one. Held batches are leased like any other: the lease starts
+// at the ack, at most the window before the pop that takes them.
 
 // aheadKey is what a pop must match to take a batch claimed ahead: the parameters
 // that decide what its own claim would have taken.
