@@ -130,8 +130,8 @@ WHERE current_setting('queen.ack_released', true) = 'on'`
 // same transaction: the messages a pop claim would have returned, leased from the
 // ack's commit. Any other ack is applied alone, and claims nothing. A claim that
 // PostgreSQL aborted (a deadlock victim, a statement timeout) took the ack with it:
-// the ack then runs again alone. claim must name no partition: such a claim never waits for a
-// lock, which it must not while it holds the ack's.
+// the ack then runs again alone. claim must name no partition: such a claim never
+// waits for a lock, which it must not while it holds the ack's.
 func (s *Store) MessageAckClaim(ctx context.Context, group string, acks []queue.Ack, claim queue.PopRequest, leaseID string) ([]queue.AckResult, []queue.Message, error) {
 	if len(acks) > 0 && ackDirectShaped(acks) {
 		res, msgs, ok, err := s.messageAckDirectClaim(ctx, group, acks, &claim, leaseID)
