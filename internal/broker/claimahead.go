@@ -20,8 +20,10 @@ import (
 // cleared, a parked pop woken), and so is every batch held for a queue and group when
 // any other pop of that queue and group arrives (before that pop claims), and around a
 // seek or a delete of the group or the queue: a pop on this replica does not find
-// messages held for no one. Held batches are leased like any other: the lease starts
-// at the ack, at most the window before the pop that takes them.
+// messages held for no one. Held batches are leased like any other, and the window
+// counts from when the ack was sent, not from its commit: the lease starts in the
+// ack's transaction, so a pop takes a held batch at most the window after its lease
+// began, however long the ack waited for a lock or a flush.
 
 // aheadKey is what a pop must match to take a batch claimed ahead: the parameters
 // that decide what its own claim would have taken.
@@ -50,7 +52,9 @@ type heldBatch struct {
 	key   aheadKey
 	lease string
 	msgs  []queue.Message
-	timer *time.Timer
+	// deadline is the window after the ack was sent: no pop takes the batch later.
+	deadline time.Time
+	timer    *time.Timer
 }
 
 // aheadTracked bounds the leases and keys claimAhead remembers: past it, entries older
@@ -161,17 +165,19 @@ func (c *claimAhead) generation() uint64 {
 	return c.gen
 }
 
-// hold keeps hb for its pop; giveBack runs once the window passes unless a pop took it.
-// It keeps nothing, and returns false, when a drop came after gen was read: what the
-// ack claimed may predate a seek or a delete.
+// hold keeps hb for its pop; giveBack runs at its deadline unless a pop took it. It
+// keeps nothing, and returns false, when the deadline has passed (the ack took the
+// whole window), or when a drop came after gen was read: what the ack claimed may
+// predate a seek or a delete.
 func (c *claimAhead) hold(hb *heldBatch, gen uint64, giveBack func(*heldBatch)) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.gen != gen {
+	left := time.Until(hb.deadline)
+	if c.gen != gen || left <= 0 {
 		return false
 	}
 	c.held[hb.key] = append(c.held[hb.key], hb)
-	hb.timer = time.AfterFunc(c.window, func() {
+	hb.timer = time.AfterFunc(left, func() {
 		if c.remove(hb) {
 			giveBack(hb)
 		}
@@ -283,6 +289,7 @@ func (b *Broker) ClaimsAhead() ClaimsAhead {
 // error), the new lease is given back anyway, which is harmless if nothing took it.
 func (b *Broker) ackClaimingAhead(ctx context.Context, group string, send []queue.Ack, req queue.PopRequest) ([]queue.AckResult, error) {
 	req.Wait, req.Arrived = false, time.Now()
+	deadline := req.Arrived.Add(b.ahead.window) // before the claim's transaction begins
 	lease := b.ids.New()
 	gen := b.ahead.generation()
 	token := b.waiters.claimBegin(req.Queue, req.ConsumerGroup)
@@ -293,9 +300,9 @@ func (b *Broker) ackClaimingAhead(ctx context.Context, group string, send []queu
 		return nil, err
 	}
 	if len(msgs) > 0 {
-		hb := &heldBatch{key: aheadKeyOf(req), lease: lease, msgs: msgs}
+		hb := &heldBatch{key: aheadKeyOf(req), lease: lease, msgs: msgs, deadline: deadline}
 		if !b.ahead.hold(hb, gen, b.giveBackHeld) {
-			b.giveBackHeld(hb) // a seek or a delete came while the ack ran
+			b.giveBackHeld(hb) // the window passed, or a seek or a delete came, while the ack ran
 		} else if b.isClosing() { // Close may have given back the held batches before this one
 			b.giveBackAllHeld()
 		}
@@ -313,6 +320,10 @@ func (b *Broker) takeAhead(ctx context.Context, req queue.PopRequest, res *queue
 	var hb *heldBatch
 	if b.ahead.eligible(req) {
 		hb = b.ahead.take(req)
+	}
+	if hb != nil && !time.Now().Before(hb.deadline) {
+		b.giveBackHeld(hb) // its timer is late: the window has passed
+		hb = nil
 	}
 	if hb == nil {
 		for _, o := range b.ahead.others(req) {

@@ -265,3 +265,67 @@ func TestNoClaimAheadWhileAPopOfTheGroupIsParked(t *testing.T) {
 	}
 	require.Equal(t, broker.ClaimsAhead{}, tb.b.ClaimsAhead())
 }
+
+// The window counts from when the ack was sent: the claim's lease starts in the ack's
+// transaction, so an ack that waited longer than the window (here for the lock every
+// ack of the partition takes) holds nothing, and the next pop claims a lease of its own.
+func TestAnAckSlowerThanTheWindowHoldsNothing(t *testing.T) {
+	t.Parallel()
+	const window = 300 * time.Millisecond
+	st, db := combineStore(t)
+	cb := combineBroker(st, db, claimAheadFor(window))
+	t.Cleanup(cb.b.Close)
+	tb := &cb.testBundle
+	ids := pushSeq(t, tb, "slowack", 30)
+	req := queue.PopRequest{Queue: "slowack", Batch: 10, LeaseSeconds: 60}
+	ackAll(t, tb, tb.pop(t, req))
+	second := tb.pop(t, req) // a loop now: its ack claims ahead
+	pid := second.Messages[0].PartitionID
+
+	holder, err := db.Begin(t.Context())
+	require.NoError(t, err)
+	defer func() { _ = holder.Rollback(context.WithoutCancel(t.Context())) }()
+	_, err = holder.Exec(t.Context(), `SELECT pg_advisory_xact_lock(queen.ack_lock_key($1::uuid, $2))`,
+		pid, queue.QueueModeGroup)
+	require.NoError(t, err)
+	acked := make(chan error, 1)
+	go func() {
+		acks := make([]queue.Ack, len(second.Messages))
+		for i, m := range second.Messages {
+			acks[i] = ackOf(m, second.LeaseID, "completed")
+		}
+		_, err := cb.b.Ack(context.Background(), queue.Scope{}, "", acks)
+		acked <- err
+	}()
+	// The ack waits for the lock until its transaction is twice the window old.
+	require.Eventually(t, func() bool {
+		var old bool
+		err := db.QueryRow(t.Context(), `
+			SELECT coalesce(bool_or(clock_timestamp() - xact_start > $1::int * interval '1 millisecond'), false)
+			FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
+			(2 * window).Milliseconds()).Scan(&old)
+		return err == nil && old
+	}, 20*time.Second, 5*time.Millisecond, "the ack waits for the lock")
+	require.NoError(t, holder.Commit(t.Context()))
+	select {
+	case err := <-acked:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the ack did not end once the lock was free")
+	}
+
+	var before time.Time
+	require.NoError(t, db.QueryRow(t.Context(), `SELECT clock_timestamp()`).Scan(&before))
+	third := tb.pop(t, req)
+	require.Equal(t, ids[20:30], txids(third.Messages))
+	require.Equal(t, broker.ClaimsAhead{GivenBack: 1}, tb.b.ClaimsAhead(), "given back, not taken")
+	var holderID string
+	var expires time.Time
+	require.NoError(t, db.QueryRow(t.Context(), `
+		SELECT worker_id, lease_expires_at FROM queen.partition_consumers
+		WHERE partition_id = $1 AND consumer_group = $2`, pid, queue.QueueModeGroup).Scan(&holderID, &expires))
+	require.Equal(t, third.LeaseID, holderID)
+	require.False(t, expires.Before(before.Add(60*time.Second)),
+		"the pop's lease starts with its own claim (expires %s, pop at %s)", expires, before)
+}

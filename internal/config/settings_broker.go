@@ -92,8 +92,8 @@ func popSettings() []setting {
 		},
 		{
 			name: "QUEEN_POP_CLAIM_AHEAD_MS", def: "20", group: groupPop,
-			doc: "How long, in milliseconds, a batch claimed ahead waits for its consumer's next pop; `0` " +
-				"claims nothing ahead. A consumer that pops a queue without naming a partition, one partition " +
+			doc: "How long, in milliseconds from when its ack was sent, a batch claimed ahead waits for its " +
+				"consumer's next pop (an ack slower than that holds nothing); `0` claims nothing ahead. A consumer that pops a queue without naming a partition, one partition " +
 				"at a time, takes full batches under a lease, acks them whole and pops again within this time " +
 				"after its ack is in a loop: while no pop of its group is parked on the broker, the ack that " +
 				"releases its lease also claims its next batch, in the ack's transaction (one commit and WAL " +
