@@ -50,6 +50,7 @@ func (b *Broker) Ack(ctx context.Context, sc queue.Scope, group string, acks []q
 	}
 	var got []queue.AckResult
 	var err error
+	var claimed string // the partition the ack's claim ahead leased again, if any
 	lease := send[0].LeaseID
 	req, known, ahead := b.ahead.lookup(lease)
 	known = known && req.ConsumerGroup == group // names are stored names: scoped already
@@ -57,7 +58,7 @@ func (b *Broker) Ack(ctx context.Context, sc queue.Scope, group string, acks []q
 	// ahead only when every consumer of this broker is busy.
 	if _, popsPaused := b.Paused(); known && ahead && !popsPaused && !b.isClosing() &&
 		!b.waiters.idleFor(req.Queue, group) {
-		got, err = b.ackClaimingAhead(ctx, group, send, req)
+		got, claimed, err = b.ackClaimingAhead(ctx, group, send, req)
 	} else {
 		got, err = b.store.MessageAckBatch(ctx, group, send)
 	}
@@ -76,10 +77,11 @@ func (b *Broker) Ack(ctx context.Context, sc queue.Scope, group string, acks []q
 			r.LeaseReleased = nil
 		}
 		results[sendIdx[j]] = r
-		if r.PartitionPending {
+		if r.PartitionPending && (claimed == "" || r.QueueName != req.Queue || r.PartitionName != claimed) {
 			// The lease ended with messages left, or maybe left: a pop of the group
 			// parked takes them now instead of at its re-check (no push will wake one
-			// for them).
+			// for them). Not when the ack's own claim leased the partition again: no
+			// pop could take it (giving that batch back wakes one).
 			b.wakeFreed(r.QueueName, group, r.PartitionName)
 		}
 	}

@@ -282,12 +282,14 @@ func (b *Broker) ClaimsAhead() ClaimsAhead {
 
 // ackClaimingAhead applies send, the acks of one group, and claims the next batch for
 // the pop req that took their lease: the store claims only when send is the ack of a
-// pop that released the lease. The batch is held for req's next pop.
+// pop that released the lease. The batch is held for req's next pop; claimed names its
+// partition ("" when nothing was claimed).
 //
 // Like a pop's claim, it runs to its end when the client leaves meanwhile: only a
 // claim whose outcome is known can be given back. When the outcome is not known (an
 // error), the new lease is given back anyway, which is harmless if nothing took it.
-func (b *Broker) ackClaimingAhead(ctx context.Context, group string, send []queue.Ack, req queue.PopRequest) ([]queue.AckResult, error) {
+func (b *Broker) ackClaimingAhead(ctx context.Context, group string, send []queue.Ack,
+	req queue.PopRequest) (got []queue.AckResult, claimed string, err error) {
 	req.Wait, req.Arrived = false, time.Now()
 	deadline := req.Arrived.Add(b.ahead.window) // before the claim's transaction begins
 	lease := b.ids.New()
@@ -297,9 +299,10 @@ func (b *Broker) ackClaimingAhead(ctx context.Context, group string, send []queu
 	b.waiters.claimEnd(req.Queue, req.ConsumerGroup, token, len(msgs) > 0, nil, false)
 	if err != nil {
 		b.giveBackLease(lease)
-		return nil, err
+		return nil, "", err
 	}
 	if len(msgs) > 0 {
+		claimed = msgs[0].Partition // one partition: the pop names none and claims one
 		hb := &heldBatch{key: aheadKeyOf(req), lease: lease, msgs: msgs, deadline: deadline}
 		if !b.ahead.hold(hb, gen, b.giveBackHeld) {
 			b.giveBackHeld(hb) // the window passed, or a seek or a delete came, while the ack ran
@@ -307,7 +310,7 @@ func (b *Broker) ackClaimingAhead(ctx context.Context, group string, send []queu
 			b.giveBackAllHeld()
 		}
 	}
-	return got, nil
+	return got, claimed, nil
 }
 
 // takeAhead answers req with a batch claimed ahead for it, if one is held; before a

@@ -6,10 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/broker"
+	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/store"
 )
 
 // claimAheadFor sets QUEEN_POP_CLAIM_AHEAD_MS.
@@ -328,4 +331,79 @@ func TestAnAckSlowerThanTheWindowHoldsNothing(t *testing.T) {
 	require.Equal(t, third.LeaseID, holderID)
 	require.False(t, expires.Before(before.Add(60*time.Second)),
 		"the pop's lease starts with its own claim (expires %s, pop at %s)", expires, before)
+}
+
+// An ack whose claim ahead leased again the partition it released wakes no pop for it,
+// on this replica or another: none could take it. The test listens for the replicas'
+// wake-ups itself; a push to a fence queue after each step marks where that step's
+// wake-ups end (one replica sends them in order).
+func TestAnAckThatClaimedAheadAnnouncesNothingForItsPartition(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewDBURL(t)
+	admin := pgtest.NewDB(t)
+	dbName := dbNameOf(t, url)
+	ctx := context.Background()
+	a := replica(t, url, claimAheadFor(time.Minute))
+	replica(t, url) // listens, so that a sends its wake-ups
+	require.Eventually(t, func() bool { return wakeListeners(t, admin, dbName) == 2 }, 10*time.Second, 10*time.Millisecond)
+	listener, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = listener.Close(context.Background()) })
+	_, err = listener.Exec(ctx, "LISTEN "+pgx.Identifier{store.WakeChannel}.Sanitize())
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		_, err := a.Push(ctx, []queue.PushItem{{Queue: "probe", Payload: []byte(`0`)}})
+		require.NoError(t, err)
+		return a.WakeNotifications().Sent > 0
+	}, 30*time.Second, 50*time.Millisecond, "replica a never sent a wake-up")
+	fences := 0
+	// announced returns the queues announced since the last fence.
+	announced := func() []string {
+		fences++
+		fence := fmt.Sprintf("fence%d", fences)
+		_, err := a.Push(ctx, []queue.PushItem{{Queue: fence, Payload: []byte(`0`)}})
+		require.NoError(t, err)
+		var got []string
+		for {
+			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			n, err := listener.WaitForNotification(wctx)
+			cancel()
+			require.NoError(t, err, "the fence's wake-up never came")
+			if n.Payload == fence {
+				return got
+			}
+			got = append(got, n.Payload)
+		}
+	}
+
+	items := make([]queue.PushItem, 30)
+	for i := range items {
+		items[i] = item("xa", "a", fmt.Sprintf("m%02d", i+1), fmt.Sprint(i+1))
+	}
+	_, err = a.Push(ctx, items)
+	require.NoError(t, err)
+	req := queue.PopRequest{Queue: "xa", Batch: 10}
+	require.NoError(t, a.NormalizePop(&req))
+	ackBatch := func(res queue.PopResult) {
+		acks := make([]queue.Ack, len(res.Messages))
+		for i, m := range res.Messages {
+			acks[i] = ackOf(m, res.LeaseID, "completed")
+		}
+		got, err := a.Ack(ctx, queue.Scope{}, "", acks)
+		require.NoError(t, err)
+		require.True(t, got[len(got)-1].Success)
+	}
+	first, err := a.Pop(ctx, req)
+	require.NoError(t, err)
+	ackBatch(first) // no loop yet: messages are left, so it announces the queue
+	second, err := a.Pop(ctx, req)
+	require.NoError(t, err)
+	require.Contains(t, announced(), "xa")
+
+	ackBatch(second) // claims m21–m30 ahead
+	require.NotContains(t, announced(), "xa")
+	third, err := a.Pop(ctx, req)
+	require.NoError(t, err)
+	require.Equal(t, []string{"m21", "m22", "m23", "m24", "m25", "m26", "m27", "m28", "m29", "m30"}, txids(third.Messages))
+	require.Equal(t, broker.ClaimsAhead{Taken: 1}, a.ClaimsAhead())
 }
