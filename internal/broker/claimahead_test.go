@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/broker"
-	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/store"
 )
@@ -340,23 +339,13 @@ func TestAnAckSlowerThanTheWindowHoldsNothing(t *testing.T) {
 // wake-ups end (one replica sends them in order).
 func TestAnAckThatClaimedAheadAnnouncesNothingForItsPartition(t *testing.T) {
 	t.Parallel()
-	url := pgtest.NewDBURL(t)
-	admin := pgtest.NewDB(t)
-	dbName := dbNameOf(t, url)
+	url, a, _ := notifyingPair(t, claimAheadFor(time.Minute), func(*broker.Config) {})
 	ctx := context.Background()
-	a := replica(t, url, claimAheadFor(time.Minute))
-	replica(t, url) // listens, so that a sends its wake-ups
-	require.Eventually(t, func() bool { return wakeListeners(t, admin, dbName) == 2 }, 10*time.Second, 10*time.Millisecond)
 	listener, err := pgx.Connect(ctx, url)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = listener.Close(context.Background()) })
 	_, err = listener.Exec(ctx, "LISTEN "+pgx.Identifier{store.WakeChannel}.Sanitize())
 	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		_, err := a.Push(ctx, []queue.PushItem{{Queue: "probe", Payload: []byte(`0`)}})
-		require.NoError(t, err)
-		return a.WakeNotifications().Sent > 0
-	}, 30*time.Second, 50*time.Millisecond, "replica a never sent a wake-up")
 	fences := 0
 	// announced returns the queues announced since it last returned. What a step
 	// announced is sent at the latest with the first fence's wake-up (one statement

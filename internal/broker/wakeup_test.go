@@ -95,22 +95,30 @@ func TestPushOnOneReplicaWakesLongPollOnAnother(t *testing.T) {
 
 // An ack on replica A that ends a lease with messages left wakes a pop parked on
 // replica B, which found the partition leased: no push will wake it for them.
-func TestAnAckOnOneReplicaWakesALongPollOnAnother(t *testing.T) {
-	t.Parallel()
-	url := pgtest.NewDBURL(t)
+// notifyingPair starts replicas a (configured by aOpt) and b (by bOpt) on a new
+// database whose URL it returns, and waits until a sends its wake-ups: a learns
+// within wakeListenersRecheck that b listens, so it pushes to queue "probe" until it
+// has sent a notification.
+func notifyingPair(t *testing.T, aOpt, bOpt func(*broker.Config)) (url string, a, b *broker.Broker) {
+	t.Helper()
+	url = pgtest.NewDBURL(t)
 	admin := pgtest.NewDB(t)
 	dbName := dbNameOf(t, url)
-	ctx := context.Background()
-	a := replica(t, url)
-	b := replica(t, url, slowPolls(2*time.Hour)) // only a notification can wake its pops
+	a, b = replica(t, url, aOpt), replica(t, url, bOpt)
 	require.Eventually(t, func() bool { return wakeListeners(t, admin, dbName) == 2 }, 10*time.Second, 10*time.Millisecond)
-	// Replica A learns within wakeListenersRecheck that B listens: push elsewhere until
-	// it has sent a notification.
 	require.Eventually(t, func() bool {
-		_, err := a.Push(ctx, []queue.PushItem{{Queue: "xack-probe", Payload: []byte(`0`)}})
+		_, err := a.Push(context.Background(), []queue.PushItem{{Queue: "probe", Payload: []byte(`0`)}})
 		require.NoError(t, err)
 		return a.WakeNotifications().Sent > 0
-	}, 30*time.Second, 50*time.Millisecond, "replica A never notified B")
+	}, 30*time.Second, 50*time.Millisecond, "replica a never sent a wake-up")
+	return url, a, b
+}
+
+func TestAnAckOnOneReplicaWakesALongPollOnAnother(t *testing.T) {
+	t.Parallel()
+	// Only a notification can wake b's pops.
+	_, a, b := notifyingPair(t, func(*broker.Config) {}, slowPolls(2*time.Hour))
+	ctx := context.Background()
 
 	_, err := a.Push(ctx, []queue.PushItem{{Queue: "xack", Partition: "a", TransactionID: "one", Payload: []byte(`1`)},
 		{Queue: "xack", Partition: "a", TransactionID: "two", Payload: []byte(`2`)}})
