@@ -197,7 +197,8 @@ func failoverFault(t *testing.T, pc *patronitest.Cluster, name string, healthy *
 }
 
 // freezePrimary stops the leader's machine without a crash (SIGSTOP of its Patroni and
-// PostgreSQL), waits for another leader, and resumes it, which Patroni then demotes.
+// PostgreSQL), waits for another leader, and resumes it (PostgreSQL as it was, Patroni
+// started again: patronitest.Cluster.Thaw says why), and Patroni demotes it.
 // The brokers' connections to it stay open and unanswered: only their answer guard
 // (DB_STATEMENT_TIMEOUT + 5 s) gets them off it.
 func freezePrimary(ctx context.Context, t *testing.T, pc *patronitest.Cluster, leader string) (err error) {
