@@ -137,6 +137,62 @@ func (c *Cluster) URL() string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", c.port)
 }
 
+// Fork makes a second primary with the cluster's history, as a standby promoted while
+// its former primary comes back leaves two: it stops the server cleanly, copies its
+// data directory into a new cluster, starts the copy as a standby of no one and
+// promotes it (onto the next timeline), then starts the server again. The copy is
+// stopped and removed when the test ends.
+func (c *Cluster) Fork() *Cluster {
+	c.t.Helper()
+	if err := c.run("pg_ctl", "-D", c.data(), "-m", "fast", "-w", "-t", "60", "-s", "stop"); err != nil {
+		c.t.Fatalf("pgtest: pg_ctl stop: %v", err)
+	}
+	f := &Cluster{t: c.t, bindir: c.bindir, asUser: c.asUser}
+	var err error
+	if f.dir, err = os.MkdirTemp(filepath.Dir(c.dir), "queen-pgcluster."); err != nil {
+		c.t.Fatalf("pgtest: %v", err)
+	}
+	c.t.Cleanup(func() {
+		_ = f.run("pg_ctl", "-D", f.data(), "-m", "immediate", "-w", "-t", "30", "-s", "stop")
+		_ = os.RemoveAll(f.dir)
+	})
+	// cp -a keeps the owner (the user postgres, as root) and the modes PostgreSQL checks.
+	if out, err := exec.Command("cp", "-a", c.data(), f.data()).CombinedOutput(); err != nil {
+		c.t.Fatalf("pgtest: copy the data directory: %v: %s", err, out)
+	}
+	if err := ownedFile(filepath.Join(f.data(), "standby.signal"), f.data()); err != nil {
+		c.t.Fatalf("pgtest: standby.signal: %v", err)
+	}
+	if c.asUser != "" {
+		if out, err := exec.Command("chown", c.asUser+":", f.dir).CombinedOutput(); err != nil {
+			c.t.Fatalf("pgtest: chown %s: %v: %s", f.dir, err, out)
+		}
+	}
+	f.port = freePort(c.t)
+	f.Start()
+	if err := f.run("pg_ctl", "-D", f.data(), "-w", "-t", "60", "-s", "promote"); err != nil {
+		c.t.Fatalf("pgtest: pg_ctl promote: %v", err)
+	}
+	c.Start()
+	return f
+}
+
+// ownedFile creates the empty file name with the owner of dir.
+func ownedFile(name, dir string) error {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(name, nil, 0o600); err != nil {
+		return err
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	return os.Chown(name, int(st.Uid), int(st.Gid))
+}
+
 // Start starts the (stopped) server and waits until it accepts connections.
 func (c *Cluster) Start() {
 	c.t.Helper()

@@ -56,7 +56,8 @@ type Options struct {
 	// usual value.
 	AnswerDeadline time.Duration
 	// Logger receives a warning for each connection closed because PostgreSQL left a
-	// statement unanswered (nil: none).
+	// statement unanswered, and an error when a new connection finds the primary on an
+	// earlier timeline than before (timeline.go; nil: none).
 	Logger *slog.Logger
 	// PopAsyncCommit lets a pop that writes only leases and ready rows commit without
 	// waiting for its WAL flush (synchronous_commit off for its transaction): a crash
@@ -92,6 +93,8 @@ type Store struct {
 	// popCommit is the pops' queen.pop_commit: "async" with Options.PopAsyncCommit,
 	// else "".
 	popCommit string
+	// timeline is the primary's timeline as new connections find it (timeline.go).
+	timeline timelineWatch
 }
 
 // Open builds the pool without connecting; use Ping or ApplySchema to reach the server.
@@ -131,7 +134,7 @@ func Open(opts Options) (*Store, error) {
 	// with a snapshot taken after their locks, which a database-wide REPEATABLE READ
 	// default would take before them (messages stamped out of commit order).
 	params["default_transaction_isolation"] = "read committed"
-	s := &Store{cycles: make(chan struct{}, max(1, cfg.MaxConns-1))}
+	s := &Store{cycles: make(chan struct{}, max(1, cfg.MaxConns-1)), timeline: timelineWatch{logger: opts.Logger}}
 	if opts.PopAsyncCommit {
 		s.popCommit = "async"
 	}
@@ -147,8 +150,9 @@ func Open(opts Options) (*Store, error) {
 		}
 		return keepOnError == nil || keepOnError(c, pgErr)
 	}
-	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
 		s.own.Store(c.PgConn().PID(), struct{}{})
+		s.timeline.observe(ctx, c)
 		return nil
 	}
 	cfg.BeforeClose = func(c *pgx.Conn) { s.own.Delete(c.PgConn().PID()) }
@@ -192,6 +196,11 @@ type PoolStats struct {
 	// Unanswered counts the connections closed because PostgreSQL had not answered a
 	// statement within Options.AnswerDeadline.
 	Unanswered uint64
+	// Timeline is the primary's timeline as the newest connection to it found it (0:
+	// not known), and TimelineRegressions how many times a new connection found an
+	// earlier one than a connection before it, once per timeline (timeline.go).
+	Timeline            int64
+	TimelineRegressions uint64
 }
 
 // Stats returns the current pool statistics.
@@ -204,6 +213,7 @@ func (s *Store) Stats() PoolStats {
 		AcquiredConns: int(st.AcquiredConns()),
 	}
 	ps.Unanswered = s.guard.Closed()
+	ps.Timeline, ps.TimelineRegressions = s.timeline.current.Load(), s.timeline.regressions.Load()
 	return ps
 }
 

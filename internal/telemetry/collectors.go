@@ -87,7 +87,7 @@ func (c *backlogCollector) Collect(ch chan<- prometheus.Metric) {
 type poolCollector struct {
 	store                                              *store.Store
 	max, conns, size, idle, active, waits, waitSeconds *prometheus.Desc
-	unanswered                                         *prometheus.Desc
+	unanswered, timeline, timelineBehind               *prometheus.Desc
 }
 
 func newPoolCollector(st *store.Store) *poolCollector {
@@ -114,11 +114,19 @@ func newPoolCollector(st *store.Store) *poolCollector {
 			"Connections closed because PostgreSQL had not answered a statement within "+
 				"LIBQUEEN_INFLIGHT_DEADLINE_MS (by default DB_STATEMENT_TIMEOUT plus 5 s): a server alive but silent (stopped, paused, or a commit waiting for a synchronous "+
 				"standby that is gone). Their pushes went to the spool.", nil, nil),
+		timeline: prometheus.NewDesc("queen_db_timeline",
+			"The PostgreSQL primary's timeline, as the broker's newest connection to it found it (0 until "+
+				"known). It grows with each promotion of a standby.", nil, nil),
+		timelineBehind: prometheus.NewDesc("queen_db_timeline_regressions_total",
+			"New connections that found the primary on an earlier timeline than this broker had reached "+
+				"before (counted once per timeline): a former primary leads again, and what was committed "+
+				"on the later timeline, acknowledged messages among it, is not on it.", nil, nil),
 	}
 }
 
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.max, c.conns, c.size, c.idle, c.active, c.waits, c.waitSeconds, c.unanswered} {
+	for _, d := range []*prometheus.Desc{c.max, c.conns, c.size, c.idle, c.active, c.waits, c.waitSeconds, c.unanswered,
+		c.timeline, c.timelineBehind} {
 		ch <- d
 	}
 }
@@ -138,4 +146,6 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.waits, prometheus.CounterValue, float64(n))
 	ch <- prometheus.MustNewConstMetric(c.waitSeconds, prometheus.CounterValue, wait.Seconds())
 	ch <- prometheus.MustNewConstMetric(c.unanswered, prometheus.CounterValue, float64(st.Unanswered))
+	ch <- prometheus.MustNewConstMetric(c.timeline, prometheus.GaugeValue, float64(st.Timeline))
+	ch <- prometheus.MustNewConstMetric(c.timelineBehind, prometheus.CounterValue, float64(st.TimelineRegressions))
 }
