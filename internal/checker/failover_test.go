@@ -5,12 +5,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/checker"
@@ -102,7 +106,8 @@ func TestPostgresFailover(t *testing.T) {
 		// every write fails with SQLSTATE 25006, which must read as the database away.
 		env = append(env, "PG_TARGET_SESSION_ATTRS=any")
 	}
-	rep := runChecker(t, cfg, startClusterEnv(t, env, 2))
+	brokers := startClusterEnv(t, env, 2)
+	rep := runChecker(t, cfg, brokers)
 
 	requireOutageSurvived(t, cfg, rep)
 	require.Zero(t, rep.ServerErrors, "answers with a 5xx other than 503")
@@ -124,6 +129,49 @@ func TestPostgresFailover(t *testing.T) {
 		require.LessOrEqual(t, f.Recovery, failoverRecovery, "%s", f)
 	}
 	requireBrokersOnThePrimary(t, pc, time.Unix(0, healthy.Load()))
+	if !*flagTargetAny { // brokers on a standby read no timeline
+		requireTimelines(t, pc, brokers.urls, slices.Contains(plan, "freeze-primary"))
+	}
+}
+
+// requireTimelines checks what each broker reports of the primary's timeline: its
+// newest connection reached the final primary's (queen_db_timeline), and, unless a
+// frozen primary resumed (it takes connections until Patroni demotes it), no new
+// connection found an earlier timeline than one before it
+// (queen_db_timeline_regressions_total): a failover moves the timeline forward only.
+func requireTimelines(t *testing.T, pc *patronitest.Cluster, urls []string, froze bool) {
+	t.Helper()
+	members, err := pc.Members(t.Context())
+	require.NoError(t, err)
+	want := 0
+	for _, m := range members {
+		if m.Role == patronitest.RoleLeader {
+			want = m.Timeline
+		}
+	}
+	require.Positive(t, want, "the leader's timeline: %+v", members)
+	for _, u := range urls {
+		mfs := scrapeMetrics(t, u)
+		timeline := mfs["queen_db_timeline"].GetMetric()[0].GetGauge().GetValue()
+		behind := mfs["queen_db_timeline_regressions_total"].GetMetric()[0].GetCounter().GetValue()
+		t.Logf("broker %s: timeline %v (the primary's %d), found earlier %v times", u, timeline, want, behind)
+		require.EqualValues(t, want, timeline, "broker %s: the timeline of its newest connection", u)
+		if !froze {
+			require.Zero(t, behind, "broker %s: a failover reported as a primary from the past", u)
+		}
+	}
+}
+
+// scrapeMetrics reads a broker's /metrics/prometheus.
+func scrapeMetrics(t *testing.T, base string) map[string]*dto.MetricFamily {
+	t.Helper()
+	res, err := http.Get(base + "/metrics/prometheus")
+	require.NoError(t, err)
+	defer res.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := parser.TextToMetricFamilies(res.Body)
+	require.NoError(t, err)
+	return mfs
 }
 
 // requireBrokersOnThePrimary waits until, on the primary of pc, both brokers' wake-up

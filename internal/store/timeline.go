@@ -62,7 +62,7 @@ func (w *timelineWatch) note(tl int64, addr string) {
 	w.regressions.Add(1)
 	if w.logger != nil {
 		w.logger.Error("PostgreSQL's primary is on an earlier timeline than this broker reached before: "+
-			"a former primary leads again, and what was committed on the later timeline is not on it",
+			"a former primary takes writes again, and what was committed on the later timeline is not on it",
 			"timeline", tl, "latest_seen", w.highest, "server", addr)
 	}
 }

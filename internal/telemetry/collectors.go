@@ -119,7 +119,7 @@ func newPoolCollector(st *store.Store) *poolCollector {
 				"known). It grows with each promotion of a standby.", nil, nil),
 		timelineBehind: prometheus.NewDesc("queen_db_timeline_regressions_total",
 			"New connections that found the primary on an earlier timeline than this broker had reached "+
-				"before (counted once per timeline): a former primary leads again, and what was committed "+
+				"before (counted once per timeline): a former primary takes writes again, and what was committed "+
 				"on the later timeline, acknowledged messages among it, is not on it.", nil, nil),
 	}
 }
