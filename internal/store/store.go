@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/puddle/v2"
 
 	"github.com/queenmq/queen/internal/answerguard"
+	"github.com/queenmq/queen/internal/pgtimeline"
 	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/schema"
 )
@@ -57,7 +58,7 @@ type Options struct {
 	AnswerDeadline time.Duration
 	// Logger receives a warning for each connection closed because PostgreSQL left a
 	// statement unanswered, and an error when a new connection finds the primary on an
-	// earlier timeline than before (timeline.go; nil: none).
+	// earlier timeline than one before it (pgtimeline; nil: none).
 	Logger *slog.Logger
 	// PopAsyncCommit lets a pop that writes only leases and ready rows commit without
 	// waiting for its WAL flush (synchronous_commit off for its transaction): a crash
@@ -93,8 +94,8 @@ type Store struct {
 	// popCommit is the pops' queen.pop_commit: "async" with Options.PopAsyncCommit,
 	// else "".
 	popCommit string
-	// timeline is the primary's timeline as new connections find it (timeline.go).
-	timeline timelineWatch
+	// timeline is the primary's timeline as new connections find it.
+	timeline *pgtimeline.Watch
 }
 
 // Open builds the pool without connecting; use Ping or ApplySchema to reach the server.
@@ -134,7 +135,7 @@ func Open(opts Options) (*Store, error) {
 	// with a snapshot taken after their locks, which a database-wide REPEATABLE READ
 	// default would take before them (messages stamped out of commit order).
 	params["default_transaction_isolation"] = "read committed"
-	s := &Store{cycles: make(chan struct{}, max(1, cfg.MaxConns-1)), timeline: timelineWatch{logger: opts.Logger}}
+	s := &Store{cycles: make(chan struct{}, max(1, cfg.MaxConns-1))}
 	if opts.PopAsyncCommit {
 		s.popCommit = "async"
 	}
@@ -150,12 +151,12 @@ func Open(opts Options) (*Store, error) {
 		}
 		return keepOnError == nil || keepOnError(c, pgErr)
 	}
-	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
 		s.own.Store(c.PgConn().PID(), struct{}{})
-		s.timeline.observe(ctx, c)
 		return nil
 	}
 	cfg.BeforeClose = func(c *pgx.Conn) { s.own.Delete(c.PgConn().PID()) }
+	s.timeline = pgtimeline.Install(cfg, opts.Logger)
 	// A statement left unanswered for AnswerDeadline has its connection closed:
 	// it fails as on a lost connection (queue.ErrUnavailable, queue.ErrOutcomeUnknown),
 	// and a push falls back to the spool, whose replay deduplicates on the transaction id.
@@ -198,7 +199,7 @@ type PoolStats struct {
 	Unanswered uint64
 	// Timeline is the primary's timeline as the newest connection to it found it (0:
 	// not known), and TimelineRegressions how many times a new connection found an
-	// earlier one than a connection before it, once per timeline (timeline.go).
+	// earlier one than a connection before it, once per timeline (pgtimeline).
 	Timeline            int64
 	TimelineRegressions uint64
 }
@@ -213,7 +214,7 @@ func (s *Store) Stats() PoolStats {
 		AcquiredConns: int(st.AcquiredConns()),
 	}
 	ps.Unanswered = s.guard.Closed()
-	ps.Timeline, ps.TimelineRegressions = s.timeline.current.Load(), s.timeline.regressions.Load()
+	ps.Timeline, ps.TimelineRegressions = s.timeline.Current(), s.timeline.Regressions()
 	return ps
 }
 

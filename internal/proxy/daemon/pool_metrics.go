@@ -10,6 +10,7 @@ import (
 type poolCollector struct {
 	store                                   *store.Store
 	max, conns, waits, waitSeconds, silence *prometheus.Desc
+	timeline, timelineBehind                *prometheus.Desc
 }
 
 func newPoolCollector(st *store.Store) *poolCollector {
@@ -29,11 +30,18 @@ func newPoolCollector(st *store.Store) *poolCollector {
 			"Connections closed because the proxy database had not answered a statement within "+
 				"DB_STATEMENT_TIMEOUT plus 5 s: a server alive but silent (stopped, paused, or a commit "+
 				"waiting for a synchronous standby that is gone). Their requests were answered 503.", nil, nil),
+		timeline: prometheus.NewDesc("queen_proxy_db_timeline",
+			"The proxy database primary's timeline, as the newest connection to it found it (0 until known). "+
+				"It grows with each promotion of a standby.", nil, nil),
+		timelineBehind: prometheus.NewDesc("queen_proxy_db_timeline_regressions_total",
+			"New connections that found the proxy database's primary on an earlier timeline than this proxy "+
+				"had reached before (counted once per timeline): a former primary takes writes again, and what "+
+				"was committed on the later timeline (tenants, keys, sessions, usage) is not on it.", nil, nil),
 	}
 }
 
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.max, c.conns, c.waits, c.waitSeconds, c.silence} {
+	for _, d := range []*prometheus.Desc{c.max, c.conns, c.waits, c.waitSeconds, c.silence, c.timeline, c.timelineBehind} {
 		ch <- d
 	}
 }
@@ -46,4 +54,6 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.waits, prometheus.CounterValue, float64(st.AcquireWaits))
 	ch <- prometheus.MustNewConstMetric(c.waitSeconds, prometheus.CounterValue, st.AcquireWait.Seconds())
 	ch <- prometheus.MustNewConstMetric(c.silence, prometheus.CounterValue, float64(st.Unanswered))
+	ch <- prometheus.MustNewConstMetric(c.timeline, prometheus.GaugeValue, float64(st.Timeline))
+	ch <- prometheus.MustNewConstMetric(c.timelineBehind, prometheus.CounterValue, float64(st.TimelineRegressions))
 }

@@ -17,14 +17,16 @@ import (
 	"github.com/jackc/puddle/v2"
 
 	"github.com/queenmq/queen/internal/answerguard"
+	"github.com/queenmq/queen/internal/pgtimeline"
 	"github.com/queenmq/queen/internal/proxy/schema"
 	"github.com/queenmq/queen/internal/proxy/tenant"
 )
 
 // Store runs the proxy's queries on one pool.
 type Store struct {
-	pool  *pgxpool.Pool
-	guard *answerguard.Guard
+	pool     *pgxpool.Pool
+	guard    *answerguard.Guard
+	timeline *pgtimeline.Watch
 	// defaultCellOwned refuses the admin changes of the default cell's upstreams
 	// and its delete: the configuration owns them.
 	defaultCellOwned atomic.Bool
@@ -40,7 +42,8 @@ type Options struct {
 	// (CellEnsureDefault with upstreams sets it too).
 	DefaultCellOwned bool
 	// Logger receives a warning for each connection closed because PostgreSQL left a
-	// statement unanswered (nil: none).
+	// statement unanswered, and an error when a new connection finds the primary on an
+	// earlier timeline than one before it (pgtimeline; nil: none).
 	Logger *slog.Logger
 }
 
@@ -56,6 +59,7 @@ func Open(o Options) (*Store, error) {
 	if o.StatementTimeout > 0 {
 		cfg.ConnConfig.RuntimeParams["statement_timeout"] = fmt.Sprint(o.StatementTimeout.Milliseconds())
 	}
+	timeline := pgtimeline.Install(cfg, o.Logger)
 	// A statement left unanswered past the timeout + 5 s (a frozen server) has its
 	// connection closed and fails as unavailable.
 	guard := answerguard.Install(cfg, answerguard.Deadline(o.StatementTimeout), o.Logger)
@@ -63,7 +67,7 @@ func Open(o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the proxy database pool: %w", err)
 	}
-	st := &Store{pool: pool, guard: guard}
+	st := &Store{pool: pool, guard: guard, timeline: timeline}
 	st.defaultCellOwned.Store(o.DefaultCellOwned)
 	return st, nil
 }
@@ -81,13 +85,19 @@ type PoolStats struct {
 	// Unanswered counts the connections closed because PostgreSQL left a
 	// statement unanswered past the deadline.
 	Unanswered uint64
+	// Timeline is the primary's timeline as the newest connection to it found it (0:
+	// not known), and TimelineRegressions how many times a new connection found an
+	// earlier one than a connection before it, once per timeline (pgtimeline).
+	Timeline            int64
+	TimelineRegressions uint64
 }
 
 // PoolStats reads the pool's statistics.
 func (s *Store) PoolStats() PoolStats {
 	st := s.pool.Stat()
 	return PoolStats{MaxConns: int(st.MaxConns()), IdleConns: int(st.IdleConns()), AcquiredConns: int(st.AcquiredConns()),
-		AcquireWaits: st.EmptyAcquireCount(), AcquireWait: st.EmptyAcquireWaitTime(), Unanswered: s.guard.Closed()}
+		AcquireWaits: st.EmptyAcquireCount(), AcquireWait: st.EmptyAcquireWaitTime(), Unanswered: s.guard.Closed(),
+		Timeline: s.timeline.Current(), TimelineRegressions: s.timeline.Regressions()}
 }
 
 // Ping checks that the database answers.
