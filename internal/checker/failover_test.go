@@ -152,6 +152,9 @@ func requireTimelines(t *testing.T, pc *patronitest.Cluster, urls []string, froz
 	require.Positive(t, want, "the leader's timeline: %+v", members)
 	for _, u := range urls {
 		mfs := scrapeMetrics(t, u)
+		for _, name := range []string{"queen_db_timeline", "queen_db_timeline_regressions_total"} {
+			require.Len(t, mfs[name].GetMetric(), 1, "broker %s: %s", u, name)
+		}
 		timeline := mfs["queen_db_timeline"].GetMetric()[0].GetGauge().GetValue()
 		behind := mfs["queen_db_timeline_regressions_total"].GetMetric()[0].GetCounter().GetValue()
 		t.Logf("broker %s: timeline %v (the primary's %d), found earlier %v times", u, timeline, want, behind)
