@@ -111,34 +111,95 @@ func Start(t testing.TB, opts Options) *Cluster {
 	}
 	c := &Cluster{t: t, dir: dir, bindir: bindir, uid: uint32(uid), gid: uint32(gid), sync: !opts.Async}
 	t.Cleanup(c.cleanup)
-	if err := c.layout(nodes); err != nil {
-		t.Fatalf("patronitest: %v", err)
-	}
-
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(t.Context(), StartTimeout)
-	defer cancel()
-	if err := c.startEtcd(ctx); err != nil {
-		t.Fatalf("patronitest: %v", err)
-	}
-	// The first node bootstraps the cluster; the others are base backups of it, taken
-	// once it leads, so none of them races it for the initialize key.
-	if err := c.startNode(c.nodes[0]); err != nil {
-		t.Fatalf("patronitest: %v", err)
-	}
-	if _, _, err := c.WaitLeader(ctx, ""); err != nil {
-		t.Fatalf("patronitest: %v", err)
-	}
-	for _, n := range c.nodes[1:] {
-		if err := c.startNode(n); err != nil {
+	for attempt := 1; ; attempt++ {
+		err := c.bringUp(nodes)
+		if err == nil {
+			break
+		}
+		if attempt == portAttempts || !c.portTaken() {
+			t.Fatalf("patronitest: %v", err)
+		}
+		// Clusters of tests running at once share the loopback addresses: a port one
+		// of them chose may be bound by another before its own server binds it.
+		t.Logf("patronitest: a port was taken before its server bound it (%v); starting again on other ports", err)
+		if err := c.teardown(); err != nil {
 			t.Fatalf("patronitest: %v", err)
 		}
 	}
-	if err := c.WaitHealthy(ctx); err != nil {
-		t.Fatalf("patronitest: %v", err)
-	}
 	t.Logf("patronitest: %d nodes healthy in %s (%s)", nodes, time.Since(start).Round(time.Millisecond), c.dir)
 	return c
+}
+
+// portAttempts bounds how many times Start brings a cluster up when a port it chose
+// was taken before its server bound it.
+const portAttempts = 3
+
+// bringUp lays the cluster out on free ports and starts etcd and every node, within
+// StartTimeout: the first node bootstraps the cluster; the others are base backups of
+// it, taken once it leads, so none of them races it for the initialize key.
+func (c *Cluster) bringUp(nodes int) error {
+	if err := c.layout(nodes); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.t.Context(), StartTimeout)
+	defer cancel()
+	if err := c.startEtcd(ctx); err != nil {
+		return err
+	}
+	if err := c.startNode(c.nodes[0]); err != nil {
+		return err
+	}
+	// A Patroni that cannot bootstrap (its PostgreSQL did not start) exits: the wait
+	// for a leader ends then, not at StartTimeout.
+	leaderCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go func(p *proc) {
+		select {
+		case <-p.done:
+			stop(fmt.Errorf("the Patroni of %s exited (see %s)", c.nodes[0].name, c.nodes[0].log))
+		case <-leaderCtx.Done():
+		}
+	}(c.nodes[0].patroni)
+	if _, _, err := c.WaitLeader(leaderCtx, ""); err != nil {
+		return errors.Join(err, context.Cause(leaderCtx))
+	}
+	stop(nil)
+	for _, n := range c.nodes[1:] {
+		if err := c.startNode(n); err != nil {
+			return err
+		}
+	}
+	return c.WaitHealthy(ctx)
+}
+
+// portTaken reports whether a log of the cluster says a server could not bind its
+// port (PostgreSQL's "Address already in use", etcd's "address already in use").
+func (c *Cluster) portTaken() bool {
+	logs, _ := filepath.Glob(filepath.Join(c.dir, "logs", "*.log"))
+	for _, l := range logs {
+		if b, err := os.ReadFile(l); err == nil && strings.Contains(strings.ToLower(string(b)), "address already in use") {
+			return true
+		}
+	}
+	return false
+}
+
+// teardown kills what bringUp started and empties the cluster's directory, for
+// another attempt.
+func (c *Cluster) teardown() error {
+	c.stopAll()
+	c.nodes, c.etcd = nil, nil
+	entries, err := os.ReadDir(c.dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(c.dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // layout picks the ports and writes the directories and configuration files.
@@ -268,16 +329,7 @@ func (c *Cluster) mustNode(name string) (*node, error) {
 // cleanup kills every process the cluster started and removes its directory. When
 // the test failed it keeps logs/, names it and prints the tail of each log.
 func (c *Cluster) cleanup() {
-	for _, n := range c.nodes {
-		c.mu.Lock()
-		p := n.patroni
-		n.patroni, n.up = nil, false
-		c.mu.Unlock()
-		c.stopNode(n, p)
-	}
-	if c.etcd != nil {
-		c.etcd.kill()
-	}
+	c.stopAll()
 	if !c.t.Failed() {
 		_ = os.RemoveAll(c.dir)
 		return
@@ -294,6 +346,20 @@ func (c *Cluster) cleanup() {
 		}
 	}
 	c.t.Logf("patronitest: the test failed; the cluster's logs are kept in %s", filepath.Join(c.dir, "logs"))
+}
+
+// stopAll kills every process the cluster started.
+func (c *Cluster) stopAll() {
+	for _, n := range c.nodes {
+		c.mu.Lock()
+		p := n.patroni
+		n.patroni, n.up = nil, false
+		c.mu.Unlock()
+		c.stopNode(n, p)
+	}
+	if c.etcd != nil {
+		c.etcd.kill()
+	}
 }
 
 // tail returns the last lines of a file.
