@@ -135,10 +135,11 @@ func TestPostgresFailover(t *testing.T) {
 }
 
 // requireTimelines checks what each broker reports of the primary's timeline: its
-// newest connection reached the final primary's (queen_db_timeline), and, unless a
-// frozen primary resumed (it takes connections until Patroni demotes it), no new
-// connection found an earlier timeline than one before it
-// (queen_db_timeline_regressions_total): a failover moves the timeline forward only.
+// newest connection reached the final primary's (queen_db_timeline), which is not
+// behind (queen_db_timeline_behind), and, unless a frozen primary resumed (it takes
+// connections until Patroni demotes it), no new connection found an earlier timeline
+// than one before it (queen_db_timeline_regressions_total): a failover moves the
+// timeline forward only.
 func requireTimelines(t *testing.T, pc *patronitest.Cluster, urls []string, froze bool) {
 	t.Helper()
 	members, err := pc.Members(t.Context())
@@ -152,15 +153,17 @@ func requireTimelines(t *testing.T, pc *patronitest.Cluster, urls []string, froz
 	require.Positive(t, want, "the leader's timeline: %+v", members)
 	for _, u := range urls {
 		mfs := scrapeMetrics(t, u)
-		for _, name := range []string{"queen_db_timeline", "queen_db_timeline_regressions_total"} {
+		for _, name := range []string{"queen_db_timeline", "queen_db_timeline_behind", "queen_db_timeline_regressions_total"} {
 			require.Len(t, mfs[name].GetMetric(), 1, "broker %s: %s", u, name)
 		}
 		timeline := mfs["queen_db_timeline"].GetMetric()[0].GetGauge().GetValue()
-		behind := mfs["queen_db_timeline_regressions_total"].GetMetric()[0].GetCounter().GetValue()
-		t.Logf("broker %s: timeline %v (the primary's %d), found earlier %v times", u, timeline, want, behind)
+		behind := mfs["queen_db_timeline_behind"].GetMetric()[0].GetGauge().GetValue()
+		found := mfs["queen_db_timeline_regressions_total"].GetMetric()[0].GetCounter().GetValue()
+		t.Logf("broker %s: timeline %v (the primary's %d), behind %v, found earlier %v times", u, timeline, want, behind, found)
 		require.EqualValues(t, want, timeline, "broker %s: the timeline of its newest connection", u)
+		require.Zero(t, behind, "broker %s: behind on the final primary", u)
 		if !froze {
-			require.Zero(t, behind, "broker %s: a failover reported as a primary from the past", u)
+			require.Zero(t, found, "broker %s: a failover reported as a primary from the past", u)
 		}
 	}
 }

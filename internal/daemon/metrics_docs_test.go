@@ -84,7 +84,8 @@ var metricRegions = []metricRegion{
 		"queen_db_pool_max_connections", "queen_db_pool_connections", "queen_db_pool_size",
 		"queen_db_pool_idle", "queen_db_pool_active", "queen_db_pool_acquire_waits_total",
 		"queen_db_pool_acquire_wait_seconds_total",
-		"queen_db_unanswered_statements_total", "queen_db_timeline", "queen_db_timeline_regressions_total",
+		"queen_db_unanswered_statements_total", "queen_db_timeline", "queen_db_timeline_behind",
+		"queen_db_timeline_regressions_total",
 	}},
 	{"backlog", []string{
 		"queen_queue_messages", "queen_queue_oldest_pending_age_seconds", "queen_queue_dlq_messages",

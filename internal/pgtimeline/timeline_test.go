@@ -22,39 +22,24 @@ import (
 // TestAPrimaryOnAnEarlierTimelineIsReported: a pool whose hosts are a promoted copy of
 // a database (timeline 2) and the former primary it was copied from (timeline 1)
 // reaches the copy first; once the copy stops, its next connection reaches the former
-// primary, an earlier timeline: counted and logged once, however many connections
-// reach it afterwards, while Current follows the newest connection.
+// primary, an earlier timeline: behind, counted and logged once, however many
+// connections reach it afterwards, while Current follows the newest connection.
 func TestAPrimaryOnAnEarlierTimelineIsReported(t *testing.T) {
 	t.Parallel()
 	former := pgtest.StartCluster(t)
 	promoted := former.Fork()
-	cfg, err := pgxpool.ParseConfig(fmt.Sprintf(
-		"postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/postgres?sslmode=disable&target_session_attrs=read-write&connect_timeout=5",
-		promoted.Port(), former.Port()))
-	require.NoError(t, err)
-	cfg.MaxConns = 2
-	var logs testlog.Buffer
-	w := pgtimeline.Install(cfg, slog.New(slog.NewTextHandler(&logs, nil)))
-	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
+	pool, w, logs := watchedPool(t, promoted.Port(), former.Port())
 	ctx := t.Context()
 
 	require.NoError(t, pool.Ping(ctx))
 	require.Equal(t, int64(2), w.Current(), "the promoted copy is on the next timeline")
+	require.False(t, w.Behind())
 	require.Zero(t, w.Regressions())
 	require.NotContains(t, logs.String(), "earlier timeline")
 
 	promoted.Stop()
-	testwait.For(t, 30*time.Second, 100*time.Millisecond, func() error {
-		if err := pool.Ping(ctx); err != nil {
-			return err // the connection to the stopped copy fails once; the next is made anew
-		}
-		if tl := w.Current(); tl != 1 {
-			return fmt.Errorf("timeline %d, want the former primary's 1", tl)
-		}
-		return nil
-	})
+	waitForTimeline(t, pool, w, 1)
+	require.True(t, w.Behind())
 	require.Equal(t, uint64(1), w.Regressions())
 	log := logs.String()
 	require.Equal(t, 1, strings.Count(log, "earlier timeline"), log)
@@ -76,6 +61,65 @@ func TestAPrimaryOnAnEarlierTimelineIsReported(t *testing.T) {
 	require.Equal(t, uint64(1), w.Regressions())
 	require.Equal(t, 1, strings.Count(logs.String(), "earlier timeline"))
 	require.Equal(t, int64(1), w.Current())
+	require.True(t, w.Behind())
+}
+
+// TestAnotherClusterIsNotAnEarlierTimeline: a pool that reaches a promoted copy of a
+// database (timeline 2) and then another database cluster on timeline 1 (a move to a
+// new cluster behind the same address) finds no earlier timeline: timelines of
+// different clusters are not compared. The move is logged as a warning.
+func TestAnotherClusterIsNotAnEarlierTimeline(t *testing.T) {
+	t.Parallel()
+	promoted := pgtest.StartCluster(t).Fork()
+	other := pgtest.StartCluster(t)
+	pool, w, logs := watchedPool(t, promoted.Port(), other.Port())
+	ctx := t.Context()
+
+	require.NoError(t, pool.Ping(ctx))
+	require.Equal(t, int64(2), w.Current())
+	promoted.Stop()
+	waitForTimeline(t, pool, w, 1)
+	require.False(t, w.Behind())
+	require.Zero(t, w.Regressions())
+	log := logs.String()
+	require.NotContains(t, log, "earlier timeline")
+	require.Contains(t, log, "level=WARN")
+	require.Contains(t, log, "another database cluster")
+}
+
+// watchedPool is a pool of at most two connections with a Watch, on the hosts of ports
+// in order (the first writable one), and the Watch's log.
+func watchedPool(t *testing.T, ports ...int) (*pgxpool.Pool, *pgtimeline.Watch, *testlog.Buffer) {
+	t.Helper()
+	hosts := make([]string, len(ports))
+	for i, p := range ports {
+		hosts[i] = fmt.Sprintf("127.0.0.1:%d", p)
+	}
+	cfg, err := pgxpool.ParseConfig("postgres://postgres@" + strings.Join(hosts, ",") +
+		"/postgres?sslmode=disable&target_session_attrs=read-write&connect_timeout=5")
+	require.NoError(t, err)
+	cfg.MaxConns = 2
+	logs := &testlog.Buffer{}
+	w := pgtimeline.Install(cfg, slog.New(slog.NewTextHandler(logs, nil)))
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool, w, logs
+}
+
+// waitForTimeline pings through pool until a new connection has found timeline want:
+// the connection to a stopped server fails once, and the next is made anew.
+func waitForTimeline(t *testing.T, pool *pgxpool.Pool, w *pgtimeline.Watch, want int64) {
+	t.Helper()
+	testwait.For(t, 30*time.Second, 100*time.Millisecond, func() error {
+		if err := pool.Ping(t.Context()); err != nil {
+			return err
+		}
+		if tl := w.Current(); tl != want {
+			return fmt.Errorf("timeline %d, want %d", tl, want)
+		}
+		return nil
+	})
 }
 
 // TestInstallChainsTheAfterConnectBeforeIt: the hook cfg had runs first, and its

@@ -198,9 +198,11 @@ type PoolStats struct {
 	// statement within Options.AnswerDeadline.
 	Unanswered uint64
 	// Timeline is the primary's timeline as the newest connection to it found it (0:
-	// not known), and TimelineRegressions how many times a new connection found an
-	// earlier one than a connection before it, once per timeline (pgtimeline).
+	// not known), TimelineBehind whether that is earlier than one a connection to the
+	// same cluster found before, and TimelineRegressions how many times a new connection
+	// found such an earlier one, once per timeline (pgtimeline).
 	Timeline            int64
+	TimelineBehind      bool
 	TimelineRegressions uint64
 }
 
@@ -214,7 +216,7 @@ func (s *Store) Stats() PoolStats {
 		AcquiredConns: int(st.AcquiredConns()),
 	}
 	ps.Unanswered = s.guard.Closed()
-	ps.Timeline, ps.TimelineRegressions = s.timeline.Current(), s.timeline.Regressions()
+	ps.Timeline, ps.TimelineBehind, ps.TimelineRegressions = s.timeline.Current(), s.timeline.Behind(), s.timeline.Regressions()
 	return ps
 }
 

@@ -87,7 +87,7 @@ func (c *backlogCollector) Collect(ch chan<- prometheus.Metric) {
 type poolCollector struct {
 	store                                              *store.Store
 	max, conns, size, idle, active, waits, waitSeconds *prometheus.Desc
-	unanswered, timeline, timelineBehind               *prometheus.Desc
+	unanswered, timeline, timelineBehind, regressions  *prometheus.Desc
 }
 
 func newPoolCollector(st *store.Store) *poolCollector {
@@ -117,16 +117,19 @@ func newPoolCollector(st *store.Store) *poolCollector {
 		timeline: prometheus.NewDesc("queen_db_timeline",
 			"The PostgreSQL primary's timeline, as the broker's newest connection to it found it (0 until "+
 				"known). It grows with each promotion of a standby.", nil, nil),
-		timelineBehind: prometheus.NewDesc("queen_db_timeline_regressions_total",
-			"New connections that found the primary on an earlier timeline than this broker had reached "+
-				"before (counted once per timeline): a former primary takes writes again, and what was committed "+
-				"on the later timeline, acknowledged messages among it, is not on it.", nil, nil),
+		timelineBehind: prometheus.NewDesc("queen_db_timeline_behind",
+			"1 while the newest connection found the primary on an earlier timeline than one a connection to "+
+				"the same database cluster found before: a former primary takes writes again.", nil, nil),
+		regressions: prometheus.NewDesc("queen_db_timeline_regressions_total",
+			"New connections that found the primary on an earlier timeline than one a connection to the same "+
+				"database cluster found before (counted once per timeline): a former primary takes writes again, "+
+				"and what was committed on the later timeline, acknowledged messages among it, is not on it.", nil, nil),
 	}
 }
 
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.max, c.conns, c.size, c.idle, c.active, c.waits, c.waitSeconds, c.unanswered,
-		c.timeline, c.timelineBehind} {
+		c.timeline, c.timelineBehind, c.regressions} {
 		ch <- d
 	}
 }
@@ -147,5 +150,10 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.waitSeconds, prometheus.CounterValue, wait.Seconds())
 	ch <- prometheus.MustNewConstMetric(c.unanswered, prometheus.CounterValue, float64(st.Unanswered))
 	ch <- prometheus.MustNewConstMetric(c.timeline, prometheus.GaugeValue, float64(st.Timeline))
-	ch <- prometheus.MustNewConstMetric(c.timelineBehind, prometheus.CounterValue, float64(st.TimelineRegressions))
+	behind := 0.0
+	if st.TimelineBehind {
+		behind = 1
+	}
+	ch <- prometheus.MustNewConstMetric(c.timelineBehind, prometheus.GaugeValue, behind)
+	ch <- prometheus.MustNewConstMetric(c.regressions, prometheus.CounterValue, float64(st.TimelineRegressions))
 }

@@ -10,7 +10,7 @@ import (
 type poolCollector struct {
 	store                                   *store.Store
 	max, conns, waits, waitSeconds, silence *prometheus.Desc
-	timeline, timelineBehind                *prometheus.Desc
+	timeline, timelineBehind, regressions   *prometheus.Desc
 }
 
 func newPoolCollector(st *store.Store) *poolCollector {
@@ -33,15 +33,20 @@ func newPoolCollector(st *store.Store) *poolCollector {
 		timeline: prometheus.NewDesc("queen_proxy_db_timeline",
 			"The proxy database primary's timeline, as the newest connection to it found it (0 until known). "+
 				"It grows with each promotion of a standby.", nil, nil),
-		timelineBehind: prometheus.NewDesc("queen_proxy_db_timeline_regressions_total",
-			"New connections that found the proxy database's primary on an earlier timeline than this proxy "+
-				"had reached before (counted once per timeline): a former primary takes writes again, and what "+
-				"was committed on the later timeline (tenants, keys, sessions, usage) is not on it.", nil, nil),
+		timelineBehind: prometheus.NewDesc("queen_proxy_db_timeline_behind",
+			"1 while the newest connection found the proxy database's primary on an earlier timeline than one a "+
+				"connection to the same database cluster found before: a former primary takes writes again.", nil, nil),
+		regressions: prometheus.NewDesc("queen_proxy_db_timeline_regressions_total",
+			"New connections that found the proxy database's primary on an earlier timeline than one a connection "+
+				"to the same database cluster found before (counted once per timeline): a former primary takes "+
+				"writes again, and what was committed on the later timeline (tenants, keys, sessions, usage) is not "+
+				"on it.", nil, nil),
 	}
 }
 
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.max, c.conns, c.waits, c.waitSeconds, c.silence, c.timeline, c.timelineBehind} {
+	for _, d := range []*prometheus.Desc{c.max, c.conns, c.waits, c.waitSeconds, c.silence, c.timeline, c.timelineBehind,
+		c.regressions} {
 		ch <- d
 	}
 }
@@ -55,5 +60,10 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.waitSeconds, prometheus.CounterValue, st.AcquireWait.Seconds())
 	ch <- prometheus.MustNewConstMetric(c.silence, prometheus.CounterValue, float64(st.Unanswered))
 	ch <- prometheus.MustNewConstMetric(c.timeline, prometheus.GaugeValue, float64(st.Timeline))
-	ch <- prometheus.MustNewConstMetric(c.timelineBehind, prometheus.CounterValue, float64(st.TimelineRegressions))
+	behind := 0.0
+	if st.TimelineBehind {
+		behind = 1
+	}
+	ch <- prometheus.MustNewConstMetric(c.timelineBehind, prometheus.GaugeValue, behind)
+	ch <- prometheus.MustNewConstMetric(c.regressions, prometheus.CounterValue, float64(st.TimelineRegressions))
 }

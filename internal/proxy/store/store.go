@@ -86,9 +86,11 @@ type PoolStats struct {
 	// statement unanswered past the deadline.
 	Unanswered uint64
 	// Timeline is the primary's timeline as the newest connection to it found it (0:
-	// not known), and TimelineRegressions how many times a new connection found an
-	// earlier one than a connection before it, once per timeline (pgtimeline).
+	// not known), TimelineBehind whether that is earlier than one a connection to the
+	// same cluster found before, and TimelineRegressions how many times a new connection
+	// found such an earlier one, once per timeline (pgtimeline).
 	Timeline            int64
+	TimelineBehind      bool
 	TimelineRegressions uint64
 }
 
@@ -97,7 +99,7 @@ func (s *Store) PoolStats() PoolStats {
 	st := s.pool.Stat()
 	return PoolStats{MaxConns: int(st.MaxConns()), IdleConns: int(st.IdleConns()), AcquiredConns: int(st.AcquiredConns()),
 		AcquireWaits: st.EmptyAcquireCount(), AcquireWait: st.EmptyAcquireWaitTime(), Unanswered: s.guard.Closed(),
-		Timeline: s.timeline.Current(), TimelineRegressions: s.timeline.Regressions()}
+		Timeline: s.timeline.Current(), TimelineBehind: s.timeline.Behind(), TimelineRegressions: s.timeline.Regressions()}
 }
 
 // Ping checks that the database answers.
