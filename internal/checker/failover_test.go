@@ -232,10 +232,11 @@ func failoverFault(t *testing.T, pc *patronitest.Cluster, name string, healthy *
 				return err
 			}
 		case "freeze-primary":
-			if err := freezePrimary(ctx, t, pc, leader); err != nil {
+			next, err := freezePrimary(ctx, t, pc, leader)
+			if err != nil {
 				return err
 			}
-			return tookTheLeadBack(ctx, pc, leader, pc.WaitHealthy(ctx))
+			return waitAfterThaw(ctx, pc, leader, next)
 		case "switchover":
 			if err := pc.Switchover(ctx, other); err != nil {
 				return err
@@ -255,33 +256,61 @@ func failoverFault(t *testing.T, pc *patronitest.Cluster, name string, healthy *
 // PostgreSQL), waits for another leader, and resumes it, which Patroni then demotes.
 // The brokers' connections to it stay open and unanswered: only their answer guard
 // (DB_STATEMENT_TIMEOUT + 5 s) gets them off it.
-func freezePrimary(ctx context.Context, t *testing.T, pc *patronitest.Cluster, leader string) (err error) {
+func freezePrimary(ctx context.Context, t *testing.T, pc *patronitest.Cluster, leader string) (next string, err error) {
 	if err := pc.Freeze(ctx, leader); err != nil {
-		return err
+		return "", err
 	}
 	defer func() { err = errors.Join(err, pc.Thaw(leader)) }()
 	next, took, err := pc.WaitLeader(ctx, leader)
 	if err != nil {
-		return err
+		return "", err
 	}
 	t.Logf("failover: %s frozen, %s leads after %s", leader, next, took.Round(time.Millisecond))
-	return nil
+	return next, nil
 }
 
-// tookTheLeadBack adds to err (the wait for a healthy cluster after the frozen leader
-// resumed) that the resumed node leads again, if it does: Patroni 3.0.2 can let a
-// resumed leader take the lead back, and what the other node committed meanwhile is
-// then lost (docs/high-availability.md, "A primary that resumes after a pause"), which
-// the checker reports as queen's. The error names the cause.
-func tookTheLeadBack(ctx context.Context, pc *patronitest.Cluster, frozen string, err error) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+// waitAfterThaw waits until the cluster is healthy again after the frozen leader
+// resumed, and fails at once, naming the cause, if the node promoted meanwhile (next)
+// is demoted instead: Patroni 3.0.2 can let a resumed leader take the lead back, and
+// what next committed meanwhile is then lost (docs/high-availability.md, "A primary
+// that resumes after a pause"), which the checker would report as queen's, or wait for
+// a cluster that does not heal.
+func waitAfterThaw(ctx context.Context, pc *patronitest.Cluster, frozen, next string) error {
+	retook := fmt.Errorf("%s took the lead back from %s after it resumed: Patroni's hazard of "+
+		"docs/high-availability.md (\"A primary that resumes after a pause\"), not queen's; what %s "+
+		"committed meanwhile is lost", frozen, next, next)
+	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if now, lerr := pc.Leader(ctx); lerr == nil && now == frozen {
-		return errors.Join(err, fmt.Errorf("%s took the lead back after it resumed: Patroni's hazard of "+
-			"docs/high-availability.md (\"A primary that resumes after a pause\"), not queen's; what the "+
-			"other node committed meanwhile is lost", frozen))
+	healthy := make(chan error, 1)
+	go func() { healthy <- pc.WaitHealthy(hctx) }()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-healthy:
+			if now, lerr := pc.Leader(ctx); err == nil && lerr == nil && now == frozen {
+				return retook
+			}
+			return err
+		case <-tick.C:
+			if inRecovery(ctx, pc.URL(next)) {
+				return retook
+			}
+		}
 	}
-	return err
+}
+
+// inRecovery reports whether the server at url answers that it is a standby.
+func inRecovery(ctx context.Context, url string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return false
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	var standby bool
+	return conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&standby) == nil && standby
 }
 
 // leaderChanges counts the faults of plan that move the lead to the other node.
