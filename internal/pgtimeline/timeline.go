@@ -5,12 +5,12 @@
 // the primary's timeline only grows. A new connection that finds the primary on an
 // earlier timeline than one a connection of the same process reached before, on the
 // same database cluster (system identifier), has reached a former primary that takes
-// writes again: a split brain, such as a failover
-// manager that let a resumed primary take the lead back (docs/high-availability.md).
-// What was committed on the later timeline, acknowledged writes among it, is not on it.
-// A Watch, installed on a pgx pool, reads the timeline on every new connection, keeps
-// the newest connection's and whether it is behind, counts the connections that found
-// an earlier one (once per timeline) and logs each such timeline once. It refuses nothing: refusing the primary
+// writes again: a split brain, such as a failover manager that let a resumed primary
+// take the lead back (docs/high-availability.md). What was committed on the later
+// timeline, acknowledged writes among it, is not on it. A Watch, installed on a pgx
+// pool, reads the timeline on every new connection, keeps the newest connection's and
+// whether it is behind, counts the connections that found an earlier one (once per
+// timeline) and logs each such timeline once. It refuses nothing: refusing the primary
 // would not bring the lost commits back, and one that took the lead back is the only
 // one left to write to.
 package pgtimeline
