@@ -14,12 +14,18 @@
 // too: a ping unanswered within the ping timeout marks the server silent for one
 // deadline, during which the idle connections handed out are dropped without a ping
 // of their own, so a request does not wait a ping timeout for each idle connection.
+//
+// A guard told to watch commits ([Guard.WatchCommits]) also ends, well before the
+// deadline, a statement whose commit PostgreSQL holds for a synchronous standby that
+// does not confirm it, and reports the stall until a commit is confirmed again
+// (commits.go).
 package answerguard
 
 import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -52,6 +58,8 @@ type Guard struct {
 	// silentUntil (Unix nanoseconds) is the end of the window that followed the last
 	// unanswered ping: idle connections are dropped without a ping until then.
 	silentUntil atomic.Int64
+	// commits, when set, ends statements held for a synchronous standby (commits.go).
+	commits *commitWatch
 }
 
 // customKey keys a connection's fired flag (an *atomic.Bool) in its CustomData.
@@ -156,6 +164,7 @@ func Unguarded(ctx context.Context) context.Context {
 
 // watch is one statement's (or batch's) clock.
 type watch struct {
+	mu    sync.Mutex // guards timer, which end stops and a look at the backend re-arms
 	timer *time.Timer
 	// state is 0 while the statement runs, 1 once it ended, 2 once the guard fired.
 	state atomic.Int32
@@ -176,25 +185,65 @@ func (g *Guard) start(ctx context.Context, conn *pgx.Conn, statements int) conte
 	}
 	statements = max(statements, 1)
 	limit := time.Duration(statements) * g.deadline
-	w.timer = time.AfterFunc(limit, func() {
-		if !w.state.CompareAndSwap(0, 2) {
+	first := limit
+	if g.commits != nil {
+		first = g.commits.after
+	}
+	begin := time.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.timer = time.AfterFunc(first, func() {
+		if w.state.Load() != 0 {
 			return
 		}
-		g.closed.Add(1)
-		fired.Store(true)
-		if g.logger != nil {
-			g.logger.Warn("PostgreSQL left a statement unanswered; its connection is closed, and the request "+
-				"answered as on a lost connection", "waited", limit.String(), "statements", statements,
-				"backend_pid", conn.PgConn().PID())
+		if left := limit - time.Since(begin); left > 0 {
+			// Every commit-stall delay: a statement held for a synchronous standby is
+			// ended now; any other runs on to its deadline.
+			pid := conn.PgConn().PID()
+			if g.commits.held(pid) {
+				// Counted (and the stall reported) before the socket closes, so that
+				// the statement's caller sees them when it fails.
+				g.fire(w, fired, conn, func() { g.commits.endedOne(pid) })
+				return
+			}
+			// Looked at again after the same delay: a backend caught between two
+			// waits, or behind one that is not held yet, may be held by then.
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.timer.Reset(min(g.commits.after, limit-time.Since(begin)))
+			return
 		}
-		_ = conn.PgConn().Conn().Close()
+		g.fire(w, fired, conn, func() {
+			g.closed.Add(1)
+			if g.logger != nil {
+				g.logger.Warn("PostgreSQL left a statement unanswered; its connection is closed, and the request "+
+					"answered as on a lost connection", "waited", limit.String(), "statements", statements,
+					"backend_pid", conn.PgConn().PID())
+			}
+		})
 	})
 	return context.WithValue(ctx, key{}, w)
 }
 
+// fire ends a running statement: it runs before (the counting and the warning), then
+// closes the connection's socket, so that the statement fails as on a lost connection
+// and the pool drops the connection. It reports false, and does nothing, when the
+// statement had ended meanwhile.
+func (g *Guard) fire(w *watch, fired *atomic.Bool, conn *pgx.Conn, before func()) bool {
+	if !w.state.CompareAndSwap(0, 2) {
+		return false
+	}
+	fired.Store(true)
+	before()
+	_ = conn.PgConn().Conn().Close()
+	return true
+}
+
 func (g *Guard) end(ctx context.Context, err error) {
 	if w, ok := ctx.Value(key{}).(*watch); ok && w.state.CompareAndSwap(0, 1) {
+		w.mu.Lock()
 		w.timer.Stop()
+		w.mu.Unlock()
 		if err == nil {
 			g.answered()
 		}

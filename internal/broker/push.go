@@ -26,7 +26,11 @@ func (b *Broker) Push(ctx context.Context, items []queue.PushItem) ([]queue.Push
 		return nil, err
 	}
 	if b.spoolFirst() {
-		return b.spoolPush(ctx, items, "PostgreSQL is unreachable")
+		why := "PostgreSQL is unreachable"
+		if b.store.CommitsStalled() {
+			why = "PostgreSQL holds commits for a synchronous standby"
+		}
+		return b.spoolPush(ctx, items, why)
 	}
 	if push, _ := b.pauseFlags(ctx); push {
 		if b.spooler.sp == nil {

@@ -76,15 +76,20 @@ func (b *Broker) SpoolAccepting() bool {
 }
 
 // DatabaseReachable reports whether the last push or replay reached PostgreSQL (or
-// none has failed yet). It runs no SQL.
+// none has failed yet), and PostgreSQL does not hold commits for a synchronous
+// standby. It runs no SQL.
 func (b *Broker) DatabaseReachable() bool {
-	return !b.spooler.dbNotReady.Load() && time.Now().UnixNano() >= b.spooler.bypassTill.Load()
+	return !b.spooler.dbNotReady.Load() && time.Now().UnixNano() >= b.spooler.bypassTill.Load() &&
+		!b.store.CommitsStalled()
 }
 
-// spoolFirst reports whether a push should skip the database and go to the spool.
+// spoolFirst reports whether a push should skip the database and go to the spool:
+// before the schema is applied, just after the database was found unreachable, and
+// while PostgreSQL holds commits for a synchronous standby (a push would wait for
+// QUEEN_DB_COMMIT_STALL_MS and be spooled then).
 func (b *Broker) spoolFirst() bool {
 	s := b.spooler
-	return s.sp != nil && (s.dbNotReady.Load() || time.Now().UnixNano() < s.bypassTill.Load())
+	return s.sp != nil && (s.dbNotReady.Load() || time.Now().UnixNano() < s.bypassTill.Load() || b.store.CommitsStalled())
 }
 
 // spoolHolds reports whether the spool still holds records of a partition items go
@@ -213,6 +218,11 @@ func (b *Broker) runDrain(ctx context.Context) {
 		// the first refresh, and must not replay a spool that the push pause holds.
 		if push, _ := b.pauseFlags(ctx); push {
 			s.progress.done(DrainPass{Held: true})
+			continue
+		}
+		if b.store.CommitsStalled() {
+			// A replay would wait QUEEN_DB_COMMIT_STALL_MS and fail; the store tells
+			// when commits are confirmed again.
 			continue
 		}
 		n, held, err := b.drain(ctx)

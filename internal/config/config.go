@@ -78,6 +78,7 @@ type Config struct {
 	DBIdleTimeout           time.Duration // DB_IDLE_TIMEOUT (ms): idle_in_transaction_session_timeout.
 	DBTCPUserTimeout        time.Duration // DB_TCP_USER_TIMEOUT_MS
 	DBInflightDeadline      time.Duration // LIBQUEEN_INFLIGHT_DEADLINE_MS (ms), 0 = derived; see InflightDeadline
+	DBCommitStall           time.Duration // QUEEN_DB_COMMIT_STALL_MS (ms), 0 = off
 	DBKeepalivesIdle        time.Duration // DB_KEEPALIVES_IDLE (s)
 	DBKeepalivesInterval    time.Duration // DB_KEEPALIVES_INTERVAL (s)
 	DBKeepalivesCount       int           // DB_KEEPALIVES_COUNT

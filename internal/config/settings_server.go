@@ -307,6 +307,18 @@ func postgresSettings() []setting {
 			bind: func(c *Config) value { return ms(&c.DBInflightDeadline, 0) },
 		},
 		{
+			name: "QUEEN_DB_COMMIT_STALL_MS", def: "2000", group: groupPostgres,
+			doc: "How long a statement may wait for a synchronous standby to confirm its commit (or for a " +
+				"lock held by one that does), in milliseconds, before its connection is closed, its backend " +
+				"cancelled and the request answered as on a lost connection (a push goes to the spool, the " +
+				"rest answer 503). From then until a commit is confirmed again, pushes go straight to the " +
+				"spool. This is a primary with no synchronous standby to confirm commits (Patroni's " +
+				"`synchronous_mode_strict` while the standby is down); see docs/high-availability.md. 0 turns " +
+				"it off: such statements wait for `LIBQUEEN_INFLIGHT_DEADLINE_MS`. At or above that deadline " +
+				"it does nothing. Queen-only.",
+			bind: func(c *Config) value { return ms(&c.DBCommitStall, 0) },
+		},
+		{
 			name: "DB_TCP_USER_TIMEOUT_MS", def: "30000", group: groupPostgres,
 			doc:  "TCP user timeout (Linux `TCP_USER_TIMEOUT`) of PostgreSQL sockets, in milliseconds; 0 means the OS default.",
 			bind: func(c *Config) value { return ms(&c.DBTCPUserTimeout, 0) },

@@ -134,6 +134,7 @@ func (d *daemon) open(ctx context.Context, opts Options, undo *appliance.Undo) (
 		TLSRootCAs:     cfg.PGRootCAs(),
 		TLSClientCert:  cfg.PGClientCert(),
 		AnswerDeadline: cfg.InflightDeadline(),
+		CommitStall:    cfg.DBCommitStall,
 		Logger:         logger.With("component", "store"),
 		PopAsyncCommit: !cfg.PopSynchronousCommit,
 	})

@@ -32,6 +32,10 @@ type Options struct {
 	// Async turns Patroni's synchronous_mode off: a commit is acknowledged before any
 	// standby has it, so a failover may lose the last commits (asynchronous replication).
 	Async bool
+	// Strict sets Patroni's synchronous_mode_strict (with synchronous mode): a primary
+	// without a synchronous standby commits nothing instead of committing alone, so
+	// writes wait while the other node of a two-node cluster is down.
+	Strict bool
 }
 
 // Cluster is a running Patroni cluster: one etcd member and its PostgreSQL nodes.
@@ -43,6 +47,7 @@ type Cluster struct {
 	uid      uint32 // user postgres
 	gid      uint32
 	sync     bool
+	strict   bool
 	port     int    // PostgreSQL's port, the same on every node's address
 	etcdURL  string // etcd's client URL
 	etcdPeer int    // etcd's peer port
@@ -85,6 +90,9 @@ func Start(t testing.TB, opts Options) *Cluster {
 	if nodes < 1 || nodes > MaxNodes {
 		t.Fatalf("patronitest: Options.Nodes is %d, want 1 to %d", opts.Nodes, MaxNodes)
 	}
+	if opts.Async && opts.Strict {
+		t.Fatalf("patronitest: Options.Strict needs synchronous mode, which Options.Async turns off")
+	}
 	if os.Geteuid() != 0 {
 		t.Skip("patronitest: needs root, to run etcd, Patroni and PostgreSQL as the user postgres")
 	}
@@ -109,7 +117,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 	if err != nil {
 		t.Fatalf("patronitest: %v", err)
 	}
-	c := &Cluster{t: t, dir: dir, bindir: bindir, uid: uint32(uid), gid: uint32(gid), sync: !opts.Async}
+	c := &Cluster{t: t, dir: dir, bindir: bindir, uid: uint32(uid), gid: uint32(gid), sync: !opts.Async, strict: opts.Strict}
 	t.Cleanup(c.cleanup)
 	start := time.Now()
 	for attempt := 1; ; attempt++ {

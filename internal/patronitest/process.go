@@ -285,6 +285,7 @@ func (c *Cluster) writeConfig(n *node) error {
 				"retry_timeout":           4,
 				"maximum_lag_on_failover": 0,
 				"synchronous_mode":        c.sync,
+				"synchronous_mode_strict": c.strict,
 				"postgresql": map[string]any{
 					"use_pg_rewind": true,
 					"use_slots":     true,

@@ -56,6 +56,9 @@ type Options struct {
 	// closed (answerguard; 0: no limit). answerguard.Deadline(StatementTimeout) is the
 	// usual value.
 	AnswerDeadline time.Duration
+	// CommitStall is how long a statement may be held for a synchronous standby before
+	// the guard ends it (answerguard's WatchCommits; 0: never before AnswerDeadline).
+	CommitStall time.Duration
 	// Logger receives a warning for each connection closed because PostgreSQL left a
 	// statement unanswered, and an error when a new connection finds the primary on an
 	// earlier timeline than one before it (pgtimeline; nil: none).
@@ -162,6 +165,7 @@ func Open(opts Options) (*Store, error) {
 	// and a push falls back to the spool, whose replay deduplicates on the transaction id.
 	// Installed last: it chains the pool hooks set above.
 	s.guard = answerguard.Install(cfg, opts.AnswerDeadline, opts.Logger)
+	s.guard.WatchCommits(cfg.ConnConfig, opts.CommitStall)
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: create pool: %w", err)
@@ -171,7 +175,15 @@ func Open(opts Options) (*Store, error) {
 }
 
 // Close closes every connection of the pool.
-func (s *Store) Close() { s.pool.Close() }
+func (s *Store) Close() {
+	s.pool.Close()
+	s.guard.Close()
+}
+
+// CommitsStalled reports whether PostgreSQL holds commits for a synchronous standby
+// that does not confirm them (Options.CommitStall): since a statement was ended for
+// it, until a commit is confirmed again.
+func (s *Store) CommitsStalled() bool { return s.guard.Stalled() }
 
 // Ping checks that PostgreSQL answers.
 func (s *Store) Ping(ctx context.Context) error {
@@ -197,6 +209,10 @@ type PoolStats struct {
 	// Unanswered counts the connections closed because PostgreSQL had not answered a
 	// statement within Options.AnswerDeadline.
 	Unanswered uint64
+	// CommitsStalled is Store.CommitsStalled, and StalledStatements counts the
+	// statements ended because their commit was held for a synchronous standby.
+	CommitsStalled    bool
+	StalledStatements uint64
 	// Timeline is the primary's timeline as the newest connection to it found it (0:
 	// not known), TimelineBehind whether that is earlier than one a connection to the
 	// same cluster found before, and TimelineRegressions how many times a new connection
@@ -216,6 +232,7 @@ func (s *Store) Stats() PoolStats {
 		AcquiredConns: int(st.AcquiredConns()),
 	}
 	ps.Unanswered = s.guard.Closed()
+	ps.CommitsStalled, ps.StalledStatements = s.guard.Stalled(), s.guard.StalledStatements()
 	ps.Timeline, ps.TimelineBehind, ps.TimelineRegressions = s.timeline.Current(), s.timeline.Behind(), s.timeline.Regressions()
 	return ps
 }

@@ -88,6 +88,7 @@ type poolCollector struct {
 	store                                              *store.Store
 	max, conns, size, idle, active, waits, waitSeconds *prometheus.Desc
 	unanswered, timeline, timelineBehind, regressions  *prometheus.Desc
+	commitsStalled, stalledStatements                  *prometheus.Desc
 }
 
 func newPoolCollector(st *store.Store) *poolCollector {
@@ -112,8 +113,16 @@ func newPoolCollector(st *store.Store) *poolCollector {
 			"Time spent in the waits of queen_db_pool_acquire_waits_total.", nil, nil),
 		unanswered: prometheus.NewDesc("queen_db_unanswered_statements_total",
 			"Connections closed because PostgreSQL had not answered a statement within "+
-				"LIBQUEEN_INFLIGHT_DEADLINE_MS (by default DB_STATEMENT_TIMEOUT plus 5 s): a server alive but silent (stopped, paused, or a commit waiting for a synchronous "+
-				"standby that is gone). Their pushes went to the spool.", nil, nil),
+				"LIBQUEEN_INFLIGHT_DEADLINE_MS (by default DB_STATEMENT_TIMEOUT plus 5 s): a server alive but silent "+
+				"(stopped, paused). Their pushes went to the spool.", nil, nil),
+		commitsStalled: prometheus.NewDesc("queen_db_commits_stalled",
+			"1 while PostgreSQL holds commits for a synchronous standby that does not confirm them: from the "+
+				"first statement ended for it (QUEEN_DB_COMMIT_STALL_MS) until a commit is confirmed again. "+
+				"Pushes go to the spool meanwhile.", nil, nil),
+		stalledStatements: prometheus.NewDesc("queen_db_stalled_statements_total",
+			"Statements ended because PostgreSQL held their commit for a synchronous standby (or they waited "+
+				"for a lock such a commit held) longer than QUEEN_DB_COMMIT_STALL_MS. Their pushes went to the "+
+				"spool; other requests were answered 503.", nil, nil),
 		timeline: prometheus.NewDesc("queen_db_timeline",
 			"The PostgreSQL primary's timeline, as the broker's newest connection to it found it (0 until "+
 				"known). It grows with each promotion of a standby.", nil, nil),
@@ -129,7 +138,7 @@ func newPoolCollector(st *store.Store) *poolCollector {
 
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.max, c.conns, c.size, c.idle, c.active, c.waits, c.waitSeconds, c.unanswered,
-		c.timeline, c.timelineBehind, c.regressions} {
+		c.timeline, c.timelineBehind, c.regressions, c.commitsStalled, c.stalledStatements} {
 		ch <- d
 	}
 }
@@ -156,4 +165,10 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(c.timelineBehind, prometheus.GaugeValue, behind)
 	ch <- prometheus.MustNewConstMetric(c.regressions, prometheus.CounterValue, float64(st.TimelineRegressions))
+	stalled := 0.0
+	if st.CommitsStalled {
+		stalled = 1
+	}
+	ch <- prometheus.MustNewConstMetric(c.commitsStalled, prometheus.GaugeValue, stalled)
+	ch <- prometheus.MustNewConstMetric(c.stalledStatements, prometheus.CounterValue, float64(st.StalledStatements))
 }
