@@ -36,7 +36,9 @@ import (
 
 // sqlHeldForStandby tells whether the backend $1 waits for a synchronous standby, or
 // for a lock held by a backend that does. wait_event is shown for the backends of the
-// same role (the broker's own) without any privilege.
+// same role (this broker's and the other replicas') without any privilege; a blocker
+// of another role reads as not held, and its waiters are left to the deadline (unless
+// the role may read all statistics, pg_read_all_stats).
 const sqlHeldForStandby = `SELECT a.wait_event IS NOT DISTINCT FROM 'SyncRep'
     OR EXISTS (SELECT 1 FROM pg_stat_activity b
                WHERE b.pid = ANY (pg_blocking_pids(a.pid)) AND b.wait_event = 'SyncRep')

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,7 +61,8 @@ func heldBackends(t *testing.T, admin *pgx.Conn) []string {
 // and cancels its backend (which then commits on the server alone, answering no
 // one); a statement waiting for a lock that a held commit keeps is ended too. It
 // reports the stall until a commit is confirmed again, and a guard not watching
-// commits leaves them to the deadline.
+// commits leaves them to the deadline. The pool's role is an ordinary one: what the
+// guard reads and writes needs no privilege.
 func TestCommitsHeldForAStandbyAreEnded(t *testing.T) {
 	t.Parallel()
 	cluster := pgtest.StartCluster(t)
@@ -68,11 +70,12 @@ func TestCommitsHeldForAStandbyAreEnded(t *testing.T) {
 	admin, err := pgx.Connect(ctx, cluster.URL())
 	require.NoError(t, err)
 	defer func() { _ = admin.Close(context.WithoutCancel(ctx)) }()
-	_, err = admin.Exec(ctx, "CREATE TABLE held (id int)")
+	_, err = admin.Exec(ctx, "CREATE ROLE app LOGIN; CREATE TABLE held (id int); GRANT ALL ON held TO app")
 	require.NoError(t, err)
+	appURL := strings.Replace(cluster.URL(), "postgres@", "app@", 1) + "&connect_timeout=1"
 
 	var logs testlog.Buffer
-	cfg, err := pgxpool.ParseConfig(cluster.URL() + "&connect_timeout=1")
+	cfg, err := pgxpool.ParseConfig(appURL)
 	require.NoError(t, err)
 	const deadline, after = 20 * time.Second, 300 * time.Millisecond
 	g := answerguard.Install(cfg, deadline, slog.New(slog.NewTextHandler(&logs, nil)))
@@ -106,14 +109,15 @@ func TestCommitsHeldForAStandbyAreEnded(t *testing.T) {
 	require.NoError(t, admin.QueryRow(ctx, "SELECT count(*) FROM held").Scan(&rows))
 	require.Equal(t, 1, rows, "the ended statement's commit stays on the server")
 
-	// A commit held outside the pool keeps a lock; a statement of the pool waiting for
-	// it is ended as well.
-	other, err := pgx.Connect(ctx, cluster.URL())
-	require.NoError(t, err)
-	defer func() { _ = other.Close(context.WithoutCancel(ctx)) }()
+	// A commit of the same role held outside the pool (another broker's) keeps a lock;
+	// a statement of the pool waiting for it is ended as well.
 	holder := make(chan error, 1)
 	go func() {
-		_, err := other.Exec(ctx, "WITH l AS (SELECT pg_advisory_xact_lock(7)) INSERT INTO held SELECT 2 FROM l")
+		other, err := pgx.Connect(ctx, appURL)
+		if err == nil {
+			_, err = other.Exec(ctx, "WITH l AS (SELECT pg_advisory_xact_lock(7)) INSERT INTO held SELECT 2 FROM l")
+			_ = other.Close(context.WithoutCancel(ctx))
+		}
 		holder <- err
 	}()
 	testwait.For(t, 5*time.Second, 10*time.Millisecond, func() error {
@@ -142,7 +146,7 @@ func TestCommitsHeldForAStandbyAreEnded(t *testing.T) {
 	require.Contains(t, logs.String(), "PostgreSQL confirms commits again")
 
 	// Without the watch, a held commit waits for the deadline.
-	cfg2, err := pgxpool.ParseConfig(cluster.URL() + "&connect_timeout=1")
+	cfg2, err := pgxpool.ParseConfig(appURL)
 	require.NoError(t, err)
 	g2 := answerguard.Install(cfg2, 2*time.Second, nil)
 	pool2, err := pgxpool.NewWithConfig(ctx, cfg2)
