@@ -227,16 +227,15 @@ func (g *Guard) start(ctx context.Context, conn *pgx.Conn, statements int) conte
 
 // fire ends a running statement: it runs before (the counting and the warning), then
 // closes the connection's socket, so that the statement fails as on a lost connection
-// and the pool drops the connection. It reports false, and does nothing, when the
-// statement had ended meanwhile.
-func (g *Guard) fire(w *watch, fired *atomic.Bool, conn *pgx.Conn, before func()) bool {
+// and the pool drops the connection. It does nothing when the statement had ended
+// meanwhile.
+func (g *Guard) fire(w *watch, fired *atomic.Bool, conn *pgx.Conn, before func()) {
 	if !w.state.CompareAndSwap(0, 2) {
-		return false
+		return
 	}
 	fired.Store(true)
 	before()
 	_ = conn.PgConn().Conn().Close()
-	return true
 }
 
 func (g *Guard) end(ctx context.Context, err error) {
