@@ -76,11 +76,10 @@ func (b *Broker) SpoolAccepting() bool {
 }
 
 // DatabaseReachable reports whether the last push or replay reached PostgreSQL (or
-// none has failed yet), and PostgreSQL does not hold commits for a synchronous
-// standby. It runs no SQL.
+// none has failed yet). It runs no SQL. A primary that holds commits for a
+// synchronous standby is reachable (queen_db_commits_stalled tells that apart).
 func (b *Broker) DatabaseReachable() bool {
-	return !b.spooler.dbNotReady.Load() && time.Now().UnixNano() >= b.spooler.bypassTill.Load() &&
-		!b.store.CommitsStalled()
+	return !b.spooler.dbNotReady.Load() && time.Now().UnixNano() >= b.spooler.bypassTill.Load()
 }
 
 // spoolFirst reports whether a push should skip the database and go to the spool:
