@@ -350,10 +350,11 @@ func (b *Broker) takeAhead(ctx context.Context, req queue.PopRequest, res *queue
 }
 
 // giveBackHeld clears the lease of a batch claimed ahead that no pop took, and wakes
-// a pop parked for its partitions.
+// a pop parked for its partitions. It is counted once the lease is cleared, so that
+// whoever reads the count finds the batch claimable.
 func (b *Broker) giveBackHeld(hb *heldBatch) {
-	b.ahead.givenBack.Add(1)
 	b.giveBackLease(hb.lease)
+	b.ahead.givenBack.Add(1)
 	last := ""
 	for _, m := range hb.msgs {
 		if m.Partition != last {
