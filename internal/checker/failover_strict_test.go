@@ -72,7 +72,11 @@ func TestStrictStandbyDown(t *testing.T) {
 
 	// Four producers on one partition, as a queue's ordering lock sees them.
 	const producers, each = 4, 8
-	var wg sync.WaitGroup
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		slowest time.Duration
+	)
 	for w := range producers {
 		wg.Add(1)
 		go func() {
@@ -80,6 +84,9 @@ func TestStrictStandbyDown(t *testing.T) {
 			for j := range each {
 				i := 1 + w*each + j
 				st, took, err := push(i)
+				mu.Lock()
+				slowest = max(slowest, took)
+				mu.Unlock()
 				if assert.NoError(t, err, "push %d while the standby is down", i) {
 					assert.Equal(t, "buffered", st, "push %d while the standby is down", i)
 					assert.LessOrEqual(t, took, strictStall, "push %d while the standby is down", i)
@@ -91,12 +98,14 @@ func TestStrictStandbyDown(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	t.Logf("the slowest of %d pushes while the standby is down: %s", producers*each, slowest.Round(time.Millisecond))
 
 	begin := time.Now()
 	pctx, cancel := context.WithTimeout(ctx, time.Minute)
 	_, err = c.Pop(pctx, client.PopOptions{Queue: "strict", Batch: 10})
 	cancel()
 	took := time.Since(begin)
+	t.Logf("a pop while the standby is down: %v in %s", err, took.Round(time.Millisecond))
 	var qe *client.Error
 	require.True(t, errors.As(err, &qe), "a pop while the standby is down: %v", err)
 	require.Equal(t, http.StatusServiceUnavailable, qe.StatusCode, "a pop while the standby is down: %v", err)
