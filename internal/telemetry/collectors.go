@@ -159,16 +159,8 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.waitSeconds, prometheus.CounterValue, wait.Seconds())
 	ch <- prometheus.MustNewConstMetric(c.unanswered, prometheus.CounterValue, float64(st.Unanswered))
 	ch <- prometheus.MustNewConstMetric(c.timeline, prometheus.GaugeValue, float64(st.Timeline))
-	behind := 0.0
-	if st.TimelineBehind {
-		behind = 1
-	}
-	ch <- prometheus.MustNewConstMetric(c.timelineBehind, prometheus.GaugeValue, behind)
+	ch <- prometheus.MustNewConstMetric(c.timelineBehind, prometheus.GaugeValue, boolFloat(st.TimelineBehind))
 	ch <- prometheus.MustNewConstMetric(c.regressions, prometheus.CounterValue, float64(st.TimelineRegressions))
-	stalled := 0.0
-	if st.CommitsStalled {
-		stalled = 1
-	}
-	ch <- prometheus.MustNewConstMetric(c.commitsStalled, prometheus.GaugeValue, stalled)
+	ch <- prometheus.MustNewConstMetric(c.commitsStalled, prometheus.GaugeValue, boolFloat(st.CommitsStalled))
 	ch <- prometheus.MustNewConstMetric(c.stalledStatements, prometheus.CounterValue, float64(st.StalledStatements))
 }
