@@ -171,9 +171,9 @@ func queueOptions() []queueOption {
 			boolField: func(o *api.QueueOptions) **bool { return &o.RetentionEnabled }},
 		{flag: "encryption", usage: "store payloads encrypted (needs QUEEN_ENCRYPTION_KEY on the broker)",
 			boolField: func(o *api.QueueOptions) **bool { return &o.EncryptionEnabled }},
-		{flag: "dead-letter-queue", usage: "deadLetterQueue (queen always dead-letters; only true is accepted)",
+		{flag: "dead-letter-queue", usage: "deadLetterQueue; with --dlq-after-max-retries=false too, a message that exhausts its retries is dropped, not dead-lettered",
 			boolField: func(o *api.QueueOptions) **bool { return &o.DeadLetterQueue }},
-		{flag: "dlq-after-max-retries", usage: "dlqAfterMaxRetries (only true is accepted)",
+		{flag: "dlq-after-max-retries", usage: "dlqAfterMaxRetries (see --dead-letter-queue)",
 			boolField: func(o *api.QueueOptions) **bool { return &o.DLQAfterMaxRetries }},
 	}
 }

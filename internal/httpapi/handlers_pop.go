@@ -80,28 +80,44 @@ func (s *Server) handlePopNamespace(w http.ResponseWriter, r *http.Request) erro
 // conflationUnsupported is the 400 answer of a pop asking for conflation
 // (last-value delivery), which queen does not implement.
 type conflationUnsupported struct {
-	Success  bool       `json:"success"`
-	Error    string     `json:"error"`
-	Code     string     `json:"code"`
-	Field    string     `json:"field"`
-	Messages []struct{} `json:"messages"`
+	Success  bool          `json:"success"`
+	Error    string        `json:"error"`
+	Code     api.ErrorCode `json:"code"`
+	Field    string        `json:"field"`
+	Messages []struct{}    `json:"messages"`
 }
 
 // msgConflationUnsupported is the message of that answer.
 const msgConflationUnsupported = "conflation is not supported by this broker: pop without conflation, " +
 	"or use a broker that implements last-value delivery"
 
-// refuseConflation answers a pop with conflation=true (or 1) with 400
-// conflation_unsupported, before anything else (pop maintenance included), and reports
-// whether it did. It never echoes conflation, so no client believes it is applied;
-// conflation=false or absent pops as usual.
+// The refusals of a conflating pop the 1.x brokers make before looking at conflation
+// itself, in their order and with the start of their messages.
+const (
+	msgConflationNeedsGroup = "conflation requires consumerGroup: last-value delivery keeps a cursor per " +
+		"consumer group, and queue mode has none"
+	msgConflationAutoAck = "conflation cannot be combined with autoAck: a conflated batch is committed by its ack"
+)
+
+// refuseConflation answers a pop with conflation=true (or 1) with 400, before
+// anything else (pop maintenance included), and reports whether it did: as the 1.x
+// brokers, without a consumerGroup, then with autoAck; otherwise
+// conflation_unsupported. It never echoes conflation, so no client believes it is
+// applied; conflation=false or absent pops as usual.
 func refuseConflation(w http.ResponseWriter, r *http.Request) bool {
-	if !queryBool(r.URL.Query(), "conflation") {
+	q := r.URL.Query()
+	if !queryBool(q, "conflation") {
 		return false
 	}
-	_ = writeJSON(w, http.StatusBadRequest, conflationUnsupported{
+	answer := conflationUnsupported{
 		Error: msgConflationUnsupported, Code: "conflation_unsupported", Field: "conflation", Messages: []struct{}{},
-	})
+	}
+	if group, _ := queryString(q, "consumerGroup"); group == "" || group == queue.QueueModeGroup {
+		answer.Error, answer.Code, answer.Field = msgConflationNeedsGroup, api.ErrorCodeInvalidArgument, "consumerGroup"
+	} else if queryBool(q, "autoAck") {
+		answer.Error, answer.Code, answer.Field = msgConflationAutoAck, api.ErrorCodeInvalidArgument, "autoAck"
+	}
+	_ = writeJSON(w, http.StatusBadRequest, answer)
 	return true
 }
 

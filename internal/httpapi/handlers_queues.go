@@ -21,10 +21,6 @@ type queueOption struct {
 	strp  func(*queue.Options) *string
 	// lo and hi clamp an integer option (both 0: no clamp).
 	lo, hi int
-	// onlyTrue marks a flag whose false value queen cannot honour: a message that
-	// exhausts retryLimit always goes to the dead-letter queue (as upstream, whose
-	// clients rely on it), so an explicit false is refused instead of stored and ignored.
-	onlyTrue bool
 }
 
 // queueOptions lists every option configure reads. Unknown keys in the
@@ -43,8 +39,8 @@ var queueOptions = []queueOption{
 	{name: "maxWaitTimeSeconds", intp: func(o *queue.Options) *int { return &o.MaxWaitTimeSeconds }},
 	{name: "retentionEnabled", boolp: func(o *queue.Options) *bool { return &o.RetentionEnabled }},
 	{name: "encryptionEnabled", boolp: func(o *queue.Options) *bool { return &o.EncryptionEnabled }},
-	{name: "deadLetterQueue", boolp: func(o *queue.Options) *bool { return &o.DeadLetterQueue }, onlyTrue: true},
-	{name: "dlqAfterMaxRetries", boolp: func(o *queue.Options) *bool { return &o.DLQAfterMaxRetries }, onlyTrue: true},
+	{name: "deadLetterQueue", boolp: func(o *queue.Options) *bool { return &o.DeadLetterQueue }},
+	{name: "dlqAfterMaxRetries", boolp: func(o *queue.Options) *bool { return &o.DLQAfterMaxRetries }},
 	{name: "minPopWaitTime", intp: func(o *queue.Options) *int { return &o.MinPopWaitTime }, hi: queue.MaxMinPopWaitTime},
 	{name: "dedupWindowSeconds", intp: func(o *queue.Options) *int { return &o.DedupWindowSeconds }, hi: math.MaxInt32},
 	{name: "retentionSinkHold", strp: func(o *queue.Options) *string { return &o.RetentionSinkHold }},
@@ -218,10 +214,6 @@ func optionValue(opt queueOption, bag object, raw []byte, defaults *queue.Option
 		if p != present {
 			return nil, queue.Invalid(field, "%s must be a boolean", field)
 		}
-		if !v && opt.onlyTrue {
-			return nil, &queue.ValidationError{Field: field, Message: fmt.Sprintf(
-				"%s=false is not supported: messages that exhaust retryLimit always go to the dead-letter queue", field)}
-		}
 		return func(o *queue.Options) { *opt.boolp(o) = v }, nil
 	}
 	v, p := bag.str(opt.name)
@@ -232,18 +224,13 @@ func optionValue(opt queueOption, bag object, raw []byte, defaults *queue.Option
 	return func(o *queue.Options) { *opt.strp(o) = v }, nil
 }
 
-// alwaysDeadLetters is what every answer reports for deadLetterQueue and
-// dlqAfterMaxRetries, whatever the stored columns hold (false by default, and an
-// adopted upstream database may hold false): queen dead-letters every message that
-// exhausts retryLimit, and configure refuses false for both.
-const alwaysDeadLetters = true
-
-// optionsEcho renders the full option set as queen applies it: the stored values, but
-// deadLetterQueue and dlqAfterMaxRetries, which are always true.
+// optionsEcho renders the full option set as queen applies it (the store reports
+// deadLetterQueue and dlqAfterMaxRetries as true for a queue whose flags queen's
+// configure never set).
 func optionsEcho(o queue.Options) api.QueueOptionsEcho {
 	return api.QueueOptionsEcho{
 		Priority: o.Priority, LeaseTime: o.LeaseTime, RetryLimit: o.RetryLimit, RetryDelay: o.RetryDelay,
-		MaxSize: o.MaxSize, TTL: o.TTL, DeadLetterQueue: alwaysDeadLetters, DLQAfterMaxRetries: alwaysDeadLetters,
+		MaxSize: o.MaxSize, TTL: o.TTL, DeadLetterQueue: o.DeadLetterQueue, DLQAfterMaxRetries: o.DLQAfterMaxRetries,
 		DelayedProcessing: o.DelayedProcessing, WindowBuffer: o.WindowBuffer, RetentionSeconds: o.RetentionSeconds,
 		CompletedRetentionSeconds: o.CompletedRetentionSeconds, RetentionEnabled: o.RetentionEnabled,
 		EncryptionEnabled: o.EncryptionEnabled, MaxWaitTimeSeconds: o.MaxWaitTimeSeconds,

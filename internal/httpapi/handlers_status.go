@@ -115,7 +115,7 @@ func (s *Server) handleStatusQueue(w http.ResponseWriter, r *http.Request) error
 		ID: qi.ID, Name: unscopeName(r, qi.Name), Namespace: qi.Namespace, Task: qi.Task, Priority: o.Priority,
 		CreatedAt: api.FormatMillis(qi.CreatedAt),
 		Config: api.StatusQueueConfig{LeaseTime: o.LeaseTime, RetryLimit: o.RetryLimit, RetryDelay: o.RetryDelay,
-			TTL: o.TTL, MaxQueueSize: o.MaxSize, DeadLetterQueue: alwaysDeadLetters},
+			TTL: o.TTL, MaxQueueSize: o.MaxSize, DeadLetterQueue: o.DeadLetterQueue},
 	}}
 	var totals queue.Counters
 	for _, p := range parts {

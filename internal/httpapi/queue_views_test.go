@@ -57,33 +57,6 @@ func TestPartitionListTotal(t *testing.T) {
 	require.Equal(t, float64(4), b.list(t, "/api/v1/resources/partitions?limit=1")["total"])
 }
 
-// TestDeadLetterFlagsReportWhatQueenDoes: deadLetterQueue and dlqAfterMaxRetries are
-// stored false when configure leaves them out (an adopted upstream database may hold
-// false too), but every view answers true, because queen dead-letters every message
-// that exhausts retryLimit.
-func TestDeadLetterFlagsReportWhatQueenDoes(t *testing.T) {
-	t.Parallel()
-	b := setup(t, Options{})
-	r := b.post(t, "/api/v1/configure", `{"queue":"dlq-flags","options":{"retryLimit":1}}`)
-	requireStatus(t, http.StatusOK, r)
-	qi, err := b.broker.QueueGet(t.Context(), "dlq-flags")
-	require.NoError(t, err)
-	require.False(t, qi.Options.DeadLetterQueue, "the stored column keeps its default")
-	require.False(t, qi.Options.DLQAfterMaxRetries, "the stored column keeps its default")
-
-	flags := func(where string, options map[string]any) {
-		t.Helper()
-		require.Equal(t, true, options["deadLetterQueue"], "%s: deadLetterQueue", where)
-		require.Equal(t, true, options["dlqAfterMaxRetries"], "%s: dlqAfterMaxRetries", where)
-	}
-	flags("the configure echo", r.object(t)["options"].(map[string]any))
-	flags("the queue detail", b.list(t, "/api/v1/resources/queues/dlq-flags")["options"].(map[string]any))
-	status := b.list(t, "/api/v1/status/queues/dlq-flags")
-	flags("the status options", status["options"].(map[string]any))
-	require.Equal(t, true, status["queue"].(map[string]any)["config"].(map[string]any)["deadLetterQueue"],
-		"the status config")
-}
-
 // TestQueueCountersAddUp: the queue views' counters are queue mode's, and pending,
 // processing, completed and dead-lettered add up to the total whatever other groups
 // dead-lettered, in every view that shows them.

@@ -34,10 +34,6 @@ func TestConfigure(t *testing.T) {
 			{"IntOptionOverflow", `{"queue":"c","options":{"ttl":99999999999}}`, "options.ttl must be an integer", "options.ttl"},
 			{"BoolOptionNumber", `{"queue":"c","options":{"retentionEnabled":1}}`, "options.retentionEnabled must be a boolean", "options.retentionEnabled"},
 			{"NegativeOption", `{"queue":"c","options":{"leaseTime":-1}}`, "options.leaseTime must not be negative", "options.leaseTime"},
-			{"DeadLetterQueueFalse", `{"queue":"c","options":{"deadLetterQueue":false}}`,
-				"options.deadLetterQueue=false is not supported: messages that exhaust retryLimit always go to the dead-letter queue", "options.deadLetterQueue"},
-			{"DLQAfterMaxRetriesFalse", `{"queue":"c","options":{"dlqAfterMaxRetries":false}}`,
-				"options.dlqAfterMaxRetries=false is not supported: messages that exhaust retryLimit always go to the dead-letter queue", "options.dlqAfterMaxRetries"},
 			{"EncryptionWithoutKey", `{"queue":"c","options":{"encryptionEnabled":true}}`,
 				"options.encryptionEnabled needs QUEEN_ENCRYPTION_KEY (64 hex characters) configured on the broker", "options.encryptionEnabled"},
 		} {

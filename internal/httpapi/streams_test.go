@@ -329,6 +329,23 @@ func TestStreamCycleCommits(t *testing.T) {
 		require.Equal(t, p.txids, txids)
 	})
 
+	t.Run("FailedOnAQueueWithoutDeadLetterQueueDropsTheBatch", func(t *testing.T) {
+		t.Parallel()
+		requireStatus(t, http.StatusOK, b.post(t, "/api/v1/configure",
+			`{"queue":"d0-src","options":{"deadLetterQueue":false,"dlqAfterMaxRetries":false}}`))
+		id := b.register(t, "q.dlq-off", "d0-src", "", "h")
+		p := b.pushAndPop(t, "d0-src", "p1", group, "m", 3)
+		m := b.cycle(t, map[string]any{"query_id": id, "partition_id": p.partitionID, "consumer_group": group,
+			"ack": map[string]any{"transactionId": p.txids[2], "leaseId": p.leaseID, "status": "failed", "count": 3, "error": "boom"}})
+		require.Equal(t, true, m["success"], "%v", m)
+		require.Equal(t, map[string]any{"success": true, "count": 3.0, "lease_released": true, "dlq": false}, m["ack_result"])
+		var dead int
+		require.NoError(t, b.db.QueryRow(t.Context(), `SELECT count(*) FROM queen.dead_letter_queue WHERE partition_id = $1`,
+			p.partitionID).Scan(&dead))
+		require.Zero(t, dead)
+		requireStatus(t, http.StatusNoContent, b.get(t, "/api/v1/pop/queue/d0-src/partition/p1?consumerGroup="+group+"&wait=false"))
+	})
+
 	t.Run("NoAckAndDefaultGroup", func(t *testing.T) {
 		t.Parallel()
 		id := b.register(t, "q.noack", "n-src", "", "h")

@@ -3,12 +3,15 @@ package queue
 // Options is a queue's configuration (docs/api.md describes each option). Durations
 // keep the upstream units: seconds everywhere except RetryDelay, in milliseconds.
 type Options struct {
-	Priority                  int
-	LeaseTime                 int
-	RetryLimit                int
-	RetryDelay                int
-	MaxSize                   int
-	TTL                       int
+	Priority   int
+	LeaseTime  int
+	RetryLimit int
+	RetryDelay int
+	MaxSize    int
+	TTL        int
+	// DeadLetterQueue and DLQAfterMaxRetries: a message that exhausts RetryLimit (or
+	// is nacked with status dlq) goes to the dead-letter queue unless both are false,
+	// when it is dropped.
 	DeadLetterQueue           bool
 	DLQAfterMaxRetries        bool
 	DelayedProcessing         int
@@ -52,8 +55,8 @@ const (
 // hour. With 0 the default behaviour is upstream's; a queue configured with a value
 // gets it enforced (see [Enforced] for values upstream stored).
 func DefaultOptions() Options {
-	return Options{LeaseTime: 300, RetryLimit: 3, DedupWindowSeconds: DefaultDedupWindowSeconds,
-		RetentionSinkHoldMaxSeconds: DefaultRetentionSinkHoldMaxSeconds}
+	return Options{LeaseTime: 300, RetryLimit: 3, DeadLetterQueue: true, DLQAfterMaxRetries: true,
+		DedupWindowSeconds: DefaultDedupWindowSeconds, RetentionSinkHoldMaxSeconds: DefaultRetentionSinkHoldMaxSeconds}
 }
 
 // IsSinkHold reports whether s is a valid retentionSinkHold: at most

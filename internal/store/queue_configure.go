@@ -175,6 +175,9 @@ func (s *Store) queueConfigureOnce(ctx context.Context, e queue.ConfigureEdit, c
 				if v, ok := record[k]; ok {
 					named[k] = v
 				}
+				if k == "deadLetterQueue" || k == "dlqAfterMaxRetries" {
+					named[recordDLQOff] = record[recordDLQOff]
+				}
 			}
 			record = named
 		}

@@ -36,8 +36,14 @@ func optionsRecord(o queue.Options) map[string]any {
 		"encryptionEnabled": o.EncryptionEnabled, "maxWaitTimeSeconds": o.MaxWaitTimeSeconds,
 		"maxSize": o.MaxSize, "minPopWaitTime": o.MinPopWaitTime, "dedupWindowSeconds": o.DedupWindowSeconds,
 		"retentionSinkHold": o.RetentionSinkHold, "retentionSinkHoldMaxSeconds": o.RetentionSinkHoldMaxSeconds,
+		recordDLQOff: !o.DeadLetterQueue && !o.DLQAfterMaxRetries,
 	}
 }
+
+// recordDLQOff is the options record's key for "both dead-letter flags are false":
+// written whenever a configure sets either flag, and read by queen.dlq_off_q1 (the
+// acks drop what they would dead-letter) and by sqlQueueColumns.
+const recordDLQOff = "dlqOff"
 
 // QueueDelete deletes a queue with its partitions, messages, cursors and subscriptions;
 // existed reports whether there was such a queue.
@@ -51,7 +57,11 @@ func (s *Store) QueueDelete(ctx context.Context, name string) (existed bool, err
 const sqlQueueColumns = `q.id::text, q.name, coalesce(q.namespace, ''), coalesce(q.task, ''),
        coalesce(q.priority, 0), coalesce(q.lease_time, 300), coalesce(q.retry_limit, 3),
        coalesce(q.retry_delay, 1000), coalesce(q.max_queue_size, 0), coalesce(q.ttl, 3600),
-       coalesce(q.dead_letter_queue, false), coalesce(q.dlq_after_max_retries, false),
+       -- The dead-letter flags as queen applies them: as stored once queen's configure
+       -- set them (it records dlqOff), else true (upstream stores false by default and
+       -- always dead-letters).
+       CASE WHEN q.queen_options ? 'dlqOff' THEN coalesce(q.dead_letter_queue, false) ELSE true END,
+       CASE WHEN q.queen_options ? 'dlqOff' THEN coalesce(q.dlq_after_max_retries, false) ELSE true END,
        coalesce(q.delayed_processing, 0), coalesce(q.window_buffer, 0),
        coalesce(q.retention_seconds, 0), coalesce(q.completed_retention_seconds, 0),
        coalesce(q.retention_enabled, false), coalesce(q.encryption_enabled, false),

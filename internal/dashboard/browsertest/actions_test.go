@@ -193,16 +193,25 @@ func TestActions(t *testing.T) {
 		tb.waitJS("the stored options", `qt.ready('queue') && document.querySelector('[data-testid="opt-leaseTime"]').value === '120'`)
 		tb.waitIdle() // the editor starts over from the stored options when they arrive
 		tb.fill(`[data-testid="opt-retryLimit"]`, "4")
-		tb.waitJS("the diff", `qt.text('[data-testid="settings-diff"]').includes('retryLimit')`)
+		// Both dead-letter flags off: the queue drops what it would dead-letter.
+		tb.click(`[data-testid="opt-deadLetterQueue"]`)
+		tb.click(`[data-testid="opt-dlqAfterMaxRetries"]`)
+		tb.waitJS("the diff", `qt.text('[data-testid="settings-diff"]').includes('retryLimit')
+			&& qt.text('[data-testid="settings-diff"]').includes('dlqAfterMaxRetries')`)
 		tb.click(`[data-testid="settings-save"]`)
 		tb.accept()
 		tb.waitToast("ok", "options saved")
 		q := callJSON[obj](t, c, "GET", "/api/v1/resources/queues/e2e.orders", nil, http.StatusOK)
 		opts, _ := q["options"].(obj)
 		require.Equal(t, 4.0, opts["retryLimit"], "options %v", opts)
+		require.Equal(t, false, opts["deadLetterQueue"], "options %v", opts)
+		require.Equal(t, false, opts["dlqAfterMaxRetries"], "options %v", opts)
 		require.Equal(t, 120.0, opts["leaseTime"], "every other option is sent as it was")
 		tb.waitJS("no change left", `qt.text('[data-testid="settings-diff"]').includes('No changes')`)
 		tb.clean("settings save")
+		// The later tests dead-letter here.
+		callJSON[obj](t, c, "POST", "/api/v1/configure",
+			obj{"queue": "e2e.orders", "options": obj{"deadLetterQueue": true, "dlqAfterMaxRetries": true}}, http.StatusOK)
 	})
 
 	t.Run("DeleteAMessage", func(t *testing.T) {

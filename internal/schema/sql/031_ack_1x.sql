@@ -233,7 +233,8 @@ BEGIN
                m.id AS mid, m.created_at AS mts, p.name::text AS pname, q.name::text AS qname,
                coalesce(q.retry_limit, 3) AS retry_limit,
                queen.enforced_option_q1(q.retry_delay, q.queen_options, 'retryDelay') AS retry_delay,
-               queen.enforced_option_q1(q.ttl, q.queen_options, 'ttl') AS ttl
+               queen.enforced_option_q1(q.ttl, q.queen_options, 'ttl') AS ttl,
+               queen.dlq_off_q1(q.dead_letter_queue, q.dlq_after_max_retries, q.queen_options) AS dlq_off
         FROM unnest($1, $2, $3, $4, $5) WITH ORDINALITY AS x(txid, pid, lease, status, err, ord)
         LEFT JOIN queen.messages m ON m.partition_id = x.pid::uuid AND m.transaction_id COLLATE "C" = x.txid
         LEFT JOIN queen.partitions p ON p.id = m.partition_id
@@ -409,18 +410,21 @@ BEGIN
         END IF;
 
         IF v_status <> 'completed' THEN
-            -- Dead letter: filed, the cursor moves past the poison message, the budget
-            -- resets and the lease is released, so the rest of the batch is claimable
-            -- by the very next pop.
-            INSERT INTO queen.dead_letter_queue
-                   (message_id, partition_id, consumer_group, error_message, retry_count, original_created_at)
-            VALUES (it.mid, it.pid, p_group, coalesce(nullif(it.err, ''), 'Retries exhausted'),
-                    CASE WHEN v_has_row THEN pc.batch_retry_count ELSE 0 END, it.mts);
+            -- Dead letter: filed (dropped instead on a queue whose dead-letter queue is
+            -- off), the cursor moves past the poison message, the budget resets and
+            -- the lease is released, so the rest of the batch is claimable by the very
+            -- next pop.
+            IF NOT it.dlq_off THEN
+                INSERT INTO queen.dead_letter_queue
+                       (message_id, partition_id, consumer_group, error_message, retry_count, original_created_at)
+                VALUES (it.mid, it.pid, p_group, coalesce(nullif(it.err, ''), 'Retries exhausted'),
+                        CASE WHEN v_has_row THEN pc.batch_retry_count ELSE 0 END, it.mts);
+            END IF;
             IF NOT v_has_row THEN
                 -- The group never popped here (or its cursor was deleted): the dead
                 -- letter is filed, but no cursor is created at this message, which
                 -- would skip the earlier ones for the group; nothing is leased.
-                o_success := true; o_error := NULL; o_lease_released := false; o_dlq := true;
+                o_success := true; o_error := NULL; o_lease_released := false; o_dlq := NOT it.dlq_off;
                 RETURN NEXT;
                 CONTINUE;
             ELSE
@@ -436,7 +440,7 @@ BEGIN
                 v_dirty := true;
             END IF;
             v_dead := it.pid;
-            o_success := true; o_error := NULL; o_lease_released := true; o_dlq := true;
+            o_success := true; o_error := NULL; o_lease_released := true; o_dlq := NOT it.dlq_off;
             RETURN NEXT;
             CONTINUE;
         END IF;
@@ -538,12 +542,14 @@ DECLARE
     v_nacked jsonb := coalesce(nullif(current_setting('queen.tx_nacked', true), ''), '{}')::jsonb;
     v_queue  text;
     v_pname  text;
+    v_off    boolean;
     pc       queen.partition_consumers%ROWTYPE;
 BEGIN
     SELECT m.id, m.created_at, q.name, p.name, coalesce(q.retry_limit, 3),
            queen.enforced_option_q1(q.retry_delay, q.queen_options, 'retryDelay'),
-           queen.enforced_option_q1(q.ttl, q.queen_options, 'ttl')
-      INTO v_mid, v_mts, v_queue, v_pname, v_limit, v_delay, v_ttl
+           queen.enforced_option_q1(q.ttl, q.queen_options, 'ttl'),
+           queen.dlq_off_q1(q.dead_letter_queue, q.dlq_after_max_retries, q.queen_options)
+      INTO v_mid, v_mts, v_queue, v_pname, v_limit, v_delay, v_ttl, v_off
       FROM queen.messages m
       JOIN queen.partitions p ON p.id = m.partition_id
       JOIN queen.queues q ON q.id = p.queue_id
@@ -648,9 +654,13 @@ BEGIN
 
     v_dlq := v_status <> 'completed';
     IF v_dlq THEN
-        INSERT INTO queen.dead_letter_queue
-               (message_id, partition_id, consumer_group, error_message, retry_count, original_created_at)
-        VALUES (v_mid, p_pid::uuid, p_group, coalesce(nullif(p_error, ''), 'Retries exhausted'), pc.batch_retry_count, v_mts);
+        -- Filed, or dropped on a queue whose dead-letter queue is off; the cursor
+        -- moves past the message and the lease goes either way.
+        IF NOT v_off THEN
+            INSERT INTO queen.dead_letter_queue
+                   (message_id, partition_id, consumer_group, error_message, retry_count, original_created_at)
+            VALUES (v_mid, p_pid::uuid, p_group, coalesce(nullif(p_error, ''), 'Retries exhausted'), pc.batch_retry_count, v_mts);
+        END IF;
         IF pc.worker_id IS NOT NULL OR v_held THEN
             PERFORM set_config('queen.tx_dead', (v_dead || jsonb_build_object(v_key,
                 coalesce(pc.worker_id, v_dead ->> v_key, '')))::text, true);
@@ -672,7 +682,7 @@ BEGIN
      WHERE c.id = pc.id;
     PERFORM queen.ready_settle_many_q1(ARRAY[p_pid::uuid], p_group);
 
-    RETURN QUERY SELECT true, NULL::text, v_dlq, false, v_rel AND pc.worker_id IS NOT NULL, v_queue, v_pname;
+    RETURN QUERY SELECT true, NULL::text, v_dlq AND NOT v_off, false, v_rel AND pc.worker_id IS NOT NULL, v_queue, v_pname;
 END;
 $$;
 

@@ -40,3 +40,15 @@ CREATE OR REPLACE FUNCTION queen.enforced_option_q1(p_stored integer, p_recorded
 RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT CASE WHEN p_stored > 0 AND p_recorded ->> p_key = p_stored::text THEN p_stored ELSE 0 END
 $$;
+
+-- queen.dlq_off_q1 says whether a queue drops a message that exhausts its retryLimit
+-- (or is nacked with status dlq) instead of filing it in the dead-letter queue: only
+-- when both flags are false (p_dlq deadLetterQueue, p_after dlqAfterMaxRetries) and
+-- queen's own configure set them so, which it records as dlqOff in p_recorded (a
+-- queues.queen_options). Upstream stores both false by default and always
+-- dead-letters, so its queues keep doing so. Inlined like enforced_option_q1.
+CREATE OR REPLACE FUNCTION queen.dlq_off_q1(p_dlq boolean, p_after boolean, p_recorded jsonb)
+RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT NOT coalesce(p_dlq, false) AND NOT coalesce(p_after, false)
+           AND coalesce(p_recorded ->> 'dlqOff' = 'true', false)
+$$;

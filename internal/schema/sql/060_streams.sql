@@ -155,8 +155,9 @@ $$;
 --     it the lease is left alone (the rest of the leased batch comes back, in order,
 --     when it expires).
 --   * failed/dlq: every message after the cursor up to and including this one goes to
---     the DLQ (the cycle failed for all of them; none is skipped silently), the cursor
---     moves to the message and the lease ends.
+--     the DLQ (the cycle failed for all of them; none is skipped silently; a queue
+--     whose dead-letter queue is off drops them), the cursor moves to the message and
+--     the lease ends.
 -- A missing (partition, group) row is created. Returns success, the error text,
 -- whether the lease was released, whether messages were dead-lettered and how many.
 CREATE OR REPLACE FUNCTION queen_streams.cycle_ack_q1(
@@ -171,6 +172,7 @@ DECLARE
     v_queue   text;
     v_status  text := lower(coalesce(nullif(p_status, ''), 'completed'));
     v_dlq     boolean;
+    v_off     boolean;
     v_release boolean;
     pc        queen.partition_consumers%ROWTYPE;
 BEGIN
@@ -179,7 +181,9 @@ BEGIN
                             false, false, 0::bigint;
         RETURN;
     END IF;
-    SELECT m.id, m.created_at, q.name INTO v_mid, v_mts, v_queue
+    SELECT m.id, m.created_at, q.name,
+           queen.dlq_off_q1(q.dead_letter_queue, q.dlq_after_max_retries, q.queen_options)
+      INTO v_mid, v_mts, v_queue, v_off
       FROM queen.messages m
       JOIN queen.partitions p ON p.id = m.partition_id
       JOIN queen.queues q ON q.id = p.queue_id
@@ -214,7 +218,7 @@ BEGIN
         RETURN;
     END IF;
 
-    IF v_dlq THEN
+    IF v_dlq AND NOT v_off THEN -- a queue whose dead-letter queue is off drops them
         INSERT INTO queen.dead_letter_queue
                (message_id, partition_id, consumer_group, error_message, retry_count, original_created_at)
         SELECT m.id, p_partition, p_group, coalesce(nullif(p_error, ''), 'Streaming cycle reported failure'), 0, m.created_at
@@ -241,7 +245,7 @@ BEGIN
      WHERE c.id = pc.id;
     PERFORM queen.ready_settle_many_q1(ARRAY[p_partition], p_group);
 
-    RETURN QUERY SELECT true, NULL::text, v_release, v_dlq, v_dead;
+    RETURN QUERY SELECT true, NULL::text, v_release, v_dlq AND NOT v_off, v_dead;
 END;
 $$;
 

@@ -17,10 +17,6 @@ export const OPTIONS = [
   ['dlqAfterMaxRetries', 'bool', true, ''],
 ];
 
-// queen always dead-letters a message that exhausts retryLimit, reports these two true
-// and refuses them set to false: they are shown, never edited, and sent only when on.
-const FIXED = ['deadLetterQueue', 'dlqAfterMaxRetries'];
-
 /** stored reads the option set: the queue's options, else its config subset, else defaults. */
 function stored(res, config) {
   const o = (res && res.options) || {};
@@ -49,7 +45,7 @@ export function QueueSettings({ queue, config, namespace, task, onSaved }) {
       text: `Changes: ${diff.map(([k]) => `${k} ${base[k]} → ${cur[k]}`).join(', ')}. All fifteen values shown are sent; the queue's other options keep their stored values.`,
     }),
     run: async () => {
-      const options = Object.fromEntries(Object.entries(cur).filter(([k, v]) => v || !FIXED.includes(k)));
+      const options = { ...cur };
       await api('/api/v1/configure', { method: 'POST', body: { queue, namespace: namespace || null, task: task || null, options } });
       await st.reload(true);
       setEdit(null);
@@ -63,8 +59,7 @@ export function QueueSettings({ queue, config, namespace, task, onSaved }) {
     <div class="form-grid">${OPTIONS.map(([k, kind, , unit]) => html`<label class=${'field' + (cur[k] !== base[k] ? ' changed' : '')}>
       <span>${k}${unit && html` <span class="dim">(${unit})</span>`}${enforced[k] === false ? html` <span class="tag warn" title="stored by upstream, not applied until configured through queen">not enforced</span>` : ''}</span>
       ${kind === 'bool'
-        ? html`<input type="checkbox" checked=${cur[k]} data-testid=${'opt-' + k} onChange=${set(k, kind)}
-            disabled=${FIXED.includes(k)} title=${FIXED.includes(k) ? 'always on in queen' : ''} />`
+        ? html`<input type="checkbox" checked=${cur[k]} data-testid=${'opt-' + k} onChange=${set(k, kind)} />`
         : html`<input type="number" min="0" value=${cur[k]} data-testid=${'opt-' + k} onInput=${set(k, kind)} />`}
     </label>`)}</div>
     <div class="diff" data-testid="settings-diff">${diff.length
