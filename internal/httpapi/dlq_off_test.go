@@ -70,19 +70,25 @@ func TestDeadLetterFlags(t *testing.T) {
 
 	t.Run("AQueueQueenNeverConfiguredDeadLetters", func(t *testing.T) {
 		t.Parallel()
-		// As an upstream database holds it (both false), or as queen's configure left it
-		// before it recorded the flags.
-		const q = "dlqf-adopted"
-		configure(t, q, `{}`)
-		_, err := b.db.Exec(t.Context(), `UPDATE queen.queues
-			SET dead_letter_queue = false, dlq_after_max_retries = false, queen_options = queen_options - 'dlqOff'
-			WHERE name = $1`, q)
-		require.NoError(t, err)
-		flags(t, q, true, true)
-		b.pushN(t, q, q, 1)
-		res, tx := nack(t, q, "dlq")
-		require.Equal(t, true, res["dlq"])
-		require.Equal(t, []any{tx}, dead(t, q))
+		for q, record := range map[string]string{
+			// As an upstream database holds it (both false), or as queen's configure left
+			// it before it recorded the flags.
+			"dlqf-adopted": `queen_options - 'dlqOff'`,
+			// Both set false by an upstream broker (its configure's defaults) after
+			// queen's configure had left the dead-letter queue on.
+			"dlqf-upstream-false": `queen_options`,
+		} {
+			configure(t, q, `{}`)
+			_, err := b.db.Exec(t.Context(), `UPDATE queen.queues
+				SET dead_letter_queue = false, dlq_after_max_retries = false, queen_options = `+record+`
+				WHERE name = $1`, q)
+			require.NoError(t, err)
+			flags(t, q, true, true)
+			b.pushN(t, q, q, 1)
+			res, tx := nack(t, q, "dlq")
+			require.Equal(t, true, res["dlq"], q)
+			require.Equal(t, []any{tx}, dead(t, q))
+		}
 	})
 
 	t.Run("OneFlagAloneKeepsTheDeadLetterQueue", func(t *testing.T) {

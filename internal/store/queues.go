@@ -57,11 +57,17 @@ func (s *Store) QueueDelete(ctx context.Context, name string) (existed bool, err
 const sqlQueueColumns = `q.id::text, q.name, coalesce(q.namespace, ''), coalesce(q.task, ''),
        coalesce(q.priority, 0), coalesce(q.lease_time, 300), coalesce(q.retry_limit, 3),
        coalesce(q.retry_delay, 1000), coalesce(q.max_queue_size, 0), coalesce(q.ttl, 3600),
-       -- The dead-letter flags as queen applies them: as stored once queen's configure
-       -- set them (it records dlqOff), else true (upstream stores false by default and
-       -- always dead-letters).
-       CASE WHEN q.queen_options ? 'dlqOff' THEN coalesce(q.dead_letter_queue, false) ELSE true END,
-       CASE WHEN q.queen_options ? 'dlqOff' THEN coalesce(q.dlq_after_max_retries, false) ELSE true END,
+       -- The dead-letter flags as queen applies them (both false exactly when
+       -- queen.dlq_off_q1 says the queue drops): as stored once queen's configure set
+       -- them (it records dlqOff), else true (upstream stores false by default and
+       -- always dead-letters; so does a queue whose both columns an upstream broker
+       -- set false after queen's configure had left the dead-letter queue on).
+       CASE WHEN q.queen_options ? 'dlqOff' AND (q.dead_letter_queue OR q.dlq_after_max_retries
+                                                  OR queen.dlq_off_q1(q.dead_letter_queue, q.dlq_after_max_retries, q.queen_options))
+            THEN coalesce(q.dead_letter_queue, false) ELSE true END,
+       CASE WHEN q.queen_options ? 'dlqOff' AND (q.dead_letter_queue OR q.dlq_after_max_retries
+                                                  OR queen.dlq_off_q1(q.dead_letter_queue, q.dlq_after_max_retries, q.queen_options))
+            THEN coalesce(q.dlq_after_max_retries, false) ELSE true END,
        coalesce(q.delayed_processing, 0), coalesce(q.window_buffer, 0),
        coalesce(q.retention_seconds, 0), coalesce(q.completed_retention_seconds, 0),
        coalesce(q.retention_enabled, false), coalesce(q.encryption_enabled, false),
