@@ -14,7 +14,8 @@ const (
 	ErrorCodeForbidden ErrorCode = "forbidden"
 	// ErrorCodeNotFound is an unknown queue, message, route, ... (404).
 	ErrorCodeNotFound ErrorCode = "not_found"
-	// ErrorCodeMethodNotAllowed is a known path with the wrong method (405).
+	// ErrorCodeMethodNotAllowed is what a client reports for a 405 without a code (queen
+	// answers a known path asked with another method as an unknown route: 404).
 	ErrorCodeMethodNotAllowed ErrorCode = "method_not_allowed"
 	// ErrorCodeAlreadyExists is a create of something that exists (409).
 	ErrorCodeAlreadyExists ErrorCode = "already_exists"

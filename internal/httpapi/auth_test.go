@@ -356,7 +356,7 @@ func TestAuthMiddleware(t *testing.T) {
 		b := noDBServer(t, Options{Verifier: v})
 		requireStatus(t, http.StatusNoContent, b.do(t, http.MethodOptions, "/api/v1/push", ""))
 		requireError(t, b.get(t, "/api/v1/nothing-here"), http.StatusNotFound, "no_such_route", "Not Found", "")
-		requireError(t, b.get(t, "/api/v1/push"), http.StatusMethodNotAllowed, "method_not_allowed", "Method not allowed", "")
+		requireError(t, b.get(t, "/api/v1/push"), http.StatusNotFound, "no_such_route", "Not Found", "")
 		requireStatus(t, http.StatusOK, b.get(t, "/health/live"))
 		requireStatus(t, http.StatusOK, b.do(t, http.MethodHead, "/health/live", ""))
 	})

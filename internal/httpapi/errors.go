@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/auth"
@@ -15,14 +14,13 @@ import (
 
 // Client-facing messages of the generic rows of the error table.
 const (
-	msgNotFound         = "Not found"
-	msgMethodNotAllowed = "Method not allowed"
-	msgUnavailable      = "database unavailable"
-	msgOutcomeUnknown   = "the database connection was lost during the request (a database restart or failover); it may or may not have taken effect: retry"
-	msgTimeout          = "the database did not answer in time; the request may or may not have taken effect"
-	msgCanceled         = "the request was canceled by the broker before it completed; retry"
-	msgConflict         = "the request conflicts with stored state"
-	msgInternal         = "internal server error"
+	msgNotFound       = "Not found"
+	msgUnavailable    = "database unavailable"
+	msgOutcomeUnknown = "the database connection was lost during the request (a database restart or failover); it may or may not have taken effect: retry"
+	msgTimeout        = "the database did not answer in time; the request may or may not have taken effect"
+	msgCanceled       = "the request was canceled by the broker before it completed; retry"
+	msgConflict       = "the request conflicts with stored state"
+	msgInternal       = "internal server error"
 )
 
 // handlerFunc is the shape of every route handler: it writes a successful answer
@@ -205,21 +203,4 @@ func (s *Server) routeAbsent(next http.Handler) http.Handler {
 // {"error":"Not found","code":"not_found"}.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	writeErrorBody(w, http.StatusNotFound, api.ErrorBody{Error: msgNotFound, Code: api.ErrorCodeNotFound})
-}
-
-// methodNotAllowed answers a routed path asked with another method: 405 JSON with an
-// Allow header listing the routed methods. The paths of the 1.x families (/status,
-// /auth/*, the ephemeral routes) answer their 404 instead, as on a 1.x broker.
-func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
-	path := routingPath(r)
-	if status, body, ok := compatFamily(path); ok {
-		writeErrorBody(w, status, body)
-		return
-	}
-	if allowed := s.allowedMethods(path); len(allowed) > 0 {
-		w.Header().Set("Allow", strings.Join(allowed, ", "))
-	}
-	writeErrorBody(w, http.StatusMethodNotAllowed, api.ErrorBody{
-		Error: msgMethodNotAllowed, Code: api.ErrorCodeMethodNotAllowed,
-	})
 }

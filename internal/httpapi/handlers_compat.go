@@ -200,11 +200,3 @@ func (s *Server) handleEphemeral(http.ResponseWriter, *http.Request) error {
 func ephemeralUnsupported() error {
 	return &httpError{status: http.StatusNotFound, code: api.ErrorCodeEphemeralUnsupported, msg: api.MsgEphemeralUnsupported}
 }
-
-// compatFamily returns the answer of a request to path that routes nowhere, or with a
-// method its path is not routed for, when path belongs to a 1.x family
-// ([api.FamilyAbsent]). ok is false for other paths.
-func compatFamily(path string) (status int, body api.ErrorBody, ok bool) {
-	body, ok = api.FamilyAbsent(path)
-	return http.StatusNotFound, body, ok
-}

@@ -36,8 +36,8 @@ import (
 //   - every 400 names the offending input in a non-empty "field", unless the body as
 //     a whole is to blame: a 400 may omit the field only when the request's body is
 //     not a JSON object (empty, not JSON, or another JSON value), the one case where
-//     there is no field to name. Unknown routes (404) and methods (405) carry no
-//     field either; they are not 400s.
+//     there is no field to name. Unknown routes and methods (404) carry no field
+//     either; they are not 400s.
 //
 // Requests are generated up front from a fixed seed, so a failure reproduces; they are
 // then sent by a few workers. Routes under /api/v1/system/maintenance run last: they

@@ -107,21 +107,31 @@ func New(opts Options, b *broker.Broker, logger *slog.Logger) *Server {
 	return s
 }
 
+// Routed reports whether the router has a route for method and path (what a probe or
+// a manifest names can be checked without a database).
+func (s *Server) Routed(method, path string) bool {
+	return s.router.Match(chi.NewRouteContext(), method, path)
+}
+
 // Handler returns the root handler: the router wrapped in the middleware chain
 // (request id, access log, metrics, recover, CORS, authentication, tenancy, body limit).
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // routes registers every implemented route. Paths of the upstream route list that are
-// not listed here fall through to the JSON 404 (or 405 for a known path with another
-// method). Every route needs its access level in routeLevels (auth_routes.go); a route
+// not listed here, and listed paths asked with another method, fall through to the
+// JSON 404. Every route needs its access level in routeLevels (auth_routes.go); a route
 // without one is admin-only when authentication is on, and fails the tests.
 func (s *Server) routes() {
 	r := s.router
 	// The dashboard answers after every API route: what routes nowhere, is a GET or
 	// HEAD and is not under an API prefix (/api, /auth, /streams, /health, /metrics,
 	// …) is the app's; everything else keeps the JSON 404 (routeAbsent, errors.go).
-	r.NotFound(s.routeAbsent(s.opts.Dashboard.Wrap(http.HandlerFunc(s.notFound))).ServeHTTP)
-	r.MethodNotAllowed(s.methodNotAllowed)
+	// A routed path asked with another method answers as a path that routes nowhere:
+	// the 1.x brokers have no 405, and their clients read no_such_route as "this
+	// broker has no such route".
+	absent := s.routeAbsent(s.opts.Dashboard.Wrap(http.HandlerFunc(s.notFound))).ServeHTTP
+	r.NotFound(absent)
+	r.MethodNotAllowed(absent)
 	s.compatRoutes() // GET /status, /auth/*, the ephemeral family (handlers_compat.go)
 
 	// The health routes also answer HEAD, for load balancers that probe with it.
@@ -245,16 +255,4 @@ func (s *Server) routes() {
 	r.Get(streams+"/queries/{name}", s.handle(s.handleStreamGet))
 	r.Post(streams+"/queries/{name}/reset", s.handle(s.handleStreamReset))
 	r.Delete(streams+"/queries/{name}", s.handle(s.handleStreamDelete))
-}
-
-// allowedMethods lists the methods routed for path, for the Allow header of a 405.
-func (s *Server) allowedMethods(path string) []string {
-	var out []string
-	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
-		http.MethodPatch, http.MethodDelete} {
-		if s.router.Match(chi.NewRouteContext(), m, path) {
-			out = append(out, m)
-		}
-	}
-	return out
 }

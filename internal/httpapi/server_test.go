@@ -43,15 +43,20 @@ func TestRouting(t *testing.T) {
 		}
 	})
 
-	t.Run("WrongMethodIsJSON405WithAllow", func(t *testing.T) {
+	t.Run("WrongMethodIsNoSuchRoute", func(t *testing.T) {
 		t.Parallel()
-		r := b.do(t, http.MethodGet, "/api/v1/push", "")
-		requireError(t, r, http.StatusMethodNotAllowed, "method_not_allowed", "Method not allowed", "")
-		require.Equal(t, "POST", r.header.Get("Allow"))
-
-		r = b.do(t, http.MethodPut, "/api/v1/resources/queues/orders", "{}")
-		requireError(t, r, http.StatusMethodNotAllowed, "method_not_allowed", "Method not allowed", "")
-		require.Equal(t, "GET, DELETE", r.header.Get("Allow"))
+		for _, c := range []struct{ method, path string }{
+			{http.MethodGet, "/api/v1/push"},
+			{http.MethodPut, "/api/v1/resources/queues/orders"},
+			{http.MethodPost, "/health"},
+			{http.MethodDelete, "/streams/v1/cycle"},
+		} {
+			r := b.do(t, c.method, c.path, "{}")
+			requireError(t, r, http.StatusNotFound, "no_such_route", "Not Found", "")
+			require.Empty(t, r.header.Get("Allow"), "%s %s", c.method, c.path)
+		}
+		// A GET outside /api/ and /auth/ answers as an unknown GET there.
+		requireError(t, b.get(t, "/streams/v1/cycle"), http.StatusNotFound, "not_found", "Not found", "")
 	})
 
 	t.Run("NamespacePopFollowsPriority", func(t *testing.T) {

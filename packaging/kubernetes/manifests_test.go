@@ -306,20 +306,19 @@ func TestDecoderIsStrict(t *testing.T) {
 // not restart brokers), readiness asks /health/ready.
 func TestProbesUseServedRoutes(t *testing.T) {
 	t.Parallel()
-	handler := httpapi.New(httpapi.Options{}, nil, nil).Handler()
+	srv := httpapi.New(httpapi.Options{}, nil, nil)
+	handler := srv.Handler()
 	serve := func(method, path string) *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()
 		handler.ServeHTTP(w, httptest.NewRequest(method, path, nil))
 		return w
 	}
-	// Control: an unrouted path is 404 for any method, so a 405 below means "routed for
-	// other methods", without running a handler that would need a database.
-	require.Equal(t, http.StatusNotFound, serve(http.MethodPost, "/health/not-a-route").Code)
+	// Control: the router's own answer, without running a handler that would need a
+	// database.
+	require.False(t, srv.Routed(http.MethodGet, "/health/not-a-route"))
 	routedForGet := func(t *testing.T, path string) {
 		t.Helper()
-		w := serve(http.MethodPost, path)
-		require.Equal(t, http.StatusMethodNotAllowed, w.Code, "%s is not a route of the broker", path)
-		require.Contains(t, strings.Split(w.Header().Get("Allow"), ", "), http.MethodGet, "GET %s is not routed", path)
+		require.True(t, srv.Routed(http.MethodGet, path), "GET %s is not a route of the broker", path)
 	}
 	live := serve(http.MethodGet, "/health/live")
 	require.Equal(t, http.StatusOK, live.Code, "GET /health/live without a database: %s", live.Body)
