@@ -422,6 +422,25 @@ func TestConsumerGroupSubscriptionUpdate(t *testing.T) {
 	})
 }
 
+// TestConsumerGroupViewAfterADeadLetter: a dead letter releases the lease (the rest of
+// the batch is claimable at once), and the views say so: no workerId, no live lease,
+// while the lease id is still taken as an ack without a lease.
+func TestConsumerGroupViewAfterADeadLetter(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Options{})
+	cgPushN(t, b, "cg-dead", "", 1, 3)
+	msgs := cgPop(t, b, "cg-dead?consumerGroup=d&batch=3")
+	require.Len(t, msgs, 3)
+	p := cgPartitions(t, b, "d", "cg-dead")[0]
+	require.Equal(t, msgs[0]["leaseId"], p["workerId"], "leased")
+	b.ack(t, msgs[0], "d", "dlq", "poison")
+	p = cgPartitions(t, b, "d", "cg-dead")[0]
+	require.Equal(t, false, p["leaseActive"])
+	require.Nil(t, p["workerId"], "the dead letter released the lease")
+	b.ack(t, msgs[1], "d", "completed", "") // the pop's lease id, as a 0.15 consumer sends it
+	require.Equal(t, []any{3.0}, cgData(cgPop(t, b, "cg-dead?consumerGroup=d&batch=3")))
+}
+
 func TestConsumerGroupSeek(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Options{})

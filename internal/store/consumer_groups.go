@@ -21,7 +21,9 @@ import (
 // as the backlog.
 const sqlCursorLag = `
 SELECT pc.consumer_group::text AS grp, q.name::text AS qname, p.name::text AS pname, p.id AS pid,
-       coalesce(pc.worker_id, '')::text AS worker_id,
+       -- A lease a dead letter released keeps its holder, expiring at its start
+       -- (queen.ack_dead_release_q1): it is no one's any more.
+       CASE WHEN pc.lease_expires_at = pc.lease_acquired_at THEN '' ELSE coalesce(pc.worker_id, '') END AS worker_id,
        (pc.worker_id IS NOT NULL AND pc.lease_expires_at > now()) AS lease_active,
        pc.last_consumed_at, coalesce(pc.total_messages_consumed, 0) AS total_consumed,
        l.lag, l.oldest
