@@ -46,6 +46,22 @@ func TestPush(t *testing.T) {
 		require.ErrorIs(t, err, queue.ErrNotFound)
 	})
 
+	t.Run("PartitionUnsetIsDefault", func(t *testing.T) {
+		t.Parallel()
+		r := b.post(t, "/api/v1/push", `{"items":[{"queue":"push-unset","partition":"","payload":1,"transactionId":"e"},
+			{"queue":"push-unset","partition":null,"payload":2,"transactionId":"n"},{"queue":"push-unset","payload":3,"transactionId":"a"}]}`)
+		requireStatus(t, http.StatusCreated, r)
+		res := r.array(t)
+		require.Len(t, res, 3)
+		for _, item := range res {
+			require.Equal(t, "queued", item["status"])
+			require.Equal(t, res[0]["partition_id"], item["partition_id"])
+		}
+		r = b.get(t, "/api/v1/pop/queue/push-unset/partition/Default?batch=10")
+		requireStatus(t, http.StatusOK, r)
+		require.Len(t, r.object(t)["messages"], 3)
+	})
+
 	t.Run("EmptyItemsIsLiteralArray", func(t *testing.T) {
 		t.Parallel()
 		r := b.post(t, "/api/v1/push", `{"items":[]}`)
