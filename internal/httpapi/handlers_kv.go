@@ -234,10 +234,7 @@ func kvListRequest(o map[string]json.RawMessage) (queue.KVListRequest, error) {
 			return req, queue.KVBad(f.name, "kv_bad_body", "%s must be a string", f.name)
 		}
 	}
-	var err error
-	if req.Limit, err = queue.KVLimit(o["limit"], "limit"); err != nil {
-		return req, err
-	}
+	req.Limit = queue.KVLimit(o["limit"])
 	for _, f := range []struct {
 		name string
 		dst  *bool

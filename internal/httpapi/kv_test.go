@@ -209,6 +209,15 @@ func TestKVConsole(t *testing.T) {
 		require.Equal(t, "b", rows[0].(map[string]any)["key"])
 	}
 
+	// A limit is never refused: one that is not a number is the default.
+	for _, limit := range []string{`"1"`, `true`, `{}`} {
+		r = b.post(t, "/api/v1/resources/kv/list", `{"namespace":"alpha","keysOnly":true,"limit":`+limit+`}`)
+		requireStatus(t, http.StatusOK, r)
+		require.Len(t, r.object(t)["rows"], 2, "limit %s", limit)
+		res := b.kvResults(t, `[{"op":"getPrefix","ns":"alpha","prefix":"a","keysOnly":true,"limit":`+limit+`}]`)
+		require.Len(t, res[0].(map[string]any)["rows"], 1, "getPrefix limit %s: %v", limit, res[0])
+	}
+
 	requireKVError(t, b.post(t, "/api/v1/resources/kv/list", `{}`), 400, "kv_bad_request", "kv_bad_body")
 	requireKVError(t, b.post(t, "/api/v1/resources/kv/list", `{"namespace":"NO"}`), 400, "kv_bad_request", "kv_bad_namespace")
 }

@@ -181,25 +181,19 @@ func parseKVGetPrefix(o map[string]json.RawMessage, field string, op *KVOp) erro
 			}
 		}
 	}
-	limit, err := KVLimit(o["limit"], field+".limit")
-	if err != nil {
-		return err
-	}
-	op.Limit = limit
+	op.Limit = KVLimit(o["limit"])
 	return kvBool(o, "keysOnly", field, &op.KeysOnly)
 }
 
-// KVLimit reads a page limit: absent or null is KVDefaultLimit, any number is
-// clamped to 1…KVMaxLimit, another type is 400.
-func KVLimit(raw json.RawMessage, field string) (int, error) {
-	if raw == nil || isJSONNull(raw) {
-		return KVDefaultLimit, nil
-	}
+// KVLimit reads a page limit, which is never refused (as on the 1.x brokers): a number
+// is clamped to 1…KVMaxLimit, anything else (absent, null, a string) is
+// KVDefaultLimit.
+func KVLimit(raw json.RawMessage) int {
 	var f float64
-	if err := json.Unmarshal(raw, &f); err != nil {
-		return 0, KVBad(field, "kv_bad_body", "%s must be a number", field)
+	if raw == nil || json.Unmarshal(raw, &f) != nil || isJSONNull(raw) {
+		return KVDefaultLimit
 	}
-	return int(math.Max(1, math.Min(KVMaxLimit, math.Floor(f)))), nil
+	return int(math.Max(1, math.Min(KVMaxLimit, math.Floor(f))))
 }
 
 func parseKVWrite(o map[string]json.RawMessage, field string, op *KVOp) error {
