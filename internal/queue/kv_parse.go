@@ -204,8 +204,8 @@ func parseKVWrite(o map[string]json.RawMessage, field string, op *KVOp) error {
 		if op.Kind == KVIncr {
 			return KVBad(field+".expect", "kv_bad_expect", "%s.expect is not allowed on incr", field)
 		}
-		v, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
-		if err != nil || v < 0 {
+		v, ok := kvWhole(raw)
+		if !ok || v < 0 {
 			return KVBad(field+".expect", "kv_bad_expect", "%s.expect must be a non-negative integer", field)
 		}
 		if op.Kind == KVPutIfAbsent && v != 0 {
@@ -254,6 +254,25 @@ func kvBadBody(err error) error {
 	return KVBad(ve.Field, "kv_bad_body", "%s", ve.Message)
 }
 
+// kvWhole reads a JSON number that is a whole number, also when written with a
+// fraction or an exponent (5.0, 1e3, as some JSON encoders write integers held as
+// floating point); a fraction, a value beyond 2^53 written that way, or another JSON
+// type is not.
+func kvWhole(raw json.RawMessage) (int64, bool) {
+	text := string(bytes.TrimSpace(raw))
+	if v, err := strconv.ParseInt(text, 10, 64); err == nil {
+		return v, true
+	}
+	if text == "" || (text[0] != '-' && (text[0] < '0' || text[0] > '9')) {
+		return 0, false // not a JSON number (strings, NaN, Inf)
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, false
+	}
+	return int64(f), true
+}
+
 // parseKVExpiry reads exactly one of ttlSeconds (integer > 0) and forever:true.
 func parseKVExpiry(o map[string]json.RawMessage, field string, op *KVOp) error {
 	var forever bool
@@ -270,8 +289,8 @@ func parseKVExpiry(o map[string]json.RawMessage, field string, op *KVOp) error {
 	if forever {
 		return nil
 	}
-	ttl, err := strconv.ParseInt(string(bytes.TrimSpace(rawTTL)), 10, 64)
-	if err != nil || ttl <= 0 || ttl > KVMaxTTLSeconds {
+	ttl, ok := kvWhole(rawTTL)
+	if !ok || ttl <= 0 || ttl > KVMaxTTLSeconds {
 		return KVBad(field+".ttlSeconds", "kv_bad_ttl", "%s.ttlSeconds must be an integer from 1 to %d", field, KVMaxTTLSeconds)
 	}
 	op.TTL = time.Duration(ttl) * time.Second

@@ -41,6 +41,18 @@ func TestParseKVOp(t *testing.T) {
 		{"PrefixLimitDefault", `{"op":"getPrefix","ns":"a","prefix":"p","limit":null}`, func(t *testing.T, op KVOp) {
 			require.Equal(t, KVDefaultLimit, op.Limit)
 		}},
+		{"PrefixLimitNotANumberIsTheDefault", `{"op":"getPrefix","ns":"a","prefix":"p","limit":"3"}`, func(t *testing.T, op KVOp) {
+			require.Equal(t, KVDefaultLimit, op.Limit)
+		}},
+		{"WholeNumbersWithAFraction", `{"op":"put","ns":"a","key":"k","value":1,"ttlSeconds":5.0,"expect":2e0}`, func(t *testing.T, op KVOp) {
+			require.Equal(t, 5*time.Second, op.TTL)
+			require.NotNil(t, op.Expect)
+			require.Equal(t, int64(2), *op.Expect)
+		}},
+		{"WholeNumberWithAnExponent", `{"op":"put","ns":"a","key":"k","value":1,"ttlSeconds":1e3,"expect":0.0}`, func(t *testing.T, op KVOp) {
+			require.Equal(t, 1000*time.Second, op.TTL)
+			require.Equal(t, int64(0), *op.Expect)
+		}},
 		{"Float64ExtremesPass", `{"op":"put","ns":"a","key":"k","value":[1.7976931348623157e308,-5e-324,1e1000],"forever":true}`, func(t *testing.T, op KVOp) {
 			require.Equal(t, `[1.7976931348623157e308,-5e-324,1e1000]`, string(op.Value))
 		}},
@@ -65,6 +77,10 @@ func TestParseKVOpsRefusals(t *testing.T) {
 		tooLarge                 bool
 	}{
 		{"RequiredNotBool", `[{"op":"delete","ns":"a","key":"k","required":"yes"}]`, "kv_bad_body", "operations[0].required", KVCallLimits, false},
+		{"TTLFraction", `[{"op":"put","ns":"a","key":"k","value":1,"ttlSeconds":1.5}]`, "kv_bad_ttl", "operations[0].ttlSeconds", KVCallLimits, false},
+		{"TTLString", `[{"op":"put","ns":"a","key":"k","value":1,"ttlSeconds":"5"}]`, "kv_bad_ttl", "operations[0].ttlSeconds", KVCallLimits, false},
+		{"ExpectFraction", `[{"op":"put","ns":"a","key":"k","value":1,"forever":true,"expect":0.5}]`, "kv_bad_expect", "operations[0].expect", KVCallLimits, false},
+		{"ExpectBeyondExactFloats", `[{"op":"put","ns":"a","key":"k","value":1,"forever":true,"expect":1e300}]`, "kv_bad_expect", "operations[0].expect", KVCallLimits, false},
 		{"DeltaString", `[{"op":"incr","ns":"a","key":"k","delta":"1","forever":true}]`, "kv_bad_body", "operations[0].delta", KVCallLimits, false},
 		{"NULInKey", `[{"op":"get","ns":"a","key":"a\u0000b"}]`, "kv_bad_key", "operations[0].key", KVCallLimits, false},
 		{"KeyOf513Bytes", `[{"op":"get","ns":"a","key":"` + repeat("é", 257) + `"}]`, "kv_key_too_large", "operations[0].key", KVCallLimits, true},
