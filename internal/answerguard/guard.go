@@ -196,7 +196,7 @@ func (g *Guard) start(ctx context.Context, conn *pgx.Conn, statements int) conte
 		if w.state.Load() != 0 {
 			return
 		}
-		if left := limit - time.Since(begin); left > 0 {
+		if left := limit - time.Since(begin); left > 0 && g.commits != nil {
 			// Every commit-stall delay: a statement held for a synchronous standby is
 			// ended now; any other runs on to its deadline.
 			pid := conn.PgConn().PID()
