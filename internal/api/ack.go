@@ -58,8 +58,8 @@ type AckItem struct {
 
 // AckResult is the per-item outcome of an ack. POST /api/v1/ack answers a one-element
 // array of it and POST /api/v1/ack/batch an array in request order, always with HTTP
-// 200: a failed ack is Success false with Error set. Every key is always rendered; nil
-// pointers render as null.
+// 200: a failed ack is Success false with Error set. Every key but conflated is always
+// rendered; nil pointers render as null.
 type AckResult struct {
 	// Index is the item's position in the request.
 	Index int `json:"index"`
@@ -81,4 +81,8 @@ type AckResult struct {
 	// Noop reports a completed ack at or below the committed cursor: success, and
 	// nothing changed. Always rendered (false on every other item).
 	Noop bool `json:"noop"`
+	// Conflated is present only on a completion by a consumer group whose conflation
+	// policy is on (last-value delivery): the messages the ack skipped, from the
+	// cursor to the acked one.
+	Conflated *int `json:"conflated,omitempty"`
 }

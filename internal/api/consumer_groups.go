@@ -31,8 +31,8 @@ type ConsumerGroupSummary struct {
 	SubscriptionTimestamp *string `json:"subscriptionTimestamp"`
 	// SubscriptionCreatedAt is when the group subscribed; null without a subscription.
 	SubscriptionCreatedAt *string `json:"subscriptionCreatedAt"`
-	// Conflation is the group's conflation policy on the queue, as 1.x brokers report
-	// it: always false, because queen refuses conflation (docs/api.md).
+	// Conflation is the group's stored conflation policy (last-value delivery) on the
+	// queue; false when it has none.
 	Conflation bool `json:"conflation"`
 }
 
@@ -66,7 +66,8 @@ type ConsumerGroupDetail map[string]ConsumerGroupQueue
 type ConsumerGroupQueue struct {
 	// Partitions renders [] when empty (a subscription without a cursor yet).
 	Partitions []ConsumerGroupPartition `json:"partitions"`
-	// Conflation is always false, as in [ConsumerGroupSummary].
+	// Conflation is the group's stored conflation policy on the queue, as in
+	// [ConsumerGroupSummary].
 	Conflation bool `json:"conflation"`
 }
 

@@ -18,7 +18,8 @@ type QueueDepth struct {
 	PartitionsPending int `json:"partitionsPending"`
 	// PartitionsReady counts the partitions with ready messages.
 	PartitionsReady int `json:"partitionsReady"`
-	// Conflation is the group's last-value policy; queen has none, so always false.
+	// Conflation is the group's stored conflation policy (last-value delivery); false
+	// without a group.
 	Conflation bool `json:"conflation"`
 	// EffectivePending is Pending (PartitionsPending for a conflating group).
 	EffectivePending int64 `json:"effectivePending"`

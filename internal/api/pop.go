@@ -44,8 +44,10 @@ func FormatMicros(t time.Time) string { return t.UTC().Format(TimeLayoutMicros) 
 
 // PopResponse is the 200 answer of the pop routes (GET /api/v1/pop/queue/{queue},
 // .../partition/{partition} and GET /api/v1/pop). An empty pop is answered 204 with no
-// body instead; upstream also sends 200 with an empty Messages list (sometimes with
-// Success false and Error set), which clients read as "no messages" too.
+// body instead, unless it echoes conflation (Conflation or ConflationConflict set): then
+// it is this answer with empty Messages. Upstream also sends 200 with an empty Messages
+// list (sometimes with Success false and Error set), which clients read as "no
+// messages" too.
 type PopResponse struct {
 	// Success is true for a normal answer.
 	Success bool `json:"success"`
@@ -71,6 +73,15 @@ type PopResponse struct {
 	// Autopilot is present when the broker's autopilot controller chose the pop's
 	// batch and/or partitions (a pop with autopilot=true that left them out).
 	Autopilot *PopAutopilot `json:"autopilot,omitempty"`
+	// Paused is set on the answer of a conflating pop while pops are paused.
+	Paused bool `json:"paused,omitempty"`
+	// Conflation is set when the consumer group's conflation policy (last-value
+	// delivery) was applied: each message is the newest of its partition, and its ack
+	// moves the cursor past the ones before it.
+	Conflation bool `json:"conflation,omitempty"`
+	// ConflationConflict is set when the pop asked for conflation otherwise than the
+	// group's stored policy, which was applied all the same.
+	ConflationConflict bool `json:"conflationConflict,omitempty"`
 }
 
 // PopAutopilot is the knobs the autopilot controller used for a pop.

@@ -88,14 +88,15 @@ func newClaimAhead(window time.Duration) *claimAhead {
 
 // eligible reports whether a pop like req may take or cause a batch claimed ahead: it
 // names a queue and no partition, claims one partition, leases what it takes (no
-// autoAck) and chooses its own batch (no autopilot, which changes it from pop to pop).
-// Only a pop that names no partition claims without ever waiting for a lock (it skips
+// autoAck), chooses its own batch (no autopilot, which changes it from pop to pop) and
+// asks nothing of conflation (a conflating group's newest message is read when its pop
+// comes). Only a pop that names no partition claims without ever waiting for a lock (it skips
 // what others hold), which the claim needs inside an ack's transaction: a pop of a
 // named partition waits for the pops of its group claiming it, and two acks claiming
 // one partition that way could wait for each other.
 func (c *claimAhead) eligible(req queue.PopRequest) bool {
 	return c.window > 0 && req.Queue != "" && req.Partition == "" && req.Partitions <= 1 && !req.AutoAck &&
-		!req.Autopilot && !req.AutopilotBatch && !req.AutopilotPartitions
+		!req.Autopilot && !req.AutopilotBatch && !req.AutopilotPartitions && req.Conflation == nil
 }
 
 // popped remembers that the pop req took a full batch under lease, for its ack.
@@ -295,11 +296,17 @@ func (b *Broker) ackClaimingAhead(ctx context.Context, group string, send []queu
 	lease := b.ids.New()
 	gen := b.ahead.generation()
 	token := b.waiters.claimBegin(req.Queue, req.ConsumerGroup)
-	got, msgs, err := b.store.MessageAckClaim(context.WithoutCancel(ctx), group, send, req, lease)
+	got, c, err := b.store.MessageAckClaim(context.WithoutCancel(ctx), group, send, req, lease)
+	msgs := c.Messages
 	b.waiters.claimEnd(req.Queue, req.ConsumerGroup, token, len(msgs) > 0, nil, false)
-	if err != nil {
+	if err != nil || c.Conflation {
+		// A group whose policy became conflation (deleted and popped again with it)
+		// is served by its pops: a value claimed now may be stale by then.
 		b.giveBackLease(lease)
-		return nil, "", err
+		if err == nil && len(msgs) > 0 {
+			b.wakeFreed(req.Queue, req.ConsumerGroup, msgs[0].Partition)
+		}
+		return got, "", err
 	}
 	if len(msgs) > 0 {
 		claimed = msgs[0].Partition // one partition: the pop names none and claims one

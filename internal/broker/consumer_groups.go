@@ -19,6 +19,13 @@ func (b *Broker) ConsumerGroups(ctx context.Context, sc queue.Scope) ([]queue.Co
 	return b.store.ConsumerGroupList(ctx, sc, MaxConsumerGroupRows)
 }
 
+// ConflatingGroups returns the consumer groups of the scope's queues whose stored
+// policy is conflation (last-value delivery), by stored (group, queue) names; group ""
+// means every group.
+func (b *Broker) ConflatingGroups(ctx context.Context, sc queue.Scope, group string) (map[queue.GroupQueue]bool, error) {
+	return b.store.ConflatingGroups(ctx, sc, group)
+}
+
 // QueueConsumerGroups says how far each consumer group (queue mode included) of one
 // queue (its full name) is behind, by group.
 func (b *Broker) QueueConsumerGroups(ctx context.Context, name string) ([]queue.ConsumerGroupSummary, error) {

@@ -95,6 +95,7 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 		req.Arrived = time.Now()
 	}
 	if _, pop := b.pauseFlags(ctx); pop {
+		res.Paused = true
 		return res, nil // pops paused: every pop is answered empty at once
 	}
 	if b.takeAhead(ctx, req, &res) {
@@ -131,12 +132,18 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 			paused = b.pause.popPausedSignal()
 		}
 		if _, pop := b.Paused(); pop {
+			res.Paused = true
 			return res, nil // paused while parked: answered empty at once
 		}
 		if ctx.Err() != nil {
 			return res, ctx.Err() // gone before the claim: nothing to give back
 		}
-		msgs, from, err := b.popAttempt(ctx, req, leaseID, w, woken)
+		claim, from, err := b.popAttempt(ctx, req, leaseID, w, woken)
+		msgs := claim.Messages
+		res.Conflation, res.ConflationConflict = claim.Conflation, claim.ConflationConflict
+		if claim.Conflation {
+			res.Autopilot = nil // the controller does not size a conflating pop
+		}
 		if ctx.Err() != nil {
 			// The client went away while the claim ran (a statement cancelled late has
 			// committed): the answer reaches no one, so the lease goes back. An autoAck
@@ -164,7 +171,7 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 			res.Messages = msgs
 			if !req.AutoAck {
 				res.LeaseID = leaseID
-				if b.ahead.eligible(req) && len(msgs) == req.Batch {
+				if b.ahead.eligible(req) && len(msgs) == req.Batch && !claim.Conflation {
 					b.ahead.popped(leaseID, req, time.Now())
 				}
 			}
@@ -213,44 +220,49 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 
 // popAttempt runs one claim. For a namespace/task pop it walks the matching queues,
 // highest priority first, until one yields messages, and parks w (when waiting) on
-// each of them so a push to any wakes it. A claim runs to its end even when ctx is
+// each of them so a push to any wakes it; what it says of conflation is what any queue
+// walked said. A claim runs to its end even when ctx is
 // cancelled meanwhile (the client went away): a statement abandoned on the broker's
 // side may still commit on the database's, and only a claim whose outcome is known
 // can be given back. woken tells whether a wake started this attempt (see claims.go).
-func (b *Broker) popAttempt(ctx context.Context, req queue.PopRequest, leaseID string, w *waiter, woken bool) ([]queue.Message, string, error) {
+func (b *Broker) popAttempt(ctx context.Context, req queue.PopRequest, leaseID string, w *waiter, woken bool) (queue.Claim, string, error) {
 	claimCtx := context.WithoutCancel(ctx)
-	claim := func(one queue.PopRequest) ([]queue.Message, error) {
+	claim := func(one queue.PopRequest) (queue.Claim, error) {
 		token := b.waiters.claimBegin(one.Queue, one.ConsumerGroup)
-		msgs, err := b.store.PartitionClaim(claimCtx, one, leaseID)
-		b.waiters.claimEnd(one.Queue, one.ConsumerGroup, token, len(msgs) > 0, w, woken)
-		return msgs, err
+		c, err := b.store.Claim(claimCtx, one, leaseID)
+		b.waiters.claimEnd(one.Queue, one.ConsumerGroup, token, len(c.Messages) > 0, w, woken)
+		return c, err
 	}
 	if req.Queue != "" {
 		if w != nil {
 			b.waiters.add(w, req.Queue)
 		}
-		msgs, err := claim(req)
-		return msgs, req.Queue, err
+		c, err := claim(req)
+		return c, req.Queue, err
 	}
 	names, err := b.store.QueueNamesByTag(ctx, req.Scope, req.Namespace, req.Task)
 	if err != nil {
-		return nil, "", err
+		return queue.Claim{}, "", err
 	}
 	if w != nil {
 		b.waiters.add(w, names...)
 	}
+	var said queue.Claim
 	for _, name := range names {
 		if ctx.Err() != nil {
-			return nil, "", ctx.Err()
+			return said, "", ctx.Err()
 		}
 		one := req
 		one.Queue = name
-		msgs, err := claim(one)
-		if err != nil || len(msgs) > 0 {
-			return msgs, name, err
+		c, err := claim(one)
+		said.Conflation = said.Conflation || c.Conflation
+		said.ConflationConflict = said.ConflationConflict || c.ConflationConflict
+		if err != nil || len(c.Messages) > 0 {
+			said.Messages = c.Messages
+			return said, name, err
 		}
 	}
-	return nil, "", nil
+	return said, "", nil
 }
 
 // backoff is upstream's re-check schedule: the initial interval

@@ -62,6 +62,12 @@ func appendPopFast(dst []byte, res queue.PopResult) ([]byte, bool) {
 		dst = strconv.AppendInt(dst, int64(ap.WaitMs), 10)
 		dst = append(dst, '}')
 	}
+	if res.Conflation {
+		dst = append(dst, `,"conflation":true`...)
+	}
+	if res.ConflationConflict {
+		dst = append(dst, `,"conflationConflict":true`...)
+	}
 	return append(dst, '}'), true
 }
 

@@ -74,8 +74,9 @@ func appendPushResult(dst []byte, i int, r queue.PushResult, clientTxID string) 
 }
 
 // appendAckResults appends the /ack and /ack/batch answer: exactly encodeJSON of the
-// []api.AckResult the results map to (every key rendered, "" as null for error,
-// queueName and partitionName; not HTML-escaped, api.AckResult has no MarshalJSON).
+// []api.AckResult the results map to (every key rendered but conflated, only when set;
+// "" as null for error, queueName and partitionName; not HTML-escaped, api.AckResult
+// has no MarshalJSON).
 func appendAckResults(dst []byte, results []queue.AckResult) []byte {
 	const html = false
 	dst = append(dst, '[')
@@ -105,6 +106,10 @@ func appendAckResults(dst []byte, results []queue.AckResult) []byte {
 		dst = strconv.AppendBool(dst, r.DLQ)
 		dst = append(dst, `,"noop":`...)
 		dst = strconv.AppendBool(dst, r.Noop)
+		if r.Conflated != nil {
+			dst = append(dst, `,"conflated":`...)
+			dst = strconv.AppendInt(dst, int64(*r.Conflated), 10)
+		}
 		dst = append(dst, '}')
 	}
 	return append(dst, ']')

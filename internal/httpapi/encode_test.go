@@ -25,6 +25,7 @@ func ackResults(results []queue.AckResult) []api.AckResult {
 			Index: r.Index, TransactionID: r.TransactionID, Success: r.Success,
 			Error: optional(r.Error), QueueName: optional(r.QueueName),
 			PartitionName: optional(r.PartitionName), LeaseReleased: r.LeaseReleased, DLQ: r.DLQ, Noop: r.Noop,
+			Conflated: r.Conflated,
 		}
 	}
 	return out
@@ -145,7 +146,11 @@ func TestAppendPop(t *testing.T) {
 	}
 	for range 2000 {
 		res := queue.PopResult{Queue: randString(rng), ConsumerGroup: randString(rng), LeaseID: optionalString(),
-			PartitionsClaimed: rng.IntN(5) - 1, Messages: make([]queue.Message, 1+rng.IntN(4))}
+			PartitionsClaimed: rng.IntN(5) - 1, Messages: make([]queue.Message, 1+rng.IntN(4)),
+			Conflation: rng.IntN(3) == 0, ConflationConflict: rng.IntN(3) == 0}
+		if rng.IntN(3) == 0 {
+			res.Autopilot = &queue.PopAutopilot{Partitions: rng.IntN(64), Batch: rng.IntN(200), WaitMs: rng.IntN(100)}
+		}
 		for i := range res.Messages {
 			m := queue.Message{ID: randString(rng), TransactionID: randString(rng), TraceID: optionalString(),
 				ProducerSub: optionalString(), PartitionID: randString(rng), Partition: randString(rng),
@@ -249,6 +254,9 @@ func TestAppendAckResults(t *testing.T) {
 				Noop: rng.IntN(2) == 0}
 			if rng.IntN(3) > 0 {
 				results[i].LeaseReleased = new(rng.IntN(2) == 0)
+			}
+			if rng.IntN(3) == 0 {
+				results[i].Conflated = new(rng.IntN(1000))
 			}
 		}
 		want, err := encodeJSON(ackResults(results))

@@ -23,6 +23,10 @@ func (s *Server) handleConsumerGroupList(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
+	conflating, err := s.broker.ConflatingGroups(r.Context(), scopeOf(r), "")
+	if err != nil {
+		return err
+	}
 	out := make([]api.ConsumerGroupSummary, len(groups))
 	for i, g := range groups {
 		out[i] = api.ConsumerGroupSummary{
@@ -30,6 +34,7 @@ func (s *Server) handleConsumerGroupList(w http.ResponseWriter, r *http.Request)
 			Members:           g.Members,
 			PartitionsWithLag: g.PartitionsWithLag, TotalLag: g.TotalLag, InFlight: g.InFlight,
 			MaxTimeLag: wholeSeconds(g.MaxTimeLag), State: g.State(),
+			Conflation: conflating[queue.GroupQueue{Group: g.Group, Queue: g.Queue}],
 		}
 		if sub := g.Subscription; sub != nil {
 			if sub.Mode != "" {
@@ -92,6 +97,10 @@ func (s *Server) handleConsumerGroupGet(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
+	conflating, err := s.broker.ConflatingGroups(r.Context(), scopeOf(r), group)
+	if err != nil {
+		return err
+	}
 	out := make(api.ConsumerGroupDetail, len(d))
 	for name, cursors := range d {
 		parts := make([]api.ConsumerGroupPartition, len(cursors))
@@ -102,7 +111,8 @@ func (s *Server) handleConsumerGroupGet(w http.ResponseWriter, r *http.Request) 
 				LeaseActive: c.LeaseActive,
 			}
 		}
-		out[unscopeName(r, name)] = api.ConsumerGroupQueue{Partitions: parts}
+		out[unscopeName(r, name)] = api.ConsumerGroupQueue{Partitions: parts,
+			Conflation: conflating[queue.GroupQueue{Group: group, Queue: name}]}
 	}
 	return writeJSON(w, http.StatusOK, out)
 }

@@ -17,7 +17,8 @@ const maxTimeoutMillis = int64(24 * time.Hour / time.Millisecond)
 // handlePop is GET /api/v1/pop/queue/{queue} and
 // GET /api/v1/pop/queue/{queue}/partition/{partition}: 200 with a
 // PopResponse, or 204 with no body when nothing was delivered (including a long-poll
-// timeout). When the client goes away during a long-poll nothing is written.
+// timeout) and there is no conflation to echo (writeEmptyPop). When the client goes
+// away during a long-poll nothing is written.
 func (s *Server) handlePop(w http.ResponseWriter, r *http.Request) error {
 	if refuseConflation(w, r) {
 		return nil
@@ -33,11 +34,10 @@ func (s *Server) handlePop(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if len(res.Messages) == 0 {
-		w.WriteHeader(http.StatusNoContent)
-		return nil
-	}
 	unscopePop(r, &res)
+	if len(res.Messages) == 0 {
+		return writeEmptyPop(w, req, res)
+	}
 	s.tracePop(r, req, res)
 	return s.writePop(w, res)
 }
@@ -68,18 +68,17 @@ func (s *Server) handlePopNamespace(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if len(res.Messages) == 0 {
-		w.WriteHeader(http.StatusNoContent)
-		return nil
-	}
 	unscopePop(r, &res)
+	if len(res.Messages) == 0 {
+		return writeEmptyPop(w, req, res)
+	}
 	s.tracePop(r, req, res)
 	return s.writePop(w, res)
 }
 
-// conflationUnsupported is the 400 answer of a pop asking for conflation
-// (last-value delivery), which queen does not implement.
-type conflationUnsupported struct {
+// conflationRefused is the 400 answer of a pop asking for conflation without a
+// consumer group or with autoAck.
+type conflationRefused struct {
 	Success  bool          `json:"success"`
 	Error    string        `json:"error"`
 	Code     api.ErrorCode `json:"code"`
@@ -87,12 +86,8 @@ type conflationUnsupported struct {
 	Messages []struct{}    `json:"messages"`
 }
 
-// msgConflationUnsupported is the message of that answer.
-const msgConflationUnsupported = "conflation is not supported by this broker: pop without conflation, " +
-	"or use a broker that implements last-value delivery"
-
-// The refusals of a conflating pop the 1.x brokers make before looking at conflation
-// itself, in their order and with the start of their messages.
+// The refusals of a conflating pop, in the 1.x brokers' order and with the start of
+// their messages.
 const (
 	msgConflationNeedsGroup = "conflation requires consumerGroup: last-value delivery keeps a cursor per " +
 		"consumer group, and queue mode has none"
@@ -100,25 +95,46 @@ const (
 )
 
 // refuseConflation answers a pop with conflation=true (or 1) with 400, before
-// anything else (pop maintenance included), and reports whether it did: as the 1.x
-// brokers, without a consumerGroup, then with autoAck; otherwise
-// conflation_unsupported. It never echoes conflation, so no client believes it is
-// applied; conflation=false or absent pops as usual.
+// anything else (pop maintenance included), and reports whether it did: without a
+// consumerGroup, then with autoAck, as the 1.x brokers.
 func refuseConflation(w http.ResponseWriter, r *http.Request) bool {
 	q := r.URL.Query()
 	if !queryBool(q, "conflation") {
 		return false
 	}
-	answer := conflationUnsupported{
-		Error: msgConflationUnsupported, Code: "conflation_unsupported", Field: "conflation", Messages: []struct{}{},
-	}
+	answer := conflationRefused{Code: api.ErrorCodeInvalidArgument, Messages: []struct{}{}}
 	if group, _ := queryString(q, "consumerGroup"); group == "" || group == queue.QueueModeGroup {
-		answer.Error, answer.Code, answer.Field = msgConflationNeedsGroup, api.ErrorCodeInvalidArgument, "consumerGroup"
+		answer.Error, answer.Field = msgConflationNeedsGroup, "consumerGroup"
 	} else if queryBool(q, "autoAck") {
-		answer.Error, answer.Code, answer.Field = msgConflationAutoAck, api.ErrorCodeInvalidArgument, "autoAck"
+		answer.Error, answer.Field = msgConflationAutoAck, "autoAck"
+	} else {
+		return false
 	}
 	_ = writeJSON(w, http.StatusBadRequest, answer)
 	return true
+}
+
+// pausedConflating is the answer of a pop asking for conflation while pops are paused.
+type pausedConflating struct {
+	Messages   []struct{} `json:"messages"`
+	Paused     bool       `json:"paused"`
+	Conflation bool       `json:"conflation"`
+}
+
+// writeEmptyPop answers a pop that delivered nothing: 204 with no body, unless it has
+// conflation to echo, which a 1.1+ client must see on every answer (a conflating pop
+// answered without it stops the client): a 200 PopResponse with no messages, or, while
+// pops are paused, {"messages":[],"paused":true,"conflation":true} to a pop that asked
+// for conflation.
+func writeEmptyPop(w http.ResponseWriter, req queue.PopRequest, res queue.PopResult) error {
+	switch {
+	case res.Paused && req.Conflation != nil && *req.Conflation:
+		return writeJSON(w, http.StatusOK, pausedConflating{Messages: []struct{}{}, Paused: true, Conflation: true})
+	case res.Conflation || res.ConflationConflict:
+		return writeJSON(w, http.StatusOK, popResponse(res))
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // writePop writes the 200 answer of a non-empty pop.
@@ -184,6 +200,7 @@ func (s *Server) popRequest(r *http.Request) (queue.PopRequest, error) {
 	}
 	if ok && req.Partition == "" {
 		req.Partitions = int(max(min(partitions, int64(s.broker.Config().MaxPopBatch)), 1))
+		req.PartitionsSet = true
 	}
 	req.AutoAck = queryBool(q, "autoAck")
 	req.ConsumerGroup, _ = queryString(q, "consumerGroup")
@@ -204,12 +221,16 @@ func (s *Server) popRequest(r *http.Request) (queue.PopRequest, error) {
 	}
 	req.LeaseSeconds = int(max(lease, 0)) // N <= 0: the queue's leaseTime
 	req.Autopilot = queryBool(q, "autopilot")
+	if v, ok := queryString(q, "conflation"); ok && v != "" {
+		c := v == "true" || v == "1"
+		req.Conflation = &c
+	}
 	return req, nil
 }
 
-// popResponse renders a non-empty pop result: the reference for appendPop, and its
-// fallback. The top-level partition and partitionId are those of the first message;
-// each message carries its own.
+// popResponse renders a pop result: the reference for appendPop, and its fallback.
+// The top-level partition and partitionId are those of the first message ("" when
+// there is none); each message carries its own.
 func popResponse(res queue.PopResult) api.PopResponse {
 	msgs := make([]api.Message, len(res.Messages))
 	for i, m := range res.Messages {
@@ -229,11 +250,15 @@ func popResponse(res queue.PopResult) api.PopResponse {
 			Traceparent: m.Traceparent, Tracestate: m.Tracestate,
 		}
 	}
-	first := res.Messages[0]
+	var first queue.Message
+	if len(res.Messages) > 0 {
+		first = res.Messages[0]
+	}
 	return api.PopResponse{
 		Success: true, Queue: res.Queue, Partition: first.Partition, PartitionID: first.PartitionID,
 		LeaseID: res.LeaseID, ConsumerGroup: res.ConsumerGroup, PartitionsClaimed: res.PartitionsClaimed,
 		Messages: msgs, Autopilot: popAutopilot(res.Autopilot),
+		Conflation: res.Conflation, ConflationConflict: res.ConflationConflict,
 	}
 }
 

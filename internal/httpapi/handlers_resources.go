@@ -91,8 +91,9 @@ func (s *Server) handlePartitions(w http.ResponseWriter, r *http.Request) error 
 // handleQueueDepth is GET /api/v1/resources/queues/{queue}/depth[?group=g]: the
 // queue's backlog from cursors and leases (no payload is read), against the group's
 // own cursor or, without group, the lowest cursor of any group; 404 {"error":"Queue
-// not found"} for an unknown queue. Queen has no conflating groups, so conflation is
-// false and the effective counts are the plain ones.
+// not found"} for an unknown queue. conflation is the group's stored policy; for a
+// conflating group the effective counts are the partitions (each owes one message),
+// else the plain counts.
 func (s *Server) handleQueueDepth(w http.ResponseWriter, r *http.Request) error {
 	name, err := pathParam(r, "queue")
 	if err != nil {
@@ -137,5 +138,15 @@ func (s *Server) handleQueueDepth(w http.ResponseWriter, r *http.Request) error 
 		}
 	}
 	out.EffectivePending, out.EffectiveReady = out.Pending, out.Ready
+	if group != nil {
+		conflating, err := s.broker.ConflatingGroups(r.Context(), queue.Scope{}, *group)
+		if err != nil {
+			return err
+		}
+		if conflating[queue.GroupQueue{Group: *group, Queue: stored}] {
+			out.Conflation = true
+			out.EffectivePending, out.EffectiveReady = int64(out.PartitionsPending), int64(out.PartitionsReady)
+		}
+	}
 	return writeJSON(w, http.StatusOK, out)
 }

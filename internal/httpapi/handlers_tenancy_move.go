@@ -23,8 +23,8 @@ const (
 // tenantStateKeys are the keys of a tenant's state, in the order the store writes
 // them (TestTenantStateKeysMatchTheStore ties them to the store's list).
 var tenantStateKeys = []string{
-	"queues", "partitions", "consumers", "lookup", "groups", "watermarks", "queueConsumers", "ready",
-	"dlq", "traces", "traceNames", "kv", "timers", "timersDead", "streamQueries", "streamState", "streamShards",
+	"queues", "partitions", "consumers", "lookup", "groups", "watermarks", "queueConsumers", "groupPolicies",
+	"ready", "dlq", "traces", "traceNames", "kv", "timers", "timersDead", "streamQueries", "streamState", "streamShards",
 }
 
 // tenantStore is the broker, or a 503 when the server has none (no database).

@@ -135,53 +135,6 @@ func TestPopAutopilot(t *testing.T) {
 	})
 }
 
-// TestPopConflationRefused: queen does not implement conflation, so every pop asking
-// for it is refused before anything else, on all three routes and during pop
-// maintenance, and conflation is never echoed; conflation=false pops as usual. A pop
-// without a consumer group, then one with autoAck, gets the 1.x brokers' refusal.
-func TestPopConflationRefused(t *testing.T) {
-	t.Parallel()
-	b := setup(t, Options{})
-	b.pushOne(t, "cf-q", "p1", "", `1`)
-	const want = `{"success":false,"error":"` + msgConflationUnsupported + `","code":"conflation_unsupported",` +
-		`"field":"conflation","messages":[]}`
-	refusedAs := func(t *testing.T, path, want string) {
-		t.Helper()
-		r := b.get(t, path)
-		requireStatus(t, http.StatusBadRequest, r)
-		require.JSONEq(t, want, string(r.body))
-	}
-	refused := func(t *testing.T, path string) { t.Helper(); refusedAs(t, path, want) }
-	for _, path := range []string{
-		"/api/v1/pop/queue/cf-q?conflation=true&consumerGroup=g",
-		"/api/v1/pop/queue/cf-q/partition/p1?conflation=1&consumerGroup=g",
-		"/api/v1/pop?namespace=x&conflation=true&consumerGroup=g",
-		"/api/v1/pop/queue/cf-q?conflation=true&consumerGroup=g&batch=abc",
-	} {
-		refused(t, path)
-	}
-	needsGroup := `{"success":false,"error":"` + msgConflationNeedsGroup + `","code":"invalid_argument",` +
-		`"field":"consumerGroup","messages":[]}`
-	for _, path := range []string{
-		"/api/v1/pop/queue/cf-q/partition/p1?conflation=1",
-		"/api/v1/pop?namespace=x&conflation=true&autoAck=true",
-		"/api/v1/pop/queue/cf-q?conflation=true&consumerGroup=__QUEUE_MODE__",
-	} {
-		refusedAs(t, path, needsGroup)
-	}
-	refusedAs(t, "/api/v1/pop/queue/cf-q?conflation=true&autoAck=true&consumerGroup=g&batch=abc",
-		`{"success":false,"error":"`+msgConflationAutoAck+`","code":"invalid_argument","field":"autoAck","messages":[]}`)
-
-	m := b.popOne(t, "cf-q", "conflation=false&consumerGroup=g")
-	require.NotContains(t, m, "conflation")
-	require.NotContains(t, m, "conflationConflict")
-	require.Len(t, m["messages"], 1)
-
-	requireStatus(t, http.StatusOK, b.post(t, "/api/v1/system/maintenance/pop", `{"enabled":true}`))
-	refused(t, "/api/v1/pop/queue/cf-q?conflation=true&consumerGroup=g")
-	requireStatus(t, http.StatusNoContent, b.get(t, "/api/v1/pop/queue/cf-q?consumerGroup=g2"))
-}
-
 // TestAppendPopAutopilot: the fast encoder renders the autopilot object exactly as
 // encoding/json renders api.PopResponse, and omits it when unset.
 func TestAppendPopAutopilot(t *testing.T) {

@@ -270,7 +270,7 @@ func TestFenceAnswersAClaimInProgress(t *testing.T) {
 	require.Eventually(t, func() bool {
 		var n int
 		return c.db.QueryRow(t.Context(), `SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-            WHERE l.locktype = 'advisory' AND NOT l.granted AND a.query LIKE '%pop_q3%'`).Scan(&n) == nil && n == 1
+            WHERE l.locktype = 'advisory' AND NOT l.granted AND a.query LIKE '%pop_q4%'`).Scan(&n) == nil && n == 1
 	}, 10*time.Second, 10*time.Millisecond, "the pop's claim waits for the registration lock")
 
 	fenceReq, err := http.NewRequestWithContext(t.Context(), http.MethodPost, c.srv.URL+"/internal/api/tenancy/fence",

@@ -60,6 +60,9 @@ type AckResult struct {
 	LeaseReleased *bool
 	DLQ           bool
 	Noop          bool
+	// Conflated is set on a completion by a consumer group whose conflation policy is
+	// on: the messages it skipped, from the cursor to the acked one.
+	Conflated *int
 	// PartitionPending is set on the ack that released the lease when the partition
 	// may hold messages after the group's cursor: a parked pop of the group can take
 	// them now. The ack of a pop (the direct path) checks the partition's head; any

@@ -34,6 +34,9 @@ type ConsumerGroupSubscription struct {
 	CreatedAt time.Time
 }
 
+// GroupQueue names a consumer group on a queue (stored names).
+type GroupQueue struct{ Group, Queue string }
+
 // ConsumerGroupSummary is how far one consumer group (queue mode included) is behind
 // on one queue.
 type ConsumerGroupSummary struct {

@@ -74,6 +74,30 @@ type PopRequest struct {
 	// time). A subscription "new" or "now" that the pop makes starts then, even when
 	// the claim runs later, on a long-poll's wake-up.
 	Arrived time.Time
+	// PartitionsSet tells that the caller set Partitions (a conflating pop claims its
+	// batch's worth of partitions otherwise).
+	PartitionsSet bool
+	// Conflation is the pop's conflation parameter, nil when absent. The consumer
+	// group's stored policy decides the delivery; the first pop of a group on a queue
+	// stores this (absent: no conflation).
+	Conflation *bool
+}
+
+// MaxConflatePartitions bounds the partitions a pop of a conflating group claims, one
+// message each.
+const MaxConflatePartitions = 64
+
+// Claim is what one claim of a pop found: its messages, and what it applied of the
+// consumer group's conflation policy.
+type Claim struct {
+	Messages []Message
+	// Conflation: the group's policy is conflation, and the messages are the newest of
+	// their partitions (or the pop asked for conflation of a queue that does not
+	// exist yet).
+	Conflation bool
+	// ConflationConflict: the pop asked for conflation otherwise than the group's
+	// stored policy, which was applied.
+	ConflationConflict bool
 }
 
 // PopAutopilot is the autopilot controller's answer on a pop whose knobs it chose:
@@ -112,4 +136,9 @@ type PopResult struct {
 	Messages          []Message
 	// Autopilot is set when the broker's autopilot controller chose a knob.
 	Autopilot *PopAutopilot
+	// Conflation and ConflationConflict echo the consumer group's conflation policy
+	// (see Claim); an answer with either is a 200 with a body even when empty.
+	Conflation, ConflationConflict bool
+	// Paused is set when pops are paused (pop maintenance): the answer is empty.
+	Paused bool
 }

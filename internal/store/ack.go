@@ -11,8 +11,9 @@ import (
 )
 
 const sqlMessageAckBatch = `SELECT o_idx, o_success, coalesce(o_error, ''), coalesce(o_queue, ''),
-       coalesce(o_partition, ''), coalesce(o_lease_released, false), coalesce(o_dlq, false), coalesce(o_noop, false)
-FROM queen.ack_q3($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6)`
+       coalesce(o_partition, ''), coalesce(o_lease_released, false), coalesce(o_dlq, false), coalesce(o_noop, false),
+       o_conflated
+FROM queen.ack_q4($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6)`
 
 // MessageAckBatch applies acks (all of one consumer group, partition ids already
 // validated as UUIDs, statuses normalised to completed, failed, retry or dlq) in one
@@ -37,7 +38,7 @@ func (s *Store) MessageAckBatch(ctx context.Context, group string, acks []queue.
 }
 
 // messageAckOnce applies acks once: the ack of a pop by the direct path when it
-// applies (ack_direct.go), everything else by queen.ack_q3.
+// applies (ack_direct.go), everything else by queen.ack_q4.
 func (s *Store) messageAckOnce(ctx context.Context, group string, acks []queue.Ack) ([]queue.AckResult, error) {
 	if ackDirectShaped(acks) {
 		res, ok, err := s.messageAckDirect(ctx, group, acks)
@@ -54,7 +55,7 @@ func (s *Store) messageAckOnce(ctx context.Context, group string, acks []queue.A
 }
 
 // AckPaths counts the ack batches MessageAckBatch applied by the direct path (the ack
-// of a pop) and by queen.ack_q3 (the general path).
+// of a pop) and by queen.ack_q4 (the general path).
 func (s *Store) AckPaths() (direct, general uint64) {
 	return s.ackDirect.Load(), s.ackGeneral.Load()
 }
@@ -84,7 +85,7 @@ func (s *Store) messageAckBatchOnce(ctx context.Context, group string, acks []qu
 	var errText, queueName, part pgtype.DriverBytes
 	for rows.Next() {
 		if err := rows.Scan(&scanned.Index, &scanned.Success, &errText, &queueName, &part, &scanned.LeaseReleased, &scanned.DLQ,
-			&scanned.Noop); err != nil {
+			&scanned.Noop, &scanned.Conflated); err != nil {
 			return nil, interpretError(err)
 		}
 		r := scanned

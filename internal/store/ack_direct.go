@@ -12,13 +12,13 @@ import (
 
 // The direct ack: the ack of a pop (one partition, one lease value, every item
 // completed) as three plain statements sent in one round trip and committed together,
-// without queen.ack_q3, whose fast path they repeat. The first takes the
+// without queen.ack_q4, whose fast path they repeat. The first takes the
 // (partition, group) lock and sets the plans for the transaction; the second locks the
 // cursor row, checks that the batch names, in order, the messages right after the
 // cursor and that the lease is live and its batch not exceeded, and moves the cursor
 // (never back), releasing the lease with the item that completes the batch; the third
 // settles the ready row from the cursor row as written. A batch that fails a check
-// changes nothing and goes to queen.ack_q3, which answers every case.
+// changes nothing and goes to queen.ack_q4, which answers every case.
 //
 // The ack of a pop may carry a claim (MessageAckClaim): a pop's own statement, sent
 // after the three and run only when the ack applied and released its lease, so that
@@ -31,14 +31,16 @@ const sqlAckLock = `SELECT pg_advisory_xact_lock(queen.ack_lock_key($1::uuid, $2
 
 // sqlAckApply applies the ack of $3 (transaction ids, in order) under lease $4 (” for
 // none) when it is the ack of a pop, and answers whether it did, the queue and
-// partition names, and whether the lease was released; it answers no row when the
-// group has no cursor row there.
+// partition names, whether the lease was released, and whether the group's conflation
+// policy is on; it answers no row when the group has no cursor row there.
 const sqlAckApply = `WITH c AS MATERIALIZED (
     SELECT c.id, q.name::text AS qname, p.name::text AS pname, c.worker_id, c.lease_expires_at,
-           c.batch_size, c.acked_count, c.last_consumed_created_at AS cts, c.last_consumed_id AS cmid
+           c.batch_size, c.acked_count, c.last_consumed_created_at AS cts, c.last_consumed_id AS cmid,
+           coalesce(gp.conflation, false) AS conflate
     FROM queen.partition_consumers c
     JOIN queen.partitions p ON p.id = c.partition_id
     JOIN queen.queues q ON q.id = p.queue_id
+    LEFT JOIN queen.consumer_group_policies gp ON gp.queue_id = q.id AND gp.consumer_group = $2
     WHERE c.partition_id = $1::uuid AND c.consumer_group = $2
     FOR UPDATE OF c
 ), w AS MATERIALIZED (
@@ -53,7 +55,7 @@ const sqlAckApply = `WITH c AS MATERIALIZED (
         ORDER BY mm.created_at, mm.id
         LIMIT cardinality($3::text[])) x
 ), v AS MATERIALIZED (
-    SELECT c.id, c.qname, c.pname, c.cts, c.cmid, c.lease_expires_at, k.n, w.mid, w.mts,
+    SELECT c.id, c.qname, c.pname, c.cts, c.cmid, c.lease_expires_at, c.conflate, k.n, w.mid, w.mts,
            coalesce(w.wtx = $3::text[]
                     AND ($4 = '' OR (c.worker_id = $4 AND c.lease_expires_at > now()))
                     AND (coalesce(c.batch_size, 0) <= 0 OR k.n <= c.batch_size - coalesce(c.acked_count, 0)),
@@ -83,7 +85,7 @@ SELECT CASE WHEN v.ok AND (SELECT count(*) FROM upd) = 1
             THEN set_config('queen.ack_settle', 'on', true) IS NOT NULL
                  AND set_config('queen.ack_released', CASE WHEN v.rel THEN 'on' ELSE '' END, true) IS NOT NULL
             ELSE false END,
-       v.qname, v.pname, v.rel
+       v.qname, v.pname, v.rel, v.conflate
 FROM v`
 
 // sqlAckSettle settles the ready row of ($1 partition, $2 group) from its cursor row as
@@ -114,7 +116,7 @@ func ackDirectShaped(acks []queue.Ack) bool {
 }
 
 // messageAckDirect runs the direct ack of acks (ackDirectShaped). ok is false when it
-// did not apply (nothing was written: the caller runs queen.ack_q3).
+// did not apply (nothing was written: the caller runs queen.ack_q4).
 func (s *Store) messageAckDirect(ctx context.Context, group string, acks []queue.Ack) (results []queue.AckResult, ok bool, err error) {
 	results, _, ok, err = s.messageAckDirectClaim(ctx, group, acks, nil, "")
 	return results, ok, err
@@ -128,28 +130,29 @@ WHERE current_setting('queen.ack_released', true) = 'on'`
 // MessageAckClaim applies acks as MessageAckBatch does and, when they are the ack of a
 // pop that released its lease (the direct path), claims for claim under leaseID in the
 // same transaction: the messages a pop claim would have returned, leased from the
-// ack's commit. Any other ack is applied alone, and claims nothing. A claim that
+// ack's commit (Claim.Conflation set when the group conflates). Any other ack is
+// applied alone, and claims nothing. A claim that
 // PostgreSQL aborted (a deadlock victim, a statement timeout) took the ack with it:
 // the ack then runs again alone. claim must name no partition: such a claim never
 // waits for a lock, which it must not while it holds the ack's.
-func (s *Store) MessageAckClaim(ctx context.Context, group string, acks []queue.Ack, claim queue.PopRequest, leaseID string) ([]queue.AckResult, []queue.Message, error) {
+func (s *Store) MessageAckClaim(ctx context.Context, group string, acks []queue.Ack, claim queue.PopRequest, leaseID string) ([]queue.AckResult, queue.Claim, error) {
 	if len(acks) > 0 && ackDirectShaped(acks) {
-		res, msgs, ok, err := s.messageAckDirectClaim(ctx, group, acks, &claim, leaseID)
+		res, c, ok, err := s.messageAckDirectClaim(ctx, group, acks, &claim, leaseID)
 		if err == nil && ok {
 			s.ackDirect.Add(1)
-			return res, msgs, nil
+			return res, c, nil
 		}
 		var pgErr *pgconn.PgError
 		if err != nil && !errors.As(err, &pgErr) {
-			return nil, nil, err // its outcome may be unknown (a connection lost at the commit)
+			return nil, queue.Claim{}, err // its outcome may be unknown (a connection lost at the commit)
 		}
 	}
 	res, err := s.MessageAckBatch(ctx, group, acks)
-	return res, nil, err
+	return res, queue.Claim{}, err
 }
 
 func (s *Store) messageAckDirectClaim(ctx context.Context, group string, acks []queue.Ack, claim *queue.PopRequest,
-	leaseID string) (results []queue.AckResult, msgs []queue.Message, ok bool, err error) {
+	leaseID string) (results []queue.AckResult, claimed queue.Claim, ok bool, err error) {
 	n := len(acks)
 	txids := make([]string, n)
 	for i := range acks {
@@ -167,12 +170,12 @@ func (s *Store) messageAckDirectClaim(ctx context.Context, group string, acks []
 	}
 	br := s.pool.SendBatch(ctx, b)
 	var qname, pname string
-	var released, pending bool
+	var released, pending, conflate bool
 	err = func() error {
 		if _, err := br.Exec(); err != nil {
 			return err
 		}
-		err := br.QueryRow().Scan(&ok, &qname, &pname, &released)
+		err := br.QueryRow().Scan(&ok, &qname, &pname, &released, &conflate)
 		if errors.Is(err, pgx.ErrNoRows) { // no cursor row: the general path answers
 			ok, err = false, nil
 		}
@@ -190,28 +193,33 @@ func (s *Store) messageAckDirectClaim(ctx context.Context, group string, acks []
 		if err != nil {
 			return err
 		}
-		msgs, err = scanClaim(rows, *claim)
+		claimed, err = scanClaim(rows, *claim)
 		return err
 	}()
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return nil, nil, false, interpretError(err)
+		return nil, queue.Claim{}, false, interpretError(err)
 	}
 	if !ok {
-		return nil, nil, false, nil
+		return nil, queue.Claim{}, false, nil
+	}
+	// The messages right after the cursor: a conflating group's completion skipped none.
+	var skipped *int
+	if conflate {
+		skipped = new(int)
 	}
 	// Every item succeeded in one partition; the last released the lease if any did.
 	results = make([]queue.AckResult, n)
 	kept := false
 	for i := range results {
 		results[i] = queue.AckResult{Index: i, TransactionID: acks[i].TransactionID, Success: true,
-			QueueName: qname, PartitionName: pname, LeaseReleased: &kept}
+			QueueName: qname, PartitionName: pname, LeaseReleased: &kept, Conflated: skipped}
 	}
 	if released {
 		results[n-1].LeaseReleased = &released
 		results[n-1].PartitionPending = pending
 	}
-	return results, msgs, true, nil
+	return results, claimed, true, nil
 }

@@ -157,7 +157,8 @@ func secondsDuration(s float64) time.Duration {
 
 // sqlGroupDelete deletes group $1's cursors (and leases) on queue $2 (NULL = every
 // queue) of the scope prefix $4 ("" = every queue), its watermarks, its registrations
-// as a wildcard consumer with their ready rows, and its subscriptions when $3.
+// as a wildcard consumer with their ready rows, its conflation policies, and its
+// subscriptions when $3.
 // Returns the number of cursors deleted.
 const sqlGroupDelete = `
 WITH d AS (
@@ -186,6 +187,12 @@ WITH d AS (
     DELETE FROM queen.partition_ready r
     WHERE r.consumer_group = $1::text
       AND (($2::text IS NULL AND $4::text = '') OR r.queue_id IN (SELECT q.id FROM queen.queues q
+           WHERE ($2::text IS NULL OR q.name = $2::text) AND starts_with(q.name::text, $4::text)))
+), gp AS (
+    -- The group's policy goes with it: its next first pop stores what it asks.
+    DELETE FROM queen.consumer_group_policies g
+    WHERE g.consumer_group = $1::text
+      AND (($2::text IS NULL AND $4::text = '') OR g.queue_id IN (SELECT q.id FROM queen.queues q
            WHERE ($2::text IS NULL OR q.name = $2::text) AND starts_with(q.name::text, $4::text)))
 )
 SELECT count(*)::int FROM d`

@@ -31,7 +31,7 @@ func TestRegistrationReadsOneCursorPerPartition(t *testing.T) {
 			register := func(group string) {
 				t.Helper()
 				_, err := g.conn.Exec(t.Context(), `SELECT count(*)
-					FROM queen.pop_q3('reg', NULL, $1, 'lease', 1, 1, false, 'new', NULL, 30, 0)`, group)
+					FROM queen.pop_q4('reg', NULL, $1, 'lease', 1, 1, false, 'new', NULL, 30, 0, NULL, 1)`, group)
 				require.NoError(t, err)
 			}
 			g.grow(0, 3)
@@ -81,7 +81,7 @@ func TestSeekReadsEachPartitionByKey(t *testing.T) {
 			g.grow(0, 3)
 			// A wildcard pop registers the group: it has ready rows to settle.
 			_, err := g.conn.Exec(t.Context(), `SELECT count(*)
-				FROM queen.pop_q3('sought', NULL, 'seeker', 'lease', 1, 1, true, NULL, NULL, 30, 0)`)
+				FROM queen.pop_q4('sought', NULL, 'seeker', 'lease', 1, 1, true, NULL, NULL, 30, 0, NULL, 1)`)
 			require.NoError(t, err)
 			for i := range 8 {
 				if i == 2 && analyze {

@@ -10,7 +10,7 @@ import (
 )
 
 // The store benchmarks time the two hot SQL paths without HTTP: a push through
-// MessageInsertBatch (the direct push), and one pop_q3 claim plus one ack_q3 batch. queen-bench
+// MessageInsertBatch (the direct push), and one pop_q4 claim plus one ack_q4 batch. queen-bench
 // (docs/benchmarks.md) measures the same paths end to end against raw ceilings.
 
 var benchPayload = json.RawMessage(`{"kind":"bench","seq":12345,"body":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}`)

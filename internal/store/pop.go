@@ -12,13 +12,24 @@ import (
 	"github.com/queenmq/queen/internal/queue"
 )
 
+// sqlPartitionClaim claims for a pop. Its first row may carry no message (o_id NULL):
+// then o_flags says what the claim applied of the group's conflation policy
+// (claimFlagConflation, claimFlagConflict).
 const sqlPartitionClaim = `SELECT o_partition_id::text, o_partition, o_id::text, o_transaction_id,
-       coalesce(o_trace_id::text, ''), o_payload, coalesce(o_producer_sub, ''), o_created_at, o_retry_count,
-       coalesce(o_traceparent, ''), coalesce(o_tracestate, '')
-FROM queen.pop_q3($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-                  -- queen.pop_commit ($12: 'async' or '') is set for the transaction
+       coalesce(o_trace_id::text, ''), o_payload, coalesce(o_producer_sub, ''),
+       coalesce(o_created_at, 'epoch'), coalesce(o_retry_count, 0),
+       coalesce(o_traceparent, ''), coalesce(o_tracestate, ''), coalesce(o_flags, 0)
+FROM queen.pop_q4($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
+                  -- queen.pop_commit ($14: 'async' or '') is set for the transaction
                   -- before the function runs: its arguments are evaluated first.
-                  CASE WHEN set_config('queen.pop_commit', $12, true) IS NOT NULL THEN $11::double precision END)`
+                  CASE WHEN set_config('queen.pop_commit', $14, true) IS NOT NULL THEN $11::double precision END,
+                  $12, $13)`
+
+// The flags of a claim's first row without a message.
+const (
+	claimFlagConflation = 1 // the group's conflation policy is applied: conflated delivery
+	claimFlagConflict   = 2 // the pop asked for conflation otherwise than the group's policy
+)
 
 // racedAttempts bounds how often retryRaced runs a statement.
 const racedAttempts = 3
@@ -49,12 +60,19 @@ func retryRaced(ctx context.Context, run func() error) error {
 // (retryRaced); so does one that raced the deletion of its queue (which then finds
 // nothing).
 func (s *Store) PartitionClaim(ctx context.Context, req queue.PopRequest, leaseID string) ([]queue.Message, error) {
-	var msgs []queue.Message
+	c, err := s.Claim(ctx, req, leaseID)
+	return c.Messages, err
+}
+
+// Claim is PartitionClaim with what the claim applied of the consumer group's
+// conflation policy.
+func (s *Store) Claim(ctx context.Context, req queue.PopRequest, leaseID string) (queue.Claim, error) {
+	var c queue.Claim
 	err := retryRaced(ctx, func() (err error) {
-		msgs, err = s.partitionClaimOnce(ctx, req, leaseID)
+		c, err = s.partitionClaimOnce(ctx, req, leaseID)
 		return err
 	})
-	return msgs, err
+	return c, err
 }
 
 // isDeletedMeanwhile reports a statement aborted by a foreign-key violation (23503):
@@ -93,20 +111,32 @@ func (s *Store) claimArgs(req queue.PopRequest, leaseID string) []any {
 		maxPartitions = 1
 	}
 	return []any{req.Queue, partition, req.ConsumerGroup, leaseID, req.Batch, maxPartitions, req.AutoAck,
-		req.SubscriptionMode, req.SubscriptionFrom, max(req.LeaseSeconds, 0), subscriptionAge(req.Arrived), s.popCommit}
+		req.SubscriptionMode, req.SubscriptionFrom, max(req.LeaseSeconds, 0), subscriptionAge(req.Arrived),
+		req.Conflation, conflateWidth(req), s.popCommit}
 }
 
-func (s *Store) partitionClaimOnce(ctx context.Context, req queue.PopRequest, leaseID string) ([]queue.Message, error) {
+// conflateWidth is how many partitions a pop of a conflating group claims, one message
+// each: its partitions when the caller set them, else its batch, within 1..64.
+func conflateWidth(req queue.PopRequest) int {
+	w := req.Batch
+	if req.PartitionsSet {
+		w = req.Partitions
+	}
+	return min(max(w, 1), queue.MaxConflatePartitions)
+}
+
+func (s *Store) partitionClaimOnce(ctx context.Context, req queue.PopRequest, leaseID string) (queue.Claim, error) {
 	rows, err := s.pool.Query(ctx, sqlPartitionClaim, s.claimArgs(req, leaseID)...)
 	if err != nil {
-		return nil, interpretError(err)
+		return queue.Claim{}, interpretError(err)
 	}
 	return scanClaim(rows, req)
 }
 
-// scanClaim reads the messages a claim for req answered, and closes rows.
-func scanClaim(rows pgx.Rows, req queue.PopRequest) ([]queue.Message, error) {
+// scanClaim reads what a claim for req answered, and closes rows.
+func scanClaim(rows pgx.Rows, req queue.PopRequest) (queue.Claim, error) {
 	defer rows.Close()
+	var c queue.Claim
 	msgs := make([]queue.Message, 0, min(max(req.Batch, 1), 1000))
 	// Unique values go to one text arena (ids) and one byte slab (payloads), set on the
 	// messages after the last row, when neither moves any more.
@@ -118,10 +148,15 @@ func scanClaim(rows pgx.Rows, req queue.PopRequest) ([]queue.Message, error) {
 	// Scan targets live across rows: their addresses escape into Scan.
 	var pid, part, id, txid, trace, payload, sub, parent, state pgtype.DriverBytes
 	var created time.Time
-	var retries int
+	var retries, flags int
 	for rows.Next() {
-		if err := rows.Scan(&pid, &part, &id, &txid, &trace, &payload, &sub, &created, &retries, &parent, &state); err != nil {
-			return nil, interpretError(err)
+		if err := rows.Scan(&pid, &part, &id, &txid, &trace, &payload, &sub, &created, &retries, &parent, &state, &flags); err != nil {
+			return c, interpretError(err)
+		}
+		if id == nil { // the policy's row, first
+			c.Conflation = flags&claimFlagConflation != 0
+			c.ConflationConflict = flags&claimFlagConflict != 0
+			continue
 		}
 		m := queue.Message{RetryCount: retries}
 		m.PartitionID = reuse(&lastPID, pid)
@@ -138,7 +173,7 @@ func scanClaim(rows pgx.Rows, req queue.PopRequest) ([]queue.Message, error) {
 		msgs = append(msgs, m)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, interpretError(err)
+		return c, interpretError(err)
 	}
 	all := text.strings()
 	for i, p := range pos {
@@ -146,5 +181,6 @@ func scanClaim(rows pgx.Rows, req queue.PopRequest) ([]queue.Message, error) {
 		msgs[i].TransactionID = all[p.txid.from:p.txid.to]
 		msgs[i].Payload = payloads[p.payload.from:p.payload.to:p.payload.to]
 	}
-	return msgs, nil
+	c.Messages = msgs
+	return c, nil
 }

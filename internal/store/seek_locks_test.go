@@ -101,7 +101,7 @@ func TestPopAndSeekRacingAQueueDelete(t *testing.T) {
 
 			done := make(chan error, 1)
 			go func() { done <- tc.run(q) }()
-			waitForLock(t, db, `(query LIKE '%pop_q3%' OR query LIKE '%seek_q1%')`)
+			waitForLock(t, db, `(query LIKE '%pop_q4%' OR query LIKE '%seek_q1%')`)
 			require.NoError(t, del.Commit(ctx))
 			require.NoError(t, <-done)
 		})

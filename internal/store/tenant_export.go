@@ -53,6 +53,8 @@ var tenantTables = []tenantTable{
 		order: "t.queue_name, t.consumer_group"},
 	{key: "queueConsumers", table: "queen.queue_consumers", owned: `t.queue_id IN ` + sqlTenantQueues,
 		order: "t.queue_id, t.consumer_group"},
+	{key: "groupPolicies", table: "queen.consumer_group_policies", owned: `t.queue_id IN ` + sqlTenantQueues,
+		order: "t.queue_id, t.consumer_group"},
 	{key: "ready", table: "queen.partition_ready", owned: `t.partition_id IN ` + sqlTenantPartitions,
 		order: "t.partition_id, t.consumer_group"},
 	{key: "dlq", table: "queen.dead_letter_queue", owned: `t.partition_id IN ` + sqlTenantPartitions, order: "t.id"},

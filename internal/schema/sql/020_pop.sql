@@ -1,4 +1,4 @@
--- queen.pop_q3 claims partitions for one consumer group and returns their next
+-- queen.pop_q4 claims partitions for one consumer group and returns their next
 -- messages, each with the trace context it was pushed under. p_partition NULL means a wildcard pop over the queue's
 -- partitions, claiming up to p_max_partitions of them; otherwise exactly that
 -- partition. Every claimed partition gets the lease p_lease_id for p_lease_seconds
@@ -7,7 +7,18 @@
 -- starvation behind delayed partitions). p_sub_age is how many seconds ago the pop
 -- arrived (a long-poll runs this again on every wake-up): a subscription 'new' or 'now'
 -- that this pop makes starts then, so the message that woke it is new to the group.
-CREATE OR REPLACE FUNCTION queen.pop_q3(
+--
+-- Conflation (last-value delivery): a consumer group's policy on a queue is stored by
+-- its first pop there (queen.consumer_group_policies: p_conflation, NULL meaning
+-- false) and wins over what later pops ask. A conflating group is given, per claimed
+-- partition, only the newest visible message, under a lease that spans every message
+-- from the cursor to it (batch_size counts them): the ack of that message moves the
+-- cursor past all of them. It claims up to p_conflate_width partitions (1..64), one
+-- message each. When the policy is applied, or the request disagrees with it, the
+-- first row is a row without a message (o_id NULL) whose o_flags says so: 1 the
+-- policy is applied (conflated delivery), 2 the request disagrees with the stored
+-- policy. Message rows have o_flags NULL.
+CREATE OR REPLACE FUNCTION queen.pop_q4(
     p_queue          text,
     p_partition      text,
     p_group          text,
@@ -18,10 +29,12 @@ CREATE OR REPLACE FUNCTION queen.pop_q3(
     p_sub_mode       text,
     p_sub_from       text,
     p_lease_seconds  integer,
-    p_sub_age        double precision
+    p_sub_age        double precision,
+    p_conflation     boolean,
+    p_conflate_width integer
 ) RETURNS TABLE (o_partition_id uuid, o_partition text, o_id uuid, o_transaction_id text,
                  o_trace_id uuid, o_payload jsonb, o_producer_sub text, o_created_at timestamptz,
-                 o_retry_count integer, o_traceparent text, o_tracestate text)
+                 o_retry_count integer, o_traceparent text, o_tracestate text, o_flags integer)
 -- Plans: the message read is an ordered range of the (partition_id, created_at, id)
 -- index and must stay one whatever the statistics say: queen.messages statistics lag
 -- behind a queue's growth, and with a partition that looks small a planner chose a
@@ -71,14 +84,53 @@ DECLARE
     v_head_ts    timestamptz;
     v_seen       uuid[] := '{}';
     v_durable    boolean := p_auto_ack; -- wrote more than leases and ready rows
+    v_conflate   boolean := false;
+    v_max_parts  integer := greatest(p_max_partitions, 1);
+    v_span       integer;
     c_zero       constant uuid := '00000000-0000-0000-0000-000000000000';
 BEGIN
-    SELECT q.*, c.seen_at AS group_seen_at INTO v_q
+    SELECT q.*, c.seen_at AS group_seen_at, gp.conflation AS group_conflation INTO v_q
       FROM queen.queues q
       LEFT JOIN queen.queue_consumers c ON c.queue_id = q.id AND c.consumer_group = p_group
+      LEFT JOIN queen.consumer_group_policies gp ON gp.queue_id = q.id AND gp.consumer_group = p_group
      WHERE q.name = p_queue;
     IF NOT FOUND THEN
+        -- No queue, no policy to store: a conflating request is answered as applied,
+        -- as it will be by the pop that finds the queue and registers the group.
+        IF p_conflation AND p_group <> '__QUEUE_MODE__' THEN
+            o_flags := 1;
+            RETURN NEXT;
+        END IF;
         RETURN;
+    END IF;
+    -- The group's conflation policy: stored by its first pop of the queue.
+    IF p_group <> '__QUEUE_MODE__' THEN
+        v_conflate := v_q.group_conflation;
+        IF v_conflate IS NULL AND pg_try_advisory_xact_lock(queen.group_policy_key(v_q.id, p_group)) THEN
+            INSERT INTO queen.consumer_group_policies (queue_id, consumer_group, conflation)
+            VALUES (v_q.id, p_group, coalesce(p_conflation, false))
+            ON CONFLICT (queue_id, consumer_group) DO NOTHING
+            RETURNING conflation INTO v_conflate;
+            IF FOUND THEN
+                v_durable := true;
+            ELSE
+                SELECT gp.conflation INTO v_conflate FROM queen.consumer_group_policies gp
+                 WHERE gp.queue_id = v_q.id AND gp.consumer_group = p_group;
+            END IF;
+        END IF;
+        -- Not stored (another first pop of the group is storing it): what this pop asked.
+        v_conflate := coalesce(v_conflate, p_conflation, false);
+        o_flags := CASE WHEN v_conflate THEN 1 ELSE 0 END
+                 + CASE WHEN p_conflation IS NOT NULL AND p_conflation <> v_conflate THEN 2 ELSE 0 END;
+        IF o_flags <> 0 THEN
+            RETURN NEXT;
+        END IF;
+        o_flags := NULL;
+        IF v_conflate THEN
+            -- One message per claimed partition.
+            v_max_parts := least(greatest(coalesce(p_conflate_width, 1), 1), 64);
+            v_budget := v_max_parts;
+        END IF;
     END IF;
     v_lease := make_interval(secs => CASE WHEN coalesce(p_lease_seconds, 0) > 0 THEN p_lease_seconds
                                           WHEN coalesce(v_q.lease_time, 0) > 0 THEN v_q.lease_time
@@ -114,8 +166,9 @@ BEGIN
 
     v_i := 0;
     LOOP
-        EXIT WHEN v_budget <= 0 OR v_claimed >= greatest(p_max_partitions, 1);
+        EXIT WHEN v_budget <= 0 OR v_claimed >= v_max_parts;
         v_i := v_i + 1;
+        v_span := NULL;
         IF p_partition IS NOT NULL THEN
             EXIT WHEN v_i > cardinality(v_cands);
             v_pid := v_cands[v_i];
@@ -128,7 +181,7 @@ BEGIN
             -- Rows settled on the way (parked by the window buffer, or dropped as expired)
             -- do not come back to the next pops: up to 1000 of them do not count here, so
             -- that a run of them cannot hide a partition with messages behind them.
-            EXIT WHEN v_i - least(v_settled, 1000) > greatest(p_max_partitions, 1) * 4 + 16;
+            EXIT WHEN v_i - least(v_settled, 1000) > v_max_parts * 4 + 16;
             -- The row stays locked until commit: concurrent pops skip it, and v_seen
             -- keeps this pop from taking it twice. The partition and its head are looked
             -- up by subqueries of their own (OFFSET 0 keeps each one), so that no join
@@ -257,10 +310,37 @@ BEGIN
         -- -infinity. Without autoAck they are returned straight from the index scan.
         -- With it the cursor moves to the last of them, so they are read into one
         -- array of rows first (one sort; six ordered aggregates sorted six times).
-        IF NOT p_auto_ack THEN
+        IF v_conflate THEN
+            -- Conflated: the newest visible message, leased with every one before it
+            -- after the cursor (v_span of them, counted as an ack counts them).
+            SELECT array_agg(s.m) INTO v_rows
+              FROM (SELECT mm AS m
+                      FROM queen.messages mm
+                     WHERE mm.partition_id = v_pid
+                       AND (mm.created_at, mm.id) > (coalesce(v_cur_ts, '-infinity'::timestamptz), coalesce(v_cur_id, c_zero))
+                       AND (coalesce(v_q.delayed_processing, 0) = 0 OR mm.created_at <= v_delay_cut)
+                       AND mm.created_at > coalesce(v_ttl_cut, '-infinity'::timestamptz)
+                     ORDER BY mm.created_at DESC, mm.id DESC
+                     LIMIT 1) s;
+            v_n := coalesce(cardinality(v_rows), 0);
+            IF v_n > 0 THEN
+                v_last_ts := v_rows[1].created_at;
+                v_last_id := v_rows[1].id;
+                SELECT count(*) INTO v_span
+                  FROM queen.messages mm
+                 WHERE mm.partition_id = v_pid
+                   AND (mm.created_at, mm.id) > (coalesce(v_cur_ts, '-infinity'::timestamptz), coalesce(v_cur_id, c_zero))
+                   AND (mm.created_at, mm.id) <= (v_last_ts, v_last_id)
+                   AND mm.created_at > coalesce(v_ttl_cut, '-infinity'::timestamptz);
+                RETURN QUERY
+                SELECT v_pid, v_pname, x.id, x.transaction_id::text, x.trace_id, x.payload, x.producer_sub,
+                       x.created_at, coalesce(v_retries, 0), x.traceparent, x.tracestate, NULL::integer
+                  FROM unnest(v_rows) AS x;
+            END IF;
+        ELSIF NOT p_auto_ack THEN
             RETURN QUERY
             SELECT v_pid, v_pname, mm.id, mm.transaction_id::text, mm.trace_id, mm.payload, mm.producer_sub,
-                   mm.created_at, coalesce(v_retries, 0), mm.traceparent, mm.tracestate
+                   mm.created_at, coalesce(v_retries, 0), mm.traceparent, mm.tracestate, NULL::integer
               FROM queen.messages mm
              WHERE mm.partition_id = v_pid
                AND (mm.created_at, mm.id) > (coalesce(v_cur_ts, '-infinity'::timestamptz), coalesce(v_cur_id, c_zero))
@@ -283,9 +363,10 @@ BEGIN
             IF v_n > 0 THEN
                 v_last_ts := v_rows[v_n].created_at;
                 v_last_id := v_rows[v_n].id;
+                v_span := v_n;
                 RETURN QUERY
                 SELECT v_pid, v_pname, x.id, x.transaction_id::text, x.trace_id, x.payload, x.producer_sub,
-                       x.created_at, coalesce(v_retries, 0), x.traceparent, x.tracestate
+                       x.created_at, coalesce(v_retries, 0), x.traceparent, x.tracestate, NULL::integer
                   FROM unnest(v_rows) AS x;
             END IF;
         END IF;
@@ -347,7 +428,7 @@ BEGIN
                SET last_consumed_created_at = v_last_ts, last_consumed_id = v_last_id,
                    lease_acquired_at = NULL, lease_expires_at = NULL, worker_id = NULL,
                    batch_size = 0, acked_count = 0, batch_retry_count = 0,
-                   total_messages_consumed = pc.total_messages_consumed + v_n,
+                   total_messages_consumed = pc.total_messages_consumed + v_span,
                    total_batches_consumed = pc.total_batches_consumed + 1,
                    last_consumed_at = v_now
              WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group AND pc.worker_id = p_lease_id;
@@ -358,20 +439,20 @@ BEGIN
             -- messages from the cursor to the acked one, do not count the older ones.
             UPDATE queen.partition_consumers pc
                SET last_consumed_created_at = h.created_at, last_consumed_id = h.id,
-                   batch_size = v_n, acked_count = 0
+                   batch_size = coalesce(v_span, v_n), acked_count = 0
               FROM (SELECT mm.created_at, mm.id FROM queen.messages mm
                     WHERE mm.partition_id = v_pid AND mm.created_at < v_cur_ts
                     ORDER BY mm.created_at DESC, mm.id DESC LIMIT 1) h
              WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group AND pc.worker_id = p_lease_id
                AND pc.last_consumed_created_at IS NULL;
-            IF NOT FOUND AND v_n <> v_budget THEN
+            IF NOT FOUND AND coalesce(v_span, v_n) <> v_budget THEN
                 UPDATE queen.partition_consumers pc
-                   SET batch_size = v_n, acked_count = 0
+                   SET batch_size = coalesce(v_span, v_n), acked_count = 0
                  WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group AND pc.worker_id = p_lease_id;
             END IF;
-        ELSIF v_n <> v_budget THEN
+        ELSIF coalesce(v_span, v_n) <> v_budget THEN
             UPDATE queen.partition_consumers pc
-               SET batch_size = v_n, acked_count = 0
+               SET batch_size = coalesce(v_span, v_n), acked_count = 0
              WHERE pc.partition_id = v_pid AND pc.consumer_group = p_group AND pc.worker_id = p_lease_id;
         END IF;
 
@@ -389,6 +470,33 @@ BEGIN
         PERFORM set_config('synchronous_commit', 'off', true);
     END IF;
 END;
+$$;
+
+-- The eleven-argument queen.pop_q3 of the release before: no conflation (a
+-- conflating group's policy is still applied). Kept so that a broker of the previous
+-- release still pops against this schema.
+CREATE OR REPLACE FUNCTION queen.pop_q3(
+    p_queue          text,
+    p_partition      text,
+    p_group          text,
+    p_lease_id       text,
+    p_batch          integer,
+    p_max_partitions integer,
+    p_auto_ack       boolean,
+    p_sub_mode       text,
+    p_sub_from       text,
+    p_lease_seconds  integer,
+    p_sub_age        double precision
+) RETURNS TABLE (o_partition_id uuid, o_partition text, o_id uuid, o_transaction_id text,
+                 o_trace_id uuid, o_payload jsonb, o_producer_sub text, o_created_at timestamptz,
+                 o_retry_count integer, o_traceparent text, o_tracestate text)
+LANGUAGE sql
+AS $$
+    SELECT o_partition_id, o_partition, o_id, o_transaction_id, o_trace_id, o_payload, o_producer_sub,
+           o_created_at, o_retry_count, o_traceparent, o_tracestate
+      FROM queen.pop_q4(p_queue, p_partition, p_group, p_lease_id, p_batch, p_max_partitions,
+                        p_auto_ack, p_sub_mode, p_sub_from, p_lease_seconds, p_sub_age, NULL, p_max_partitions)
+     WHERE o_id IS NOT NULL
 $$;
 
 -- The ten-argument queen.pop_q2 of the release before: subscriptions start when the

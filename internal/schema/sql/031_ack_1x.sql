@@ -1,17 +1,22 @@
 -- The acknowledgement with the answers of the Queen 1.x brokers (docs/api.md,
--- "Acknowledgement"): queen.ack_q3 and its item loop queen.ack_items_q2 add o_noop to
--- the answer of queen.ack_q2 / ack_items_q1 (030_ack.sql), which stay as they were for
--- brokers of an earlier schema level. A nack that dead-letters releases the lease, an
+-- "Acknowledgement"): queen.ack_q4 and its item loop queen.ack_items_q3 add o_noop and
+-- o_conflated to the answer of queen.ack_q2 / ack_items_q1 (030_ack.sql), which stay as
+-- they were for brokers of an earlier schema level, as do queen.ack_q3 / ack_items_q2
+-- (without o_conflated). A nack that dead-letters releases the lease, an
 -- ack at or below the cursor is reported (noop, or "already committed"), and an ack
 -- that resolves nowhere, or beyond the leased batch, is "unresolvable".
 
--- queen.ack_q3 is queen.ack_q2 answering with o_noop: the ack of a pop (one partition,
--- one lease value, every item completed and naming, in order, the messages right after
--- the cursor, within the leased batch) is applied with one range scan, one locked read
--- and one update, and answered with a single row of o_idx -1; any other batch goes to
--- queen.ack_items_q2, one row per item. p_pid, p_lease, p_status and p_error hold one
--- element per item of p_txid, or a single element that stands for every item.
-CREATE OR REPLACE FUNCTION queen.ack_q3(
+-- queen.ack_q4 is queen.ack_q2 answering with o_noop and o_conflated: the ack of a pop
+-- (one partition, one lease value, every item completed and naming, in order, the
+-- messages right after the cursor, within the leased batch) is applied with one range
+-- scan, one locked read and one update, and answered with a single row of o_idx -1;
+-- any other batch goes to queen.ack_items_q3, one row per item. p_pid, p_lease,
+-- p_status and p_error hold one element per item of p_txid, or a single element that
+-- stands for every item.
+-- o_conflated is set on the completions of a group whose conflation policy is on
+-- (queen.consumer_group_policies): the messages the completion skipped, from the cursor
+-- to the acked one (0 on this path, which acks the messages right after the cursor).
+CREATE OR REPLACE FUNCTION queen.ack_q4(
     p_txid   text[],
     p_pid    text[],
     p_lease  text[],
@@ -19,7 +24,7 @@ CREATE OR REPLACE FUNCTION queen.ack_q3(
     p_error  text[],
     p_group  text
 ) RETURNS TABLE (o_idx integer, o_success boolean, o_error text, o_queue text, o_partition text,
-                 o_lease_released boolean, o_dlq boolean, o_noop boolean)
+                 o_lease_released boolean, o_dlq boolean, o_noop boolean, o_conflated integer)
 -- Plans: as queen.ack_q2's (index scans and nested loops only), and generic: the range
 -- scan's LIMIT is the batch's size, and PostgreSQL, pricing a plan made for each call's
 -- value below the cached one, planned that statement again on most calls (0.23 ms of
@@ -48,10 +53,11 @@ DECLARE
     v_cts   timestamptz;
     v_cmid  uuid;
     v_exp   timestamptz;
+    v_conf  boolean;
 BEGIN
     IF v_n > 1 AND NOT (cardinality(p_pid) IN (1, v_n) AND cardinality(p_lease) IN (1, v_n)
                         AND cardinality(p_status) IN (1, v_n) AND cardinality(p_error) IN (1, v_n)) THEN
-        RAISE EXCEPTION 'queen.ack_q3: % items, and % partition ids, % leases, % statuses, % errors',
+        RAISE EXCEPTION 'queen.ack_q4: % items, and % partition ids, % leases, % statuses, % errors',
             v_n, cardinality(p_pid), cardinality(p_lease), cardinality(p_status), cardinality(p_error);
     END IF;
     -- Checked without a query: one partition, one lease value, nothing but completions
@@ -74,7 +80,7 @@ BEGIN
               LIMIT v_n) w
          WHERE c.partition_id = v_pid AND c.consumer_group = p_group;
         IF v_wtx = p_txid THEN
-            -- The locks of queen.ack_items_q2, in its order: advisory lock, then cursor row.
+            -- The locks of queen.ack_items_q3, in its order: advisory lock, then cursor row.
             PERFORM pg_advisory_xact_lock(queen.ack_lock_key(v_pid, p_group));
             SELECT c.id, q.name::text, p.name::text,
                    (coalesce(p_lease[1], '') = ''
@@ -83,11 +89,13 @@ BEGIN
                    c.last_consumed_created_at IS NULL
                    OR (v_mts[v_n], v_mid[v_n]) > (c.last_consumed_created_at, c.last_consumed_id),
                    coalesce(c.batch_size > 0 AND coalesce(c.acked_count, 0) + v_n >= c.batch_size, false),
-                   c.last_consumed_created_at, c.last_consumed_id, c.lease_expires_at
-              INTO v_cid, v_qname, v_pname, v_ok, v_fwd, v_rel, v_cts, v_cmid, v_exp
+                   c.last_consumed_created_at, c.last_consumed_id, c.lease_expires_at,
+                   coalesce(gp.conflation, false)
+              INTO v_cid, v_qname, v_pname, v_ok, v_fwd, v_rel, v_cts, v_cmid, v_exp, v_conf
               FROM queen.partition_consumers c
               JOIN queen.partitions p ON p.id = c.partition_id
               JOIN queen.queues q ON q.id = p.queue_id
+              LEFT JOIN queen.consumer_group_policies gp ON gp.queue_id = q.id AND gp.consumer_group = p_group
              WHERE c.partition_id = v_pid AND c.consumer_group = p_group
                FOR UPDATE OF c;
             IF v_ok THEN
@@ -114,6 +122,7 @@ BEGIN
                 PERFORM queen.ready_settle_q2(v_pid, p_group, v_cts, v_cmid, v_exp);
                 o_idx := -1; o_success := true; o_error := NULL; o_queue := v_qname;
                 o_partition := v_pname; o_lease_released := v_rel; o_dlq := false; o_noop := false;
+                o_conflated := CASE WHEN v_conf THEN 0 END;
                 RETURN NEXT;
                 RETURN;
             END IF;
@@ -125,8 +134,24 @@ BEGIN
         p_status := queen.ack_spread_q1(p_status, v_n);
         p_error := queen.ack_spread_q1(p_error, v_n);
     END IF;
-    RETURN QUERY SELECT * FROM queen.ack_items_q2(p_txid, p_pid, p_lease, p_status, p_error, p_group);
+    RETURN QUERY SELECT * FROM queen.ack_items_q3(p_txid, p_pid, p_lease, p_status, p_error, p_group);
 END;
+$$;
+
+-- queen.ack_q3 is queen.ack_q4 without o_conflated, for brokers of the release before.
+CREATE OR REPLACE FUNCTION queen.ack_q3(
+    p_txid   text[],
+    p_pid    text[],
+    p_lease  text[],
+    p_status text[],
+    p_error  text[],
+    p_group  text
+) RETURNS TABLE (o_idx integer, o_success boolean, o_error text, o_queue text, o_partition text,
+                 o_lease_released boolean, o_dlq boolean, o_noop boolean)
+LANGUAGE sql
+AS $$
+    SELECT o_idx, o_success, o_error, o_queue, o_partition, o_lease_released, o_dlq, o_noop
+      FROM queen.ack_q4(p_txid, p_pid, p_lease, p_status, p_error, p_group)
 $$;
 
 -- queen.ack_dead_release_q1 is cursor row pc with the lease a dead letter releases. The
@@ -153,7 +178,7 @@ BEGIN
 END;
 $$;
 
--- queen.ack_items_q2 applies a batch of acknowledgements for one consumer group with the
+-- queen.ack_items_q3 applies a batch of acknowledgements for one consumer group with the
 -- answers of the Queen 1.x brokers (docs/api.md, "Acknowledgement"). Statuses arrive
 -- normalised by the broker: completed, failed, retry or dlq. Items are processed in
 -- (partition, message order); items naming one message are taken strongest first (dlq,
@@ -188,7 +213,7 @@ $$;
 -- Returns one row per item, by input index. The cursor row of the current partition is
 -- read once (locked), updated in memory and written back when the partition changes
 -- and at the end, as in ack_items_q1.
-CREATE OR REPLACE FUNCTION queen.ack_items_q2(
+CREATE OR REPLACE FUNCTION queen.ack_items_q3(
     p_txid   text[],
     p_pid    text[],
     p_lease  text[],
@@ -196,7 +221,7 @@ CREATE OR REPLACE FUNCTION queen.ack_items_q2(
     p_error  text[],
     p_group  text
 ) RETURNS TABLE (o_idx integer, o_success boolean, o_error text, o_queue text, o_partition text,
-                 o_lease_released boolean, o_dlq boolean, o_noop boolean)
+                 o_lease_released boolean, o_dlq boolean, o_noop boolean, o_conflated integer)
 -- Plans: as queen.ack_items_q1's (index scans and nested loops only; the lookups by
 -- (partition, transaction id) run through EXECUTE, planned for the values of each call).
 LANGUAGE plpgsql
@@ -234,16 +259,18 @@ BEGIN
                coalesce(q.retry_limit, 3) AS retry_limit,
                queen.enforced_option_q1(q.retry_delay, q.queen_options, 'retryDelay') AS retry_delay,
                queen.enforced_option_q1(q.ttl, q.queen_options, 'ttl') AS ttl,
-               queen.dlq_off_q1(q.dead_letter_queue, q.dlq_after_max_retries, q.queen_options) AS dlq_off
+               queen.dlq_off_q1(q.dead_letter_queue, q.dlq_after_max_retries, q.queen_options) AS dlq_off,
+               coalesce(gp.conflation, false) AS conflate
         FROM unnest($1, $2, $3, $4, $5) WITH ORDINALITY AS x(txid, pid, lease, status, err, ord)
         LEFT JOIN queen.messages m ON m.partition_id = x.pid::uuid AND m.transaction_id COLLATE "C" = x.txid
         LEFT JOIN queen.partitions p ON p.id = m.partition_id
         LEFT JOIN queen.queues q ON q.id = p.queue_id
+        LEFT JOIN queen.consumer_group_policies gp ON gp.queue_id = q.id AND gp.consumer_group = $6
         ORDER BY x.pid::uuid, m.created_at NULLS FIRST, m.id,
                  CASE coalesce(x.status, 'completed') WHEN 'dlq' THEN 0 WHEN 'retry' THEN 2
                       WHEN 'completed' THEN 3 WHEN 'success' THEN 3 ELSE 1 END,
                  x.ord
-    $q$ USING p_txid, p_pid, p_lease, p_status, p_error
+    $q$ USING p_txid, p_pid, p_lease, p_status, p_error, p_group
     LOOP
         o_idx := it.i;
         o_queue := it.qname;
@@ -251,6 +278,7 @@ BEGIN
         o_lease_released := NULL;
         o_dlq := false;
         o_noop := false;
+        o_conflated := NULL;
         IF it.mid IS NULL THEN
             o_success := false; o_error := c_unresolvable; o_queue := NULL; o_partition := NULL;
             RETURN NEXT;
@@ -455,6 +483,20 @@ BEGIN
         v_forward := pc.last_consumed_created_at IS NULL
                      OR (it.mts, it.mid) > (pc.last_consumed_created_at, pc.last_consumed_id);
         v_released := pc.batch_size > 0 AND pc.acked_count + v_span >= pc.batch_size;
+        IF it.conflate THEN
+            -- The messages this completion skips: the leased ones below it, or, without
+            -- a leased batch, every one between the cursor and it.
+            IF pc.batch_size > 0 THEN
+                o_conflated := v_span - 1;
+            ELSE
+                SELECT count(*) INTO o_conflated
+                  FROM queen.messages mm
+                 WHERE mm.partition_id = it.pid
+                   AND (mm.created_at, mm.id) > (coalesce(pc.last_consumed_created_at, '-infinity'::timestamptz),
+                                                 coalesce(pc.last_consumed_id, '00000000-0000-0000-0000-000000000000'::uuid))
+                   AND (mm.created_at, mm.id) < (it.mts, it.mid);
+            END IF;
+        END IF;
 
         IF v_forward THEN
             pc.last_consumed_created_at := it.mts;
@@ -490,6 +532,23 @@ BEGIN
     END IF;
     PERFORM queen.ready_settle_many_q1(ARRAY(SELECT DISTINCT x.pid::uuid FROM unnest(p_pid) AS x(pid)), p_group);
 END;
+$$;
+
+-- queen.ack_items_q2 is queen.ack_items_q3 without o_conflated, for brokers of the
+-- release before.
+CREATE OR REPLACE FUNCTION queen.ack_items_q2(
+    p_txid   text[],
+    p_pid    text[],
+    p_lease  text[],
+    p_status text[],
+    p_error  text[],
+    p_group  text
+) RETURNS TABLE (o_idx integer, o_success boolean, o_error text, o_queue text, o_partition text,
+                 o_lease_released boolean, o_dlq boolean, o_noop boolean)
+LANGUAGE sql
+AS $$
+    SELECT o_idx, o_success, o_error, o_queue, o_partition, o_lease_released, o_dlq, o_noop
+      FROM queen.ack_items_q3(p_txid, p_pid, p_lease, p_status, p_error, p_group)
 $$;
 
 -- queen.tx_ack_q2 is the acknowledgement of a /transaction with the statuses of the
