@@ -303,6 +303,8 @@ $$;
 --     of the same (partition, group) in the call cannot move the cursor past the failed
 --     message: they fail with "lease released by earlier failure" (no skipped message);
 --   * the retry counter resets whenever the cursor moves (completed or dead-lettered);
+--   * a queue whose dead-letter queue is off (both flags false, set through queen's
+--     configure: queen.dlq_off_q1) drops a message instead of dead-lettering it;
 --   * retryDelay is honoured: after a failed ack within retryLimit the partition is not
 --     redelivered to the group before retry_delay milliseconds, when it was set through
 --     queen's configure (upstream stores 1000 everywhere and never applies it; see
@@ -354,7 +356,8 @@ BEGIN
                lower(coalesce(x.status, 'completed')) AS status, x.err,
                m.id AS mid, m.created_at AS mts, p.name::text AS pname, q.name::text AS qname,
                coalesce(q.retry_limit, 3) AS retry_limit,
-               queen.enforced_option_q1(q.retry_delay, q.queen_options, 'retryDelay') AS retry_delay
+               queen.enforced_option_q1(q.retry_delay, q.queen_options, 'retryDelay') AS retry_delay,
+               queen.dlq_off_q1(q.dead_letter_queue, q.dlq_after_max_retries, q.queen_options) AS dlq_off
         FROM unnest($1, $2, $3, $4, $5) WITH ORDINALITY AS x(txid, pid, lease, status, err, ord)
         LEFT JOIN queen.messages m ON m.partition_id = x.pid::uuid AND m.transaction_id COLLATE "C" = x.txid
         LEFT JOIN queen.partitions p ON p.id = m.partition_id
@@ -444,7 +447,8 @@ BEGIN
             CONTINUE;
         END IF;
 
-        v_dlq := v_status IN ('failed', 'dlq');
+        -- A queue whose dead-letter queue is off drops the message instead.
+        v_dlq := v_status IN ('failed', 'dlq') AND NOT it.dlq_off;
         IF v_dlq THEN
             INSERT INTO queen.dead_letter_queue
                    (message_id, partition_id, consumer_group, error_message, retry_count, original_created_at)

@@ -49,8 +49,8 @@ $$;
 
 -- queen.tx_ack_q1 is the acknowledgement of a /transaction:
 -- completed/success move the cursor (forward only) and count toward auto-release,
--- creating the cursor row when missing; failed/dlq dead-letter at once (no retries).
--- Any other status, an unknown message or a stale lease fails the transaction.
+-- creating the cursor row when missing; failed/dlq dead-letter at once (no retries),
+-- or drop the message on a queue whose dead-letter queue is off. Any other status, an unknown message or a stale lease fails the transaction.
 CREATE OR REPLACE FUNCTION queen.tx_ack_q1(
     p_txid text, p_pid text, p_group text, p_status text, p_lease text, p_error text
 ) RETURNS TABLE (o_success boolean, o_error text, o_dlq boolean)
@@ -60,10 +60,15 @@ DECLARE
     v_mts    timestamptz;
     v_status text := lower(coalesce(nullif(p_status, ''), 'completed'));
     v_dlq    boolean;
+    v_off    boolean;
     pc       queen.partition_consumers%ROWTYPE;
 BEGIN
-    SELECT m.id, m.created_at INTO v_mid, v_mts
-    FROM queen.messages m WHERE m.partition_id = p_pid::uuid AND m.transaction_id COLLATE "C" = p_txid;
+    SELECT m.id, m.created_at, queen.dlq_off_q1(q.dead_letter_queue, q.dlq_after_max_retries, q.queen_options)
+      INTO v_mid, v_mts, v_off
+    FROM queen.messages m
+    JOIN queen.partitions p ON p.id = m.partition_id
+    JOIN queen.queues q ON q.id = p.queue_id
+    WHERE m.partition_id = p_pid::uuid AND m.transaction_id COLLATE "C" = p_txid;
     IF NOT FOUND THEN
         RETURN QUERY SELECT false, 'Message not found'::text, false;
         RETURN;
@@ -72,7 +77,8 @@ BEGIN
         RETURN QUERY SELECT false, format('Invalid ack status %L in a transaction', p_status), false;
         RETURN;
     END IF;
-    v_dlq := v_status IN ('failed', 'dlq');
+    -- A queue whose dead-letter queue is off drops the message instead.
+    v_dlq := v_status IN ('failed', 'dlq') AND NOT v_off;
 
     INSERT INTO queen.partition_consumers (partition_id, consumer_group)
     VALUES (p_pid::uuid, p_group)
