@@ -220,8 +220,9 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 
 // popAttempt runs one claim. For a namespace/task pop it walks the matching queues,
 // highest priority first, until one yields messages, and parks w (when waiting) on
-// each of them so a push to any wakes it; what it says of conflation is what any queue
-// walked said. A claim runs to its end even when ctx is
+// each of them so a push to any wakes it. Conflation is echoed as the group's policy on
+// the queue that answered, or, when none did, on any queue walked; a conflict, when
+// any queue walked had one. A claim runs to its end even when ctx is
 // cancelled meanwhile (the client went away): a statement abandoned on the broker's
 // side may still commit on the database's, and only a claim whose outcome is known
 // can be given back. woken tells whether a wake started this attempt (see claims.go).
@@ -247,7 +248,9 @@ func (b *Broker) popAttempt(ctx context.Context, req queue.PopRequest, leaseID s
 	if w != nil {
 		b.waiters.add(w, names...)
 	}
-	var said queue.Claim
+	// A pop asking for conflation where no queue matches yet is answered as applied,
+	// as a pop of a queue that does not exist yet is.
+	said := queue.Claim{Conflation: len(names) == 0 && req.Conflation != nil && *req.Conflation}
 	for _, name := range names {
 		if ctx.Err() != nil {
 			return said, "", ctx.Err()
@@ -258,7 +261,8 @@ func (b *Broker) popAttempt(ctx context.Context, req queue.PopRequest, leaseID s
 		said.Conflation = said.Conflation || c.Conflation
 		said.ConflationConflict = said.ConflationConflict || c.ConflationConflict
 		if err != nil || len(c.Messages) > 0 {
-			said.Messages = c.Messages
+			// The messages of one queue: conflated or not as its group's policy says.
+			said.Messages, said.Conflation = c.Messages, c.Conflation
 			return said, name, err
 		}
 	}

@@ -185,10 +185,34 @@ func TestPopConflation(t *testing.T) {
 		m = r.object(t)
 		require.Equal(t, true, m["conflation"])
 		require.Equal(t, []any{2.0}, payloads(m))
-		// A queue that does not exist yet: the request is answered as applied, so a
-		// client that starts before its producers keeps polling.
+		// A queue that does not exist yet, or no queue of the namespace: the request is
+		// answered as applied, so a client that starts before its producers keeps
+		// polling.
 		r = b.get(t, "/api/v1/pop/queue/cf-nothing-yet?consumerGroup=g&conflation=true")
 		requireStatus(t, http.StatusOK, r)
 		require.Equal(t, true, r.object(t)["conflation"])
+		r = b.get(t, "/api/v1/pop?namespace=cf-no-such-ns&consumerGroup=g&conflation=true")
+		requireStatus(t, http.StatusOK, r)
+		require.Equal(t, true, r.object(t)["conflation"])
+
+		// Across queues: the answer is conflated, and says so, as its own queue's
+		// policy is.
+		requireStatus(t, http.StatusOK, b.post(t, "/api/v1/configure", `{"queue":"cf-mx.a","namespace":"cf-mx","options":{"priority":9}}`))
+		requireStatus(t, http.StatusOK, b.post(t, "/api/v1/configure", `{"queue":"cf-mx.b","namespace":"cf-mx","options":{"priority":1}}`))
+		b.pushOne(t, "cf-mx.a", "p", "", `1`)
+		m = b.popOne(t, "cf-mx.a", "consumerGroup=gm&conflation=true")
+		require.Equal(t, true, m["conflation"])
+		ackOne(t, m, 0, "gm", "completed")
+		for i := 1; i <= 3; i++ {
+			b.pushOne(t, "cf-mx.b", "p", "", mustJSON(t, i))
+		}
+		m = b.popOne(t, "cf-mx.b", "consumerGroup=gm&batch=1") // stores no conflation for gm there
+		ackOne(t, m, 0, "gm", "completed")
+		r = b.get(t, "/api/v1/pop?namespace=cf-mx&consumerGroup=gm&batch=5")
+		requireStatus(t, http.StatusOK, r)
+		m = r.object(t)
+		require.Equal(t, "cf-mx.b", m["queue"])
+		require.Equal(t, 2, count(m), "not conflated: cf-mx.b's policy")
+		require.NotContains(t, m, "conflation", "the answering queue does not conflate")
 	})
 }

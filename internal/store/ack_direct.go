@@ -193,7 +193,8 @@ func (s *Store) messageAckDirectClaim(ctx context.Context, group string, acks []
 		if err != nil {
 			return err
 		}
-		claimed, err = scanClaim(rows, *claim)
+		// A group without a policy claims nothing here: its pop stores one first.
+		claimed, _, err = scanClaim(rows, *claim)
 		return err
 	}()
 	if cerr := br.Close(); err == nil {

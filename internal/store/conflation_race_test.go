@@ -112,3 +112,72 @@ func TestConflationUnderConcurrentPushes(t *testing.T) {
 		require.Equal(t, each, accounted[name], "%s: every message delivered or skipped once (%d delivered)", name, len(got))
 	}
 }
+
+// TestAGroupsRacingFirstPopsFollowOnePolicy runs the first pops of a group on a queue
+// at once, half of them asking for conflation: whichever stores the group's policy,
+// every one of them is served by it and told so (conflation when it is on, a conflict
+// when it asked for it and it is off), and their acks report skips exactly when it is
+// on.
+func TestAGroupsRacingFirstPopsFollowOnePolicy(t *testing.T) {
+	t.Parallel()
+	st, db := openStore(t, 8)
+	ctx := t.Context()
+	ids := queue.NewIDGenerator()
+	on := true
+	for q := range 20 {
+		name := fmt.Sprintf("cf-first-%d", q)
+		var items []queue.PushItem
+		for p := range 4 {
+			for range 3 {
+				items = append(items, queue.PushItem{Queue: name, Partition: "p" + strconv.Itoa(p),
+					TransactionID: ids.New(), MessageID: ids.New(), Payload: []byte(`1`)})
+			}
+		}
+		_, err := st.MessageInsertBatch(ctx, items)
+		require.NoError(t, err)
+
+		type answer struct {
+			asked bool
+			claim queue.Claim
+			acks  []queue.AckResult
+		}
+		answers := make([]answer, 4)
+		var g errgroup.Group
+		for i := range answers {
+			g.Go(func() error {
+				req := queue.PopRequest{Queue: name, ConsumerGroup: "g", Batch: 3, Partitions: 1, PartitionsSet: true,
+					SubscriptionMode: "all"}
+				if i%2 == 0 {
+					req.Conflation = &on
+				}
+				lease := ids.New()
+				c, err := st.Claim(ctx, req, lease)
+				if err != nil {
+					return err
+				}
+				acks := make([]queue.Ack, len(c.Messages))
+				for j, m := range c.Messages {
+					acks[j] = queue.Ack{TransactionID: m.TransactionID, PartitionID: m.PartitionID, LeaseID: lease,
+						Status: queue.AckCompleted}
+				}
+				res, err := st.MessageAckBatch(ctx, "g", acks)
+				answers[i] = answer{asked: req.Conflation != nil, claim: c, acks: res}
+				return err
+			})
+		}
+		require.NoError(t, g.Wait())
+		stored := policies(t, ctx, db, name)["g"]
+		for _, a := range answers {
+			require.Equal(t, stored, a.claim.Conflation, "%s: the stored policy serves every first pop", name)
+			// A pop that did not ask is never told of a conflict.
+			require.Equal(t, a.asked && !stored, a.claim.ConflationConflict, "%s: asked %v, stored %v", name, a.asked, stored)
+			if stored {
+				require.LessOrEqual(t, len(a.claim.Messages), 1, "%s: one message per partition", name)
+			}
+			for _, r := range a.acks {
+				require.True(t, r.Success, r.Error)
+				require.Equal(t, stored, r.Conflated != nil, "%s: conflated on the acks of a conflating group", name)
+			}
+		}
+	}
+}

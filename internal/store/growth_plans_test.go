@@ -30,7 +30,9 @@ func TestRegistrationReadsOneCursorPerPartition(t *testing.T) {
 			// nothing to deliver).
 			register := func(group string) {
 				t.Helper()
-				_, err := g.conn.Exec(t.Context(), `SELECT count(*)
+				_, err := g.conn.Exec(t.Context(), `SELECT queen.group_policy_store_q1('reg', $1, NULL)`, group)
+				require.NoError(t, err)
+				_, err = g.conn.Exec(t.Context(), `SELECT count(*)
 					FROM queen.pop_q4('reg', NULL, $1, 'lease', 1, 1, false, 'new', NULL, 30, 0, NULL, 1)`, group)
 				require.NoError(t, err)
 			}
@@ -80,7 +82,9 @@ func TestSeekReadsEachPartitionByKey(t *testing.T) {
 			}
 			g.grow(0, 3)
 			// A wildcard pop registers the group: it has ready rows to settle.
-			_, err := g.conn.Exec(t.Context(), `SELECT count(*)
+			_, err := g.conn.Exec(t.Context(), `SELECT queen.group_policy_store_q1('sought', 'seeker', NULL)`)
+			require.NoError(t, err)
+			_, err = g.conn.Exec(t.Context(), `SELECT count(*)
 				FROM queen.pop_q4('sought', NULL, 'seeker', 'lease', 1, 1, true, NULL, NULL, 30, 0, NULL, 1)`)
 			require.NoError(t, err)
 			for i := range 8 {

@@ -29,7 +29,12 @@ FROM queen.pop_q4($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
 const (
 	claimFlagConflation = 1 // the group's conflation policy is applied: conflated delivery
 	claimFlagConflict   = 2 // the pop asked for conflation otherwise than the group's policy
+	claimFlagNoPolicy   = 4 // the group has no policy on the queue yet: nothing was claimed
 )
+
+// sqlGroupPolicyStore stores a group's policy on a queue unless it has one, in a
+// transaction of its own.
+const sqlGroupPolicyStore = `SELECT queen.group_policy_store_q1($1, $2, $3)`
 
 // racedAttempts bounds how often retryRaced runs a statement.
 const racedAttempts = 3
@@ -65,12 +70,24 @@ func (s *Store) PartitionClaim(ctx context.Context, req queue.PopRequest, leaseI
 }
 
 // Claim is PartitionClaim with what the claim applied of the consumer group's
-// conflation policy.
+// conflation policy. A group's first pop of a queue stores the policy it asks for (a
+// conflation parameter of true: conflation; anything else: none) in a transaction of
+// its own, committed before the claim, so that every pop and ack of the group, the
+// first ones racing included, follows the one policy stored.
 func (s *Store) Claim(ctx context.Context, req queue.PopRequest, leaseID string) (queue.Claim, error) {
 	var c queue.Claim
-	err := retryRaced(ctx, func() (err error) {
-		c, err = s.partitionClaimOnce(ctx, req, leaseID)
-		return err
+	err := retryRaced(ctx, func() error {
+		for range racedAttempts {
+			var noPolicy bool
+			var err error
+			if c, noPolicy, err = s.partitionClaimOnce(ctx, req, leaseID); err != nil || !noPolicy {
+				return err
+			}
+			if _, err := s.pool.Exec(ctx, sqlGroupPolicyStore, req.Queue, req.ConsumerGroup, req.Conflation); err != nil {
+				return interpretError(err)
+			}
+		}
+		return nil // deleted each time before its claim: nothing claimed
 	})
 	return c, err
 }
@@ -125,18 +142,20 @@ func conflateWidth(req queue.PopRequest) int {
 	return min(max(w, 1), queue.MaxConflatePartitions)
 }
 
-func (s *Store) partitionClaimOnce(ctx context.Context, req queue.PopRequest, leaseID string) (queue.Claim, error) {
+// partitionClaimOnce runs one claim; noPolicy reports that the group has no policy on
+// the queue yet, and that nothing was claimed.
+func (s *Store) partitionClaimOnce(ctx context.Context, req queue.PopRequest, leaseID string) (c queue.Claim, noPolicy bool, err error) {
 	rows, err := s.pool.Query(ctx, sqlPartitionClaim, s.claimArgs(req, leaseID)...)
 	if err != nil {
-		return queue.Claim{}, interpretError(err)
+		return queue.Claim{}, false, interpretError(err)
 	}
 	return scanClaim(rows, req)
 }
 
-// scanClaim reads what a claim for req answered, and closes rows.
-func scanClaim(rows pgx.Rows, req queue.PopRequest) (queue.Claim, error) {
+// scanClaim reads what a claim for req answered, and closes rows; noPolicy reports
+// that the group has no policy on the queue yet (nothing was claimed).
+func scanClaim(rows pgx.Rows, req queue.PopRequest) (c queue.Claim, noPolicy bool, err error) {
 	defer rows.Close()
-	var c queue.Claim
 	msgs := make([]queue.Message, 0, min(max(req.Batch, 1), 1000))
 	// Unique values go to one text arena (ids) and one byte slab (payloads), set on the
 	// messages after the last row, when neither moves any more.
@@ -151,11 +170,12 @@ func scanClaim(rows pgx.Rows, req queue.PopRequest) (queue.Claim, error) {
 	var retries, flags int
 	for rows.Next() {
 		if err := rows.Scan(&pid, &part, &id, &txid, &trace, &payload, &sub, &created, &retries, &parent, &state, &flags); err != nil {
-			return c, interpretError(err)
+			return c, false, interpretError(err)
 		}
 		if id == nil { // the policy's row, first
 			c.Conflation = flags&claimFlagConflation != 0
 			c.ConflationConflict = flags&claimFlagConflict != 0
+			noPolicy = flags&claimFlagNoPolicy != 0
 			continue
 		}
 		m := queue.Message{RetryCount: retries}
@@ -173,7 +193,7 @@ func scanClaim(rows pgx.Rows, req queue.PopRequest) (queue.Claim, error) {
 		msgs = append(msgs, m)
 	}
 	if err := rows.Err(); err != nil {
-		return c, interpretError(err)
+		return c, false, interpretError(err)
 	}
 	all := text.strings()
 	for i, p := range pos {
@@ -182,5 +202,5 @@ func scanClaim(rows pgx.Rows, req queue.PopRequest) (queue.Claim, error) {
 		msgs[i].Payload = payloads[p.payload.from:p.payload.to:p.payload.to]
 	}
 	c.Messages = msgs
-	return c, nil
+	return c, noPolicy, nil
 }

@@ -30,10 +30,12 @@ func TestAClaimOfOneGroupDoesNotHoldBackAnother(t *testing.T) {
 		require.NoError(t, err, "the claim of %s waited for another's", group)
 		return msgs
 	}
-	// Every group registered, as its first wildcard pop would register it: the message
-	// has a ready row for each.
+	// Every group registered, as its first wildcard pop would register it (its policy
+	// stored, then its registration): the message has a ready row for each.
 	for _, g := range []string{"g1", "g2", "g3"} {
-		_, err := db.Exec(ctx, `SELECT queen.queue_consumer_register_q1(q.id, q.name, $1, NULL, NULL, now())
+		_, err := db.Exec(ctx, `SELECT queen.group_policy_store_q1('shared', $1, NULL)`, g)
+		require.NoError(t, err)
+		_, err = db.Exec(ctx, `SELECT queen.queue_consumer_register_q1(q.id, q.name, $1, NULL, NULL, now())
 			FROM queen.queues q WHERE q.name = 'shared'`, g)
 		require.NoError(t, err)
 	}

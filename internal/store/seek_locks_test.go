@@ -79,6 +79,14 @@ func TestPopAndSeekRacingAQueueDelete(t *testing.T) {
 			}
 			return err
 		}},
+		// The group's first pop of the queue: it stores the group's policy first.
+		{"FirstPop", func(q string) error {
+			msgs, err := st.PartitionClaim(ctx, queue.PopRequest{Queue: q, ConsumerGroup: "first", Batch: 1, Partitions: 1}, ids.New())
+			if err == nil && len(msgs) > 0 {
+				return errors.New("the pop delivered a message of the deleted queue")
+			}
+			return err
+		}},
 		{"Seek", func(q string) error {
 			_, err := st.ConsumerGroupSeek(ctx, "g", q, queue.ConsumerGroupSeek{Timestamp: time.Now().Add(-time.Hour)})
 			if !errors.Is(err, queue.ErrNotFound) {
@@ -92,6 +100,8 @@ func TestPopAndSeekRacingAQueueDelete(t *testing.T) {
 			_, err := st.MessageInsertBatch(ctx, []queue.PushItem{
 				{Queue: q, Partition: "p", TransactionID: "m1", MessageID: ids.New(), Payload: benchPayload}})
 			require.NoError(t, err)
+			_, err = db.Exec(ctx, `SELECT queen.group_policy_store_q1($1, 'g', NULL)`, q) // g popped the queue before
+			require.NoError(t, err)
 			del, err := db.Begin(ctx)
 			require.NoError(t, err)
 			defer del.Rollback(ctx) //nolint:errcheck // after Commit, a no-op
@@ -101,7 +111,7 @@ func TestPopAndSeekRacingAQueueDelete(t *testing.T) {
 
 			done := make(chan error, 1)
 			go func() { done <- tc.run(q) }()
-			waitForLock(t, db, `(query LIKE '%pop_q4%' OR query LIKE '%seek_q1%')`)
+			waitForLock(t, db, `(query LIKE '%pop_q4%' OR query LIKE '%seek_q1%' OR query LIKE '%group_policy_store%')`)
 			require.NoError(t, del.Commit(ctx))
 			require.NoError(t, <-done)
 		})

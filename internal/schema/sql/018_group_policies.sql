@@ -19,11 +19,15 @@ BEGIN
 END
 $$;
 
--- queen.group_policy_key is the advisory-lock key a pop holds, taken without waiting,
--- to store a group's policy on a queue: a second first pop of the group meanwhile does
--- not wait for the first one's transaction (a pop waits for no other pop's); it goes by
--- what it asked, and the policy is what the first one stores.
-CREATE OR REPLACE FUNCTION queen.group_policy_key(p_queue uuid, p_group text)
-RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT hashtextextended(p_queue::text || '/' || p_group, 20161101)
+-- queen.group_policy_store_q1 stores p_group's policy on p_queue unless it has one
+-- (conflation: p_conflation, NULL meaning false). The broker runs it in a transaction
+-- of its own when a pop finds the group without a policy (queen.pop_q4 then claims
+-- nothing), and pops again: the policy a group's first pops see is committed before
+-- any of them delivers or acks, whichever of them stored it. A deleted queue stores
+-- nothing.
+CREATE OR REPLACE FUNCTION queen.group_policy_store_q1(p_queue text, p_group text, p_conflation boolean)
+RETURNS void LANGUAGE sql AS $$
+    INSERT INTO queen.consumer_group_policies (queue_id, consumer_group, conflation)
+    SELECT q.id, p_group, coalesce(p_conflation, false) FROM queen.queues q WHERE q.name = p_queue
+    ON CONFLICT (queue_id, consumer_group) DO NOTHING
 $$;

@@ -10,14 +10,16 @@
 --
 -- Conflation (last-value delivery): a consumer group's policy on a queue is stored by
 -- its first pop there (queen.consumer_group_policies: p_conflation, NULL meaning
--- false) and wins over what later pops ask. A conflating group is given, per claimed
+-- false; a pop that finds none answers flag 4 alone, see below) and wins over what
+-- later pops ask. A conflating group is given, per claimed
 -- partition, only the newest visible message, under a lease that spans every message
 -- from the cursor to it (batch_size counts them): the ack of that message moves the
 -- cursor past all of them. It claims up to p_conflate_width partitions (1..64), one
 -- message each. When the policy is applied, or the request disagrees with it, the
 -- first row is a row without a message (o_id NULL) whose o_flags says so: 1 the
 -- policy is applied (conflated delivery), 2 the request disagrees with the stored
--- policy. Message rows have o_flags NULL.
+-- policy; 4, alone and with nothing claimed, that the group has no policy on the queue
+-- yet. Message rows have o_flags NULL.
 CREATE OR REPLACE FUNCTION queen.pop_q4(
     p_queue          text,
     p_partition      text,
@@ -103,23 +105,16 @@ BEGIN
         END IF;
         RETURN;
     END IF;
-    -- The group's conflation policy: stored by its first pop of the queue.
+    -- The group's conflation policy. Without one (the group's first pop of the queue),
+    -- nothing is claimed: the first row says so (o_flags 4), and the broker stores the
+    -- policy in a transaction of its own (queen.group_policy_store_q1) and pops again.
     IF p_group <> '__QUEUE_MODE__' THEN
         v_conflate := v_q.group_conflation;
-        IF v_conflate IS NULL AND pg_try_advisory_xact_lock(queen.group_policy_key(v_q.id, p_group)) THEN
-            INSERT INTO queen.consumer_group_policies (queue_id, consumer_group, conflation)
-            VALUES (v_q.id, p_group, coalesce(p_conflation, false))
-            ON CONFLICT (queue_id, consumer_group) DO NOTHING
-            RETURNING conflation INTO v_conflate;
-            IF FOUND THEN
-                v_durable := true;
-            ELSE
-                SELECT gp.conflation INTO v_conflate FROM queen.consumer_group_policies gp
-                 WHERE gp.queue_id = v_q.id AND gp.consumer_group = p_group;
-            END IF;
+        IF v_conflate IS NULL THEN
+            o_flags := 4;
+            RETURN NEXT;
+            RETURN;
         END IF;
-        -- Not stored (another first pop of the group is storing it): what this pop asked.
-        v_conflate := coalesce(v_conflate, p_conflation, false);
         o_flags := CASE WHEN v_conflate THEN 1 ELSE 0 END
                  + CASE WHEN p_conflation IS NOT NULL AND p_conflation <> v_conflate THEN 2 ELSE 0 END;
         IF o_flags <> 0 THEN
@@ -473,8 +468,9 @@ END;
 $$;
 
 -- The eleven-argument queen.pop_q3 of the release before: no conflation (a
--- conflating group's policy is still applied). Kept so that a broker of the previous
--- release still pops against this schema.
+-- conflating group's policy is still applied; a group's first pop stores none, in the
+-- pop's own transaction). Kept so that a broker of the previous release still pops
+-- against this schema.
 CREATE OR REPLACE FUNCTION queen.pop_q3(
     p_queue          text,
     p_partition      text,
@@ -492,6 +488,7 @@ CREATE OR REPLACE FUNCTION queen.pop_q3(
                  o_retry_count integer, o_traceparent text, o_tracestate text)
 LANGUAGE sql
 AS $$
+    SELECT queen.group_policy_store_q1(p_queue, p_group, NULL) WHERE p_group <> '__QUEUE_MODE__';
     SELECT o_partition_id, o_partition, o_id, o_transaction_id, o_trace_id, o_payload, o_producer_sub,
            o_created_at, o_retry_count, o_traceparent, o_tracestate
       FROM queen.pop_q4(p_queue, p_partition, p_group, p_lease_id, p_batch, p_max_partitions,
