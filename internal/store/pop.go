@@ -14,7 +14,8 @@ import (
 
 // sqlPartitionClaim claims for a pop. Its first row may carry no message (o_id NULL):
 // then o_flags says what the claim applied of the group's conflation policy
-// (claimFlagConflation, claimFlagConflict).
+// (claimFlagConflation, claimFlagConflict), or that the group has none on the queue
+// yet and nothing was claimed (claimFlagNoPolicy).
 const sqlPartitionClaim = `SELECT o_partition_id::text, o_partition, o_id::text, o_transaction_id,
        coalesce(o_trace_id::text, ''), o_payload, coalesce(o_producer_sub, ''),
        coalesce(o_created_at, 'epoch'), coalesce(o_retry_count, 0),
