@@ -41,7 +41,7 @@ func newPushCollector(b *broker.Broker) *pushCollector {
 		ackPaths: prometheus.NewDesc("queen_ack_statement_paths_total",
 			"Ack batches this replica applied, by path: direct (the ack of a pop: one partition, one lease, "+
 				"every item completed, the next messages in order; three plain statements) or general "+
-				"(queen.ack_q3: every other batch).", []string{"path"}, nil),
+				"(queen.ack_q4: every other batch).", []string{"path"}, nil),
 		rechecks: prometheus.NewDesc("queen_pop_longpoll_rechecks_total",
 			"Claims run by long-poll pops parked on this replica, by cause (wake: a push, an ack that ended "+
 				"a lease, a wake passed on or a notification; timer: the re-check interval) and outcome (messages, empty). A push wakes one parked pop per "+
