@@ -116,10 +116,19 @@ func showGroups(t *tw, l []api.ConsumerGroupSummary) {
 			sub += " " + *g.SubscriptionTimestamp
 		}
 		rows[i] = []string{g.Name, g.QueueName, itoa(g.Members), itoa(g.PartitionsWithLag), itoa(g.TotalLag),
-			itoa(g.InFlight), ago(g.MaxTimeLag), t.state(g.State), sub}
+			itoa(g.InFlight), ago(g.MaxTimeLag), t.state(g.State), delivery(g.Conflation), sub}
 	}
-	t.table([]string{"GROUP", "QUEUE", "PARTITIONS", "LAGGING", "LAG", "IN FLIGHT", "MAX TIME LAG", "STATE", "SUBSCRIPTION"},
-		rows, "No consumer groups.")
+	t.table([]string{"GROUP", "QUEUE", "PARTITIONS", "LAGGING", "LAG", "IN FLIGHT", "MAX TIME LAG", "STATE", "DELIVERY",
+		"SUBSCRIPTION"}, rows, "No consumer groups.")
+}
+
+// delivery names a group's delivery on a queue: "last value" when its conflation
+// policy is on (the newest message of each partition), else "every message".
+func delivery(conflation bool) string {
+	if conflation {
+		return "last value"
+	}
+	return "every message"
 }
 
 // showGroupLags renders how far each consumer group is behind on its queue.
@@ -132,7 +141,8 @@ func showGroupLags(t *tw, l []api.ConsumerGroupLag) {
 	t.table([]string{"GROUP", "QUEUE", "LAG", "PENDING", "IN FLIGHT", "OLDEST", "LAGGING PARTITIONS"}, rows, "No consumer groups.")
 }
 
-// showGroup renders one group, its queues in name order.
+// showGroup renders one group, its queues in name order (a queue where the group's
+// conflation policy is on marked "(last value)").
 func showGroup(t *tw, d api.ConsumerGroupDetail) {
 	var rows [][]string
 	queues := make([]string, 0, len(d))
@@ -142,11 +152,15 @@ func showGroup(t *tw, d api.ConsumerGroupDetail) {
 	slices.Sort(queues)
 	for _, q := range queues {
 		ps := d[q].Partitions
+		name := q
+		if d[q].Conflation {
+			name += " (" + delivery(true) + ")"
+		}
 		if len(ps) == 0 {
-			rows = append(rows, []string{q, "-", "-", "-", "-", "-", "-"})
+			rows = append(rows, []string{name, "-", "-", "-", "-", "-", "-"})
 		}
 		for _, p := range ps {
-			rows = append(rows, []string{q, p.Partition, itoa(p.TotalConsumed), itoa(p.OffsetLag), ago(p.TimeLagSeconds),
+			rows = append(rows, []string{name, p.Partition, itoa(p.TotalConsumed), itoa(p.OffsetLag), ago(p.TimeLagSeconds),
 				deref(p.LastConsumedAt), yesNo(p.LeaseActive)})
 		}
 	}
