@@ -128,11 +128,13 @@ func TestConsumerGroups(t *testing.T) {
 
 	out := ok(t, b.run(t, "cg", "list", "--queue", "cg.q"))
 	rows := fields(out)
-	require.Equal(t, []string{"GROUP", "QUEUE", "PARTITIONS", "LAGGING", "LAG", "IN", "FLIGHT", "MAX", "TIME", "LAG", "STATE", "SUBSCRIPTION"}, rows[0])
+	require.Equal(t, []string{"GROUP", "QUEUE", "PARTITIONS", "LAGGING", "LAG", "IN", "FLIGHT", "MAX", "TIME", "LAG", "STATE",
+		"DELIVERY", "SUBSCRIPTION"}, rows[0])
 	require.Len(t, rows, 2)
 	// One cursor; both partitions lag: the one read holds one more message, the other
 	// (no cursor yet) its only one.
 	require.Equal(t, []string{"workers", "cg.q", "1", "2", "2"}, rows[1][:5])
+	require.Contains(t, strings.Join(rows[1], " "), "every message", "a group without conflation")
 	var list []api.ConsumerGroupSummary
 	decode(t, ok(t, b.run(t, "cg", "ls", "-o", "json")), &list)
 	require.Len(t, list, 1)
