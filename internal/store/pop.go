@@ -56,25 +56,22 @@ func retryRaced(ctx context.Context, run func() error) error {
 	}
 }
 
-// PartitionClaim runs one pop attempt: it claims partitions of req.Queue for
+// Claim runs one pop attempt: it claims partitions of req.Queue for
 // req.ConsumerGroup under leaseID (for req.LeaseSeconds when above 0, else each
-// queue's leaseTime) and returns their next messages (none is not an error). Long-polling is the caller's business.
+// queue's leaseTime) and returns their next messages (none is not an error), with what
+// the claim applied of the consumer group's conflation policy. Long-polling is the
+// caller's business.
+//
+// A group's first pop of a queue stores the policy it asks for (a conflation parameter
+// of true: conflation; anything else: none) in a transaction of its own, committed
+// before the claim, so that every pop and ack of the group, the first ones racing
+// included, follows the one policy stored.
 //
 // Two pops that each claim several partitions of one queue can lock the partitions'
 // ready rows in opposite orders; PostgreSQL then aborts one of them (deadlock_detected).
 // The aborted statement changed nothing and returned nothing, so it runs again
 // (retryRaced); so does one that raced the deletion of its queue (which then finds
 // nothing).
-func (s *Store) PartitionClaim(ctx context.Context, req queue.PopRequest, leaseID string) ([]queue.Message, error) {
-	c, err := s.Claim(ctx, req, leaseID)
-	return c.Messages, err
-}
-
-// Claim is PartitionClaim with what the claim applied of the consumer group's
-// conflation policy. A group's first pop of a queue stores the policy it asks for (a
-// conflation parameter of true: conflation; anything else: none) in a transaction of
-// its own, committed before the claim, so that every pop and ack of the group, the
-// first ones racing included, follows the one policy stored.
 func (s *Store) Claim(ctx context.Context, req queue.PopRequest, leaseID string) (queue.Claim, error) {
 	var c queue.Claim
 	err := retryRaced(ctx, func() error {
