@@ -81,8 +81,8 @@ const analyticsBucket = 2 * time.Second
 // p1 (odd), payload {"n":i,"tag":"e2e"}, created three minutes ago (the seed moves
 // created_at back, so every time lag is past a minute without waiting one); group
 // billing pops and acks 10 of p0; queue mode pops 5 more of p0 and acks them dlq with
-// "boom-e2e"; one pop of p1 is left unacked; a trace e2e-trace {"text":"hello-e2e"} on
-// e2e-3. Then POST /api/v1/stats/refresh, and the seed polls the API until the buckets
+// "boom-e2e"; one pop of p1 is left unacked; group prices pops e2e.tmp with conflation
+// (last-value delivery) and acks; a trace e2e-trace {"text":"hello-e2e"} on e2e-3. Then POST /api/v1/stats/refresh, and the seed polls the API until the buckets
 // holding that activity have closed and the consumer_lag_sample job has sampled
 // billing's lag in two closed buckets.
 func seed(t *testing.T, srv *daemontest.Server, c *client) *seeded {
@@ -135,6 +135,9 @@ func seed(t *testing.T, srv *daemontest.Server, c *client) *seeded {
 	require.Len(t, failed["messages"], 5)
 	ack(failed, "dlq", "boom-e2e", "")
 	pop("/api/v1/pop/queue/e2e.orders/partition/p1?batch=1") // left unacked: processing
+	prices := pop("/api/v1/pop/queue/e2e.tmp?consumerGroup=prices&conflation=true")
+	require.Equal(t, true, prices["conflation"], "prices pops e2e.tmp with conflation")
+	ack(prices, "completed", "", "prices")
 
 	list := callJSON[obj](t, c, "GET", "/api/v1/messages?queue=e2e.orders&limit=100", nil, http.StatusOK)
 	for _, x := range list["messages"].([]any) {

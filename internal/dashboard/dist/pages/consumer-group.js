@@ -9,6 +9,11 @@ import { Modal, ErrorBox, Table, Action, Card, Empty } from '../lib/ui.js';
 import * as f from '../lib/format.js';
 import * as sev from '../lib/severity.js';
 
+/** LastValue marks a group that conflates on a queue: each pop gets only the newest message of a partition. */
+export function LastValue() {
+  return html`<span class="tag" data-testid="group-last-value" title="Conflation: a pop gets only the newest message of each partition, and its ack moves the cursor past the older ones">last value</span>`;
+}
+
 // history keeps, per (group, queue), the lag seen by this tab while the broker has no lag
 // history route: [{ t, totalLag, maxTimeLag }], at most a day of samples.
 const history = new Map();
@@ -64,7 +69,7 @@ export function GroupDetail({ group, queue, onClose, onChanged }) {
   return html`<${Modal} title=${`Consumer group ${f.group(group)}`} onClose=${onClose} testid="group-detail" wide>
     <${ErrorBox} error=${st.error} />
     ${st.data && !queues.length && html`<${Empty} text="No cursors." />`}
-    ${queues.map((q) => html`<${Card} title=${q} testid="group-queue">
+    ${queues.map((q) => html`<${Card} title=${html`${q}${d[q] && d[q].conflation && html` <${LastValue} />`}`} testid="group-queue">
       <${Table} testid="table-group-partitions" rows=${(d[q] && d[q].partitions) || []} rowKey=${(p) => p.partition} empty="No cursor yet."
         columns=${[
           { key: 'partition', label: 'Partition', render: (p) => p.partition },

@@ -8,7 +8,7 @@ import { toLocalInput } from '../lib/time.js';
 import { Card, ErrorBox, Loading, PageHead, Table, Action, Modal, Empty, useLevel } from '../lib/ui.js';
 import { can } from '../lib/auth.js';
 import { queuesCached } from '../shell/search.js';
-import { GroupDetail, sample } from './consumer-group.js';
+import { GroupDetail, LastValue, sample } from './consumer-group.js';
 import * as f from '../lib/format.js';
 import * as sev from '../lib/severity.js';
 
@@ -118,7 +118,7 @@ export function ConsumersPage({ query }) {
     <${Card} testid="card-consumers">
       ${d.groups && !rows.length ? html`<${Empty} text=${all.length ? 'No group matches the filters.' : 'No consumer groups yet.'} />` : html`<${Table} testid="table-consumers" rows=${rows} rowKey=${(g) => `${g.name}|${g.queueName}`}
         columns=${[
-          { key: 'name', label: 'Group', render: (g) => html`<b data-testid="group-name">${f.group(g.name)}</b>` },
+          { key: 'name', label: 'Group', render: (g) => html`<b data-testid="group-name">${f.group(g.name)}</b>${g.conflation && html` <${LastValue} />`}` },
           { key: 'queue', label: 'Queue', render: (g) => html`<a href=${'/queues/' + enc(g.queueName)}>${g.queueName}</a>` },
           { key: 'members', label: 'Partitions', cls: 'num', render: (g) => f.num(g.members) },
           { key: 'lagging', label: 'Lagging', cls: 'num', render: (g) => f.num(g.partitionsWithLag) },
