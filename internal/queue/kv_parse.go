@@ -339,10 +339,10 @@ func kvString(o map[string]json.RawMessage, key, field string, dst *string) erro
 // kvBool reads an optional boolean member (absent: false).
 func kvBool(o map[string]json.RawMessage, key, field string, dst *bool) error {
 	raw, ok := o[key]
-	if !ok {
+	if !ok || isJSONNull(raw) { // null is absent, as everywhere in a body
 		return nil
 	}
-	if isJSONNull(raw) || json.Unmarshal(raw, dst) != nil {
+	if json.Unmarshal(raw, dst) != nil {
 		return KVBad(field+"."+key, "kv_bad_body", "%s.%s must be a boolean", field, key)
 	}
 	return nil

@@ -35,6 +35,10 @@ func TestParseKVOp(t *testing.T) {
 		{"ForeverFalseWithTTL", `{"op":"incr","ns":"a","key":"k","delta":-1.5,"min":0,"ttlSeconds":5,"forever":false}`, func(t *testing.T, op KVOp) {
 			require.Equal(t, []string{"-1.5", "0", ""}, []string{op.Delta, op.Min, op.Max})
 		}},
+		{"NullBooleansAreAbsent", `{"op":"put","ns":"a","key":"k","value":1,"ttlSeconds":5,"forever":null,"required":null}`, func(t *testing.T, op KVOp) {
+			require.Equal(t, 5*time.Second, op.TTL)
+			require.False(t, op.Required)
+		}},
 		{"PrefixLimitClamped", `{"op":"getPrefix","ns":"a","prefix":"p","limit":5000}`, func(t *testing.T, op KVOp) {
 			require.Equal(t, KVMaxLimit, op.Limit)
 		}},
