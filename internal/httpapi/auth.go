@@ -17,8 +17,10 @@ import (
 // (JWT_ENABLED=false) it is not in the chain at all and the Authorization header is
 // never read.
 //
-// Order: a request that routes nowhere (404/405) passes through, as nothing would
-// serve it; a skip-listed path or a public route passes without a principal; any
+// Order: a request that routes nowhere passes through when the dashboard would answer
+// it (a GET or HEAD outside the API prefixes), and needs the read-write level when it
+// would get the JSON 404 of an absent route, as on a 1.x broker; a skip-listed path or
+// a public route passes without a principal; any
 // other request needs a token that verifies (else 401) whose roles reach the route's
 // level (else 403). The verified principal travels in the request context.
 func (s *Server) authenticate(next http.Handler) http.Handler {
@@ -29,11 +31,14 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		path := routingPath(r)
 		pattern := s.router.Find(chi.NewRouteContext(), r.Method, path)
-		if pattern == "" {
+		level := auth.ReadWrite // a request that routes nowhere and answers a JSON 404
+		switch {
+		case pattern != "":
+			level = routeLevel(r.Method, pattern)
+		case !absentRoute(r.Method, path): // the dashboard's pages and files, public
 			next.ServeHTTP(w, r)
 			return
 		}
-		level := routeLevel(r.Method, pattern)
 		if level == auth.Public || s.skipped(path) {
 			next.ServeHTTP(w, r)
 			return
@@ -52,6 +57,15 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(auth.NewContext(r.Context(), p)))
 	})
+}
+
+// absentRoute reports whether a request that routes nowhere gets the JSON 404 of an
+// absent route (routeAbsent) rather than the dashboard: as on a 1.x broker, that answer
+// is behind the read-write level, so a request without a valid token learns nothing
+// of which routes exist.
+func absentRoute(method, path string) bool {
+	_, ok := api.AbsentRoute(method, path)
+	return ok
 }
 
 // routingPath is the path exactly as chi routes it: the escaped form when the URL

@@ -75,6 +75,11 @@ func TestStatusIsJSONLiveness(t *testing.T) {
 		require.Equal(t, "application/json", r.header.Get("Content-Type"))
 		require.JSONEq(t, `{"status":"ok","engine":"postgres-go"}`, string(r.body), "jwt=%v", jwt)
 		requireStatus(t, http.StatusOK, b.do(t, http.MethodHead, "/status", "", headers...))
+		if jwt {
+			// POST /status routes nowhere: read-write first, as every unknown route.
+			requireStatus(t, http.StatusForbidden, b.do(t, http.MethodPost, "/status", "{}", headers...))
+			headers = []string{"Authorization", "Bearer " + sg.token(t, "editor", "read-write")}
+		}
 		requireNoSuchRoute(t, b.do(t, http.MethodPost, "/status", "{}", headers...), "POST /status")
 	}
 }
@@ -132,7 +137,10 @@ func TestAuthRoutesWithJWT(t *testing.T) {
 	r = b.post(t, "/auth/logout", "")
 	requireStatus(t, http.StatusOK, r)
 	require.JSONEq(t, `{"ok":true}`, string(r.body))
-	requireNoSuchRoute(t, b.get(t, "/auth/other"), "GET /auth/other without a token")
+	// Other paths under /auth/ route nowhere: read-write first, as every unknown route.
+	requireStatus(t, http.StatusUnauthorized, b.get(t, "/auth/other"))
+	requireNoSuchRoute(t, b.do(t, http.MethodGet, "/auth/other", "", bearer(sg.token(t, "ops", "read-write"))...),
+		"GET /auth/other with a read-write token")
 }
 
 func TestUnmatchedRoutesAnswerNoSuchRoute(t *testing.T) {
