@@ -9,11 +9,16 @@ import (
 	"github.com/queenmq/queen/internal/store"
 )
 
-// A transaction's ack locks the cursor row, then settles the ready row; a pop takes
-// them the other way. Here a session stands for that pop: it holds the ready row, and
-// once the transaction waits for it, asks for the cursor row. PostgreSQL aborts the
+// A transaction's ack takes the (partition, group) ack lock, then the cursor row, and
+// can deadlock with another session that takes such locks the other way (a pop takes
+// the ready row, then the cursor row). Here a session holds the cursor row, and once
+// the transaction waits for it, asks for the ack lock. PostgreSQL aborts the
 // transaction (the session waits longer before it looks for deadlocks), which took no
-// effect and runs again once the session is gone; it used to answer 500.
+// effect and runs again once the session is gone; it used to answer 500. The cycle
+// goes through the ack lock so that the test is deterministic: PostgreSQL hands that
+// lock to the session as it aborts the transaction, and the transaction's next run
+// queues behind the session. (Through a row lock, the next run could take the row back
+// before the waiting session did and deadlock again.)
 func TestTransactionRunsAgainAfterADeadlock(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -35,9 +40,9 @@ func TestTransactionRunsAgainAfterADeadlock(t *testing.T) {
 	_, err = pop.Exec(ctx, `SET LOCAL deadlock_timeout = '60s'`)
 	require.NoError(t, err)
 	var n int
-	require.NoError(t, pop.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM queen.partition_ready
-		WHERE partition_id = $1 FOR UPDATE) r`, pid).Scan(&n))
-	require.Equal(t, 1, n, "the partition's ready row")
+	require.NoError(t, pop.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM queen.partition_consumers
+		WHERE partition_id = $1 AND consumer_group = $2 FOR UPDATE) c`, pid, queue.QueueModeGroup).Scan(&n))
+	require.Equal(t, 1, n, "the cursor row")
 
 	type outcome struct {
 		res queue.TxResult
@@ -50,11 +55,13 @@ func TestTransactionRunsAgainAfterADeadlock(t *testing.T) {
 		done <- outcome{res, err}
 	}()
 	waitForLock(t, db, `query LIKE '%tx_ack_q3%'`)
-	// The cursor row the transaction holds: a deadlock, which PostgreSQL resolves by
-	// aborting the transaction; this statement then gets the row.
-	require.NoError(t, pop.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM queen.partition_consumers
-		WHERE partition_id = $1 AND consumer_group = $2 FOR UPDATE) c`, pid, queue.QueueModeGroup).Scan(&n))
-	require.Equal(t, 1, n)
+	// The ack lock the transaction holds: a deadlock, which PostgreSQL resolves by
+	// aborting the transaction (nothing else ends its wait for the row this session
+	// holds); this statement then gets the lock.
+	_, err = pop.Exec(ctx, `SELECT pg_advisory_xact_lock(queen.ack_lock_key($1::uuid, $2))`, pid, queue.QueueModeGroup)
+	require.NoError(t, err)
+	// The transaction's next run waits for the ack lock, behind this session.
+	waitForLock(t, db, `query LIKE '%tx_prepare_q1%'`)
 	require.NoError(t, pop.Rollback(ctx))
 
 	got := <-done
