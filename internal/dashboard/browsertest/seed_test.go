@@ -82,7 +82,8 @@ const analyticsBucket = 2 * time.Second
 // created_at back, so every time lag is past a minute without waiting one); group
 // billing pops and acks 10 of p0; queue mode pops 5 more of p0 and acks them dlq with
 // "boom-e2e"; one pop of p1 is left unacked; group prices pops e2e.tmp with conflation
-// (last-value delivery) and acks; a trace e2e-trace {"text":"hello-e2e"} on e2e-3. Then POST /api/v1/stats/refresh, and the seed polls the API until the buckets
+// (last-value delivery) and acks; a trace e2e-trace {"text":"hello-e2e"} on e2e-3.
+// Then POST /api/v1/stats/refresh, and the seed polls the API until the buckets
 // holding that activity have closed and the consumer_lag_sample job has sampled
 // billing's lag in two closed buckets.
 func seed(t *testing.T, srv *daemontest.Server, c *client) *seeded {
