@@ -18,6 +18,7 @@ func GroupLags(sc queue.Scope, groups []queue.ConsumerGroupSummary) []api.Consum
 		out[i] = api.ConsumerGroupLag{
 			Queue: sc.Relative(g.Queue), Group: sc.Relative(g.Group), Lag: g.TotalLag, Pending: g.TotalLag - g.InFlight,
 			InFlight: g.InFlight, LagSeconds: g.MaxTimeLag.Seconds(), PartitionsWithLag: g.PartitionsWithLag,
+			Conflation: g.Conflation,
 		}
 	}
 	return out

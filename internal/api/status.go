@@ -309,6 +309,9 @@ type ConsumerGroupLag struct {
 	LagSeconds float64 `json:"lagSeconds"`
 	// PartitionsWithLag counts the partitions with messages not consumed yet.
 	PartitionsWithLag int `json:"partitionsWithLag"`
+	// Conflation is the group's stored conflation policy on the queue (last-value
+	// delivery: a pop gets the newest message of each partition); false when none.
+	Conflation bool `json:"conflation"`
 }
 
 // MarshalJSON renders nil Partitions and ConsumerGroups as [].

@@ -131,11 +131,16 @@ func delivery(conflation bool) string {
 	return "every message"
 }
 
-// showGroupLags renders how far each consumer group is behind on its queue.
+// showGroupLags renders how far each consumer group is behind on its queue (a group
+// whose conflation policy is on there marked "(last value)").
 func showGroupLags(t *tw, l []api.ConsumerGroupLag) {
 	rows := make([][]string, len(l))
 	for i, g := range l {
-		rows[i] = []string{g.Group, g.Queue, itoa(g.Lag), t.yellow(itoa(g.Pending)), itoa(g.InFlight),
+		name := g.Group
+		if g.Conflation {
+			name += " (" + delivery(true) + ")"
+		}
+		rows[i] = []string{name, g.Queue, itoa(g.Lag), t.yellow(itoa(g.Pending)), itoa(g.InFlight),
 			ago(int64(g.LagSeconds)), itoa(g.PartitionsWithLag)}
 	}
 	t.table([]string{"GROUP", "QUEUE", "LAG", "PENDING", "IN FLIGHT", "OLDEST", "LAGGING PARTITIONS"}, rows, "No consumer groups.")

@@ -39,3 +39,17 @@ func TestShowGroupsDelivery(t *testing.T) {
 	require.Contains(t, out, "ticks (last value)")
 	require.NotContains(t, out, "orders (")
 }
+
+// TestShowGroupLagsMarksLastValue: the lag table of a queue (queenctl queue, health)
+// marks the groups that conflate on it.
+func TestShowGroupLagsMarksLastValue(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	showGroupLags(&tw{w: &buf}, []api.ConsumerGroupLag{
+		{Group: "prices", Queue: "ticks", Conflation: true},
+		{Group: "audit", Queue: "ticks"},
+	})
+	out := buf.String()
+	require.Contains(t, out, "prices (last value)")
+	require.NotContains(t, out, "audit (")
+}

@@ -23,10 +23,6 @@ func (s *Server) handleConsumerGroupList(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	conflating, err := s.broker.ConflatingGroups(r.Context(), scopeOf(r), "")
-	if err != nil {
-		return err
-	}
 	out := make([]api.ConsumerGroupSummary, len(groups))
 	for i, g := range groups {
 		out[i] = api.ConsumerGroupSummary{
@@ -34,7 +30,7 @@ func (s *Server) handleConsumerGroupList(w http.ResponseWriter, r *http.Request)
 			Members:           g.Members,
 			PartitionsWithLag: g.PartitionsWithLag, TotalLag: g.TotalLag, InFlight: g.InFlight,
 			MaxTimeLag: wholeSeconds(g.MaxTimeLag), State: g.State(),
-			Conflation: conflating[queue.GroupQueue{Group: g.Group, Queue: g.Queue}],
+			Conflation: g.Conflation,
 		}
 		if sub := g.Subscription; sub != nil {
 			if sub.Mode != "" {

@@ -157,6 +157,18 @@ func TestPopConflation(t *testing.T) {
 		r = b.get(t, "/api/v1/resources/queues/cf-pol/depth?group=plain")
 		requireStatus(t, http.StatusOK, r)
 		require.Equal(t, false, r.object(t)["conflation"])
+		// ... and so do the queue's views, group by group.
+		for _, path := range []string{"/api/v1/status/queues/cf-pol", "/api/v1/resources/queues/cf-pol", "/api/v1/status?queue=cf-pol"} {
+			r = b.get(t, path)
+			requireStatus(t, http.StatusOK, r)
+			lags := map[string]any{}
+			for _, g := range r.object(t)["consumerGroups"].([]any) {
+				if g := g.(map[string]any); g["queue"] == "cf-pol" || g["queue"] == nil {
+					lags[g["group"].(string)] = g["conflation"]
+				}
+			}
+			require.Equal(t, map[string]any{"plain": false, "last": true}, lags, path)
+		}
 
 		// A deleted group starts over: its next pop stores what it asks.
 		requireStatus(t, http.StatusOK, b.do(t, http.MethodDelete, "/api/v1/consumer-groups/last/queues/cf-pol", ""))

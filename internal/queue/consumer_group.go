@@ -60,6 +60,9 @@ type ConsumerGroupSummary struct {
 	// Subscription is nil when the group has no subscription on the queue (queue mode,
 	// or a group that reads from the beginning).
 	Subscription *ConsumerGroupSubscription
+	// Conflation reports the group's stored conflation policy on the queue
+	// (last-value delivery); false when it has none.
+	Conflation bool
 }
 
 // State is the group's state on the queue (see ConsumerGroupState).

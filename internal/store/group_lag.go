@@ -18,12 +18,15 @@ import (
 // queue mode and groups without one. Messages past the queue's ttl are left out when
 // pop applies that ttl: pop never delivers them. In flight is the unacknowledged part of a live lease. Each
 // (group, partition) costs one range scan of idx_messages_partition_created, as long
-// as its lag. $2 caps the rows.
+// as its lag. $2 caps the rows. The last column is the group's stored conflation
+// policy on the queue.
 const sqlGroupLag = `
 WITH ` + sqlGroupLagRows + `
 SELECT g.grp, g.qname, g.members, g.with_lag, g.total_lag, g.in_flight,
        coalesce(extract(epoch FROM greatest(now() - g.oldest, '0'::interval)), 0)::float8, g.ever_consumed,
-       md.subscription_mode, md.subscription_timestamp, md.created_at
+       md.subscription_mode, md.subscription_timestamp, md.created_at,
+       coalesce((SELECT gp.conflation FROM queen.consumer_group_policies gp JOIN q ON q.id = gp.queue_id
+                 WHERE q.qname = g.qname AND gp.consumer_group = g.grp), false)
 FROM g
 LEFT JOIN LATERAL (
     SELECT coalesce(m.subscription_mode, '')::text AS subscription_mode, m.subscription_timestamp,
@@ -123,7 +126,7 @@ func groupLag(ctx context.Context, q pgxQuerier, sc queue.Scope, name *string, l
 		var mode *string
 		var subTS, subCreated *time.Time
 		if err := rows.Scan(&g.Group, &g.Queue, &g.Members, &g.PartitionsWithLag, &g.TotalLag, &g.InFlight,
-			&lagSeconds, &g.EverConsumed, &mode, &subTS, &subCreated); err != nil {
+			&lagSeconds, &g.EverConsumed, &mode, &subTS, &subCreated, &g.Conflation); err != nil {
 			return nil, interpretError(err)
 		}
 		g.MaxTimeLag = secondsDuration(lagSeconds)

@@ -10,8 +10,8 @@ import (
 )
 
 // TestConflatingGroupsAreMarked lets one group pop a queue with conflation (last-value
-// delivery) and another without, and checks that the consumers grid and the group view
-// mark the first as "last value" and not the second.
+// delivery) and another without, and checks that the consumers grid, the group view and
+// the queue page mark the first as "last value" and not the second.
 func TestConflatingGroupsAreMarked(t *testing.T) {
 	t.Parallel()
 	ctx := browser(t)
@@ -41,4 +41,11 @@ func TestConflatingGroupsAreMarked(t *testing.T) {
 	tb.click(`[data-testid="table-consumers"] tr[data-key="every|lv.prices"] [data-testid="group-view"]`)
 	tb.waitJS("the other group's view", `qt.rows('table-group-partitions') >= 1`)
 	require.False(t, eval[bool](tb, `qt.has('[data-testid="group-detail"] `+mark+`')`), "nor in its view")
+
+	tb.open("/queues/lv.prices")
+	tb.waitJS("the queue's groups", `!!qt.row('table-queue-groups', 'latest') && !!qt.row('table-queue-groups', 'every')`)
+	require.True(t, eval[bool](tb, `!!qt.row('table-queue-groups', 'latest').querySelector('`+mark+`')`),
+		"the queue page marks the conflating group")
+	require.False(t, eval[bool](tb, `!!qt.row('table-queue-groups', 'every').querySelector('`+mark+`')`),
+		"and not the other")
 }

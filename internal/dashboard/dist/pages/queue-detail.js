@@ -11,6 +11,7 @@ import { Card, Stat, Stats, ErrorBox, Loading, PageHead, Range, Action, Banner, 
 import { PartitionBrowser, LatestMessages } from './queue-partitions.js';
 import { QueueSettings } from './queue-settings.js';
 import { LongPolls } from './parts/longpolls.js';
+import { LastValue } from './consumer-group.js';
 import * as f from '../lib/format.js';
 import * as sev from '../lib/severity.js';
 
@@ -61,11 +62,12 @@ const TABS = ['Overview', 'Partitions', 'Messages', 'Long-polls', 'Settings'];
 
 // GroupLag lists how far each consumer group (queue mode included) is behind on the
 // queue, from its cursors and leases: the numbers of the queen_consumer_group_* gauges.
+// A group that conflates on the queue is marked "last value".
 function GroupLag({ groups }) {
   return html`<${Card} title="Consumer groups" testid="card-queue-groups">
     <${Table} testid="table-queue-groups" rows=${groups} rowKey=${(g) => g.group} empty="Nobody consumes this queue yet."
       columns=${[
-        { key: 'group', label: 'Group', render: (g) => html`<a href=${'/consumers?search=' + encodeURIComponent(g.group)} data-testid="group-name">${f.group(g.group)}</a>` },
+        { key: 'group', label: 'Group', render: (g) => html`<a href=${'/consumers?search=' + encodeURIComponent(g.group)} data-testid="group-name">${f.group(g.group)}</a>${g.conflation && html` <${LastValue} />`}` },
         { key: 'lag', label: 'Unconsumed', cls: 'num', sort: (g) => g.lag, render: (g) => html`<span data-testid="group-lag">${f.num(g.lag)}</span>` },
         { key: 'pending', label: 'Pending', cls: 'num', sort: (g) => g.pending, render: (g) => html`<span data-testid="group-pending">${f.num(g.pending)}</span>` },
         { key: 'inFlight', label: 'In flight', cls: 'num', sort: (g) => g.inFlight, render: (g) => html`<span data-testid="group-in-flight">${f.num(g.inFlight)}</span>` },
