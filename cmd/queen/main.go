@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -93,6 +94,10 @@ func realMain(args, environ []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "warning: config:", u)
 		}
 		return exitConfig
+	}
+	for _, o := range overrides {
+		name, _, _ := strings.Cut(o, "=")
+		cfg.SetByFlag(name)
 	}
 	switch act {
 	case actionCheckConfig:

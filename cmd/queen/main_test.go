@@ -111,7 +111,7 @@ func TestRealMain(t *testing.T) {
 			wantStderr: []string{"flag provided but not defined: -nope"}},
 		{name: "UpstreamFlagsOverrideTheEnvironment", args: []string{"--port", "7000", "--host", "127.0.0.1", "--dev", "-print-config"},
 			environ: []string{"PORT=6000", "HOST=0.0.0.0", "LOG_LEVEL=warn"}, wantCode: exitOK,
-			wantStdout: []string{"PORT=7000  # env\n", "HOST=127.0.0.1  # env\n", "LOG_LEVEL=debug  # env\n"}},
+			wantStdout: []string{"PORT=7000  # flag\n", "HOST=127.0.0.1  # flag\n", "LOG_LEVEL=debug  # flag\n"}},
 		{name: "DevFalseLeavesTheLogLevel", args: []string{"--dev=false", "-print-config"},
 			environ: []string{"LOG_LEVEL=warn"}, wantCode: exitOK, wantStdout: []string{"LOG_LEVEL=warn  # env\n"}},
 		{name: "PortFlagIsValidated", args: []string{"--port", "0", "-check-config"}, wantCode: exitConfig,

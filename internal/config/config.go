@@ -28,6 +28,7 @@ const (
 	SourceDefault    = "default"
 	SourceEnv        = "env"
 	SourceCredential = "credential"
+	SourceFlag       = "flag" // a command-line flag of the broker (--port, --host, --dev)
 )
 
 // credentialsDirVar names the directory systemd fills from LoadCredential=.
@@ -218,6 +219,7 @@ func Load(environ []string) (*Config, error) {
 		return nil, errors.Join(errs...)
 	}
 	c.warnings = append(c.warnings, c.pgTLSWarnings()...)
+	c.warnings = append(c.warnings, c.unusedWarnings()...)
 	sort.Strings(c.warnings)
 	return c, nil
 }
@@ -274,8 +276,19 @@ func environMap(environ []string) map[string]string {
 	return env
 }
 
-// Source reports where the named setting's value came from: SourceDefault, SourceEnv
-// or SourceCredential; "" for a name that is not a setting.
+// SetByFlag records that the environment values of the named settings came from the
+// command line: the broker's flags set their variables over the environment before
+// Load, and Source then reports SourceFlag for them.
+func (c *Config) SetByFlag(names ...string) {
+	for _, n := range names {
+		if c.sources[n] == SourceEnv {
+			c.sources[n] = SourceFlag
+		}
+	}
+}
+
+// Source reports where the named setting's value came from: SourceDefault, SourceEnv,
+// SourceCredential or SourceFlag; "" for a name that is not a setting.
 func (c *Config) Source(name string) string {
 	if _, ok := settingByName(name); !ok {
 		return ""
@@ -287,7 +300,8 @@ func (c *Config) Source(name string) string {
 }
 
 // Warnings lists, sorted, what Load accepted but the operator should know: upstream
-// variables that are set but change nothing in this broker, and secrets given twice.
+// variables that are set but change nothing in this broker, settings that another
+// setting's value leaves unused, and secrets given twice.
 // The daemon logs them at startup; `queen -check-config` prints them.
 func (c *Config) Warnings() []string {
 	return append([]string(nil), c.warnings...)

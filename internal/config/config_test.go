@@ -348,7 +348,7 @@ func TestLoadCredentials(t *testing.T) {
 	t.Run("CredentialWinsOverEnv", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, map[string]string{"PG_PASSWORD": "from cred\n", "JWT_SECRET": "jwt\r\n"})
-		c := mustLoad(t, "CREDENTIALS_DIRECTORY="+b.dir, "PG_PASSWORD=from-env")
+		c := mustLoad(t, "CREDENTIALS_DIRECTORY="+b.dir, "PG_PASSWORD=from-env", "JWT_ENABLED=true")
 		require.Equal(t, "from cred", c.PGPassword)
 		require.Equal(t, SourceCredential, c.Source("PG_PASSWORD"))
 		require.Equal(t, "jwt", c.JWTSecret)

@@ -81,7 +81,7 @@ func TestQueen1xNamesWarn(t *testing.T) {
 	t.Parallel()
 
 	c := mustLoad(t, "QUEEN_POP_AUTOPILOT_BATCH=150", "JWT_ROLE_WRITE_ONLY=writer", "QUEEN_KV_TRUSTED_PROXY=true",
-		"QUEEN_SDK_POP_AUTOPILOT=off", "DEFAULT_SUBSCRIPTION_MODE=all")
+		"QUEEN_SDK_POP_AUTOPILOT=off", "DEFAULT_SUBSCRIPTION_MODE=all", "JWT_ENABLED=true", "JWT_SECRET=s")
 	w := c.Warnings()
 	require.Len(t, w, 1, strings.Join(w, "\n"))
 	require.Equal(t, 150, c.PopAutopilotBatch, "QUEEN_POP_AUTOPILOT_BATCH is a setting")

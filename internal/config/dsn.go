@@ -120,12 +120,12 @@ func (c *Config) PGClientCert() *tls.Certificate {
 }
 
 // pgTLSWarnings lists the TLS settings that are set but change nothing: certificates
-// without PG_USE_SSL, and a CA under PG_SSL_REJECT_UNAUTHORIZED=false, which accepts
+// and PG_SSL_REJECT_UNAUTHORIZED without PG_USE_SSL, and a CA under PG_SSL_REJECT_UNAUTHORIZED=false, which accepts
 // any server certificate.
 func (c *Config) pgTLSWarnings() []string {
 	var ws []string
 	if !c.PGUseSSL {
-		for _, name := range []string{"PG_SSL_ROOT_CERT", "PG_SSL_CERT", "PG_SSL_KEY"} {
+		for _, name := range []string{"PG_SSL_REJECT_UNAUTHORIZED", "PG_SSL_ROOT_CERT", "PG_SSL_CERT", "PG_SSL_KEY"} {
 			if c.Source(name) != SourceDefault {
 				ws = append(ws, name+" is set but unused: PG_USE_SSL=false connects without TLS")
 			}

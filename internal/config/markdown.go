@@ -26,7 +26,8 @@ func Markdown() string {
 	w("The upstream broker's three command-line flags work too and override the environment:\n")
 	w("`--port N` sets `PORT`, `--host H` sets `HOST`, `--dev` sets `LOG_LEVEL=debug`.\n\n")
 	w("Check a configuration without starting anything with `queen -check-config`, and list the\n")
-	w("effective values, secrets redacted, with `queen -print-config`.\n\n")
+	w("effective values, secrets redacted, each with where it came from (`default`, `env`,\n")
+	w("`credential` or `flag`), with `queen -print-config`; the broker logs the same at start-up.\n\n")
 
 	t := table()
 	for g := groupServer; g <= groupLast; g++ {

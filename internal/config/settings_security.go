@@ -105,7 +105,9 @@ func jwtSettings() []setting {
 		{
 			name: "JWT_ROLE_WRITE_ONLY", def: "write-only", group: groupJWT,
 			doc: "Role name that grants the write-only routes only (`POST /api/v1/push` and " +
-				"`POST /api/v1/timers`): producers that may push and nothing else, as in Queen 1.x.",
+				"`POST /api/v1/timers`): producers that may push and nothing else, as in Queen 1.x. " +
+				"To grant it to no token, set a name no token carries: empty means the default, as for " +
+				"every setting.",
 			bind: func(c *Config) value { return envvalue.Text{P: &c.JWTRoleWriteOnly} },
 		},
 	}

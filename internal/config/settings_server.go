@@ -121,7 +121,10 @@ func serverSettings() []setting {
 				"(docs/benchmarks.md). Raise it, or set `off`, where many clients push or pop large " +
 				"batches at once: a 1000-message push holds about 2.5 MB while it runs, an open " +
 				"PostgreSQL connection about 45 KB. Bytes with an optional unit (`B`, `KiB`, `MiB`, " +
-				"`GiB`, `TiB`), at least 1MiB. The Go runtime reads the same variable. Queen-only.",
+				"`GiB`, `TiB`), at least 1MiB. The Go runtime reads the same variable before queen " +
+				"starts, and stops the process on a value it cannot parse (`64MB`, `64mib`): " +
+				"`fatal error: malformed GOMEMLIMIT` and exit status 2, not 78, so systemd restarts it " +
+				"until its start limit; `queen -check-config` fails the same way. Queen-only.",
 			bind: func(c *Config) value { return memLimitValue{&c.MemoryLimit} },
 		},
 		{

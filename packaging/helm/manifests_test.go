@@ -15,12 +15,12 @@ import (
 
 // plainValues are the chart's values for what packaging/kubernetes applies: its image,
 // and the Secret queen-secrets that the operator creates (secret.yaml) as the existing
-// Secret of the database password and the JWT secret. Everything else is the chart's
-// defaults, which must therefore be the manifests' settings.
+// Secret of the database password (authentication is off in both, so neither gives the
+// broker a JWT secret). Everything else is the chart's defaults, which must therefore
+// be the manifests' settings.
 const plainValues = `
 image: {repository: registry.example.com/queen, tag: 1.0.0}
 postgresql: {existingSecret: queen-secrets, existingSecretKey: PG_PASSWORD}
-auth: {existingSecret: queen-secrets, existingSecretKey: JWT_SECRET}
 `
 
 // plainManifests decodes the top-level files of packaging/kubernetes (the Deployment
