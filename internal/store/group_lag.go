@@ -25,8 +25,9 @@ WITH ` + sqlGroupLagRows + `
 SELECT g.grp, g.qname, g.members, g.with_lag, g.total_lag, g.in_flight,
        coalesce(extract(epoch FROM greatest(now() - g.oldest, '0'::interval)), 0)::float8, g.ever_consumed,
        md.subscription_mode, md.subscription_timestamp, md.created_at,
-       coalesce((SELECT gp.conflation FROM queen.consumer_group_policies gp JOIN q ON q.id = gp.queue_id
-                 WHERE q.qname = g.qname AND gp.consumer_group = g.grp), false)
+       coalesce((SELECT gp.conflation FROM queen.queues qq
+                 JOIN queen.consumer_group_policies gp ON gp.queue_id = qq.id AND gp.consumer_group = g.grp
+                 WHERE qq.name = g.qname), false)
 FROM g
 LEFT JOIN LATERAL (
     SELECT coalesce(m.subscription_mode, '')::text AS subscription_mode, m.subscription_timestamp,
