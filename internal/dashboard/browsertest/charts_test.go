@@ -44,6 +44,29 @@ func TestChartsDrawGaps(t *testing.T) {
 	tb.clean("the chart")
 }
 
+// perQueueGaps runs in the page: it imports the operations page's module and turns
+// queue-ops rows of one queue, with minutes in which nothing happened on it (queue-ops
+// has no row for them), into that queue's chart points; window.qtPerQueue is the
+// points as text ("gap" for a gap).
+const perQueueGaps = `(async () => {
+  const url = (p) => performance.getEntriesByType('resource').map((e) => e.name).find((n) => n.endsWith(p));
+  const ops = await import(url('/pages/operations.js'));
+  const at = (q, m, v) => ({ queueName: q, t: Date.UTC(2026, 0, 1, 10, m), pushPerSecond: v });
+  const rows = [at('a', 0, 1), at('b', 0, 9), at('a', 1, 2), at('a', 5, 3), at('b', 1, 8)];
+  const [a] = ops.perQueue(rows, 'pushPerSecond', ['a'], { bucketSeconds: 60 });
+  window.qtPerQueue = a.points.map((p) => (p.v === undefined ? 'gap' : String(p.v))).join(' ');
+})()`
+
+// TestChartsPerQueueGaps: a queue's line on the operations page breaks over the minutes
+// in which nothing happened on that queue instead of joining across them.
+func TestChartsPerQueueGaps(t *testing.T) {
+	t.Parallel()
+	tb := runInApp(t, "per-queue points", perQueueGaps, "qtPerQueue")
+	require.Equal(t, "1 2 gap 3", eval[string](tb, `window.qtPerQueue`),
+		"queue a: 10:00, 10:01, nothing until 10:05")
+	tb.clean("the per-queue points")
+}
+
 // chartBars runs in the page: it draws bar series with the app's Chart into a box 600
 // pixels wide, one of five buckets and one of a single bucket, and leaves in
 // window.qtBars the plot area (the grid lines' ends) and each chart's bars.

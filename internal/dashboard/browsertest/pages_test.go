@@ -196,6 +196,10 @@ func TestPages(t *testing.T) {
 				tb.click(`[data-testid="resources-stat"] [data-testid="tab-max"]`)
 				tb.waitJS("the aggregate of the maxima", `qt.text('[data-testid="chart-sys-rss"]').includes('all 1 servers')`)
 				tb.clean("the resource controls")
+				// queen answers the background writer's counters, not upstream's buffer
+				// contents, and the card says which it shows.
+				require.True(t, eval[bool](tb, `qt.has('[data-testid="pg-bgwriter"]')
+					&& qt.text('[data-testid="card-pg-buffers"]').includes('Buffer activity')`), "the buffer card's title")
 			}},
 		{name: "queue-not-found", path: "/queues/nope", id: "queue",
 			ready: `qt.has('[data-testid="queue-not-found"]')`,

@@ -95,6 +95,5 @@ function App() {
 }
 
 interceptLinks(document);
-window.addEventListener('unhandledrejection', (e) => e.preventDefault());
 render(html`<${App} />`, document.getElementById('app'));
 export { navigate };

@@ -23,16 +23,18 @@ function load(range, custom, perReplica) {
   });
 }
 
-function perQueue(rows, key, names) {
+// perQueue is one line per queue of names; queue-ops has no row for a bucket in which
+// nothing happened on a queue, so such buckets are gaps, not bridged.
+export function perQueue(rows, key, names, answer) {
   return names.map((n, i) => ({
     label: n, cls: 's' + (i % 8),
-    points: rows.filter((r) => r.queueName === n).map((r) => {
+    points: gaps(rows.filter((r) => r.queueName === n).map((r) => {
       let v;
       if (key === 'fill') v = r.popMessages + r.popEmpty > 0 ? (r.popMessages / (r.popMessages + r.popEmpty)) * 100 : null;
       else if (key === 'diff') v = (Number(r.pushPerSecond) || 0) - (Number(r.popPerSecond) || 0);
       else v = r[key];
       return { t: r.t, v };
-    }),
+    }), answer),
   }));
 }
 
@@ -60,14 +62,14 @@ export function OperationsPage() {
   const names = (d.ops && d.ops.queues) || [...new Set(ops.map((r) => r.queueName))];
   const shownNames = picked.length ? picked.filter((n) => names.includes(n)) : names.slice(0, 8);
   const key = tab === 'Fill %' ? 'fill' : tab === 'Push−Pop' ? 'diff' : TAB_KEY[tab];
-  let perQ = perQueue(ops, key, shownNames);
+  let perQ = perQueue(ops, key, shownNames, d.ops);
   if (tab === 'Parked' && replica && d.parked) {
     const pr = series(d.parked.series, 'bucket', d.parked).filter((r) => shownNames.includes(r.queueName));
     const keys = [...new Set(pr.map((r) => `${r.queueName}@${r.hostname}:${r.workerId}`))];
     perQ = keys.map((k, i) => ({ label: k, cls: 's' + (i % 8), points: pr.filter((r) => `${r.queueName}@${r.hostname}:${r.workerId}` === k).map((r) => ({ t: r.t, v: r.parkedCount })) }));
   }
   const lagRows = series(d.lag, 'bucketTime', d.ops || wm); // same window, same buckets
-  const lagByQueue = shownNames.map((n, i) => ({ label: n, cls: 's' + (i % 8), points: lagRows.filter((r) => r.queueName === n).map((r) => ({ t: r.t, v: r.avgLagMs })) }));
+  const lagByQueue = shownNames.map((n, i) => ({ label: n, cls: 's' + (i % 8), points: gaps(lagRows.filter((r) => r.queueName === n).map((r) => ({ t: r.t, v: r.avgLagMs })), d.ops || wm) }));
   const totals = (d.retention && d.retention.totals) || {};
   const togglePick = (n) => setPicked(picked.includes(n) ? picked.filter((x) => x !== n) : [...picked, n]);
   const n2 = (v) => f.num(v, 2);
@@ -100,7 +102,7 @@ export function OperationsPage() {
       <h4>Latency by queue</h4><${Chart} series=${lagByQueue} fmt=${f.ms} testid="chart-lag-by-queue" />
     </${Card}>
     <div class="grid2">
-      <${Card} title="Partitions per queue" testid="card-partition-count"><${Chart} series=${perQueue(ops, 'partitionCount', shownNames)} /></${Card}>
+      <${Card} title="Partitions per queue" testid="card-partition-count"><${Chart} series=${perQueue(ops, 'partitionCount', shownNames, d.ops)} /></${Card}>
       <${Card} title="Partitions created / deleted" testid="card-partition-churn"><${Chart} series=${[{ label: 'created', points: byT(ops, 'partitionsCreated'), kind: 'bar', cls: 'ok' }, { label: 'deleted', points: byT(ops, 'partitionsDeleted'), kind: 'bar', cls: 'bad' }]} /></${Card}>
     </div>
     <${Card} title="Workers" testid="card-workers">

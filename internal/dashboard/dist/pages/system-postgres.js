@@ -43,7 +43,7 @@ export function PostgresStats() {
     <div class="grid2">
       <${Card} title="Table sizes" testid="card-pg-sizes">${t(d.tableSizes, 'table-pg-sizes', [['table', 'Table'],
         ['total', 'Total', (r) => size(r, 'totalBytes', 'totalSize'), 'num'], ['tbl', 'Table', (r) => size(r, 'tableBytes', 'tableSize'), 'num'], ['idx', 'Indexes', (r) => size(r, 'indexBytes', 'indexSize'), 'num']])}</${Card}>
-      <${Card} title="Buffer contents" testid="card-pg-buffers">${usage
+      <${Card} title=${usage ? 'Buffer contents' : 'Buffer activity'} testid="card-pg-buffers">${usage
         ? t(usage, 'table-pg-buffers', [['object', 'Object'], ['bufferedSize', 'Buffered', null, 'num'], ['percentOfCache', '% of cache', (r) => ratio(r.percentOfCache), 'num']])
         : html`<${KV} testid="pg-bgwriter" items=${Object.entries(d.bufferUsage || {}).map(([k, v]) => [k, typeof v === 'number' ? f.num(v) : f.date(v)])} />`}</${Card}>
       <${Card} title="Table cache" testid="card-pg-table-cache">${t(d.tableCache, 'table-pg-table-cache', [['table', 'Table'],
