@@ -220,6 +220,25 @@ func TestAuth(t *testing.T) {
 		})
 	})
 
+	t.Run("ForeignToken", func(t *testing.T) {
+		t.Parallel()
+		// An admin token signed with another key: refused as an expired one is.
+		foreign, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "elsewhere", "role": "admin",
+			"exp": time.Now().Add(time.Hour).Unix()}).SignedString([]byte("another-secret-of-thirty-two-bytes"))
+		require.NoError(t, err)
+		tb := newTab(t, srv.URL)
+		tb.open("/")
+		tb.connect(foreign, true)
+		tb.waitJS("back on Connect with the broker's message", `qt.has('[data-testid="connect-screen"] [data-testid="connect-error"]')`)
+		require.Contains(t, strings.ToLower(tb.text(`[data-testid="connect-error"]`)), "signature")
+		require.Empty(t, tb.stored(), "the refused token is forgotten, remembered or not")
+		refused := 0
+		tb.clean("the foreign token", func(r request) bool {
+			refused++
+			return r.status == 401 && refused == 1
+		})
+	})
+
 	t.Run("NoRole", func(t *testing.T) {
 		t.Parallel()
 		tb := newTab(t, srv.URL)
