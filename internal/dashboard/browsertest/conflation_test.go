@@ -14,7 +14,7 @@ import (
 // the queue page mark the first as "last value" and not the second.
 func TestConflatingGroupsAreMarked(t *testing.T) {
 	t.Parallel()
-	ctx := browser(t)
+	browser(t) // skips without Chromium, before the broker starts
 	srv := daemontest.Start(t, daemontest.Options{})
 	c := newClient(srv.URL, "")
 	items := []obj{}
@@ -26,7 +26,7 @@ func TestConflatingGroupsAreMarked(t *testing.T) {
 	require.Equal(t, true, latest["conflation"], "the pop of latest is served conflated")
 	callJSON[obj](t, c, "GET", "/api/v1/pop/queue/lv.prices?consumerGroup=every", nil, http.StatusOK)
 
-	tb := openTab(t, ctx, srv.URL)
+	tb := newTab(t, srv.URL)
 	tb.open("/consumers")
 	tb.waitJS("both groups", `!!qt.row('table-consumers', 'latest|lv.prices') && !!qt.row('table-consumers', 'every|lv.prices')`)
 	mark := `[data-testid="group-last-value"]`

@@ -37,7 +37,7 @@ type lagNumbers struct {
 // whole partition.
 func TestConsumerLagIsTheSameEverywhere(t *testing.T) {
 	t.Parallel()
-	ctx := browser(t)
+	browser(t) // skips without Chromium, before the broker starts
 	srv := daemontest.Start(t, daemontest.Options{})
 	c := newClient(srv.URL, "")
 
@@ -158,7 +158,7 @@ func TestConsumerLagIsTheSameEverywhere(t *testing.T) {
 	})
 
 	t.Run("Dashboard", func(t *testing.T) {
-		tb := openTab(t, ctx, srv.URL)
+		tb := newTab(t, srv.URL)
 		tb.open("/queues/" + lagQueue)
 		tb.waitJS("the consumer groups of the queue", `qt.rows('table-queue-groups') === 3`)
 		got := map[string]lagNumbers{}
