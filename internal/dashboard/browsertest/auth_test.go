@@ -205,39 +205,34 @@ func TestAuth(t *testing.T) {
 		tb.clean("read-write")
 	})
 
-	t.Run("ExpiredToken", func(t *testing.T) {
-		t.Parallel()
-		tb := newTab(t, srv.URL)
-		tb.open("/")
-		tb.connect(token(t, "old", "admin", -time.Hour), false)
-		tb.waitJS("back on Connect with the broker's message", `qt.has('[data-testid="connect-screen"] [data-testid="connect-error"]')`)
-		require.Contains(t, strings.ToLower(tb.text(`[data-testid="connect-error"]`)), "expired")
-		require.Empty(t, tb.stored(), "the refused token is forgotten")
-		refused := 0
-		tb.clean("the refused token", func(r request) bool {
-			refused++
-			return r.status == 401 && refused == 1
+	// An expired token, and an admin token signed with another key: each is refused and
+	// forgotten (remembered or not), with the broker's message on the Connect screen.
+	foreign, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "elsewhere", "role": "admin",
+		"exp": time.Now().Add(time.Hour).Unix()}).SignedString([]byte("another-secret-of-thirty-two-bytes"))
+	require.NoError(t, err)
+	for _, rc := range []struct {
+		name, token string
+		remember    bool
+		says        string
+	}{
+		{"ExpiredToken", token(t, "old", "admin", -time.Hour), false, "expired"},
+		{"ForeignToken", foreign, true, "signature"},
+	} {
+		t.Run(rc.name, func(t *testing.T) {
+			t.Parallel()
+			tb := newTab(t, srv.URL)
+			tb.open("/")
+			tb.connect(rc.token, rc.remember)
+			tb.waitJS("back on Connect with the broker's message", `qt.has('[data-testid="connect-screen"] [data-testid="connect-error"]')`)
+			require.Contains(t, strings.ToLower(tb.text(`[data-testid="connect-error"]`)), rc.says)
+			require.Empty(t, tb.stored(), "the refused token is forgotten")
+			refused := 0
+			tb.clean("the refused token", func(r request) bool {
+				refused++
+				return r.status == 401 && refused == 1
+			})
 		})
-	})
-
-	t.Run("ForeignToken", func(t *testing.T) {
-		t.Parallel()
-		// An admin token signed with another key: refused as an expired one is.
-		foreign, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "elsewhere", "role": "admin",
-			"exp": time.Now().Add(time.Hour).Unix()}).SignedString([]byte("another-secret-of-thirty-two-bytes"))
-		require.NoError(t, err)
-		tb := newTab(t, srv.URL)
-		tb.open("/")
-		tb.connect(foreign, true)
-		tb.waitJS("back on Connect with the broker's message", `qt.has('[data-testid="connect-screen"] [data-testid="connect-error"]')`)
-		require.Contains(t, strings.ToLower(tb.text(`[data-testid="connect-error"]`)), "signature")
-		require.Empty(t, tb.stored(), "the refused token is forgotten, remembered or not")
-		refused := 0
-		tb.clean("the foreign token", func(r request) bool {
-			refused++
-			return r.status == 401 && refused == 1
-		})
-	})
+	}
 
 	t.Run("NoRole", func(t *testing.T) {
 		t.Parallel()
