@@ -120,8 +120,8 @@ func (c *Config) PGClientCert() *tls.Certificate {
 }
 
 // pgTLSWarnings lists the TLS settings that are set but change nothing: certificates
-// and PG_SSL_REJECT_UNAUTHORIZED without PG_USE_SSL, and a CA under PG_SSL_REJECT_UNAUTHORIZED=false, which accepts
-// any server certificate.
+// and PG_SSL_REJECT_UNAUTHORIZED without PG_USE_SSL, and a CA under
+// PG_SSL_REJECT_UNAUTHORIZED=false, which accepts any server certificate.
 func (c *Config) pgTLSWarnings() []string {
 	var ws []string
 	if !c.PGUseSSL {
