@@ -19,9 +19,8 @@ func (b *Broker) ConsumerGroups(ctx context.Context, sc queue.Scope) ([]queue.Co
 	return b.store.ConsumerGroupList(ctx, sc, MaxConsumerGroupRows)
 }
 
-// ConflatingGroups returns the consumer groups of the scope's queues whose stored
-// policy is conflation (last-value delivery), by stored (group, queue) names; group ""
-// means every group.
+// ConflatingGroups returns the (stored group, queue) pairs of group on the scope's
+// queues whose stored policy is conflation (last-value delivery).
 func (b *Broker) ConflatingGroups(ctx context.Context, sc queue.Scope, group string) (map[queue.GroupQueue]bool, error) {
 	return b.store.ConflatingGroups(ctx, sc, group)
 }

@@ -187,9 +187,11 @@ func TestConflation(t *testing.T) {
 				Conflation: c}, ids.New())
 			require.NoError(t, err)
 		}
-		got, err := st.ConflatingGroups(ctx, queue.Scope{}, "")
+		got, err := st.ConflatingGroups(ctx, queue.Scope{}, "asked")
 		require.NoError(t, err)
 		require.True(t, got[queue.GroupQueue{Group: "asked", Queue: "cf-first"}])
+		got, err = st.ConflatingGroups(ctx, queue.Scope{}, "silent")
+		require.NoError(t, err)
 		require.False(t, got[queue.GroupQueue{Group: "silent", Queue: "cf-first"}])
 		stored := policies(t, ctx, db, "cf-first")
 		require.Equal(t, map[string]bool{"asked": true, "silent": false}, stored)
