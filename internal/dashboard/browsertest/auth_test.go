@@ -27,6 +27,18 @@ func token(t *testing.T, sub, role string, ttl time.Duration) string {
 	return s
 }
 
+// startSeededJWT starts a seeded broker with JWT authentication on (HS256 with
+// jwtSecret; env adds to its settings) and returns it with a client holding an admin
+// token (sub alice-admin).
+func startSeededJWT(t *testing.T, env ...string) (*daemontest.Server, *client) {
+	t.Helper()
+	srv := daemontest.Start(t, daemontest.Options{Env: append([]string{"QUEEN_INSTANCE=e2e-jwt", "JWT_ENABLED=true",
+		"JWT_ALGORITHM=HS256", "JWT_SECRET=" + jwtSecret, "QUEEN_ANALYTICS_BUCKET=" + analyticsBucket.String()}, env...)})
+	c := newClient(srv.URL, token(t, "alice-admin", "admin", time.Hour))
+	seed(t, srv, c)
+	return srv, c
+}
+
 // expiry is tok's exp claim (Unix seconds), read without checking the signature.
 func expiry(t *testing.T, tok string) int64 {
 	t.Helper()
@@ -59,11 +71,8 @@ func (tb *tab) stored() string {
 func TestAuth(t *testing.T) {
 	t.Parallel()
 	browser(t)
-	srv := daemontest.Start(t, daemontest.Options{Env: []string{"QUEEN_INSTANCE=e2e-jwt", "JWT_ENABLED=true",
-		"JWT_ALGORITHM=HS256", "JWT_SECRET=" + jwtSecret, "QUEEN_ANALYTICS_BUCKET=" + analyticsBucket.String()}})
-	admin := token(t, "alice-admin", "admin", time.Hour)
-	c := newClient(srv.URL, admin)
-	seed(t, srv, c)
+	srv, c := startSeededJWT(t)
+	admin := c.token
 
 	t.Run("NoTokenShowsConnect", func(t *testing.T) {
 		t.Parallel()

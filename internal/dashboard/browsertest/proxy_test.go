@@ -81,3 +81,62 @@ func TestBehindQueenProxy(t *testing.T) {
 	require.Equal(t, "/login", eval[string](tb, `location.pathname`))
 	require.Equal(t, http.StatusUnauthorized, me(), "Log out ended the session itself, not only the page")
 }
+
+// TestBehindQueenProxyBrokerJWT runs the dashboard through queen-proxy in front of a
+// broker that verifies JWTs, the proxy signing the broker's tokens itself
+// (QUEEN_PROXY_BROKER_AUTH=jwt). An admin operator signed in at the proxy gets the
+// dashboard with no Connect screen (the proxy holds the credentials), sees the broker's
+// data, and deletes a queue from the queues page: every request rides on a token the
+// proxy minted, as the session cookie opens nothing at the broker, and not one fails.
+func TestBehindQueenProxyBrokerJWT(t *testing.T) {
+	t.Parallel()
+	browser(t)
+	srv, c := startSeededJWT(t, "QUEEN_TENANCY_HEADER="+proxytest.TenancyHeader)
+	p := proxytest.Start(t, proxytest.Options{Backends: []string{srv.URL}, Login: true,
+		Env: []string{"QUEEN_PROXY_BROKER_AUTH=jwt", "QUEEN_PROXY_BROKER_JWT_KEY=" + jwtSecret}})
+	p.WaitBackends(t, "up", 10*time.Second)
+	require.Equal(t, http.StatusCreated, p.Admin(t, http.MethodPost, "/admin/v1/users",
+		map[string]any{"username": "root", "password": "root-password-1", "role": "admin"}, nil))
+
+	tb := newTab(t, p.URL)
+	tb.do("open /queues", chromedp.Navigate(p.URL+"/queues"))
+	tb.waitJS("the proxy's sign-in page", `location.pathname === '/login' && !!document.querySelector('#username')`)
+	tb.fill("#username", "root")
+	tb.fill("#password", "root-password-1")
+	tb.click(`button[type="submit"]`)
+	tb.do("the dashboard mounts after the sign-in", chromedp.WaitVisible(chromedp.CSS(`[data-testid="app-root"] > *`)))
+	tmp := `[data-testid="table-queues"] tr[data-testid="row"][data-key="e2e.tmp"]`
+	tb.waitJS("the broker's queues, signed in", `location.pathname === '/queues' && !!window.qt && qt.ready('queues')
+		&& qt.has('`+tmp+`') && !!qt.row('table-queues', 'e2e.orders')`)
+	require.False(t, eval[bool](tb, `qt.has('[data-testid="connect-screen"]')`), "the Connect screen behind the proxy")
+	require.Equal(t, "root", tb.text(`[data-testid="who-user"]`))
+	tb.clean("the queues page through queen-proxy, broker JWT on")
+
+	// The session cookie is the proxy's own: the broker refuses it.
+	var session string
+	tb.do("read the session cookie", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		res, err := cdp.Call(ctx, tg, network.GetCookies, network.GetCookiesParams{URLs: []string{p.URL}})
+		if err != nil {
+			return err
+		}
+		for _, c := range res.Cookies {
+			if c.Name == "token" {
+				session = c.Value
+			}
+		}
+		return nil
+	}))
+	require.NotEmpty(t, session, "the proxy's session cookie")
+	status, _ := newClient(srv.URL, session).call(t, "GET", "/api/v1/resources/queues", nil)
+	require.Equal(t, http.StatusUnauthorized, status, "the session token at the broker itself")
+
+	tb.click(tmp + ` [data-testid="queue-delete"]`)
+	tb.accept()
+	tb.waitToast("ok", "queue e2e.tmp deleted")
+	tb.waitJS("the row goes", `!qt.has('`+tmp+`') && !!qt.row('table-queues', 'e2e.orders')`)
+	status, _ = c.call(t, "GET", "/api/v1/resources/queues/e2e.tmp", nil)
+	require.Equal(t, http.StatusNotFound, status, "the queue at the broker after the delete")
+	status, _ = c.call(t, "GET", "/api/v1/resources/queues/e2e.orders", nil)
+	require.Equal(t, http.StatusOK, status, "the other queue at the broker")
+	tb.clean("a queue delete through queen-proxy, broker JWT on")
+}
