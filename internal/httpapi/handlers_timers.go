@@ -169,7 +169,7 @@ func (s *Server) handleTimers(w http.ResponseWriter, r *http.Request) error {
 	relative := make([]string, len(ops))
 	for i := range ops {
 		relative[i] = ops[i].Queue
-		if ops[i].Queue, err = scopeName(r, fmt.Sprintf("operations[%d].queue", i), ops[i].Queue); err != nil {
+		if ops[i].Queue, err = timerScope(r, fmt.Sprintf("operations[%d].queue", i), ops[i].Queue); err != nil {
 			return err
 		}
 	}
@@ -334,6 +334,16 @@ func decodeBase64(s string) ([]byte, error) {
 	return b, nil
 }
 
+// timerScope is scopeName for the timer routes: a name the request's tenant may not
+// use is refused as timers_bad_queue, like every other queue name they refuse.
+func timerScope(r *http.Request, field, name string) (string, error) {
+	stored, err := scopeName(r, field, name)
+	if err != nil {
+		return "", broker.TimerBadRequest("timers_bad_queue", field, "%s", err.Error())
+	}
+	return stored, nil
+}
+
 func formatTimerTime(t time.Time) string { return t.UTC().Format(timerTimeLayout) }
 
 // timerPath returns the request's stored queue name and its timer key.
@@ -344,7 +354,7 @@ func timerPath(r *http.Request) (stored, relative, key string, err error) {
 	if key, err = pathParam(r, "*"); err != nil {
 		return "", "", "", err
 	}
-	stored, err = scopeName(r, "queue", relative)
+	stored, err = timerScope(r, "queue", relative)
 	return stored, relative, key, err
 }
 
@@ -420,7 +430,7 @@ func (s *Server) handleTimerList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	stored, err := scopeName(r, "queue", relative)
+	stored, err := timerScope(r, "queue", relative)
 	if err != nil {
 		return err
 	}

@@ -459,6 +459,18 @@ func TestTimersAreTenantScoped(t *testing.T) {
 	require.Equal(t, "orders", r.object(t)["queue"])
 	require.Equal(t, true, b.get(t, "/api/v1/timers/acme:orders/k1").object(t)["found"])
 	require.Equal(t, false, b.get(t, "/api/v1/timers/orders/k1").object(t)["found"])
+
+	// A name a tenant may not use (it would reach another tenant's queue) is refused as
+	// a bad queue on every timer route.
+	r = b.do(t, http.MethodPost, "/api/v1/timers", mustJSON(t, []any{scheduleOp("other:orders", "k1", 3600000, "tx", "1")}),
+		"X-Tenant", "acme")
+	requireTimerError(t, r, http.StatusBadRequest, "timers_bad_request", "timers_bad_queue", "operations[0].queue")
+	for _, path := range []string{"/api/v1/timers/other:orders/k1", "/api/v1/timers/other:orders"} {
+		requireTimerError(t, b.do(t, http.MethodGet, path, "", "X-Tenant", "acme"),
+			http.StatusBadRequest, "timers_bad_request", "timers_bad_queue", "queue")
+	}
+	requireTimerError(t, b.do(t, http.MethodDelete, "/api/v1/timers/other:orders/k1", "", "X-Tenant", "acme"),
+		http.StatusBadRequest, "timers_bad_request", "timers_bad_queue", "queue")
 }
 
 // TestTimersSealForAnEncryptedQueue: the broker seals a timer bound for a queue with
