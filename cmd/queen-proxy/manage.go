@@ -101,8 +101,11 @@ func runManage(args, environ []string, stdin io.Reader, stdout, stderr io.Writer
 	case errors.Is(err, tenant.ErrNotFound):
 		fmt.Fprintln(stderr, "queen-proxy: not found")
 		return exitFailure
+	case errors.Is(err, tenant.ErrIDNeverReused):
+		fmt.Fprintln(stderr, "queen-proxy:", tenant.ErrIDNeverReused)
+		return exitFailure
 	case errors.Is(err, tenant.ErrAlreadyExists):
-		fmt.Fprintln(stderr, "queen-proxy: already exists (tenant ids are never reused)")
+		fmt.Fprintln(stderr, "queen-proxy: already exists")
 		return exitFailure
 	}
 	fmt.Fprintln(stderr, "queen-proxy:", err)

@@ -40,6 +40,8 @@ func TestBodyTypeErrorsNameTheJSONPath(t *testing.T) {
 			`{"code":"invalid_argument","error":"queues: must be an array, not string","field":"queues"}`},
 		{http.MethodPost, "/admin/v1/tenants/acme/keys", `{"scope":"read","expiresAt":5}`,
 			`{"code":"invalid_argument","error":"expiresAt: must be an RFC 3339 time string (2027-01-01T00:00:00Z)","field":"expiresAt"}`},
+		{http.MethodPost, "/admin/v1/tenants", `{"id":"cc","bogus":1}`,
+			`{"code":"invalid_argument","error":"bogus: unknown field","field":"bogus"}`},
 		{http.MethodPost, "/admin/v1/tenants/acme/keys", `{"scope":"read","expiresAt":"tomorrow"}`,
 			`{"code":"invalid_argument","error":"expiresAt: must be an RFC 3339 time string (2027-01-01T00:00:00Z)","field":"expiresAt"}`},
 	} {
@@ -66,4 +68,48 @@ func TestTenantPatchNullsAndEmptyName(t *testing.T) {
 	code, raw = b.call(t, http.MethodPatch, "/admin/v1/tenants/acme", `{"name":""}`)
 	require.Equal(t, http.StatusOK, code, raw)
 	require.True(t, strings.HasPrefix(raw, `{"id":"acme","name":"acme",`), raw)
+}
+
+// A key's allowlist: left out or null it admits every queue; an empty list is
+// refused rather than read as every queue (a key widened past its creator's intent),
+// and nothing is created.
+func TestKeyAllowlistEmptyIsRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	code, raw := b.call(t, http.MethodPost, "/admin/v1/tenants", `{"id":"acme"}`)
+	require.Equal(t, http.StatusCreated, code, raw)
+	b.want(t, http.MethodPost, "/admin/v1/tenants/acme/keys", `{"name":"k","scope":"read","queues":[]}`, http.StatusBadRequest,
+		`{"code":"invalid_argument","error":"queues: name at least one queue or prefix; leave queues out for every queue","field":"queues"}`)
+	code, raw = b.call(t, http.MethodGet, "/admin/v1/tenants/acme/keys", "")
+	require.Equal(t, http.StatusOK, code, raw)
+	require.JSONEq(t, `{"keys":[]}`, raw, "the refused key was not created")
+	for _, body := range []string{`{"name":"all","scope":"read"}`, `{"name":"all","scope":"read","queues":null}`} {
+		code, raw = b.call(t, http.MethodPost, "/admin/v1/tenants/acme/keys", body)
+		require.Equal(t, http.StatusCreated, code, raw)
+		require.Contains(t, raw, `"queues":["*"]`, body)
+	}
+}
+
+// A deleted tenant is still shown (a tombstone): adding a key or a user to it is a
+// conflict, like changing it, not a tenant that is not there; an id never used is.
+func TestDeletedTenantRefusesAdditionsAsConflicts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	code, raw := b.call(t, http.MethodPost, "/admin/v1/tenants", `{"id":"gone"}`)
+	require.Equal(t, http.StatusCreated, code, raw)
+	code, raw = b.call(t, http.MethodDelete, "/admin/v1/tenants/gone", "")
+	require.Equal(t, http.StatusOK, code, raw)
+	code, raw = b.call(t, http.MethodGet, "/admin/v1/tenants/gone", "")
+	require.Equal(t, http.StatusOK, code, raw)
+	require.Contains(t, raw, `"status":"deleted"`)
+
+	const deleted = `{"code":"conflict","error":"conflict: the tenant is deleted"}`
+	b.want(t, http.MethodPost, "/admin/v1/tenants/gone/keys", `{"name":"k","scope":"read"}`, http.StatusConflict, deleted)
+	b.want(t, http.MethodPost, "/admin/v1/users", `{"username":"u1","password":"password-123","role":"read-only","tenant":"gone"}`,
+		http.StatusConflict, deleted)
+	b.want(t, http.MethodPatch, "/admin/v1/tenants/gone", `{"name":"back"}`, http.StatusConflict, deleted)
+	b.want(t, http.MethodPost, "/admin/v1/tenants", `{"id":"gone"}`, http.StatusConflict,
+		`{"code":"already_exists","error":"already exists (tenant ids are never reused)"}`)
+	b.want(t, http.MethodPost, "/admin/v1/tenants/never/keys", `{"name":"k","scope":"read"}`, http.StatusNotFound,
+		`{"code":"not_found","error":"not found"}`)
 }

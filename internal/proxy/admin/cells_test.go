@@ -63,7 +63,7 @@ func TestCellAndMoveRoutes(t *testing.T) {
 		http.StatusCreated, c1)
 	want(t, http.MethodGet, "/admin/v1/cells/c1", "", http.StatusOK, c1)
 	want(t, http.MethodPost, "/admin/v1/cells", `{"name":"c1","upstreams":["http://127.0.0.1:9"]}`, http.StatusConflict,
-		`{"code":"already_exists","error":"already exists (ids are never reused)"}`)
+		`{"code":"already_exists","error":"already exists"}`)
 	want(t, http.MethodPost, "/admin/v1/cells", `{"name":"c2","upstreams":[]}`, http.StatusBadRequest,
 		`{"code":"invalid_argument","error":"upstreams: must list 1 to 3 broker URLs","field":"upstreams"}`)
 	want(t, http.MethodPost, "/admin/v1/cells", `{"name":"c2","upstreams":["http://127.0.0.2:9"],"closed":true}`, http.StatusCreated,

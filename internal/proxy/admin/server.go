@@ -148,8 +148,10 @@ func (s *Server) handle(h handlerFunc) http.HandlerFunc {
 			writeErr(w, http.StatusBadRequest, api.ErrorBody{Code: api.ErrorCodeInvalidArgument, Error: ve.Error(), Field: ve.Field})
 		case errors.Is(err, tenant.ErrNotFound):
 			writeErr(w, http.StatusNotFound, api.ErrorBody{Code: api.ErrorCodeNotFound, Error: "not found"})
+		case errors.Is(err, tenant.ErrIDNeverReused):
+			writeErr(w, http.StatusConflict, api.ErrorBody{Code: api.ErrorCodeAlreadyExists, Error: tenant.ErrIDNeverReused.Error()})
 		case errors.Is(err, tenant.ErrAlreadyExists):
-			writeErr(w, http.StatusConflict, api.ErrorBody{Code: api.ErrorCodeAlreadyExists, Error: "already exists (ids are never reused)"})
+			writeErr(w, http.StatusConflict, api.ErrorBody{Code: api.ErrorCodeAlreadyExists, Error: "already exists"})
 		case errors.Is(err, tenant.ErrConflict):
 			writeErr(w, http.StatusConflict, api.ErrorBody{Code: api.ErrorCodeConflict, Error: err.Error()})
 		case errors.Is(err, tenant.ErrUnavailable):
@@ -255,10 +257,17 @@ func timeMember(name string) func(map[string]json.RawMessage) error {
 
 // bodyError is the 400 of a body the admin API cannot read. A value of the wrong
 // type is named by its JSON path (the answer's field) and the JSON type expected,
-// as the gateway names it, never by the Go type it did not fit.
+// as the gateway names it, never by the Go type it did not fit; an unknown member is
+// named by its own name.
 func bodyError(err error) error {
 	if ve, ok := tenant.JSONTypeError(err, ""); ok {
 		return ve
+	}
+	// encoding/json names an unknown member only in its message.
+	if rest, ok := strings.CutPrefix(err.Error(), `json: unknown field "`); ok {
+		if name, ok := strings.CutSuffix(rest, `"`); ok {
+			return &tenant.ValidationError{Field: name, Msg: "unknown field"}
+		}
 	}
 	return badRequest("invalid JSON body: " + err.Error())
 }

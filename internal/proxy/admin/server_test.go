@@ -36,7 +36,9 @@ func TestErrorBodyBytes(t *testing.T) {
 		{"BadRequest", badRequest("invalid JSON body: EOF"), http.StatusBadRequest,
 			`{"code":"invalid_argument","error":"invalid JSON body: EOF"}`},
 		{"AlreadyExists", tenant.ErrAlreadyExists, http.StatusConflict,
-			`{"code":"already_exists","error":"already exists (ids are never reused)"}`},
+			`{"code":"already_exists","error":"already exists"}`},
+		{"TenantIDNeverReused", fmt.Errorf("store: %w", tenant.ErrIDNeverReused), http.StatusConflict,
+			`{"code":"already_exists","error":"already exists (tenant ids are never reused)"}`},
 		{"Unavailable", fmt.Errorf("store: %w", tenant.ErrUnavailable), http.StatusServiceUnavailable,
 			`{"code":"unavailable","error":"proxy database unavailable"}`},
 	} {

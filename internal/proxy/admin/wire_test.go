@@ -113,7 +113,7 @@ func TestAnswerBytes(t *testing.T) {
 			strings.Replace(strings.Replace(acme, `"Acme"`, `"Acme 2"`, 1), `"active"`, `"suspended"`, 1))
 		b.want(t, http.MethodPatch, "/admin/v1/tenants/acme", `{"name":"Acme","status":"active"}`, http.StatusOK, acme)
 		b.want(t, http.MethodPost, "/admin/v1/tenants", `{"id":"acme","nope":1}`, http.StatusBadRequest,
-			`{"code":"invalid_argument","error":"invalid JSON body: json: unknown field \"nope\""}`)
+			`{"code":"invalid_argument","error":"nope: unknown field","field":"nope"}`)
 	})
 
 	t.Run("Keys", func(t *testing.T) {

@@ -158,12 +158,21 @@ func (s *Server) checkQuery(raw string) error {
 	}
 	for _, pair := range strings.FieldsFunc(raw, func(c rune) bool { return c == '&' || c == ';' }) {
 		name, value, _ := strings.Cut(pair, "=")
-		leaked := false
+		leaked, id := false, ""
 		for _, n := range queryForms(name) {
-			leaked = leaked || slices.Contains(credentialParams, strings.ToLower(n)) || s.keyText(n)
+			leaked = leaked || slices.Contains(credentialParams, strings.ToLower(n))
 		}
-		for _, v := range queryForms(value) {
-			leaked = leaked || s.keyText(v)
+		// Every form is looked at, so that a key under a credential name is logged by
+		// its id too.
+		for _, text := range append(queryForms(name), queryForms(value)...) {
+			found, keyID := keyInText(text)
+			leaked = leaked || found
+			if id == "" {
+				id = keyID
+			}
+		}
+		if id != "" {
+			s.logger.Warn("API key sent in a query string; refused", "key_id", id)
 		}
 		if leaked {
 			return errorf(http.StatusBadRequest, codeCredentialsInQuery,
@@ -177,22 +186,20 @@ func (s *Server) checkQuery(raw string) error {
 	return nil
 }
 
-// keyText reports a query text holding an API key: the text, or one of its
-// space-separated words ("Bearer qk_…"), starting with the key prefix. A key that
-// parses is logged by its id, never its text.
-func (s *Server) keyText(text string) bool {
-	found := false
+// keyInText reports whether a query text holds an API key: the text, or one of its
+// space-separated words ("Bearer qk_…"), starting with the key prefix; id is the key's
+// id when one parses (a key is logged by its id, never its text).
+func keyInText(text string) (found bool, id string) {
 	for _, w := range append(strings.Fields(text), text) {
 		if !strings.HasPrefix(w, tenant.KeyPrefix) {
 			continue
 		}
 		found = true
 		if id, ok := tenant.ParseKey(w); ok {
-			s.logger.Warn("API key sent in a query string; refused", "key_id", id)
-			break
+			return true, id
 		}
 	}
-	return found
+	return found, ""
 }
 
 // queryForms is a query text as written and, when that differs, decoded: '+' a

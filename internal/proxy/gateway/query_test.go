@@ -2,8 +2,11 @@ package gateway
 
 import (
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -53,6 +56,27 @@ func TestQueryCredentialsAreRefusedInEveryForm(t *testing.T) {
 			require.True(t, errors.As(err, &ae), "%v", err)
 			require.Equal(t, http.StatusBadRequest, ae.status)
 			require.Equal(t, tc.want, ae.code)
+		})
+	}
+}
+
+// A key refused in the query is logged by its id, never its text, under whatever
+// name it came: a credential name (api_key=, token=), another name, or as the name.
+func TestQueryKeysAreLoggedByID(t *testing.T) {
+	t.Parallel()
+	for _, form := range []string{"api_key=%s", "token=%s", "access_token=Bearer+%s", "x=%s", "%s"} {
+		t.Run(form, func(t *testing.T) {
+			t.Parallel()
+			id, key := tenant.NewKey()
+			var logs testlog.Buffer
+			s := &Server{logger: slog.New(slog.NewTextHandler(&logs, nil)), opts: Options{TenancyHeader: "X-Queen-Tenant"}}
+			r := httptest.NewRequest(http.MethodGet, "/api/v1/messages", nil)
+			r.URL.RawQuery = fmt.Sprintf(form, key)
+			var ae *apiError
+			require.True(t, errors.As(s.checkRequest(r), &ae))
+			require.Equal(t, codeCredentialsInQuery, ae.code)
+			require.Equal(t, 1, strings.Count(logs.String(), "key_id="+id), "logged once by its id: %s", logs.String())
+			require.NotContains(t, logs.String(), key)
 		})
 	}
 }

@@ -28,7 +28,8 @@ type NewKey struct {
 	Hash []byte
 }
 
-// KeyCreate stores a key of an active or suspended tenant (ErrNotFound otherwise).
+// KeyCreate stores a key of an active or suspended tenant (ErrNotFound for none,
+// ErrTenantDeleted for a deleted one).
 func (s *Store) KeyCreate(ctx context.Context, nk NewKey, actor string) (*tenant.Key, error) {
 	var out *tenant.Key
 	err := s.inTx(ctx, func(tx pgx.Tx) (err error) {
@@ -44,13 +45,16 @@ func (s *Store) KeyCreate(ctx context.Context, nk NewKey, actor string) (*tenant
 	return out, err
 }
 
+// lockLiveTenant holds tenant id (in share mode) for a change that adds to it: a key
+// or a user. A deleted tenant is shown by the admin API with its status, so adding to
+// it is a conflict (ErrTenantDeleted), not a tenant that is not there.
 func lockLiveTenant(ctx context.Context, tx pgx.Tx, id string) error {
 	var status string
 	if err := tx.QueryRow(ctx, `SELECT status FROM queen_proxy.tenants WHERE id = $1 FOR SHARE`, id).Scan(&status); err != nil {
 		return err
 	}
 	if status == string(tenant.StatusDeleted) {
-		return tenant.ErrNotFound
+		return ErrTenantDeleted
 	}
 	return nil
 }

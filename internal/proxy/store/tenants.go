@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -26,7 +27,7 @@ func scanTenant(row pgx.Row) (*tenant.Tenant, error) {
 // TenantCreate stores a new tenant in the cell t.Cell, or with t.Cell "" in the one
 // the placement policy picks in the same transaction (see Place). A cell that does
 // not exist is a *tenant.ValidationError of field "cell"; no open cell is
-// ErrNoOpenCell. An id in use, or once used, is ErrAlreadyExists.
+// ErrNoOpenCell. An id in use, or once used, is tenant.ErrIDNeverReused.
 func (s *Store) TenantCreate(ctx context.Context, t *tenant.Tenant, actor string) (*tenant.Tenant, error) {
 	var out *tenant.Tenant
 	err := s.inTx(ctx, func(tx pgx.Tx) (err error) {
@@ -44,6 +45,9 @@ func (s *Store) TenantCreate(ctx context.Context, t *tenant.Tenant, actor string
 		}
 		return audit(ctx, tx, actor, "tenant.create", t.ID, map[string]any{"limits": t.Limits, "quotas": t.Quotas, "cell": out.Cell})
 	})
+	if errors.Is(err, tenant.ErrAlreadyExists) {
+		return nil, tenant.ErrIDNeverReused
+	}
 	return out, err
 }
 

@@ -99,11 +99,12 @@ func TestTenantDeleteIsATombstone(t *testing.T) {
 	require.ErrorIs(t, err, tenant.ErrConflict)
 
 	_, err = b.store.TenantCreate(ctx, &tenant.Tenant{ID: "acme", Name: "reborn"}, actor)
-	require.ErrorIs(t, err, tenant.ErrAlreadyExists, "an id once used is never reused")
+	require.ErrorIs(t, err, tenant.ErrIDNeverReused, "an id once used is never reused")
+	require.ErrorIs(t, err, tenant.ErrAlreadyExists)
 
 	_, err = b.store.KeyCreate(ctx, store.NewKey{Key: tenant.Key{ID: "qk_x", Tenant: "acme", Scope: tenant.ScopeRead},
 		Hash: []byte{1}}, actor)
-	require.ErrorIs(t, err, tenant.ErrNotFound, "no new key for a deleted tenant")
+	require.ErrorIs(t, err, store.ErrTenantDeleted, "no new key for a deleted tenant")
 
 	require.NoError(t, b.store.TenantPurged(ctx, "acme", actor, 3, false))
 	require.Equal(t, []string{"tenant.create", "tenant.delete", "tenant.purge"}, b.auditActions(t, "acme"))

@@ -25,8 +25,8 @@ type NewUser struct {
 	PasswordHash string
 }
 
-// UserCreate stores a user. A tenant user's tenant must exist and not be deleted
-// (ErrNotFound); a username in use is ErrAlreadyExists.
+// UserCreate stores a user. A tenant user's tenant must exist (ErrNotFound) and not
+// be deleted (ErrTenantDeleted); a username in use is ErrAlreadyExists.
 func (s *Store) UserCreate(ctx context.Context, nu NewUser, actor string) (*tenant.User, error) {
 	var out *tenant.User
 	err := s.inTx(ctx, func(tx pgx.Tx) (err error) {

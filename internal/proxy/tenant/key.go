@@ -187,8 +187,12 @@ func (k *Key) AllowsQueue(name string) bool {
 }
 
 // ValidateQueuePatterns checks an allowlist: names of [A-Za-z0-9_.-], optionally
-// ending in '*'.
+// ending in '*'. nil admits every queue; an empty list is refused, as a key that
+// admits nothing is no one's intent and reading it as every queue would widen it.
 func ValidateQueuePatterns(ps []string) error {
+	if ps != nil && len(ps) == 0 {
+		return invalid("queues", "name at least one queue or prefix; leave queues out for every queue")
+	}
 	for _, p := range ps {
 		name := strings.TrimSuffix(p, "*")
 		if p == "" || strings.Contains(name, "*") || !only(name, b62Alphabet+"_.-") {
