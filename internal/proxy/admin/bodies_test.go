@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/proxy/proxytest"
 )
 
 // A body value of the wrong type is a 400 naming its JSON path as the field and the
@@ -112,4 +114,23 @@ func TestDeletedTenantRefusesAdditionsAsConflicts(t *testing.T) {
 		`{"code":"already_exists","error":"already exists (tenant ids are never reused)"}`)
 	b.want(t, http.MethodPost, "/admin/v1/tenants/never/keys", `{"name":"k","scope":"read"}`, http.StatusNotFound,
 		`{"code":"not_found","error":"not found"}`)
+}
+
+// A known path asked with another method is a JSON 405 naming the methods it takes,
+// in its Allow header too.
+func TestMethodNotAllowedIsJSON(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.want(t, http.MethodPut, "/admin/v1/tenants/acme", `{}`, http.StatusMethodNotAllowed,
+		`{"code":"method_not_allowed","error":"PUT is not allowed here; allowed: GET, PATCH, DELETE"}`)
+	b.want(t, http.MethodGet, "/admin/v1/keys/k1", "", http.StatusMethodNotAllowed,
+		`{"code":"method_not_allowed","error":"GET is not allowed here; allowed: DELETE"}`)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPut, b.proxy.AdminURL+"/admin/v1/tenants/acme", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+proxytest.AdminToken)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, "GET, PATCH, DELETE", resp.Header.Get("Allow"))
+	require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 }

@@ -56,6 +56,21 @@ func New(o Options) *Server {
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
 		writeErr(w, http.StatusNotFound, api.ErrorBody{Code: api.ErrorCodeNotFound, Error: "Not found"})
 	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		path := req.URL.RawPath
+		if path == "" {
+			path = req.URL.Path
+		}
+		var allowed []string
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			if r.Match(chi.NewRouteContext(), m, path) {
+				allowed = append(allowed, m)
+			}
+		}
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		writeErr(w, http.StatusMethodNotAllowed, api.ErrorBody{Code: api.ErrorCodeMethodNotAllowed,
+			Error: req.Method + " is not allowed here; allowed: " + strings.Join(allowed, ", ")})
+	})
 	live := func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, api.ProxyHealth{Status: "ok"})
 	}
