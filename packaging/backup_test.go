@@ -3,17 +3,23 @@ package packaging_test
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queenmq/queen/internal/daemontest"
 	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/schema"
 )
 
 // TestBackupConnectsAsTheBrokerDoes runs queen-backup with the broker's PostgreSQL
@@ -78,4 +84,77 @@ func pgBindir(t *testing.T) string {
 	}
 	t.Skip("no pg_dump: install PostgreSQL's client binaries")
 	return ""
+}
+
+// TestBackupRestoresABroker dumps a broker's database with queen-backup, restores the
+// dump into an empty database the way docs/backup.md says, and starts a broker on it:
+// the dump holds every schema the broker's DDL creates, and the restored broker has
+// the messages and the stream query, and deletes a queue (which touches the streams'
+// tables).
+func TestBackupRestoresABroker(t *testing.T) {
+	t.Parallel()
+	bindir := pgBindir(t)
+	src := daemontest.Start(t, daemontest.Options{})
+	c := &http.Client{Timeout: 10 * time.Second}
+	call := func(base, method, path, body string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), method, base+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(raw)
+	}
+	code, raw := call(src.URL, http.MethodPost, "/api/v1/push",
+		`{"items":[{"queue":"kept","payload":{"n":1}},{"queue":"gone","payload":{"n":2}}]}`)
+	require.Equal(t, http.StatusCreated, code, raw)
+	code, raw = call(src.URL, http.MethodPost, "/streams/v1/queries",
+		`{"name":"totals","source_queue":"kept","sink_queue":"sums","config_hash":"h1"}`)
+	require.Equal(t, http.StatusOK, code, raw)
+
+	u, err := url.Parse(src.DBURL)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	cmd := exec.CommandContext(t.Context(), "sh", "queen-backup.sh")
+	cmd.Env = []string{"PATH=" + bindir + ":" + os.Getenv("PATH"),
+		"BACKUP_DIR=" + filepath.Join(dir, "backups"), "RUNTIME_DIRECTORY=" + dir,
+		"PG_HOST=" + u.Hostname(), "PG_PORT=" + u.Port(), "PG_USER=" + u.User.Username(), "PG_PASSWORD=",
+		"PG_DATABASE=" + strings.TrimPrefix(u.Path, "/")}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	dumps, err := filepath.Glob(filepath.Join(dir, "backups", "queen-*.dump"))
+	require.NoError(t, err)
+	require.Len(t, dumps, 1, "%s", out)
+	list, err := exec.CommandContext(t.Context(), filepath.Join(bindir, "pg_restore"), "--list", dumps[0]).Output()
+	require.NoError(t, err)
+	for _, s := range schema.Schemas() {
+		require.Contains(t, string(list), " SCHEMA - "+s+" ", "the dump holds the schema %s", s)
+	}
+
+	// Restore into an empty database, as the restore steps do.
+	target := pgtest.NewDBURL(t)
+	conn, err := pgx.Connect(t.Context(), target)
+	require.NoError(t, err)
+	_, err = conn.Exec(t.Context(), `DROP SCHEMA queen, queen_streams CASCADE`)
+	require.NoError(t, err)
+	require.NoError(t, conn.Close(context.WithoutCancel(t.Context())))
+	tu, err := url.Parse(target)
+	require.NoError(t, err)
+	restore := exec.CommandContext(t.Context(), filepath.Join(bindir, "pg_restore"), "--no-owner",
+		"-h", tu.Hostname(), "-p", tu.Port(), "-U", tu.User.Username(), "-d", strings.TrimPrefix(tu.Path, "/"), dumps[0])
+	out, err = restore.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	dst := daemontest.Start(t, daemontest.Options{DBURL: target})
+	code, raw = call(dst.URL, http.MethodGet, "/api/v1/pop/queue/kept?wait=false", "")
+	require.Equal(t, http.StatusOK, code, raw)
+	require.Contains(t, raw, `"n":1`)
+	code, raw = call(dst.URL, http.MethodGet, "/streams/v1/queries", "")
+	require.Equal(t, http.StatusOK, code, raw)
+	require.Contains(t, raw, `"totals"`)
+	code, raw = call(dst.URL, http.MethodDelete, "/api/v1/resources/queues/gone", "")
+	require.Equal(t, http.StatusOK, code, raw)
 }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# queen-backup: one pg_dump of queen's schema, then rotation. Run by
+# queen-backup: one pg_dump of queen's schemas (queen, queen_streams), then rotation. Run by
 # queen-backup.service (see /usr/share/doc/queen/backup.md), as the user queen.
 #
 # Connection: queen's own variables from /etc/queen/queen.env (PG_HOST and PG_PORT,
@@ -108,8 +108,8 @@ name=queen-$(date -u +%Y%m%dT%H%M%SZ).dump
 tmp=$dir/.$name.partial
 trap 'rm -f "$tmp"' EXIT
 start=$(date +%s)
-echo "queen-backup: dumping schema queen of database $PGDATABASE on $PGHOST port $PGPORT as $PGUSER"
-pg_dump --format=custom --schema=queen --no-owner --file="$tmp"
+echo "queen-backup: dumping schemas queen and queen_streams of database $PGDATABASE on $PGHOST port $PGPORT as $PGUSER"
+pg_dump --format=custom --schema=queen --schema=queen_streams --no-owner --file="$tmp"
 pg_restore --list "$tmp" >/dev/null
 mv "$tmp" "$dir/$name"
 trap - EXIT

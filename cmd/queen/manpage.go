@@ -53,8 +53,8 @@ func manPage(fs *flag.FlagSet) *manpage.Page {
 		Sections: []manpage.Section{
 			{Title: "Description", Text: []string{
 				"queen serves the Queen HTTP API v1 (port 6632 by default) and keeps every queue, partition, " +
-					"message, cursor and lease in one PostgreSQL database. Any number of queen processes may serve " +
-					"the same database.",
+					"message, cursor and lease in one PostgreSQL database. One to three queen processes (replicas) " +
+					"serve one database; past that, more databases (cells behind queen-proxy).",
 				"All configuration comes from environment variables (under systemd: the file " +
 					"/etc/queen/queen.env); the flags choose what to do, except --port, --host and --dev, which " +
 					"set PORT, HOST and LOG_LEVEL=debug over it, as the upstream broker's flags. At start-up queen logs its " +

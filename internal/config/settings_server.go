@@ -261,10 +261,10 @@ func postgresSettings() []setting {
 		},
 		{
 			name: "DB_POOL_SIZE", def: "150", group: groupPostgres,
-			doc: "Maximum number of PostgreSQL connections in this process's pool; the wake-up listener " +
-				"holds one more, outside it. Unlike upstream, which opens floor(0.95 × value) connections " +
+			doc: "Maximum number of PostgreSQL connections in this process's pool; three more are held outside " +
+				"it: the wake-up listener and the two of the commit watch. Unlike upstream, which opens floor(0.95 × value) connections " +
 				"at startup plus `SIDECAR_POOL_SIZE` more, queen has one pool and opens connections lazily, " +
-				"up to this many. Size `max_connections` for this plus one, summed over the replicas. " +
+				"up to this many. Size `max_connections` for this plus three, summed over the replicas. " +
 				"At least 2 (upstream refuses 1 too). A maintenance job's cycle and the timer loop's each hold one " +
 				"connection while their statements take others, so at most one fewer of them run at once than this " +
 				"(two jobs and the timer loop from 4 up): with a small pool they take turns.",

@@ -36,6 +36,10 @@ func Files() []string { return broker().Files() }
 // SQL returns the full DDL in apply order, as `queen schema` prints it.
 func SQL() string { return broker().SQL() }
 
+// Schemas returns the schemas the DDL creates (queen, queen_streams): what a backup
+// must hold.
+func Schemas() []string { return broker().Schemas() }
+
 // Version is a short hash of the embedded DDL. It names test template databases and is
 // recorded in queen.schema_version at every apply.
 func Version() string { return broker().Version() }

@@ -30,6 +30,24 @@ func TestApplyIsIdempotentAndRecordsTheVersion(t *testing.T) {
 	require.Equal(t, 1, n)
 }
 
+// A version recorded over a database missing one of the schemas the DDL creates (a
+// dump of the schema queen alone restored, the streams' schema left behind) is applied
+// again, and the missing schema comes back.
+func TestApplyRecreatesAMissingSchemaUnderARecordedVersion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.NewDBURL(t))
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	require.Equal(t, []string{"queen", "queen_streams"}, schema.Schemas())
+	_, err = conn.Exec(ctx, `DROP SCHEMA queen_streams CASCADE`)
+	require.NoError(t, err)
+	require.NoError(t, schema.Apply(ctx, conn))
+	var ok bool
+	require.NoError(t, conn.QueryRow(ctx, `SELECT to_regclass('queen_streams.queries') IS NOT NULL`).Scan(&ok))
+	require.True(t, ok, "the streams' tables after the apply")
+}
+
 func TestApplyOnAnEmptyDatabase(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

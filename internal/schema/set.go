@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -66,6 +67,18 @@ func (s Set) SQL() string {
 	return b.String()
 }
 
+// createSchema finds the schemas the DDL creates.
+var createSchema = regexp.MustCompile(`(?m)^CREATE SCHEMA IF NOT EXISTS ([a-z_][a-z0-9_]*);`)
+
+// Schemas returns the names of the schemas the DDL creates, in apply order.
+func (s Set) Schemas() []string {
+	var names []string
+	for _, m := range createSchema.FindAllStringSubmatch(s.SQL(), -1) {
+		names = append(names, m[1])
+	}
+	return names
+}
+
 // Version is a short hash of the DDL. It names test template databases and is recorded
 // in the version table at every apply.
 func (s Set) Version() string {
@@ -75,10 +88,12 @@ func (s Set) Version() string {
 
 // Apply brings the database to the DDL. It holds a transaction-scoped advisory lock so
 // concurrent boots apply one after another, and does nothing when this exact version
-// is already recorded: DDL such as CREATE INDEX IF NOT EXISTS locks its table even
-// when the index exists, so re-running it under live traffic from other replicas would
-// stall or deadlock them. A deadlock or lock timeout while applying a new version is
-// retried a few times.
+// is already recorded and every schema the DDL creates exists: DDL such as CREATE
+// INDEX IF NOT EXISTS locks its table even when the index exists, so re-running it
+// under live traffic from other replicas would stall or deadlock them. (A schema can be
+// missing under a recorded version when a dump of only some of the schemas was
+// restored; the DDL then runs again and creates it.) A deadlock or lock timeout while
+// applying a new version is retried a few times.
 func (s Set) Apply(ctx context.Context, conn *pgx.Conn) error {
 	var err error
 	for attempt := 1; attempt <= 5; attempt++ {
@@ -112,6 +127,13 @@ func (s Set) applyOnce(ctx context.Context, conn *pgx.Conn) error {
 		// versionTable is a constant of the program, never input.
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+s.versionTable+` WHERE version = $1)`,
 			version).Scan(&current); err != nil {
+			return fmt.Errorf("%s: inspect: %w", s.name, err)
+		}
+	}
+	if current {
+		// The schemas the DDL creates, all present.
+		if err := tx.QueryRow(ctx, `SELECT bool_and(to_regnamespace(n) IS NOT NULL) FROM unnest($1::text[]) n`,
+			s.Schemas()).Scan(&current); err != nil {
 			return fmt.Errorf("%s: inspect: %w", s.name, err)
 		}
 	}
