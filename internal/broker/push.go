@@ -65,6 +65,9 @@ func (b *Broker) insert(ctx context.Context, items []queue.PushItem) ([]queue.Pu
 		b.analytics.RecordDBError(time.Now(), err)
 		return nil, err
 	}
+	if b.spooler.dbDown.Load() {
+		b.spooler.dbDown.Store(false) // reached: DatabaseReachable
+	}
 	b.analytics.RecordPush(time.Now(), results)
 	for i := range results {
 		if results[i].Status == statusFull {

@@ -30,6 +30,9 @@ const (
 	// drainMaxBackoff caps the pause after a failed drain attempt: short, because until
 	// the spool is replayed, pushes through other replicas can go before its records.
 	drainMaxBackoff = time.Second
+	// spoolRecheckEvery is how often the drainer asks a spool whose last append
+	// failed whether it can be written again (a probe file's fsync at most).
+	spoolRecheckEvery = time.Second
 	// followWait bounds how long a push to a partition that still has spooled records
 	// waits for the drainer to replay them before it is spooled behind them. The wait
 	// keeps the partition's order without letting the spool grow as fast as pushes
@@ -45,6 +48,7 @@ type spooler struct {
 	maxBatch   int
 	dbNotReady atomic.Bool  // set by the daemon until the schema is applied
 	bypassTill atomic.Int64 // Unix nanos; see spoolBypassWindow
+	dbDown     atomic.Bool  // the last push or replay found PostgreSQL unreachable
 	failing    atomic.Bool  // the last append failed (logged once per episode)
 	draining   atomic.Bool  // the drainer runs and its last attempt reached the database
 	kick       chan struct{}
@@ -76,10 +80,11 @@ func (b *Broker) SpoolAccepting() bool {
 }
 
 // DatabaseReachable reports whether the last push or replay reached PostgreSQL (or
-// none has failed yet). It runs no SQL. A primary that holds commits for a
+// none has failed yet): false from a push or replay that found it unreachable until
+// one reaches it again. It runs no SQL. A primary that holds commits for a
 // synchronous standby is reachable (queen_db_commits_stalled tells that apart).
 func (b *Broker) DatabaseReachable() bool {
-	return !b.spooler.dbNotReady.Load() && time.Now().UnixNano() >= b.spooler.bypassTill.Load()
+	return !b.spooler.dbNotReady.Load() && !b.spooler.dbDown.Load()
 }
 
 // spoolFirst reports whether a push should skip the database and go to the spool:
@@ -129,6 +134,7 @@ func (b *Broker) canSpool(err error) bool {
 
 // markDatabaseDown starts the bypass window after an unreachable-database error.
 func (b *Broker) markDatabaseDown() {
+	b.spooler.dbDown.Store(true)
 	b.spooler.bypassTill.Store(time.Now().Add(spoolBypassWindow).UnixNano())
 }
 
@@ -202,6 +208,7 @@ func (b *Broker) runDrain(ctx context.Context) {
 		pausedUntil time.Time
 		paused      bool // logged the pause
 		replayed    int  // records replayed since the spool was last empty
+		rechecked   time.Time
 	)
 	for {
 		select {
@@ -209,6 +216,15 @@ func (b *Broker) runDrain(ctx context.Context) {
 			return
 		case <-tick.C:
 		case <-s.kick:
+		}
+		// A spool marked failing by a refused append is healthy again once the cause
+		// is gone (the drain freed room, the disk was fixed), not only after the next
+		// push that happens to reach it: readiness and queen_spool_healthy follow.
+		if time.Since(rechecked) >= spoolRecheckEvery {
+			rechecked = time.Now()
+			if s.sp.Recheck() == nil && s.failing.Swap(false) {
+				b.logger.Info("spool writable again", "dir", s.sp.Dir())
+			}
 		}
 		if time.Now().Before(pausedUntil) {
 			continue
@@ -247,6 +263,9 @@ func (b *Broker) runDrain(ctx context.Context) {
 		default:
 			backoff = min(max(2*backoff, 100*time.Millisecond), drainMaxBackoff)
 			pausedUntil = time.Now().Add(backoff)
+			if errors.Is(err, queue.ErrUnavailable) {
+				s.dbDown.Store(true)
+			}
 			switch {
 			case paused:
 			case errors.Is(err, queue.ErrUnavailable), errors.Is(err, queue.ErrTimeout):

@@ -44,9 +44,10 @@ func TestReadOnlyDatabaseIsAwayNotAFault(t *testing.T) {
 	require.Contains(t, sb.log.String(), "spool drain paused", "the drainer's pass is logged before it is published")
 	// A push that meets the read-only server itself (once the spool-first window of
 	// the first failure is over, to a partition with nothing spooled) is buffered too.
-	require.Eventually(t, sb.b.DatabaseReachable, 20*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return !sb.b.SpoolsFirst() }, 20*time.Second, 10*time.Millisecond)
 	res := sb.push(t, item("ro", "p2", "tx-13", `13`))
 	require.Equal(t, queue.StatusBuffered, res[0].Status, "a push answered SQLSTATE 25006")
+	require.True(t, sb.b.SpoolsFirst(), "the push found the database away: pushes go to the spool first again")
 	require.False(t, sb.b.DatabaseReachable(), "the push found the database away")
 	st := sb.sp.Stats()
 	require.Zero(t, st.QuarantinedRecords, "records quarantined because the server was read-only")

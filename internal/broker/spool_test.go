@@ -36,12 +36,19 @@ type spoolBundle struct {
 // empty spool), and builds the broker from the default config changed by opts.
 func setupSpool(t *testing.T, prepare func(dir string), opts ...func(*broker.Config)) *spoolBundle {
 	t.Helper()
+	return setupSpoolWith(t, spool.Options{}, prepare, opts...)
+}
+
+// setupSpoolWith is setupSpool with the spool opened with so (its Dir set here).
+func setupSpoolWith(t *testing.T, so spool.Options, prepare func(dir string), opts ...func(*broker.Config)) *spoolBundle {
+	t.Helper()
 	dbURL := pgtest.NewDBURL(t)
 	dir := t.TempDir()
 	if prepare != nil {
 		prepare(dir)
 	}
-	sp, err := spool.Open(spool.Options{Dir: dir})
+	so.Dir = dir
+	sp, err := spool.Open(so)
 	require.NoError(t, err)
 	st, err := store.Open(store.Options{ConnString: dbURL, MaxConns: 8, ConnectTimeout: 2 * time.Second})
 	require.NoError(t, err)
@@ -136,6 +143,9 @@ func TestPushSpoolsWhileDatabaseUnreachable(t *testing.T) {
 	require.NotEmpty(t, gen[0].TransactionID)
 	require.EqualValues(t, 22, sb.sp.Stats().PendingRecords)
 	require.False(t, sb.b.DatabaseReachable())
+	// Past the half second in which pushes skip the database: still unreachable, as
+	// every replay attempt meanwhile finds it (queen_file_buffer_db_healthy 0).
+	require.Never(t, sb.b.DatabaseReachable, time.Second, 20*time.Millisecond)
 
 	restore()
 	// Pushed while the spool still replays (or just after): stored after the spooled
@@ -207,6 +217,33 @@ func TestPushPauseSpoolsAndDrainWakesLongPolls(t *testing.T) {
 		t.Fatal("the parked long-poll was not woken by the replay")
 	}
 	sb.waitDrained(t)
+}
+
+// TestSpoolHealthyAgainOnceDrained fills a spool capped by QUEEN_SPOOL_MAX_BYTES while
+// pushes are paused: the push that does not fit is refused and the spool is marked
+// failing. Once the pause ends and the drain empties it, the spool is accepting again
+// and says so in the log, without a push having to find out.
+func TestSpoolHealthyAgainOnceDrained(t *testing.T) {
+	t.Parallel()
+	sb := setupSpoolWith(t, spool.Options{MaxBytes: 1500}, nil)
+	ctx := t.Context()
+	_, _, err := sb.b.SetPushPause(ctx, true)
+	require.NoError(t, err)
+	for i := 0; ; i++ {
+		require.Less(t, i, 100, "a spool of 1500 bytes never filled up")
+		_, err := sb.b.Push(ctx, []queue.PushItem{item("capped", "Default", fmt.Sprintf("c-%d", i), `{"pad":"xxxxxxxxxxxxxxxxxxxx"}`)})
+		if err != nil {
+			require.ErrorIs(t, err, queue.ErrUnavailable)
+			break
+		}
+	}
+	require.False(t, sb.b.SpoolAccepting(), "a full spool takes no pushes")
+	_, _, err = sb.b.SetPushPause(ctx, false)
+	require.NoError(t, err)
+	sb.waitDrained(t)
+	require.Eventually(t, sb.b.SpoolAccepting, 10*time.Second, 10*time.Millisecond, "the drained spool accepting again")
+	require.Eventually(t, func() bool { return strings.Contains(sb.log.String(), "spool writable again") },
+		10*time.Second, 10*time.Millisecond, "logged: %s", sb.log.Tail(20))
 }
 
 // TestSpoolQuarantinesPoison: records the database refuses for a reason other than

@@ -55,6 +55,9 @@ func (s *Spool) Append(ctx context.Context, items []queue.PushItem) error {
 	if err != nil {
 		s.lastErr, s.lastErrAt = err, now
 		s.writeErrors++
+		if errors.Is(err, ErrFull) {
+			s.fullNeed = int64(len(buf))
+		}
 		return err
 	}
 	s.lastErr = nil

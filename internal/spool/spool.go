@@ -89,6 +89,7 @@ type Spool struct {
 	// Write health: the last append error (nil once an append succeeds again).
 	lastErr     error
 	lastErrAt   time.Time
+	fullNeed    int64 // the bytes of the append ErrFull refused last
 	writeErrors uint64
 	// Counters since Open.
 	appended, drained uint64

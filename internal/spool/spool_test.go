@@ -318,8 +318,12 @@ func TestSpoolDiskFull(t *testing.T) {
 	st := s.Stats()
 	require.False(t, st.Healthy)
 	require.Contains(t, st.LastError, "no space left")
+	require.ErrorContains(t, s.Recheck(), "no space left", "the probe while the disk is full")
+	require.False(t, s.Stats().Healthy)
 	require.EqualValues(t, len(ok), st.PendingRecords)
 	require.Equal(t, ok, drainAll(t, s, 100), "exactly the acknowledged records are replayed")
+	require.NoError(t, s.Recheck(), "the drain freed the disk")
+	require.True(t, s.Stats().Healthy, "healthy again without waiting for an append")
 	t.Logf("disk full: %d appends acknowledged, then %d refused", len(ok), failed)
 }
 
@@ -377,7 +381,8 @@ func TestSpoolCommitIsCumulative(t *testing.T) {
 }
 
 // TestSpoolMaxBytes: appends beyond QUEEN_SPOOL_MAX_BYTES fail with ErrFull and
-// leave nothing behind; draining makes room again.
+// leave nothing behind; draining makes room again, and Recheck sees it before any
+// append does.
 func TestSpoolMaxBytes(t *testing.T) {
 	t.Parallel()
 	s := open(t, t.TempDir(), func(o *Options) { o.MaxBytes = 2000 })
@@ -395,7 +400,10 @@ func TestSpoolMaxBytes(t *testing.T) {
 	st := s.Stats()
 	require.EqualValues(t, ok, st.PendingRecords)
 	require.False(t, st.Healthy)
+	require.ErrorIs(t, s.Recheck(), ErrFull, "still full")
 	require.Len(t, drainAll(t, s, 100), ok)
+	require.NoError(t, s.Recheck(), "room again once drained")
+	require.True(t, s.Stats().Healthy)
 	require.NoError(t, s.Append(t.Context(), []queue.PushItem{item(0)}), "room again once drained")
 	require.True(t, s.Stats().Healthy)
 }

@@ -32,7 +32,7 @@ func newSpoolCollector(b *broker.Broker) *spoolCollector {
 		corrupt: d("queen_spool_corrupt_regions_total",
 			"Torn or damaged spool ranges skipped since the process started, those found at start-up included "+
 				"(the records around them are replayed)."),
-		healthy:  d("queen_spool_healthy", "1 while spool writes succeed; 0 after a failed write (pushes that need the spool get 503)."),
+		healthy:  d("queen_spool_healthy", "1 while the spool can be written; 0 from a failed write until it can be again, rechecked every second (pushes that need the spool get 503)."),
 		appended: d("queen_spool_appended_records_total", "Records written to the spool since the process started."),
 		drained:  d("queen_spool_replayed_records_total", "Spool records replayed (or quarantined) since the process started."),
 		writeErrs: d("queen_spool_write_errors_total",

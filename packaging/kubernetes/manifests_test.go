@@ -447,16 +447,17 @@ func TestEnvironmentIsWhatTheBrokerReads(t *testing.T) {
 		require.Equal(t, config.SourceEnv, cfg.Source("PG_HOST"), "PG_HOST must be set")
 		require.Equal(t, config.SourceEnv, cfg.Source("PG_PORT"),
 			"PG_PORT must be set: a Service named pg would inject PG_PORT=tcp://…")
-		// Each replica opens up to DB_POOL_SIZE connections plus one that LISTENs, and a
-		// Deployment's rollout runs maxSurge more pods for a while.
+		// Each replica opens up to DB_POOL_SIZE connections plus three outside its pool
+		// (the wake-up listener, the commit watch's two), and a Deployment's rollout runs
+		// maxSurge more pods for a while.
 		pods := maxReplicas
 		if d := b.deployment; d != nil && d.Spec.Strategy.RollingUpdate != nil && d.Spec.Strategy.RollingUpdate.MaxSurge != nil {
 			surge, err := intstr.GetScaledValueFromIntOrPercent(d.Spec.Strategy.RollingUpdate.MaxSurge, maxReplicas, true)
 			require.NoError(t, err)
 			pods += surge
 		}
-		require.LessOrEqual(t, pods*(cfg.DBPoolSize+1), pgConnectionBudget,
-			"%d pods × (DB_POOL_SIZE=%d + 1) exceed PostgreSQL's default max_connections", pods, cfg.DBPoolSize)
+		require.LessOrEqual(t, pods*(cfg.DBPoolSize+3), pgConnectionBudget,
+			"%d pods × (DB_POOL_SIZE=%d + 3) exceed PostgreSQL's default max_connections", pods, cfg.DBPoolSize)
 		require.True(t, ptrFalse(b.template.Spec.EnableServiceLinks), "enableServiceLinks: false")
 	})
 }

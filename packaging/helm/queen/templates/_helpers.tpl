@@ -161,7 +161,7 @@ where (the values path, for the message).
 {{- fail (printf "%s.%s: set by the chart itself; use its own value instead" $.where $name) -}}
 {{- end -}}
 {{- if has $name $.secrets -}}
-{{- fail (printf "%s.%s: a secret; give it through the chart's secret values or an existing Secret" $.where $name) -}}
+{{- fail (printf "%s.%s: a secret, kept out of the ConfigMap; the secrets the chart takes are in its own values, each with an existingSecret (docs/kubernetes.md, Helm)" $.where $name) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
