@@ -39,6 +39,8 @@ func tailCommand() *command {
 		setup: func(fs *flag.FlagSet) runFunc {
 			var o tailOptions
 			o.popFlags.register(fs, 100)
+			fs.Lookup("group").Usage = "read (and acknowledge) as this existing consumer group " +
+				"(default: a group of its own, queenctl-tail-<hex>, deleted at the end)"
 			fs.StringVar(&o.from, "from", "now", "where to start: now, beginning, or a time (RFC 3339, date, duration ago)")
 			fs.IntVar(&o.count, "count", 0, "stop after this many messages (0: no limit)")
 			fs.BoolVar(&o.follow, "follow", true, "keep waiting for new messages; false stops once caught up")
