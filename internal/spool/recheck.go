@@ -14,24 +14,33 @@ const probeBytes = 4096
 // spool that was full (QUEEN_SPOOL_MAX_BYTES) once the drain has freed room for the
 // append it refused, and after
 // a failed write or fsync once a probe file in the directory can be written, synced
-// and removed. It returns nil when the spool is healthy (again), else why not. A probe
-// holds up appends for its fsync; the caller runs it at most every second or so.
+// and removed. It returns nil when the spool is healthy (again), else why not. The
+// probe runs without the spool's lock (a hung disk must not hold up Stats, which the
+// metrics and the health checks read); the caller runs it at most every second or so.
 func (s *Spool) Recheck() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	last := s.lastErr
 	switch {
 	case s.closed:
+		s.mu.Unlock()
 		return ErrClosed
-	case s.lastErr == nil:
+	case last == nil:
+		s.mu.Unlock()
 		return nil
-	case errors.Is(s.lastErr, ErrFull) && s.fileBytesLocked()+s.fullNeed > s.opts.MaxBytes:
-		return s.lastErr
+	case errors.Is(last, ErrFull) && s.fileBytesLocked()+s.fullNeed > s.opts.MaxBytes:
+		s.mu.Unlock()
+		return last
 	}
+	s.mu.Unlock()
 	if err := probeWrite(s.dir); err != nil {
 		return err
 	}
-	s.lastErr = nil
-	return nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lastErr == last { // an append that failed meanwhile keeps its own mark
+		s.lastErr = nil
+	}
+	return s.lastErr
 }
 
 // probeWrite writes, syncs and removes a file of probeBytes in dir. Its name does not
