@@ -132,7 +132,7 @@ func (s Set) applyOnce(ctx context.Context, conn *pgx.Conn) error {
 	}
 	if current {
 		// The schemas the DDL creates, all present.
-		if err := tx.QueryRow(ctx, `SELECT bool_and(to_regnamespace(n) IS NOT NULL) FROM unnest($1::text[]) n`,
+		if err := tx.QueryRow(ctx, `SELECT coalesce(bool_and(to_regnamespace(n) IS NOT NULL), true) FROM unnest($1::text[]) n`,
 			s.Schemas()).Scan(&current); err != nil {
 			return fmt.Errorf("%s: inspect: %w", s.name, err)
 		}
