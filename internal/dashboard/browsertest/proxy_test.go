@@ -51,20 +51,7 @@ func TestBehindQueenProxy(t *testing.T) {
 	tb.clean("the dlq page through queen-proxy")
 
 	// The session cookie (httpOnly: read over DevTools) works until Log out.
-	var session string
-	tb.do("read the session cookie", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		res, err := cdp.Call(ctx, tg, network.GetCookies, network.GetCookiesParams{URLs: []string{p.URL}})
-		if err != nil {
-			return err
-		}
-		for _, c := range res.Cookies {
-			if c.Name == "token" {
-				session = c.Value
-			}
-		}
-		return nil
-	}))
-	require.NotEmpty(t, session, "the proxy's session cookie")
+	session := tb.sessionCookie(p.URL)
 	me := func() int {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, p.URL+"/api/me", nil)
 		require.NoError(t, err)
@@ -113,20 +100,7 @@ func TestBehindQueenProxyBrokerJWT(t *testing.T) {
 	tb.clean("the queues page through queen-proxy, broker JWT on")
 
 	// The session cookie is the proxy's own: the broker refuses it.
-	var session string
-	tb.do("read the session cookie", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		res, err := cdp.Call(ctx, tg, network.GetCookies, network.GetCookiesParams{URLs: []string{p.URL}})
-		if err != nil {
-			return err
-		}
-		for _, c := range res.Cookies {
-			if c.Name == "token" {
-				session = c.Value
-			}
-		}
-		return nil
-	}))
-	require.NotEmpty(t, session, "the proxy's session cookie")
+	session := tb.sessionCookie(p.URL)
 	status, _ := newClient(srv.URL, session).call(t, "GET", "/api/v1/resources/queues", nil)
 	require.Equal(t, http.StatusUnauthorized, status, "the session token at the broker itself")
 
@@ -139,4 +113,25 @@ func TestBehindQueenProxyBrokerJWT(t *testing.T) {
 	status, _ = c.call(t, "GET", "/api/v1/resources/queues/e2e.orders", nil)
 	require.Equal(t, http.StatusOK, status, "the other queue at the broker")
 	tb.clean("a queue delete through queen-proxy, broker JWT on")
+}
+
+// sessionCookie reads queen-proxy's session cookie for url (httpOnly: over DevTools);
+// the test fails when there is none.
+func (tb *tab) sessionCookie(url string) string {
+	tb.t.Helper()
+	var session string
+	tb.do("read the session cookie", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		res, err := cdp.Call(ctx, tg, network.GetCookies, network.GetCookiesParams{URLs: []string{url}})
+		if err != nil {
+			return err
+		}
+		for _, c := range res.Cookies {
+			if c.Name == "token" {
+				session = c.Value
+			}
+		}
+		return nil
+	}))
+	require.NotEmpty(tb.t, session, "the proxy's session cookie")
+	return session
 }
