@@ -334,16 +334,6 @@ func decodeBase64(s string) ([]byte, error) {
 	return b, nil
 }
 
-// timerScope is scopeName for the timer routes: a name the request's tenant may not
-// use is refused as timers_bad_queue, like every other queue name they refuse.
-func timerScope(r *http.Request, field, name string) (string, error) {
-	stored, err := scopeName(r, field, name)
-	if err != nil {
-		return "", broker.TimerBadRequest("timers_bad_queue", field, "%s", err.Error())
-	}
-	return stored, nil
-}
-
 func formatTimerTime(t time.Time) string { return t.UTC().Format(timerTimeLayout) }
 
 // timerPath returns the request's stored queue name and its timer key.

@@ -83,3 +83,13 @@ func txTimerRefusal(err error) *txRefusal {
 	}
 	return refused
 }
+
+// timerScope is scopeName for the timer routes: a name the request's tenant may not
+// use is refused as timers_bad_queue, like every other queue name they refuse.
+func timerScope(r *http.Request, field, name string) (string, error) {
+	stored, err := scopeName(r, field, name)
+	if err != nil {
+		return "", broker.TimerBadRequest("timers_bad_queue", field, "%s", err.Error())
+	}
+	return stored, nil
+}

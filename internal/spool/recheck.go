@@ -27,9 +27,15 @@ func (s *Spool) Recheck() error {
 	case last == nil:
 		s.mu.Unlock()
 		return nil
-	case errors.Is(last, ErrFull) && s.fileBytesLocked()+s.fullNeed > s.opts.MaxBytes:
+	case errors.Is(last, ErrFull):
+		// Only the cap refused it: no probe, only the room.
+		if s.fileBytesLocked()+s.fullNeed > s.opts.MaxBytes {
+			s.mu.Unlock()
+			return last
+		}
+		s.lastErr = nil
 		s.mu.Unlock()
-		return last
+		return nil
 	}
 	s.mu.Unlock()
 	if err := probeWrite(s.dir); err != nil {
