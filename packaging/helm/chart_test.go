@@ -74,6 +74,7 @@ func TestRenderDecodesStrictly(t *testing.T) {
 			"Service queen", "Service queen-proxy", "Service queen-proxy-admin"},
 		"PVCSpool": {"ConfigMap queen", "Deployment queen", "PersistentVolumeClaim queen-spool",
 			"PodDisruptionBudget queen", "Secret queen-secrets", "Service queen"},
+		"SecretEnv": {"ConfigMap queen", "Deployment queen", "PodDisruptionBudget queen", "Service queen"},
 	}
 	for _, vc := range matrix() {
 		t.Run(vc.name, func(t *testing.T) {
@@ -112,8 +113,10 @@ func TestDecoderIsStrict(t *testing.T) {
 }
 
 // TestSchemaRefuses: values.schema.json refuses replicas outside 1–3, a persistent
-// spool with several replicas, and unknown keys; the templates refuse a drain delay
-// not below its timeout and a spool cap not below the volume.
+// spool with several replicas, unknown keys and a secretEnv entry without a name and a
+// key; the templates refuse a drain delay not below its timeout, a spool cap not below
+// the volume, and a secretEnv name that is not a broker setting, is set by the chart or
+// is under config too.
 func TestSchemaRefuses(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -135,6 +138,20 @@ func TestSchemaRefuses(t *testing.T) {
 		{"SpoolCapAboveVolume", "spool: {maxBytes: 3221225472}", "spool.maxBytes (3221225472) must be below"},
 		{"ConfigSetsManagedName", "config: {PG_HOST: elsewhere}", "config.PG_HOST: set by the chart"},
 		{"ConfigSetsSecret", "config: {PG_PASSWORD: x}", "config.PG_PASSWORD: a secret"},
+		{"ConfigSetsClientKey", "config: {PG_SSL_KEY: x}", "config.PG_SSL_KEY: a secret, kept out of the ConfigMap; " +
+			"give it with the chart's own value where it has one (postgresql, auth, encryption: each takes an " +
+			"existingSecret), else with secretEnv"},
+		{"SecretEnv", "secretEnv: {PG_SSL_KEY: {name: s, key: k}}", ""},
+		{"SecretEnvUnknownName", "secretEnv: {PG_SSL_KEYS: {name: s, key: k}}", "secretEnv.PG_SSL_KEYS: not a setting the broker reads"},
+		{"SecretEnvRuntimeName", "secretEnv: {GOMAXPROCS: {name: s, key: k}}", "secretEnv.GOMAXPROCS: not a setting the broker reads"},
+		{"SecretEnvChartSecret", "secretEnv: {PG_PASSWORD: {name: s, key: k}}", "secretEnv.PG_PASSWORD: set by the chart itself; use postgresql.existingSecret"},
+		{"SecretEnvChartSetting", "secretEnv: {PG_HOST: {name: s, key: k}}", "secretEnv.PG_HOST: set by the chart itself; use postgresql.host"},
+		{"SecretEnvFixedByChart", "secretEnv: {QUEEN_INSTANCE: {name: s, key: k}}", "secretEnv.QUEEN_INSTANCE: set by the chart itself; it is always the pod's name"},
+		{"SecretEnvAlsoInConfig", "config: {OTEL_EXPORTER_OTLP_HEADERS: x}\nsecretEnv: {OTEL_EXPORTER_OTLP_HEADERS: {name: s, key: k}}",
+			"secretEnv.OTEL_EXPORTER_OTLP_HEADERS: also under config"},
+		{"SecretEnvWithoutKey", "secretEnv: {PG_SSL_KEY: {name: s}}", "at '/secretEnv/PG_SSL_KEY': missing property 'key'"},
+		{"SecretEnvEmptyName", "secretEnv: {PG_SSL_KEY: {name: \"\", key: k}}", "at '/secretEnv/PG_SSL_KEY/name': minLength"},
+		{"SecretEnvOtherField", "secretEnv: {PG_SSL_KEY: {name: s, key: k, optional: true}}", "at '/secretEnv/PG_SSL_KEY': additional properties 'optional' not allowed"},
 		{"ProxyLoginWithoutKey", "proxy: {enabled: true}", "proxy.login: set proxy.sessionKey"},
 		{"ProxyJWTWithoutSecret", "proxy: {enabled: true, login: false, brokerAuth: jwt}", "proxy.brokerAuth jwt"},
 		{"ProxyMetricsWithoutToken", "proxy: {enabled: true, login: false, metrics: {enabled: true}}", "proxy.metrics: the metrics need the admin token"},
@@ -206,12 +223,12 @@ func TestEnvironmentIsWhatTheBinariesRead(t *testing.T) {
 	}
 }
 
-// TestSecretsStayInSecrets: no secret is in a ConfigMap, and with existing Secrets the
-// chart renders none of its own and refers to the named ones.
+// TestSecretsStayInSecrets: no secret is in a ConfigMap, and with existing Secrets (or
+// secretEnv alone) the chart renders none of its own and refers to the named ones.
 func TestSecretsStayInSecrets(t *testing.T) {
 	t.Parallel()
 	secretNames := []string{"PG_PASSWORD", "JWT_SECRET", "QUEEN_ENCRYPTION_KEY", "QUEEN_PROXY_ADMIN_TOKEN",
-		"QUEEN_PROXY_SESSION_KEY", "QUEEN_PROXY_BROKER_JWT_KEY"}
+		"QUEEN_PROXY_SESSION_KEY", "QUEEN_PROXY_BROKER_JWT_KEY", "PG_SSL_KEY", "OTEL_EXPORTER_OTLP_HEADERS"}
 	for _, vc := range matrix() {
 		t.Run(vc.name, func(t *testing.T) {
 			t.Parallel()
@@ -226,13 +243,13 @@ func TestSecretsStayInSecrets(t *testing.T) {
 					if slices.Contains(secretNames, e.Name) {
 						require.NotNil(t, e.ValueFrom, "%s: %s given as a literal", d.Name, e.Name)
 						require.NotNil(t, e.ValueFrom.SecretKeyRef, "%s: %s not from a Secret", d.Name, e.Name)
-						if vc.name == "ExistingSecrets" {
+						if vc.name == "ExistingSecrets" || vc.name == "SecretEnv" {
 							require.Contains(t, existingSecrets(), e.ValueFrom.SecretKeyRef.Name, "%s: %s", d.Name, e.Name)
 						}
 					}
 				}
 			}
-			if vc.name == "ExistingSecrets" {
+			if vc.name == "ExistingSecrets" || vc.name == "SecretEnv" {
 				require.Empty(t, r.secrets)
 			}
 		})

@@ -1,10 +1,20 @@
 package helm_test
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"maps"
+	"math/big"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"github.com/stretchr/testify/require"
@@ -37,7 +47,36 @@ const (
 	testEncryptionKey = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 	testAdminToken    = "admin-token-for-the-test-0123456789abcdef"
 	testSessionKey    = "session-key-for-the-test-0123456789abcdef"
+	testOTLPHeaders   = "authorization=Bearer%20otlp-token-for-the-test"
 )
+
+// testClientCert is a client certificate and its unencrypted key, PEM, made once per
+// run: the broker checks that PG_SSL_CERT and PG_SSL_KEY are a key pair, so the
+// SecretEnv case needs a real one.
+var testClientCert = sync.OnceValues(func() (certPEM, keyPEM string) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "queen"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		panic(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		panic(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
+		string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}))
+})
 
 // valueCase is one row of the render matrix: values as a user would write them in a
 // values file, and whether the cluster serves the Prometheus Operator's API.
@@ -49,6 +88,7 @@ type valueCase struct {
 
 // matrix is what every render test runs over.
 func matrix() []valueCase {
+	certPEM, _ := testClientCert()
 	return []valueCase{
 		{name: "Defaults", values: ""},
 		{name: "ThreeReplicas", values: "replicaCount: 3\npostgresql: {password: " + testPGPassword + "}\n"},
@@ -97,13 +137,28 @@ resources:
   requests: {cpu: 250m, memory: 128Mi, ephemeral-storage: 256Mi}
   limits: {memory: 512Mi, ephemeral-storage: 1Gi}
 `},
+		// Two secrets the chart has no value of its own for, from the user's Secrets;
+		// the certificate of the key is not a secret and goes under config.
+		{name: "SecretEnv", values: `
+postgresql: {useSSL: true}
+config:
+  PG_SSL_CERT: ` + strconv.Quote(certPEM) + `
+  OTEL_TRACES_EXPORTER: otlp
+  OTEL_EXPORTER_OTLP_ENDPOINT: http://otel-collector.monitoring.svc:4318
+secretEnv:
+  PG_SSL_KEY: {name: pg-client-cert, key: tls.key}
+  OTEL_EXPORTER_OTLP_HEADERS: {name: otel-collector, key: headers}
+`},
 	}
 }
 
-// existingSecrets are the Secrets the ExistingSecrets case names, as the operator
-// would have created them, for building the pods' environment.
+// existingSecrets are the Secrets the ExistingSecrets and SecretEnv cases name, as the
+// operator would have created them, for building the pods' environment.
 func existingSecrets() map[string]map[string]string {
+	_, keyPEM := testClientCert()
 	return map[string]map[string]string{
+		"pg-client-cert":      {"tls.key": keyPEM},
+		"otel-collector":      {"headers": testOTLPHeaders},
 		"queen-db":            {"password": testPGPassword},
 		"queen-jwt":           {"hs256": testJWTSecret},
 		"queen-encryption":    {"QUEEN_ENCRYPTION_KEY": testEncryptionKey},

@@ -153,15 +153,71 @@ allows) in bytes.
 queen.checkConfig fails when the config map of extra settings names a variable the
 chart sets itself (a duplicate key would make the object invalid) or a secret.
 Arguments: config, managed (the chart's names), secrets (names that belong in a Secret),
-where (the values path, for the message).
+where (the values path, for the message) and secretHint (where a secret goes instead;
+default: the chart's own values). Secrets are checked first: the chart sets some too,
+and for those the message is about the secret.
 */}}
 {{- define "queen.checkConfig" -}}
 {{- range $name, $_ := .config -}}
+{{- if has $name $.secrets -}}
+{{- fail (printf "%s.%s: a secret, kept out of the ConfigMap; %s" $.where $name ($.secretHint | default "the secrets the chart takes are in its own values, each with an existingSecret (docs/kubernetes.md, Helm)")) -}}
+{{- end -}}
 {{- if has $name $.managed -}}
 {{- fail (printf "%s.%s: set by the chart itself; use its own value instead" $.where $name) -}}
 {{- end -}}
-{{- if has $name $.secrets -}}
-{{- fail (printf "%s.%s: a secret, kept out of the ConfigMap; the secrets the chart takes are in its own values, each with an existingSecret (docs/kubernetes.md, Helm)" $.where $name) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+queen.brokerChartValues: every variable the chart sets for the broker, in its ConfigMap
+or its env, with what to do instead of setting it again (YAML, read with fromYaml). The
+one list behind both config's and secretEnv's refusals: a variable the chart comes to
+set goes here.
+*/}}
+{{- define "queen.brokerChartValues" -}}
+PG_HOST: use postgresql.host
+PG_PORT: use postgresql.port
+PG_DB: use postgresql.database
+PG_USER: use postgresql.user
+PG_USE_SSL: use postgresql.useSSL
+PG_PASSWORD: use postgresql.existingSecret (or postgresql.password)
+DB_POOL_SIZE: use postgresql.poolSize
+LOG_LEVEL: use logLevel
+QUEEN_LOG_FORMAT: it is always json, the cluster's log collector's format
+QUEEN_SHUTDOWN_DELAY: use drain.shutdownDelaySeconds
+QUEEN_SHUTDOWN_TIMEOUT: use drain.shutdownTimeoutSeconds
+QUEEN_SPOOL_MAX_BYTES: use spool.maxBytes
+JWT_ENABLED: use auth.enabled
+JWT_ALGORITHM: use auth.algorithm
+JWT_SECRET: use auth.existingSecret (or auth.secret)
+QUEEN_ENCRYPTION_KEY: use encryption.existingSecret (or encryption.key)
+QUEEN_TENANCY_HEADER: use proxy.tenancyHeader
+QUEEN_INSTANCE: it is always the pod's name
+FILE_BUFFER_DIR: it is always the spool volume's mount
+GOMEMLIMIT: use goMemLimit
+PORT: it is always 6632, the container's port the probes and the Service use
+{{- end -}}
+
+{{/*
+queen.checkSecretEnv fails on a secretEnv entry the broker would not read as meant: a
+variable the chart sets itself (the pod would get it twice, and which one wins is not
+what the values say), a name that is not one of the broker's settings (a typo would
+otherwise reach the pod and set nothing), or a name also under config (the ConfigMap's
+value would be silently overridden). files/broker-settings.txt lists the broker's settings,
+those of docs/configuration.md, one a line.
+*/}}
+{{- define "queen.checkSecretEnv" -}}
+{{- $chartValues := include "queen.brokerChartValues" . | fromYaml -}}
+{{- $known := .Files.Lines "files/broker-settings.txt" -}}
+{{- range $name, $_ := .Values.secretEnv -}}
+{{- if hasKey $chartValues $name -}}
+{{- fail (printf "secretEnv.%s: set by the chart itself; %s" $name (get $chartValues $name)) -}}
+{{- end -}}
+{{- if not (has $name $known) -}}
+{{- fail (printf "secretEnv.%s: not a setting the broker reads; use a name docs/configuration.md lists" $name) -}}
+{{- end -}}
+{{- if hasKey $.Values.config $name -}}
+{{- fail (printf "secretEnv.%s: also under config; give it in one place, secretEnv for a secret" $name) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
