@@ -7,7 +7,8 @@
 #   scripts/ensure-patroni.sh
 #
 # patroni, patronictl and etcd on PATH are enough. Otherwise, as root with apt-get, it
-# installs Debian's patroni, etcd-server and etcd-client, and stops any etcd or Patroni
+# installs Debian's patroni, python3-etcd (Patroni's client of etcd's v2 API, which the
+# long failover run uses), etcd-server and etcd-client, and stops any etcd or Patroni
 # system service the install started: the tests start their own processes on loopback
 # addresses and free ports. When it cannot, it prints SKIP with the reason and exits 0:
 # the failover tests then skip, naming the same reason. The tests never install
@@ -28,9 +29,9 @@ if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
 	say "SKIP: no patroni, patronictl and etcd on PATH and no way to install them here (needs root and apt-get): the failover tests will skip"
 	exit 0
 fi
-say "installing patroni, etcd-server and etcd-client (apt-get install)"
+say "installing patroni, python3-etcd, etcd-server and etcd-client (apt-get install)"
 apt() { DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 "$@" >/dev/null 2>&1; }
-pkgs=(patroni etcd-server etcd-client)
+pkgs=(patroni python3-etcd etcd-server etcd-client)
 if ! { apt install -y -qq --no-install-recommends "${pkgs[@]}" ||
 	{ apt update -qq && apt install -y -qq --no-install-recommends "${pkgs[@]}"; }; }; then
 	say "SKIP: apt-get could not install ${pkgs[*]}: the failover tests will skip"

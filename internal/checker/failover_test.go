@@ -78,9 +78,13 @@ func failoverConfig(long bool) (checker.Config, []string) {
 // the same guarantees must hold, except the time to recover.
 func TestPostgresFailover(t *testing.T) {
 	t.Parallel()
-	pc := patronitest.Start(t, patronitest.Options{Nodes: 2})
-
 	cfg, plan := failoverConfig(*flagLong)
+	// With a frozen primary in the plan, Patroni keeps its state through etcd's v2 API:
+	// there its resumed leader cannot take the lead back, which its v3 client sometimes
+	// does (Patroni's hazard, not queen's: docs/high-availability.md, "A primary that
+	// resumes after a pause"); waitAfterThaw still fails the run, naming it, if it does.
+	pc := patronitest.Start(t, patronitest.Options{Nodes: 2, EtcdV2: slices.Contains(plan, "freeze-primary")})
+
 	cfg = withFlags(cfg)
 	if *flagTargetAny && leaderChanges(plan)%2 == 1 {
 		// Brokers allowed onto any server keep the first host that answers, the first
@@ -271,8 +275,8 @@ func freezePrimary(ctx context.Context, t *testing.T, pc *patronitest.Cluster, l
 
 // waitAfterThaw waits until the cluster is healthy again after the frozen leader
 // resumed, and fails at once, naming the cause, if the node promoted meanwhile (next)
-// is demoted instead: Patroni 3.0.2 can let a resumed leader take the lead back, and
-// what next committed meanwhile is then lost (docs/high-availability.md, "A primary
+// is demoted instead: Patroni 3.0.2 on etcd's v3 API can let a resumed leader take the
+// lead back, and what next committed meanwhile is then lost (docs/high-availability.md, "A primary
 // that resumes after a pause"), which the checker would report as queen's, or wait for
 // a cluster that does not heal.
 func waitAfterThaw(ctx context.Context, pc *patronitest.Cluster, frozen, next string) error {

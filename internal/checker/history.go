@@ -103,6 +103,8 @@ type Message struct {
 	PartitionID string
 	// Buffered is true when a push of it was answered buffered (spooled by a broker).
 	Buffered bool
+	// Via lists the brokers its push requests were sent to, in the order first tried.
+	Via []int
 	// CreatedAt is the createdAt of its deliveries ("" when never delivered).
 	CreatedAt string
 }
@@ -177,8 +179,12 @@ type Report struct {
 	Brokers       int
 	Restarts      int
 	PushRetries   int // push requests sent again after a transport error
-	PopErrors     int // pops that failed with a transport error
-	Elapsed       time.Duration
+	// SpooledApart counts the messages stored after one their producer pushed later to
+	// the same partition, where the two went through different brokers and one was
+	// spooled: each broker replays its own spool, so that order is not promised.
+	SpooledApart int
+	PopErrors    int // pops that failed with a transport error
+	Elapsed      time.Duration
 	// RestartLog lists the restarts in the order they happened.
 	RestartLog []Restart
 	// FaultLog lists the database faults in the order they happened.
@@ -247,6 +253,9 @@ func (r *Report) Summary() string {
 		r.Pushed, r.Buffered, r.Delivered, r.Redelivered, r.FailedAcks, r.ExpiredLeases, r.DeadLettered, r.UnknownAcks,
 		r.Transactions, r.TxRefused, r.TxUnknown, r.FollowUps, r.Unavailable, r.FaultTimeouts, r.ServerErrors,
 		r.Groups, r.Partitions, r.Brokers, r.Restarts, len(r.FaultLog), r.Elapsed.Round(100*time.Millisecond))
+	if r.SpooledApart > 0 {
+		fmt.Fprintf(&b, " spooledApart=%d", r.SpooledApart)
+	}
 	if r.OK() {
 		b.WriteString(" OK")
 	} else {

@@ -304,6 +304,13 @@ func (r *run) produce(ctx context.Context, p int) {
 // request.
 func (r *run) push(ctx context.Context, b int, items []api.PushItem, idx []int) error {
 	for attempt := 0; ; attempt++ {
+		r.mu.Lock()
+		for _, i := range idx {
+			if m := &r.msgs[i]; !slices.Contains(m.Via, b) {
+				m.Via = append(m.Via, b)
+			}
+		}
+		r.mu.Unlock()
 		sent := r.since()
 		res, err := r.clients[b].Push(ctx, items...)
 		received := r.since()

@@ -19,7 +19,8 @@
 // The cluster. Nodes are named n1, n2, n3 and listen on 127.0.0.2, 127.0.0.3 and
 // 127.0.0.4, on one free port shared by all (Port), with the REST API of each on its
 // own address and a second shared free port; etcd listens on free ports of
-// 127.0.0.1. Each node has its own data directory and socket directory (two
+// 127.0.0.1; Patroni keeps its state there through etcd's v3 API, or its v2 API with
+// Options.EtcdV2. Each node has its own data directory and socket directory (two
 // postmasters on one port cannot share a socket directory). The first node
 // bootstraps the cluster, the others are base backups of it. The bootstrap
 // settings make a failover quick (ttl 10 s, loop_wait 1 s, retry_timeout 4 s: a new

@@ -69,11 +69,12 @@ func (c *Cluster) Freeze(ctx context.Context, name string) error {
 //
 // The node resumes as a frozen machine does, Patroni included, with two hazards of
 // Patroni 3.0.2 (docs/high-availability.md): the resumed Patroni may act once on its
-// cache of the cluster, still showing it the leader, and take the lead back; and a
-// Patroni started anew instead, on a PostgreSQL that still runs as a primary, first
-// reloads it without synchronous_standby_names, which lets every commit waiting for
-// the standby through, acknowledged, before it demotes the node (a failover test once
-// lost 1 488 acknowledged messages that way).
+// cache of the cluster, still showing it the leader, and take the lead back (through
+// etcd's v3 API; Options.EtcdV2 keeps it from doing so); and a Patroni started anew
+// instead, on a PostgreSQL that still runs as a primary, first reloads it without
+// synchronous_standby_names, which lets every commit waiting for the standby through,
+// acknowledged, before it demotes the node (a failover test once lost 1 488
+// acknowledged messages that way).
 func (c *Cluster) Thaw(name string) error {
 	n, err := c.mustNode(name)
 	if err != nil {

@@ -36,6 +36,13 @@ type Options struct {
 	// without a synchronous standby commits nothing instead of committing alone, so
 	// writes wait while the other node of a two-node cluster is down.
 	Strict bool
+	// EtcdV2 makes Patroni keep its state through etcd's v2 API (its etcd: section,
+	// etcd started with --enable-v2) instead of the v3 API (etcd3:). Patroni 3.0.2's v2
+	// client writes the leader key only if it still names this node, so a leader that
+	// resumes after a pause (Freeze, Thaw) cannot take the lead back from the node
+	// promoted meanwhile; its v3 client writes the key without comparing and sometimes
+	// does (docs/high-availability.md, "A primary that resumes after a pause").
+	EtcdV2 bool
 }
 
 // Cluster is a running Patroni cluster: one etcd member and its PostgreSQL nodes.
@@ -48,6 +55,7 @@ type Cluster struct {
 	gid      uint32
 	sync     bool
 	strict   bool
+	etcdV2   bool   // Patroni's etcd: section (the v2 API) instead of etcd3:
 	port     int    // PostgreSQL's port, the same on every node's address
 	etcdURL  string // etcd's client URL
 	etcdPeer int    // etcd's peer port
@@ -117,7 +125,8 @@ func Start(t testing.TB, opts Options) *Cluster {
 	if err != nil {
 		t.Fatalf("patronitest: %v", err)
 	}
-	c := &Cluster{t: t, dir: dir, bindir: bindir, uid: uint32(uid), gid: uint32(gid), sync: !opts.Async, strict: opts.Strict}
+	c := &Cluster{t: t, dir: dir, bindir: bindir, uid: uint32(uid), gid: uint32(gid), sync: !opts.Async, strict: opts.Strict,
+		etcdV2: opts.EtcdV2}
 	t.Cleanup(c.cleanup)
 	start := time.Now()
 	for attempt := 1; ; attempt++ {

@@ -84,19 +84,22 @@ func (p *proc) kill() {
 func (c *Cluster) startEtcd(ctx context.Context) error {
 	peer := fmt.Sprintf("http://127.0.0.1:%d", c.etcdPeer)
 	dir := filepath.Join(c.dir, "etcd")
-	p, err := c.spawn(filepath.Join(c.dir, "logs", "etcd.log"), dir, "etcd",
-		"--name", "etcd",
+	args := []string{"--name", "etcd",
 		"--data-dir", filepath.Join(dir, "data"),
 		"--listen-client-urls", c.etcdURL,
 		"--advertise-client-urls", c.etcdURL,
 		"--listen-peer-urls", peer,
 		"--initial-advertise-peer-urls", peer,
-		"--initial-cluster", "etcd="+peer,
+		"--initial-cluster", "etcd=" + peer,
 		"--initial-cluster-state", "new",
 		"--initial-cluster-token", filepath.Base(c.dir),
 		"--logger", "zap",
 		"--log-outputs", "stderr",
-	)
+	}
+	if c.etcdV2 {
+		args = append(args, "--enable-v2=true")
+	}
+	p, err := c.spawn(filepath.Join(c.dir, "logs", "etcd.log"), dir, "etcd", args...)
 	if err != nil {
 		return err
 	}
@@ -269,12 +272,16 @@ func (c *Cluster) writeConfig(n *node) error {
 	pg := net.JoinHostPort(n.host, strconv.Itoa(c.port))
 	api := net.JoinHostPort(n.host, strconv.Itoa(n.apiPort))
 	user := map[string]string{"username": "postgres"}
+	dcs := "etcd3"
+	if c.etcdV2 {
+		dcs = "etcd"
+	}
 	cfg := map[string]any{
 		"scope":     scope,
 		"namespace": "/queen/",
 		"name":      n.name,
 		"restapi":   map[string]any{"listen": api, "connect_address": api},
-		"etcd3":     map[string]any{"host": strings.TrimPrefix(c.etcdURL, "http://")},
+		dcs:         map[string]any{"host": strings.TrimPrefix(c.etcdURL, "http://")},
 		"watchdog":  map[string]any{"mode": "off"},
 		"bootstrap": map[string]any{
 			"dcs": map[string]any{
