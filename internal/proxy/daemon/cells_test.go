@@ -14,6 +14,7 @@ import (
 	"github.com/queenmq/queen/internal/daemontest"
 	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/proxy/proxytest"
+	"github.com/queenmq/queen/internal/testlog"
 )
 
 // cellBundle is one proxy in front of two cells, each a broker on a PostgreSQL
@@ -23,6 +24,7 @@ type cellBundle struct {
 	pg     [2]*pgtest.Cluster
 	broker [2]*daemontest.Server
 	proxy  *proxytest.Proxy
+	logs   *testlog.Buffer // the proxy's log
 }
 
 func setupCells(t *testing.T, env ...string) *cellBundle {
@@ -33,12 +35,12 @@ func setupCells(t *testing.T, env ...string) *cellBundle {
 // setupCellsLogin is setupCells with login on or off.
 func setupCellsLogin(t *testing.T, loginOn bool, env ...string) *cellBundle {
 	t.Helper()
-	c := &cellBundle{}
+	c := &cellBundle{logs: &testlog.Buffer{}}
 	for i := range c.pg {
 		c.pg[i] = pgtest.StartCluster(t)
 		c.broker[i] = proxytest.StartBroker(t, daemontest.Options{DBURL: c.pg[i].URL()})
 	}
-	c.proxy = proxytest.Start(t, proxytest.Options{Backends: []string{c.broker[0].URL}, Env: env, Login: loginOn})
+	c.proxy = proxytest.Start(t, proxytest.Options{Backends: []string{c.broker[0].URL}, Env: env, Login: loginOn, Logs: c.logs})
 	c.proxy.WaitBackends(t, "up", 10*time.Second)
 	var cell map[string]any
 	require.Equal(t, http.StatusCreated, c.proxy.Admin(t, http.MethodPost, "/admin/v1/cells",

@@ -26,6 +26,8 @@ const (
 	maxPauses = 3
 	// roundsBeforePause bounds the copy rounds: the pause copies what is left.
 	roundsBeforePause = 8
+	// maxRetryDelay caps the wait before a move whose run failed is run again.
+	maxRetryDelay = 30 * time.Second
 	// pageSize is how many messages one export page carries.
 	pageSize = 1000
 	// importChunkBytes bounds the rows of one import call: half the brokers' default
@@ -75,17 +77,32 @@ func New(o Options) *Mover {
 	return &Mover{o: o, b: &brokers{client: o.Client, authorize: o.Authorize}, log: o.Logger.With("component", "mover")}
 }
 
-// Run claims and runs moves until ctx is done.
+// Run claims and runs moves until ctx is done. A run that fails (a cell with no broker
+// up, a broker's error) leaves the move where it was, its error recorded; the next run
+// waits Poll, doubled after each failure in a row up to maxRetryDelay, so that a move
+// that cannot progress is retried, not spun.
 func (m *Mover) Run(ctx context.Context) {
 	tick := time.NewTicker(m.o.Poll)
 	defer tick.Stop()
+	failures := 0
 	for {
 		for ctx.Err() == nil {
 			mv, err := m.o.Store.MoveClaim(ctx, m.o.ReplicaID, m.o.Lease)
 			if err != nil || mv == nil {
 				break
 			}
-			m.runClaimed(ctx, mv)
+			if m.runClaimed(ctx, mv) {
+				failures = 0
+				continue
+			}
+			failures++
+			wait := time.NewTimer(retryDelay(m.o.Poll, failures))
+			select {
+			case <-ctx.Done():
+				wait.Stop()
+				return
+			case <-wait.C:
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -95,9 +112,20 @@ func (m *Mover) Run(ctx context.Context) {
 	}
 }
 
+// retryDelay is the wait after the nth failed run in a row: base, doubled each time,
+// at most maxRetryDelay.
+func retryDelay(base time.Duration, n int) time.Duration {
+	d := base
+	for i := 1; i < n && d < maxRetryDelay; i++ {
+		d *= 2
+	}
+	return min(d, maxRetryDelay)
+}
+
 // runClaimed runs one claimed move while renewing its lease; losing the lease stops
-// it (the replica that took it over goes on).
-func (m *Mover) runClaimed(ctx context.Context, mv *tenant.Move) {
+// it (the replica that took it over goes on). It reports false when the run failed
+// and the move is still this replica's to retry.
+func (m *Mover) runClaimed(ctx context.Context, mv *tenant.Move) bool {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go func() {
@@ -122,10 +150,12 @@ func (m *Mover) runClaimed(ctx context.Context, mv *tenant.Move) {
 	if err := r.resume(ctx); err != nil {
 		if errors.Is(context.Cause(ctx), errLeaseLost) || ctx.Err() != nil {
 			log.Warn("move left to another replica", "err", err)
-			return
+			return true
 		}
 		log.Error("move failed", "err", err)
+		return false
 	}
+	return true
 }
 
 var (
