@@ -18,6 +18,7 @@ import (
 	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/encryption"
 	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/queue"
 	"github.com/queenmq/queen/internal/store"
 	"github.com/queenmq/queen/internal/testwait"
 )
@@ -115,6 +116,10 @@ func TestTimersRefuseBadOperations(t *testing.T) {
 		{"NoKey", ok(map[string]any{"timerKey": ""}), 400, "timers_bad_request", "timers_bad_key", "operations[0].timerKey"},
 		{"BadBase64", ok(map[string]any{"payload": "!!!"}), 400, "timers_bad_request", "timers_bad_payload", "operations[0].payload"},
 		{"NotJSON", ok(map[string]any{"payload": b64("not json")}), 400, "timers_bad_request", "timers_payload_not_json", "operations[0].payload"},
+		// Deeper than a stored document may be: base64 hides the depth from the body's
+		// decoder, and the fired message could then never be read back (a 500 on pop).
+		{"TooDeep", ok(map[string]any{"payload": b64(strings.Repeat("[", queue.MaxPayloadDepth+1) + strings.Repeat("]", queue.MaxPayloadDepth+1))}),
+			400, "timers_bad_request", "timers_payload_not_json", "operations[0].payload"},
 		{"ZstdBadFrame", ok(map[string]any{"payloadZstd": true}), 400, "timers_bad_request", "timers_bad_payload", "operations[0].payload"},
 		{"Encrypted", ok(map[string]any{"encrypted": true}), 400, "timers_bad_request", "timers_encrypted_unsupported", "operations[0].encrypted"},
 		{"Horizon", ok(map[string]any{"delayMs": int64(91 * 24 * 3600 * 1000)}), 403, "timer_horizon_exceeded", "timers_horizon", "operations[0].delayMs"},

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -38,6 +39,7 @@ func TestTraceCreate(t *testing.T) {
 	t.Run("Validation", func(t *testing.T) {
 		t.Parallel()
 		long := strings.Repeat("n", 256)
+		deep := strings.Repeat("[", queue.MaxPayloadDepth+1) + strings.Repeat("]", queue.MaxPayloadDepth+1)
 		for _, tc := range []struct{ name, body, msg, field string }{
 			{"NoTransactionID", `{"partitionId":"` + pid + `","data":{}}`, "transactionId and partitionId are required", "transactionId"},
 			{"NoPartitionID", `{"transactionId":"t-1","partitionId":null,"data":{}}`, "transactionId and partitionId are required", "partitionId"},
@@ -54,6 +56,8 @@ func TestTraceCreate(t *testing.T) {
 			{"EventTypeTooLong", `{"transactionId":"t-1","partitionId":"` + pid + `","data":1,"eventType":"` + long[:101] + `"}`,
 				"eventType must be at most 100 characters", "eventType"},
 			{"EmptyBody", ``, "Empty request body", ""},
+			{"DataTooDeep", `{"transactionId":"t-1","partitionId":"` + pid + `","data":` + deep + `}`,
+				fmt.Sprintf("data nests arrays and objects more than %d levels deep", queue.MaxPayloadDepth), "data"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()

@@ -2,12 +2,21 @@ package queue
 
 import "unicode/utf8"
 
+// MaxPayloadDepth is how deep a stored document (a payload, a timer's payload, a KV
+// value, a trace's data, a stream state value) may nest arrays and objects. Every
+// answer that carries one puts it a few levels deeper, and Go's encoder refuses a
+// document of more than 10 000 levels: a deeper one would be stored and then fail
+// every read of it with a 500. PostgreSQL's jsonb itself stops somewhere above 10 000
+// (its stack depth).
+const MaxPayloadDepth = 9000
+
 // CheckPayload rejects JSON that PostgreSQL's jsonb cannot store, or would store far
 // larger than it was sent, so one bad item is refused up front instead of failing its
 // whole batch inside SQL (or every later read): invalid UTF-8, the escape \u0000, and
 // a UTF-16 surrogate escape that is not part of a pair (\ud800 alone), anywhere in the
-// document, keys included; and numbers beyond the limits of checkNumbers
-// (payload_number.go). payload must be valid JSON.
+// document, keys included; numbers beyond the limits of checkNumbers
+// (payload_number.go); and arrays and objects nested deeper than MaxPayloadDepth.
+// payload must be valid JSON.
 func CheckPayload(field string, payload []byte) error {
 	if !utf8.Valid(payload) {
 		return Invalid(field, "%s must be valid UTF-8", field)

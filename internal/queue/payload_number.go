@@ -33,13 +33,22 @@ const (
 )
 
 // checkNumbers applies the number limits to every number of the JSON document b
-// (outside strings), naming field.
+// (outside strings), and MaxPayloadDepth to its arrays and objects, naming field.
 func checkNumbers(field string, b []byte) error {
 	var growth int64
+	depth := 0
 	for i := 0; i < len(b); {
 		switch c := b[i]; {
 		case c == '"':
 			i = stringEnd(b, i+1)
+		case c == '[' || c == '{':
+			if depth++; depth > MaxPayloadDepth {
+				return Invalid(field, "%s nests arrays and objects more than %d levels deep", field, MaxPayloadDepth)
+			}
+			i++
+		case c == ']' || c == '}':
+			depth--
+			i++
 		case c == '-' || isDigit(c):
 			j, exp := numberEnd(b, i)
 			if !exp && j-i <= pgMaxScale {

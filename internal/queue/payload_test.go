@@ -32,6 +32,10 @@ func TestCheckPayload(t *testing.T) {
 		{"SurrogateInKey", `{"\ud800":1}`, false},
 		{"EscapedBackslashThenSurrogateText", `{"a":"\\ud800"}`, true},
 		{"HighSurrogateAtTheEnd", `"\ud800`, false},
+		{"NestedAtTheLimit", nested(queue.MaxPayloadDepth), true},
+		{"NestedBeyondTheLimit", nested(queue.MaxPayloadDepth + 1), false},
+		{"BracketsInStringsDoNotNest", `{"a":"` + strings.Repeat("[{", queue.MaxPayloadDepth) + `"}`, true},
+		{"SiblingsDoNotNest", "[" + strings.Repeat("[[]],", queue.MaxPayloadDepth) + "[]]", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -45,6 +49,13 @@ func TestCheckPayload(t *testing.T) {
 			require.Equal(t, "items[0].payload", ve.Field)
 		})
 	}
+}
+
+// nested is a document of arrays and objects depth levels deep.
+func nested(depth int) string {
+	open := strings.Repeat(`[{"a":`, depth/2) + strings.Repeat("[", depth%2)
+	closing := strings.Repeat("]", depth%2) + strings.Repeat("}]", depth/2)
+	return open + "1" + closing
 }
 
 // TestCheckPayloadNumbers: a number PostgreSQL cannot store, or whose full decimal
