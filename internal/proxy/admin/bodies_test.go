@@ -134,3 +134,47 @@ func TestMethodNotAllowedIsJSON(t *testing.T) {
 	require.Equal(t, "GET, PATCH, DELETE", resp.Header.Get("Allow"))
 	require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 }
+
+// Text the proxy's database cannot take — a NUL in a body string, a NUL or invalid
+// UTF-8 in the path or the query — is a 400 naming where it is, never a 500 from the
+// database; so is data after a body's JSON value, and a body over 1 MiB is a 413.
+func TestUnstorableTextAndTrailingDataAreRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	code, raw := b.call(t, http.MethodPost, "/admin/v1/tenants", `{"id":"acme"}`)
+	require.Equal(t, http.StatusCreated, code, raw)
+
+	for _, tc := range []struct{ method, path, body, want string }{
+		{http.MethodPost, "/admin/v1/tenants", `{"id":"x1","name":"a\u0000b"}`,
+			`{"code":"invalid_argument","error":"name: must not contain NUL (\\u0000)","field":"name"}`},
+		{http.MethodPatch, "/admin/v1/tenants/acme", `{"limits":{"requestsPerSecond":1},"name":"\u0000"}`,
+			`{"code":"invalid_argument","error":"name: must not contain NUL (\\u0000)","field":"name"}`},
+		{http.MethodPost, "/admin/v1/tenants/acme/keys", `{"scope":"read","queues":["ok","q\u0000"]}`,
+			`{"code":"invalid_argument","error":"queues[1]: must not contain NUL (\\u0000)","field":"queues[1]"}`},
+		{http.MethodPost, "/admin/v1/tenants/acme/move", `{"cell":"a\u0000b"}`,
+			`{"code":"invalid_argument","error":"cell: must not contain NUL (\\u0000)","field":"cell"}`},
+		{http.MethodGet, "/admin/v1/tenants/%00", ``,
+			`{"code":"invalid_argument","error":"path: must be UTF-8 without NUL","field":"path"}`},
+		{http.MethodDelete, "/admin/v1/cells/alpha%FF", ``,
+			`{"code":"invalid_argument","error":"path: must be UTF-8 without NUL","field":"path"}`},
+		{http.MethodGet, "/admin/v1/moves?tenant=%00", ``,
+			`{"code":"invalid_argument","error":"tenant: must be UTF-8 without NUL","field":"tenant"}`},
+		{http.MethodGet, "/admin/v1/users?tenant=%FF", ``,
+			`{"code":"invalid_argument","error":"tenant: must be UTF-8 without NUL","field":"tenant"}`},
+		{http.MethodPost, "/admin/v1/tenants", `{"id":"t1"}x`,
+			`{"code":"invalid_argument","error":"invalid JSON body: more data after the JSON value"}`},
+		{http.MethodPatch, "/admin/v1/tenants/acme", `{"name":"n"}{"name":"m"}`,
+			`{"code":"invalid_argument","error":"invalid JSON body: more data after the JSON value"}`},
+	} {
+		b.want(t, tc.method, tc.path, tc.body, http.StatusBadRequest, tc.want)
+	}
+	code, raw = b.call(t, http.MethodPost, "/admin/v1/tenants", `{"id":"big","name":"`+strings.Repeat("x", 1<<20)+`"}`)
+	require.Equal(t, http.StatusRequestEntityTooLarge, code, raw)
+	require.Contains(t, raw, `"code":"payload_too_large"`)
+	// Nothing was stored by any of them.
+	code, raw = b.call(t, http.MethodGet, "/admin/v1/tenants", ``)
+	require.Equal(t, http.StatusOK, code, raw)
+	require.NotContains(t, raw, `"x1"`)
+	require.NotContains(t, raw, `"t1"`)
+	require.NotContains(t, raw, `"big"`)
+}

@@ -7,7 +7,6 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -81,7 +80,7 @@ func New(o Options) *Server {
 		r.MethodFunc(method, "/health/ready", ready)
 	}
 	r.Group(func(r chi.Router) {
-		r.Use(s.authenticate)
+		r.Use(s.authenticate, storableParams)
 		r.Method(http.MethodGet, "/metrics/prometheus", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
 		r.Get("/admin/v1/tenants", s.handle(s.tenantList))
 		r.Post("/admin/v1/tenants", s.handle(s.tenantCreate))
@@ -209,35 +208,30 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// decode reads a JSON body strictly.
+// decode reads a JSON body strictly (decodeStrict).
 func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return bodyError(err)
+	raw, err := readBody(r)
+	if err != nil {
+		return err
 	}
-	return nil
+	return decodeStrict(raw, v)
 }
 
-// decodeOptional is decode for a body that may be absent.
+// decodeOptional is decode for a body that may be absent (empty, or only white space).
 func decodeOptional(r *http.Request, v any) error {
-	if r.ContentLength == 0 {
-		return nil
+	raw, err := readBody(r)
+	if err != nil || len(bytes.TrimSpace(raw)) == 0 {
+		return err
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		return bodyError(err)
-	}
-	return nil
+	return decodeStrict(raw, v)
 }
 
 // decodeChecked is decode after check has looked at the body's members: a check
 // names a member's problem before the decoder would (in Go's words).
 func decodeChecked(r *http.Request, v any, check func(members map[string]json.RawMessage) error) error {
-	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, 1<<20))
+	raw, err := readBody(r)
 	if err != nil {
-		return badRequest("invalid JSON body: " + err.Error())
+		return err
 	}
 	var members map[string]json.RawMessage
 	if json.Unmarshal(raw, &members) == nil {
@@ -245,12 +239,7 @@ func decodeChecked(r *http.Request, v any, check func(members map[string]json.Ra
 			return err
 		}
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return bodyError(err)
-	}
-	return nil
+	return decodeStrict(raw, v)
 }
 
 // timeMember checks that the member name (in any case, as the decoder matches it)

@@ -32,3 +32,18 @@ func TestRefusedLoginLogsNoUnknownName(t *testing.T) {
 	require.Contains(t, refused[0], "user_exists=false")
 	require.Contains(t, refused[1], "user=alice ")
 }
+
+// TestLoginWithAnImpossibleNameIsRefused: a user name no user can have (a NUL, bytes
+// that are not UTF-8) is a refused login (401), not "authentication is unavailable"
+// (503): the database refused such a name with an error before it was checked first.
+func TestLoginWithAnImpossibleNameIsRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{login: true})
+	createUser(t, b.proxy, "alice", "alice-password", "admin", "")
+	for _, name := range []string{"\x00", "alice\x00", "alice\xff"} {
+		r := call(t, http.MethodPost, b.proxy.URL+"/api/login", "", map[string]string{"username": name, "password": "alice-password"})
+		require.Equal(t, http.StatusUnauthorized, r.status, "%q: %s", name, r.body)
+	}
+	r := call(t, http.MethodPost, b.proxy.URL+"/api/login", "", map[string]string{"username": "alice", "password": "alice-password"})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+}

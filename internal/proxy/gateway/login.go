@@ -192,9 +192,16 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusTooManyRequests, codeRateLimited, "", "too many failed logins; try again later", wait)
 		return
 	}
-	cred, err := s.opts.Store.UserLookup(r.Context(), req.Username)
-	if err != nil && !errors.Is(err, tenant.ErrNotFound) {
-		s.logger.Warn("user lookup failed", "err", err)
+	var cred *store.UserCredential
+	var lookupErr error
+	// A name no user can have (users are created with tenant.ValidateUsername) is not
+	// looked up: the database refuses some such names (a NUL) with an error, which is
+	// not the database being unavailable.
+	if tenant.ValidateUsername(req.Username) == nil {
+		cred, lookupErr = s.opts.Store.UserLookup(r.Context(), req.Username)
+	}
+	if lookupErr != nil && !errors.Is(lookupErr, tenant.ErrNotFound) {
+		s.logger.Warn("user lookup failed", "err", lookupErr)
 		fail(http.StatusServiceUnavailable, codeUnavailable, "", "authentication is unavailable", time.Second)
 		return
 	}
