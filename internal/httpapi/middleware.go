@@ -97,6 +97,14 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 				slog.Int("bytes", ww.BytesWritten()),
 				slog.String("request_id", requestIDFrom(r.Context())),
 			)
+			if ww.Status() == 0 && r.Context().Err() != nil {
+				// Nothing was answered because the client's side of the connection ended:
+				// it left, or it closed only its sending half (a short body) and waits.
+				// net/http would send 200 with an empty body, which reads as success; close
+				// the connection without an answer instead, as any broken exchange: the
+				// client cannot tell what happened and retries (pushes by transactionId).
+				panic(http.ErrAbortHandler)
+			}
 		}()
 		next.ServeHTTP(ww, r)
 	})
