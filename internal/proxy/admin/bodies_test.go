@@ -178,3 +178,36 @@ func TestUnstorableTextAndTrailingDataAreRefused(t *testing.T) {
 	require.NotContains(t, raw, `"t1"`)
 	require.NotContains(t, raw, `"big"`)
 }
+
+// Values that used to be stored as sent: a tenant's or a key's name is at most 255
+// characters without control characters; a cell's upstream port is 1–65535; a grace
+// period far below zero is out of range, not an overflow into it.
+func TestNamesPortsAndGraceAreBounded(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	code, raw := b.call(t, http.MethodPost, "/admin/v1/tenants", `{"id":"acme","name":"`+strings.Repeat("é", 255)+`"}`)
+	require.Equal(t, http.StatusCreated, code, raw)
+	code, raw = b.call(t, http.MethodPost, "/admin/v1/tenants/acme/keys", `{"name":"k","scope":"read"}`)
+	require.Equal(t, http.StatusCreated, code, raw)
+	b.swap(t, raw, "id", "<k>")
+	key := b.raw("<k>")
+
+	for _, tc := range []struct{ method, path, body, want string }{
+		{http.MethodPost, "/admin/v1/tenants", `{"id":"long","name":"` + strings.Repeat("x", 256) + `"}`,
+			`{"code":"invalid_argument","error":"name: must be at most 255 characters","field":"name"}`},
+		{http.MethodPatch, "/admin/v1/tenants/acme", `{"name":"two\nlines"}`,
+			`{"code":"invalid_argument","error":"name: must not contain control characters","field":"name"}`},
+		{http.MethodPost, "/admin/v1/tenants/acme/keys", `{"name":"` + strings.Repeat("k", 256) + `","scope":"read"}`,
+			`{"code":"invalid_argument","error":"name: must be at most 255 characters","field":"name"}`},
+		{http.MethodPost, "/admin/v1/cells", `{"name":"c1","upstreams":["http://127.0.0.1:99999"]}`,
+			`{"code":"invalid_argument","error":"upstreams: must have a port from 1 to 65535, or none: \"http://127.0.0.1:99999\"","field":"upstreams"}`},
+		{http.MethodPost, "/admin/v1/cells", `{"name":"c2","upstreams":["http://127.0.0.1:0"]}`,
+			`{"code":"invalid_argument","error":"upstreams: must have a port from 1 to 65535, or none: \"http://127.0.0.1:0\"","field":"upstreams"}`},
+		{http.MethodPost, "/admin/v1/keys/" + key + "/rotate", `{"graceSeconds":-9223372036854775808}`,
+			`{"code":"invalid_argument","error":"graceSeconds: must be 0..604800","field":"graceSeconds"}`},
+		{http.MethodPost, "/admin/v1/keys/" + key + "/rotate", `{"graceSeconds":9223372036854775807}`,
+			`{"code":"invalid_argument","error":"graceSeconds: must be 0..604800","field":"graceSeconds"}`},
+	} {
+		b.want(t, tc.method, tc.path, tc.body, http.StatusBadRequest, tc.want)
+	}
+}

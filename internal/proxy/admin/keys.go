@@ -39,7 +39,10 @@ func (s *Server) keyRotate(w http.ResponseWriter, r *http.Request) error {
 	}
 	var grace *time.Duration
 	if req.GraceSeconds != nil {
-		g := time.Duration(*req.GraceSeconds) * time.Second
+		g := time.Duration(-1) // out of range, refused by RotateKey (and never overflowed into range)
+		if sec := *req.GraceSeconds; sec >= 0 && sec <= int64(manage.MaxGrace/time.Second) {
+			g = time.Duration(sec) * time.Second
+		}
 		grace = &g
 	}
 	k, err := s.manage.RotateKey(r.Context(), chi.URLParam(r, "id"), grace, actor(r))

@@ -48,6 +48,9 @@ func (m *Manager) CreateTenant(ctx context.Context, spec TenantSpec, actor strin
 			return nil, invalid("cell", "unknown cell")
 		}
 	}
+	if err := tenant.ValidateDisplayName("name", spec.Name); err != nil {
+		return nil, err
+	}
 	t := &tenant.Tenant{ID: spec.ID, Name: spec.Name, Limits: tenant.DefaultLimits(), Quotas: tenant.DefaultQuotas(), Cell: spec.Cell}
 	if t.Name == "" {
 		t.Name = t.ID
@@ -81,6 +84,9 @@ type TenantChange struct {
 func (m *Manager) UpdateTenant(ctx context.Context, id string, ch TenantChange, actor string) (*tenant.Tenant, error) {
 	return m.store.TenantUpdate(ctx, id, func(t *tenant.Tenant) (err error) {
 		if ch.Name != nil {
+			if err := tenant.ValidateDisplayName("name", *ch.Name); err != nil {
+				return err
+			}
 			t.Name = *ch.Name
 			if t.Name == "" {
 				t.Name = t.ID // as a tenant created without a name
@@ -206,6 +212,9 @@ func (m *Manager) CreateKey(ctx context.Context, tenantID string, spec KeySpec, 
 		return nil, err
 	}
 	if err := tenant.ValidateQueuePatterns(spec.Queues); err != nil {
+		return nil, err
+	}
+	if err := tenant.ValidateDisplayName("name", spec.Name); err != nil {
 		return nil, err
 	}
 	if spec.ExpiresAt != nil && !spec.ExpiresAt.After(m.now()) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"regexp"
+	"strconv"
 	"time"
 )
 
@@ -91,12 +92,23 @@ func ValidateUpstreams(us []string) error {
 			return invalid("upstreams", "must carry no credentials: "+quote(s))
 		case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.RawFragment != "":
 			return invalid("upstreams", "must have no query or fragment: "+quote(s))
+		case !validPort(u.Port()):
+			return invalid("upstreams", "must have a port from 1 to 65535, or none: "+quote(s))
 		case seen[s]:
 			return invalid("upstreams", "lists "+quote(s)+" twice")
 		}
 		seen[s] = true
 	}
 	return nil
+}
+
+// validPort reports whether p, a URL's port, is absent or 1–65535.
+func validPort(p string) bool {
+	if p == "" {
+		return true
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
 }
 
 func quote(s string) string {

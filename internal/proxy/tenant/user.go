@@ -1,8 +1,11 @@
 package tenant
 
 import (
+	"fmt"
 	"regexp"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // User is a login account of the proxy. A user with a Tenant acts in that tenant;
@@ -66,6 +69,24 @@ const (
 func ValidatePassword(pw string) error {
 	if len(pw) < MinPasswordLen || len(pw) > MaxPasswordLen {
 		return invalid("password", "must be 8 to 72 bytes")
+	}
+	return nil
+}
+
+// MaxDisplayName is the longest name of a tenant or a key, in characters.
+const MaxDisplayName = 255
+
+// ValidateDisplayName checks the name of a tenant or a key, shown as it is in lists
+// and logs: at most MaxDisplayName characters, none a control character (a line
+// break in a name would split a log line or a table row).
+func ValidateDisplayName(field, name string) error {
+	if utf8.RuneCountInString(name) > MaxDisplayName {
+		return invalid(field, fmt.Sprintf("must be at most %d characters", MaxDisplayName))
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) {
+			return invalid(field, "must not contain control characters")
+		}
 	}
 	return nil
 }
