@@ -181,7 +181,8 @@ func TestUnstorableTextAndTrailingDataAreRefused(t *testing.T) {
 
 // Values that used to be stored as sent: a tenant's or a key's name is at most 255
 // characters without control characters; a cell's upstream port is 1–65535; a grace
-// period far below zero is out of range, not an overflow into it.
+// period far below zero is out of range, not an overflow into it. A refused member of
+// limits or quotas is named by its path, not by its parent.
 func TestNamesPortsAndGraceAreBounded(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -207,6 +208,13 @@ func TestNamesPortsAndGraceAreBounded(t *testing.T) {
 			`{"code":"invalid_argument","error":"graceSeconds: must be 0..604800","field":"graceSeconds"}`},
 		{http.MethodPost, "/admin/v1/keys/" + key + "/rotate", `{"graceSeconds":9223372036854775807}`,
 			`{"code":"invalid_argument","error":"graceSeconds: must be 0..604800","field":"graceSeconds"}`},
+		// A nested member is named by its path.
+		{http.MethodPatch, "/admin/v1/tenants/acme", `{"limits":{"requestsPerSecond":-1}}`,
+			`{"code":"invalid_argument","error":"limits.requestsPerSecond: must be 0 or more (0 = unlimited)","field":"limits.requestsPerSecond"}`},
+		{http.MethodPost, "/admin/v1/tenants", `{"id":"neg","quotas":{"maxQueues":-5}}`,
+			`{"code":"invalid_argument","error":"quotas.maxQueues: must be 0 or more (0 = unlimited)","field":"quotas.maxQueues"}`},
+		{http.MethodPatch, "/admin/v1/tenants/acme", `{"limits":{"bogus":1}}`,
+			`{"code":"invalid_argument","error":"limits.bogus: unknown field","field":"limits.bogus"}`},
 	} {
 		b.want(t, tc.method, tc.path, tc.body, http.StatusBadRequest, tc.want)
 	}

@@ -71,9 +71,9 @@ func TestCreateTenant(t *testing.T) {
 	}{
 		{manage.TenantSpec{ID: "Bad Id"}, "id"},
 		{manage.TenantSpec{ID: "x"}, "id"},
-		{manage.TenantSpec{ID: "gamma", Limits: json.RawMessage(`{"nope": 1}`)}, "limits"},
-		{manage.TenantSpec{ID: "gamma", Limits: json.RawMessage(`{"maxConcurrent": -1}`)}, "limits"},
-		{manage.TenantSpec{ID: "gamma", Quotas: json.RawMessage(`{"maxBytes": -1}`)}, "quotas"},
+		{manage.TenantSpec{ID: "gamma", Limits: json.RawMessage(`{"nope": 1}`)}, "limits.nope"},
+		{manage.TenantSpec{ID: "gamma", Limits: json.RawMessage(`{"maxConcurrent": -1}`)}, "limits.maxConcurrent"},
+		{manage.TenantSpec{ID: "gamma", Quotas: json.RawMessage(`{"maxBytes": -1}`)}, "quotas.maxBytes"},
 	} {
 		_, err := b.manager.CreateTenant(ctx, tc.spec, actor)
 		requireInvalid(t, err, tc.field)
@@ -111,7 +111,7 @@ func TestUpdateTenantAndStatus(t *testing.T) {
 	_, err = b.manager.UpdateTenant(ctx, "acme", manage.TenantChange{Status: &deleted}, actor)
 	requireInvalid(t, err, "status")
 	_, err = b.manager.UpdateTenant(ctx, "acme", manage.TenantChange{Limits: json.RawMessage(`{"x": 1}`)}, actor)
-	requireInvalid(t, err, "limits")
+	requireInvalid(t, err, "limits.x")
 
 	tn, err = b.manager.SetStatus(ctx, "acme", tenant.StatusSuspended, actor)
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 )
@@ -26,6 +27,11 @@ func strictMerge(raw json.RawMessage, v, defaults any, field string) error {
 	err = dec.Decode(v)
 	if ve, ok := JSONTypeError(err, field); ok {
 		return ve
+	}
+	if rest, ok := strings.CutPrefix(fmt.Sprint(err), `json: unknown field "`); ok {
+		if name, ok := strings.CutSuffix(rest, `"`); ok {
+			return invalid(field+"."+name, "unknown field")
+		}
 	}
 	if err != nil {
 		return invalid(field, err.Error())

@@ -67,19 +67,34 @@ func DefaultQuotas() Quotas {
 
 // Validate rejects negative values.
 func (l Limits) Validate() error {
-	if l.RequestsPerSecond < 0 || l.RequestsBurst < 0 || l.MessagesPerSecond < 0 || l.MessagesBurst < 0 ||
-		l.MaxConcurrent < 0 || l.MaxRequestBytes < 0 {
-		return invalid("limits", "values must be >= 0 (0 = unlimited)")
+	return nonNegative("limits", []namedValue{
+		{"requestsPerSecond", l.RequestsPerSecond}, {"requestsBurst", l.RequestsBurst},
+		{"messagesPerSecond", l.MessagesPerSecond}, {"messagesBurst", l.MessagesBurst},
+		{"maxConcurrent", float64(l.MaxConcurrent)}, {"maxRequestBytes", float64(l.MaxRequestBytes)},
+	})
+}
+
+// namedValue is one field of limits or quotas, by its JSON name.
+type namedValue struct {
+	name  string
+	value float64
+}
+
+// nonNegative refuses the first negative value, naming it below field.
+func nonNegative(field string, values []namedValue) error {
+	for _, v := range values {
+		if v.value < 0 {
+			return invalid(field+"."+v.name, "must be 0 or more (0 = unlimited)")
+		}
 	}
 	return nil
 }
 
 // Validate rejects negative values.
 func (q Quotas) Validate() error {
-	if q.MaxMessages < 0 || q.MaxBytes < 0 || q.MaxQueues < 0 {
-		return invalid("quotas", "values must be >= 0 (0 = unlimited)")
-	}
-	return nil
+	return nonNegative("quotas", []namedValue{
+		{"maxMessages", float64(q.MaxMessages)}, {"maxBytes", float64(q.MaxBytes)}, {"maxQueues", float64(q.MaxQueues)},
+	})
 }
 
 // MergeLimits overlays the fields present in the JSON object raw onto base; a JSON
