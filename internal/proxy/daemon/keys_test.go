@@ -37,6 +37,17 @@ func TestKeys(t *testing.T) {
 		require.Contains(t, b.logs.String(), w.ID, "the refusal is logged with the key id")
 	})
 
+	t.Run("TwoAuthorizationHeadersAreRefused", func(t *testing.T) {
+		other := createKey(t, p, "acme", "read")
+		// Either order: which of two keys counts would be a guess.
+		for _, keys := range [][2]string{{w.Key, other.Key}, {other.Key, w.Key}} {
+			r := call(t, http.MethodGet, p.URL+"/api/v1/resources/queues", keys[0], nil, "Authorization", "Bearer "+keys[1])
+			require.Equal(t, http.StatusUnauthorized, r.status, "%s", r.body)
+		}
+		r := call(t, http.MethodGet, p.URL+"/api/v1/resources/queues", w.Key, nil)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	})
+
 	t.Run("NoSecretInTheDatabase", func(t *testing.T) {
 		db, err := pgxpool.New(t.Context(), p.DBURL)
 		require.NoError(t, err)

@@ -59,8 +59,12 @@ func (p *principal) subject() string {
 }
 
 // credential returns the request's credential: the Authorization bearer value, else
-// the token cookie (cookie true).
+// the token cookie (cookie true). Two Authorization headers are malformed: which one
+// counts would be a guess.
 func credential(r *http.Request) (token string, cookie bool, malformed bool) {
+	if len(r.Header.Values("Authorization")) > 1 {
+		return "", false, true
+	}
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, rest, ok := strings.Cut(h, " ")
 		if !ok || !strings.EqualFold(scheme, "bearer") {
