@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/auth"
@@ -112,7 +113,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	status, body := classify(err)
-	body.Error = unscopeText(r, body.Error) // a tenant sees its own names, not the stored ones
+	body.Error = clipMessage(unscopeText(r, body.Error)) // a tenant sees its own names, not the stored ones
 	if status >= 500 {
 		body.Success = api.Bool(false)
 		body.RequestID = reqID
@@ -203,4 +204,20 @@ func (s *Server) routeAbsent(next http.Handler) http.Handler {
 // {"error":"Not found","code":"not_found"}.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	writeErrorBody(w, http.StatusNotFound, api.ErrorBody{Error: msgNotFound, Code: api.ErrorCodeNotFound})
+}
+
+// maxMessageBytes bounds an error message: a message that quotes the value it refuses
+// (a 70 000-character mode) is cut there, so a bad request cannot make a large answer.
+const maxMessageBytes = 1024
+
+// clipMessage cuts msg to maxMessageBytes, at a character boundary, marking the cut.
+func clipMessage(msg string) string {
+	if len(msg) <= maxMessageBytes {
+		return msg
+	}
+	cut := maxMessageBytes
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + "…"
 }

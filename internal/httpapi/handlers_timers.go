@@ -77,7 +77,7 @@ func (s *Server) timerRoute(h handlerFunc) http.HandlerFunc {
 		case broker.TimerTooLarge:
 			status = http.StatusRequestEntityTooLarge
 		}
-		return writeJSON(w, status, timerErrorBody{Error: tr.Code, Reason: tr.Reason, Detail: tr.Detail, Field: tr.Field})
+		return writeJSON(w, status, timerErrorBody{Error: tr.Code, Reason: tr.Reason, Detail: clipMessage(tr.Detail), Field: tr.Field})
 	})
 }
 

@@ -28,7 +28,7 @@ type txRefusal struct {
 }
 
 func badTx(field, msg string) *txRefusal {
-	return &txRefusal{status: http.StatusBadRequest, Reason: "bad_request", Error: msg,
+	return &txRefusal{status: http.StatusBadRequest, Reason: "bad_request", Error: clipMessage(msg),
 		Code: string(api.ErrorCodeInvalidArgument), Field: field, Results: []struct{}{}}
 }
 

@@ -154,6 +154,7 @@ func (s *Server) kvServe(h handlerFunc) http.HandlerFunc {
 			return
 		}
 		status, body := kvClassify(err)
+		body.Detail = clipMessage(body.Detail)
 		if status >= 500 {
 			s.logger.LogAttrs(r.Context(), slog.LevelError, "request failed",
 				slog.String("request_id", requestIDFrom(r.Context())), slog.String("method", r.Method),
