@@ -383,20 +383,12 @@ func TestMoveResumesOnAnotherReplica(t *testing.T) {
 func TestMoveCancelled(t *testing.T) {
 	c := setupCells(t)
 	// Cell three cannot be reached: the move stays in its copy until cancelled.
-	var out map[string]any
-	require.Equal(t, http.StatusCreated, c.proxy.Admin(t, http.MethodPost, "/admin/v1/cells",
-		map[string]any{"name": "three", "upstreams": []string{"http://127.0.0.1:9"}}, &out), "%v", out)
-	createTenantIn(t, c.proxy, "acme", "default")
+	mv := moveToUnreachableCell(t, c, "acme")
 	key := createKey(t, c.proxy, "acme", "write")
-	var mv struct {
-		ID    int64  `json:"id"`
-		Phase string `json:"phase"`
-		Error string `json:"error"`
-	}
-	require.Equal(t, http.StatusAccepted, c.proxy.Admin(t, http.MethodPost, "/admin/v1/tenants/acme/move", map[string]any{"cell": "three"}, &mv))
+	var out map[string]any
 	require.Equal(t, http.StatusOK, c.proxy.Admin(t, http.MethodPost, fmt.Sprintf("/admin/v1/moves/%d/cancel", mv.ID), nil, &out), "%v", out)
 	eventually(t, 20*time.Second, func() bool {
-		c.proxy.Admin(t, http.MethodGet, fmt.Sprintf("/admin/v1/moves/%d", mv.ID), nil, &mv)
+		c.proxy.Admin(t, http.MethodGet, fmt.Sprintf("/admin/v1/moves/%d", mv.ID), nil, mv)
 		return mv.Phase == "failed"
 	}, "the cancelled move never ended")
 	require.Equal(t, "cancelled", mv.Error)
