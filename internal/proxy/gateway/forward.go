@@ -68,7 +68,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange, cr
 		if tenantID != "" {
 			if err := s.holdWhileMoving(ctx, tenantID, holdUntil); err != nil {
 				if r.Context().Err() != nil {
-					x.status = 499
+					x.status = statusClientClosed
 					return nil
 				}
 				return err
@@ -93,7 +93,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange, cr
 		s.askReload()
 		if err := s.waitChange(ctx, changed, holdUntil); err != nil {
 			if r.Context().Err() != nil {
-				x.status = 499
+				x.status = statusClientClosed
 				return nil
 			}
 			return err
@@ -116,7 +116,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange, cr
 			return &apiError{status: http.StatusGatewayTimeout, code: codeGatewayTimeout, msg: "the broker did not answer in time", result: "upstream_error"}
 		}
 		if r.Context().Err() != nil {
-			x.status = 499 // the client went away; nothing to write
+			x.status = statusClientClosed // the client went away; nothing to write
 			return nil
 		}
 		if isDialError(err) {

@@ -59,8 +59,18 @@ func (s *Server) serveRoute(rt *route) http.HandlerFunc {
 			s.logger.Debug("request ended", "request_id", x.id, "err", err)
 		}
 		s.finish(r, x, start)
+		if x.status == statusClientClosed {
+			// Nothing was answered because the client's side of the connection ended (it
+			// left, or closed only its sending half and waits): net/http would send 200
+			// with an empty body, which reads as success. Close the connection instead.
+			panic(http.ErrAbortHandler)
+		}
 	}
 }
+
+// statusClientClosed is the status logged (never sent) for a request whose client
+// went away before it was answered.
+const statusClientClosed = 499
 
 func (s *Server) finish(r *http.Request, x *exchange, start time.Time) {
 	d := time.Since(start)
