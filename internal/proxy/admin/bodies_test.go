@@ -219,3 +219,22 @@ func TestNamesPortsAndGraceAreBounded(t *testing.T) {
 		b.want(t, tc.method, tc.path, tc.body, http.StatusBadRequest, tc.want)
 	}
 }
+
+// Two Authorization headers are refused (401) whatever they hold, the admin token
+// first or second: which one counts would be a guess.
+func TestTwoAuthorizationHeadersAreRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, pair := range [][2]string{{proxytest.AdminToken, "other"}, {"other", proxytest.AdminToken}} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, b.proxy.AdminURL+"/admin/v1/tenants", nil)
+		require.NoError(t, err)
+		req.Header.Add("Authorization", "Bearer "+pair[0])
+		req.Header.Add("Authorization", "Bearer "+pair[1])
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	}
+	code, raw := b.call(t, http.MethodGet, "/admin/v1/tenants", "")
+	require.Equal(t, http.StatusOK, code, raw)
+}
