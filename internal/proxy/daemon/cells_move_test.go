@@ -385,13 +385,7 @@ func TestMoveCancelled(t *testing.T) {
 	// Cell three cannot be reached: the move stays in its copy until cancelled.
 	mv := moveToUnreachableCell(t, c, "acme")
 	key := createKey(t, c.proxy, "acme", "write")
-	var out map[string]any
-	require.Equal(t, http.StatusOK, c.proxy.Admin(t, http.MethodPost, fmt.Sprintf("/admin/v1/moves/%d/cancel", mv.ID), nil, &out), "%v", out)
-	eventually(t, 20*time.Second, func() bool {
-		c.proxy.Admin(t, http.MethodGet, fmt.Sprintf("/admin/v1/moves/%d", mv.ID), nil, mv)
-		return mv.Phase == "failed"
-	}, "the cancelled move never ended")
-	require.Equal(t, "cancelled", mv.Error)
+	cancelMove(t, c, mv)
 	var tn map[string]any
 	c.proxy.Admin(t, http.MethodGet, "/admin/v1/tenants/acme", nil, &tn)
 	require.Equal(t, "default", tn["cell"])

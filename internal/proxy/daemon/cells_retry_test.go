@@ -17,7 +17,6 @@ import (
 func TestMoveToAnUnreachableCellIsRetriedWithABackoff(t *testing.T) {
 	c := setupCells(t)
 	mv := moveToUnreachableCell(t, c, "acme")
-	var out map[string]any
 
 	// The third failed run comes at least 1 s + 2 s after the first.
 	var runs []time.Time
@@ -31,12 +30,7 @@ func TestMoveToAnUnreachableCellIsRetriedWithABackoff(t *testing.T) {
 	require.Equal(t, "copying", mv.Phase)
 	require.Contains(t, mv.Error, "no broker of cell three is up")
 
-	require.Equal(t, http.StatusOK, c.proxy.Admin(t, http.MethodPost, fmt.Sprintf("/admin/v1/moves/%d/cancel", mv.ID), nil, &out), "%v", out)
-	eventually(t, 60*time.Second, func() bool {
-		c.proxy.Admin(t, http.MethodGet, fmt.Sprintf("/admin/v1/moves/%d", mv.ID), nil, mv)
-		return mv.Phase == "failed"
-	}, "the cancelled move never ended")
-	require.Equal(t, "cancelled", mv.Error)
+	cancelMove(t, c, mv)
 }
 
 // unreachableMove is a move as the admin API answers it.
@@ -57,6 +51,18 @@ func moveToUnreachableCell(t *testing.T, c *cellBundle, id string) *unreachableM
 	mv := &unreachableMove{}
 	require.Equal(t, http.StatusAccepted, c.proxy.Admin(t, http.MethodPost, "/admin/v1/tenants/"+id+"/move", map[string]any{"cell": "three"}, mv))
 	return mv
+}
+
+// cancelMove cancels mv and waits for it to end failed, "cancelled".
+func cancelMove(t *testing.T, c *cellBundle, mv *unreachableMove) {
+	t.Helper()
+	var out map[string]any
+	require.Equal(t, http.StatusOK, c.proxy.Admin(t, http.MethodPost, fmt.Sprintf("/admin/v1/moves/%d/cancel", mv.ID), nil, &out), "%v", out)
+	eventually(t, 60*time.Second, func() bool {
+		c.proxy.Admin(t, http.MethodGet, fmt.Sprintf("/admin/v1/moves/%d", mv.ID), nil, mv)
+		return mv.Phase == "failed"
+	}, "the cancelled move never ended")
+	require.Equal(t, "cancelled", mv.Error)
 }
 
 // failedRuns returns the times of the proxy's "move failed" log lines.

@@ -1,16 +1,13 @@
 package daemon_test
 
 import (
-	"bufio"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"net/url"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/daemontest"
 )
 
 // TestHalfClosedRequestIsNotAnsweredOK: a client that sends a push with a body shorter
@@ -26,21 +23,11 @@ func TestHalfClosedRequestIsNotAnsweredOK(t *testing.T) {
 	require.NoError(t, err)
 	send := func(declaredExtra int) string {
 		body := `{"items":[{"queue":"halfclose","payload":1}]}`
-		conn, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
+		got, err := daemontest.HalfClosedExchange(u.Host, fmt.Sprintf("POST /api/v1/push HTTP/1.1\r\nHost: x\r\n"+
+			"Authorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+			key.Key, len(body)+declaredExtra, body))
 		require.NoError(t, err)
-		defer conn.Close()
-		require.NoError(t, conn.SetDeadline(time.Now().Add(30*time.Second)))
-		_, err = fmt.Fprintf(conn, "POST /api/v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"+
-			"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", key.Key, len(body)+declaredExtra, body)
-		require.NoError(t, err)
-		require.NoError(t, conn.(*net.TCPConn).CloseWrite())
-		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
-		if err != nil {
-			return "no answer"
-		}
-		defer res.Body.Close()
-		raw, _ := io.ReadAll(res.Body)
-		return fmt.Sprintf("%d %s", res.StatusCode, raw)
+		return got
 	}
 	short, whole := send(17), send(0)
 	t.Logf("short body: %s; whole body: %s", short, whole)
