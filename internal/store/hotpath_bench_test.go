@@ -53,6 +53,48 @@ func BenchmarkMessageInsertBatch(b *testing.B) {
 	}
 }
 
+// BenchmarkCombinedPush times the statement the broker's push combining sends for
+// four producers pushing flat out: four pushes of one or ten messages, each to its own
+// partition of 100 (round robin), in one direct push, statement after statement on one
+// connection. Its msg/s, beside queen-bench's raw insert ceiling on the same cluster,
+// is what combining gives PostgreSQL with no HTTP in the cycle (docs/benchmarks.md).
+func BenchmarkCombinedPush(b *testing.B) {
+	const partitions, pushes = 100, 4
+	for _, per := range []int{1, 10} {
+		b.Run("per="+strconv.Itoa(per), func(b *testing.B) {
+			st := openBenchStore(b)
+			ids := queue.NewIDGenerator()
+			names := make([]string, partitions)
+			var fill []queue.PushItem
+			for p := range names {
+				names[p] = "p" + strconv.Itoa(p)
+				fill = append(fill, benchItems(ids, 1, names[p])...)
+			}
+			if _, err := st.MessageInsertBatch(b.Context(), fill); err != nil { // creates the partitions
+				b.Fatal(err)
+			}
+			items := make([]queue.PushItem, 0, pushes*per)
+			next := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				items = items[:0]
+				for range pushes {
+					items = append(items, benchItems(ids, per, names[next%partitions])...)
+					next++
+				}
+				res, err := st.MessageInsertBatch(b.Context(), items)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res[len(res)-1].Status != queue.StatusQueued {
+					b.Fatalf("item %d: %+v", len(res)-1, res[len(res)-1])
+				}
+			}
+			b.ReportMetric(float64(pushes*per)*float64(b.N)/b.Elapsed().Seconds(), "msg/s")
+		})
+	}
+}
+
 func BenchmarkPartitionClaimAck(b *testing.B) {
 	for _, n := range []int{1, 100} {
 		b.Run("batch="+strconv.Itoa(n), func(b *testing.B) {
