@@ -17,9 +17,10 @@ import (
 // (JWT_ENABLED=false) it is not in the chain at all and the Authorization header is
 // never read.
 //
-// Order: a request that routes nowhere passes through when the dashboard would answer
-// it (a GET or HEAD outside the API prefixes), and needs the read-write level when it
-// would get the JSON 404 of an absent route, as on a 1.x broker; a skip-listed path or
+// Order: a request that routes nowhere needs the admin level below /api/v1/system and
+// /internal, passes through when the dashboard would answer it (a GET or HEAD outside
+// the API prefixes), and needs the read-write level when it would get the JSON 404 of
+// an absent route, as on a 1.x broker; a skip-listed path or
 // a public route passes without a principal; any
 // other request needs a token that verifies (else 401) whose roles reach the route's
 // level (else 403). The verified principal travels in the request context.
@@ -35,6 +36,8 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		switch {
 		case pattern != "":
 			level = routeLevel(r.Method, pattern)
+		case adminPrefixed(path): // routes nowhere, below a prefix whose routes are all admin's
+			level = auth.Admin
 		case !absentRoute(r.Method, path): // the dashboard's pages and files, public
 			next.ServeHTTP(w, r)
 			return
@@ -66,6 +69,13 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 func absentRoute(method, path string) bool {
 	_, ok := api.AbsentRoute(method, path)
 	return ok
+}
+
+// adminPrefixed reports whether path lies below /api/v1/system or /internal, where every
+// route needs the admin level: a path there that routes nowhere needs it too, as on a
+// 1.x broker, so that a lesser token learns nothing of which of those routes exist.
+func adminPrefixed(path string) bool {
+	return api.UnderPrefix(path, "/api/v1/system") || api.UnderPrefix(path, "/internal")
 }
 
 // routingPath is the path exactly as chi routes it: the escaped form when the URL

@@ -375,6 +375,25 @@ func TestAuthMiddleware(t *testing.T) {
 		}
 	})
 
+	t.Run("UnknownRoutesUnderAdminPrefixesNeedAdmin", func(t *testing.T) {
+		t.Parallel()
+		b := noDBServer(t, Options{Verifier: v})
+		rw, admin := sg.token(t, "writer", "read-write"), sg.token(t, "root", "admin")
+		for _, rq := range []struct{ method, path, code, msg string }{
+			{http.MethodGet, "/api/v1/system/nothing-here", "no_such_route", "Not Found"},
+			{http.MethodPost, "/api/v1/system", "no_such_route", "Not Found"},
+			{http.MethodPost, "/internal/nothing-here", "no_such_route", "Not Found"},
+			{http.MethodGet, "/internal/nothing-here", "not_found", "Not found"}, // the dashboard's 404
+		} {
+			requireUnauthenticated(t, b.do(t, rq.method, rq.path, ""), auth.MsgAuthRequired, "")
+			requireForbidden(t, b.do(t, rq.method, rq.path, "", bearer(rw)...), rw)
+			requireError(t, b.do(t, rq.method, rq.path, "", bearer(admin)...), http.StatusNotFound, rq.code, rq.msg, "")
+		}
+		// Beside the prefixes, an unknown path still needs read-write only.
+		requireError(t, b.do(t, http.MethodGet, "/api/v1/systemic", "", bearer(rw)...), http.StatusNotFound,
+			"no_such_route", "Not Found", "")
+	})
+
 	t.Run("HeaderForms", func(t *testing.T) {
 		t.Parallel()
 		b := noDBServer(t, Options{Verifier: v})
