@@ -93,25 +93,41 @@ func browser(t *testing.T) context.Context {
 		t.Skip(why)
 	}
 	shared.once.Do(func() {
-		opts := append(chromedp.DefaultExecAllocatorOptions[:],
-			chromedp.ExecPath(bin),
-			chromedp.Flag("headless", "new"),
-			chromedp.WindowSize(viewportW, viewportH),
-			chromedp.Flag("lang", "en-US"),
-			chromedp.CombinedOutput(io.Discard),
-		)
-		if os.Geteuid() == 0 {
-			// Chromium refuses to run its sandbox as root.
-			opts = append(opts, chromedp.NoSandbox)
+		// A browser that dies while it starts gets one more start (seen once in a
+		// make test run: Chromium crashed before printing its DevTools address, and
+		// its output held nothing but its crash reporter's lines); the tests then run
+		// on the second, and its failure fails them.
+		for attempt := 1; ; attempt++ {
+			shared.ctx, shared.cancel, shared.err = startBrowser(bin)
+			if shared.err == nil || attempt == 2 {
+				return
+			}
+			t.Logf("%s did not start (attempt %d), starting it once more: %v", bin, attempt, shared.err)
+			shared.cancel()
 		}
-		allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-		ctx, cancel := chromedp.NewContext(allocCtx)
-		shared.ctx = ctx
-		shared.cancel = func() { cancel(); cancelAlloc() }
-		shared.err = chromedp.Do(ctx) // starts the browser, with no timeout
 	})
 	require.NoError(t, shared.err, "start %s", bin)
 	return shared.ctx
+}
+
+// startBrowser starts Chromium at bin, headless, and returns its root context and
+// what ends it.
+func startBrowser(bin string) (context.Context, context.CancelFunc, error) {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin),
+		chromedp.Flag("headless", "new"),
+		chromedp.WindowSize(viewportW, viewportH),
+		chromedp.Flag("lang", "en-US"),
+		chromedp.CombinedOutput(io.Discard),
+	)
+	if os.Geteuid() == 0 {
+		// Chromium refuses to run its sandbox as root.
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	err := chromedp.Do(ctx) // starts the browser, with no timeout
+	return ctx, func() { cancel(); cancelAlloc() }, err
 }
 
 // tab is one browser tab on a broker (or a proxy in front of one), with its monitor.
