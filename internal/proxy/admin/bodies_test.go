@@ -16,12 +16,7 @@ import (
 func TestBodyTypeErrorsNameTheJSONPath(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	code, raw := b.call(t, http.MethodPost, "/admin/v1/tenants", `{"id":"acme"}`)
-	require.Equal(t, http.StatusCreated, code, raw)
-	code, raw = b.call(t, http.MethodPost, "/admin/v1/tenants/acme/keys", `{"name":"k","scope":"read"}`)
-	require.Equal(t, http.StatusCreated, code, raw)
-	b.swap(t, raw, "id", "<k>")
-	key := b.raw("<k>")
+	key := acmeWithKey(t, b, `{"id":"acme"}`)
 
 	for _, tc := range []struct{ method, path, body, want string }{
 		{http.MethodPost, "/admin/v1/keys/" + key + "/rotate", `{"graceSeconds":"10"}`,
@@ -186,12 +181,7 @@ func TestUnstorableTextAndTrailingDataAreRefused(t *testing.T) {
 func TestNamesPortsAndGraceAreBounded(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	code, raw := b.call(t, http.MethodPost, "/admin/v1/tenants", `{"id":"acme","name":"`+strings.Repeat("é", 255)+`"}`)
-	require.Equal(t, http.StatusCreated, code, raw)
-	code, raw = b.call(t, http.MethodPost, "/admin/v1/tenants/acme/keys", `{"name":"k","scope":"read"}`)
-	require.Equal(t, http.StatusCreated, code, raw)
-	b.swap(t, raw, "id", "<k>")
-	key := b.raw("<k>")
+	key := acmeWithKey(t, b, `{"id":"acme","name":"`+strings.Repeat("é", 255)+`"}`)
 
 	for _, tc := range []struct{ method, path, body, want string }{
 		{http.MethodPost, "/admin/v1/tenants", `{"id":"long","name":"` + strings.Repeat("x", 256) + `"}`,
@@ -237,4 +227,16 @@ func TestTwoAuthorizationHeadersAreRefused(t *testing.T) {
 	}
 	code, raw := b.call(t, http.MethodGet, "/admin/v1/tenants", "")
 	require.Equal(t, http.StatusOK, code, raw)
+}
+
+// acmeWithKey creates tenant acme from tenantBody and a read key in it, and returns the
+// key's id.
+func acmeWithKey(t *testing.T, b *adminBundle, tenantBody string) string {
+	t.Helper()
+	code, raw := b.call(t, http.MethodPost, "/admin/v1/tenants", tenantBody)
+	require.Equal(t, http.StatusCreated, code, raw)
+	code, raw = b.call(t, http.MethodPost, "/admin/v1/tenants/acme/keys", `{"name":"k","scope":"read"}`)
+	require.Equal(t, http.StatusCreated, code, raw)
+	b.swap(t, raw, "id", "<k>")
+	return b.raw("<k>")
 }
