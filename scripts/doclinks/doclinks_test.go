@@ -2,8 +2,8 @@ package doclinks
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -35,8 +35,8 @@ var scheme = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
 func TestRelativeLinksResolve(t *testing.T) {
 	t.Parallel()
 	root := repoRoot(t)
-	files := trackedMarkdown(t, root)
-	require.NotEmpty(t, files)
+	files := markdownFiles(t, root)
+	require.Contains(t, files, "docs/api.md", "the walk missed docs/")
 	pages := map[string]*page{}
 	for _, f := range files {
 		pages[f] = readPage(t, root, f)
@@ -61,7 +61,7 @@ func TestRelativeLinksResolve(t *testing.T) {
 				continue
 			}
 			p, ok := pages[target]
-			if !ok { // a Markdown file git does not track
+			if !ok { // below a directory the walk leaves out
 				p = readPage(t, root, target)
 			}
 			if !p.anchors[fragment] {
@@ -87,25 +87,47 @@ func TestAnchorsFollowGitHub(t *testing.T) {
 	require.Equal(t, []link{{dest: "x.md", line: 5}}, p.links)
 }
 
+// repoRoot is the directory of go.mod above the test's own, so that the test needs
+// no git (make test runs from a release's source archive too).
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
-	require.NoError(t, err, "git rev-parse")
-	return strings.TrimSpace(string(out))
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, dir, parent, "no go.mod above the test's directory")
+		dir = parent
+	}
 }
 
-func trackedMarkdown(t *testing.T, root string) []string {
+// markdownFiles lists the Markdown files below root, relative to it, leaving out
+// hidden directories and node_modules.
+func markdownFiles(t *testing.T, root string) []string {
 	t.Helper()
-	cmd := exec.Command("git", "ls-files", "--cached", "--others", "--exclude-standard", "*.md")
-	cmd.Dir = root
-	out, err := cmd.Output()
-	require.NoError(t, err, "git ls-files")
 	var files []string
-	for _, f := range strings.Fields(string(out)) {
-		if _, err := os.Stat(filepath.Join(root, f)); err == nil { // not deleted in the work tree
-			files = append(files, f)
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
 		}
-	}
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(d.Name(), ".md") {
+			rel, err := filepath.Rel(root, path)
+			if err != nil {
+				return err
+			}
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	require.NoError(t, err)
 	return files
 }
 
