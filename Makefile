@@ -29,7 +29,7 @@ help: ## list targets (this text)
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
-build: ## build bin/queen and bin/queenctl (version from git describe)
+build: ## build bin/queen, queenctl, queen-proxy and queen-bench (version from git describe)
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
 
 .PHONY: run

@@ -46,10 +46,11 @@ func (f *dlqFilter) query(limit, offset int) (url.Values, error) {
 func dlqCommand() *command {
 	return &command{
 		name: "dlq", summary: "list, retry or delete dead-lettered messages",
-		help: "The broker has no retry route: 'dlq retry' pushes the dead-lettered payload\n" +
-			"again to its queue and partition, as a new message whose transaction id is\n" +
-			"dlq-retry-<old message id> (so running it twice stores it once), then deletes\n" +
-			"the old message. The new message goes to every consumer group of the queue.",
+		help: "'dlq retry' pushes the dead-lettered payload again to its queue and partition,\n" +
+			"as a new message whose transaction id is dlq-retry-<old message id> (so running\n" +
+			"it twice stores it once), then deletes the old message, with routes every broker\n" +
+			"serves. The new message goes to every consumer group of the queue. queen's broker\n" +
+			"can also requeue server-side in one transaction (POST /api/v1/dlq/requeue).",
 		subs: []*command{
 			{
 				name: "list", aliases: []string{"ls"}, summary: "list dead-lettered messages, newest failure first",
