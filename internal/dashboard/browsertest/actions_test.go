@@ -198,15 +198,22 @@ func TestActions(t *testing.T) {
 		tb.click(`[data-testid="opt-dlqAfterMaxRetries"]`)
 		tb.waitJS("the diff", `qt.text('[data-testid="settings-diff"]').includes('retryLimit')
 			&& qt.text('[data-testid="settings-diff"]').includes('dlqAfterMaxRetries')`)
+		// Record what the page sends: only the changed options, so that an option an
+		// upstream broker stored without applying it is not switched on by a save.
+		eval[bool](tb, `(() => { window.qtSent = []; const f = window.fetch;
+			window.fetch = (u, o) => { if (String(u).includes('/api/v1/configure')) window.qtSent.push(o && o.body); return f(u, o); };
+			return true; })()`)
 		tb.click(`[data-testid="settings-save"]`)
 		tb.accept()
 		tb.waitToast("ok", "options saved")
+		require.Equal(t, `["deadLetterQueue","dlqAfterMaxRetries","retryLimit"]`,
+			eval[string](tb, `window.qtSent.length === 1 ? JSON.stringify(Object.keys(JSON.parse(window.qtSent[0]).options).sort()) : 'sent '+window.qtSent.length`))
 		q := callJSON[obj](t, c, "GET", "/api/v1/resources/queues/e2e.orders", nil, http.StatusOK)
 		opts, _ := q["options"].(obj)
 		require.Equal(t, 4.0, opts["retryLimit"], "options %v", opts)
 		require.Equal(t, false, opts["deadLetterQueue"], "options %v", opts)
 		require.Equal(t, false, opts["dlqAfterMaxRetries"], "options %v", opts)
-		require.Equal(t, 120.0, opts["leaseTime"], "every other option is sent as it was")
+		require.Equal(t, 120.0, opts["leaseTime"], "every other option keeps its stored value")
 		tb.waitJS("no change left", `qt.text('[data-testid="settings-diff"]').includes('No changes')`)
 		tb.clean("settings save")
 		// The later tests dead-letter here.

@@ -1,6 +1,7 @@
 // Queue detail's settings editor: the fifteen options of POST /api/v1/configure,
-// pre-filled with the stored values, with a diff before saving. Every option shown is
-// sent; configure merges, so the stored options the form does not show are kept.
+// pre-filled with the stored values, with a diff before saving. Only the changed options
+// are sent: configure merges, so the others keep their stored values, and an option an
+// upstream broker stored without applying it (not enforced) stays so until changed here.
 import { html, useState } from '../lib/html.js';
 import { api } from '../lib/api.js';
 import { useLoader } from '../lib/data.js';
@@ -42,10 +43,10 @@ export function QueueSettings({ queue, config, namespace, task, onSaved }) {
     need: 'read-write',
     ask: () => ({
       title: `Configure ${queue}?`, confirmLabel: 'Save',
-      text: `Changes: ${diff.map(([k]) => `${k} ${base[k]} → ${cur[k]}`).join(', ')}. All fifteen values shown are sent; the queue's other options keep their stored values.`,
+      text: `Changes: ${diff.map(([k]) => `${k} ${base[k]} → ${cur[k]}`).join(', ')}. Only these are sent; every other option keeps its stored value.`,
     }),
     run: async () => {
-      const options = { ...cur };
+      const options = Object.fromEntries(diff.map(([k]) => [k, cur[k]]));
       await api('/api/v1/configure', { method: 'POST', body: { queue, namespace: namespace || null, task: task || null, options } });
       await st.reload(true);
       setEdit(null);
@@ -55,7 +56,7 @@ export function QueueSettings({ queue, config, namespace, task, onSaved }) {
   };
   return html`<${Card} title="Settings" testid="card-settings">
     <${ErrorBox} error=${st.error} what="stored options" />
-    <${Banner} kind="info" testid="settings-warning">Saving sends every option below, as shown. Configure merges: the options this form does not show keep their stored values.</${Banner}>
+    <${Banner} kind="info" testid="settings-warning">Saving sends only the options you change; every other option keeps its stored value.</${Banner}>
     <div class="form-grid">${OPTIONS.map(([k, kind, , unit]) => html`<label class=${'field' + (cur[k] !== base[k] ? ' changed' : '')}>
       <span>${k}${unit && html` <span class="dim">(${unit})</span>`}${enforced[k] === false ? html` <span class="tag warn" title="stored by upstream, not applied until configured through queen">not enforced</span>` : ''}</span>
       ${kind === 'bool'
