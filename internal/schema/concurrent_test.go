@@ -67,7 +67,17 @@ func TestIndexBuilderHasNothingToDoOnADatabaseQueenCreated(t *testing.T) {
 	actions, err := builder(t, url).Run(t.Context())
 	require.NoError(t, err)
 	require.Empty(t, summary(actions))
-	require.Equal(t, 1, uniqueDedupIndexes(t, connect(t, url)), "one dedup index on a database queen creates")
+	conn := connect(t, url)
+	require.Equal(t, 1, uniqueDedupIndexes(t, conn), "one dedup index on a database queen creates")
+	// Every index on messages costs every pushed row an insert: the primary key, the
+	// dedup index and the partition's order are all it has.
+	rows, err := conn.Query(t.Context(), `SELECT indexrelid::regclass::text FROM pg_index
+		WHERE indrelid = 'queen.messages'::regclass ORDER BY 1`)
+	require.NoError(t, err)
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Equal(t, []string{"queen.idx_messages_partition_created", "queen.messages_partition_transaction_unique",
+		"queen.messages_pkey"}, names)
 }
 
 func TestIndexBuilderRebuildsAnIndexLeftInvalid(t *testing.T) {
