@@ -295,6 +295,21 @@ func TestActions(t *testing.T) {
 		require.Equal(t, http.StatusNotFound, status)
 		tb.clean("queue delete")
 	})
+
+	t.Run("DeleteAQueueAlreadyGone", func(t *testing.T) {
+		tb := tb.with(t)
+		callJSON[obj](t, c, "POST", "/api/v1/configure", obj{"queue": "e2e.gone"}, http.StatusOK)
+		gone := row("table-queues", "e2e.gone")
+		tb.open("/queues")
+		tb.waitJS("the e2e.gone row", `qt.has('`+gone+`')`)
+		tb.click(gone + ` [data-testid="queue-delete"]`)
+		tb.waitJS("the confirm dialog opens", `!!document.querySelector('[data-testid="confirm-dialog"]')`)
+		// Someone else deletes it while the operator reads the dialog.
+		callJSON[obj](t, c, "DELETE", "/api/v1/resources/queues/e2e.gone", nil, http.StatusOK)
+		tb.accept()
+		tb.waitToast("ok", "queue e2e.gone was already gone")
+		tb.clean("queue delete, already gone")
+	})
 }
 
 // splitKey splits a dead-letter row key "partitionId/transactionId/group".

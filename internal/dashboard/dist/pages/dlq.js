@@ -77,15 +77,20 @@ export function DLQPage({ query }) {
     // The broker deletes a bounded batch per call and says whether more match.
     run: async () => {
       let deleted = 0;
-      for (let i = 0; i < 100; i++) {
-        const r = await api('/api/v1/dlq', { method: 'DELETE', query: filter });
-        deleted += (r && r.deleted) || 0;
-        if (!r || !r.more) break;
+      let more = false;
+      try {
+        for (let i = 0; i < 100; i++) {
+          const r = await api('/api/v1/dlq', { method: 'DELETE', query: filter });
+          deleted += (r && r.deleted) || 0;
+          more = !!(r && r.more);
+          if (!more || !r.deleted) break;
+        }
+      } finally {
+        await after(); // what was deleted before a failure shows too
       }
-      await after();
-      return deleted;
+      return more ? { deleted, more } : deleted;
     },
-    done: (n) => `${f.num(n)} dead letters purged`,
+    done: (n) => (typeof n === 'object' ? `${f.num(n.deleted)} dead letters purged; more match: purge again` : `${f.num(n)} dead letters purged`),
   };
   // Bulk requeue and purge act on one queue at a time (the broker requires it).
   const bulkOff = 'filter by a queue first';

@@ -106,8 +106,13 @@ export function QueueDetailPage({ params, query }) {
   const del = {
     need: 'admin',
     ask: { title: `Delete queue ${name}?`, text: 'Its partitions, messages, cursors and consumer-group state are deleted. This cannot be undone.', confirmLabel: 'Delete', danger: true },
-    run: async () => { await api(`/api/v1/resources/queues/${enc(name)}`, { method: 'DELETE' }); invalidate('queues'); navigate('/queues'); },
-    done: `queue ${name} deleted`,
+    run: async () => {
+      const r = await api(`/api/v1/resources/queues/${enc(name)}`, { method: 'DELETE' });
+      invalidate('queues');
+      navigate('/queues');
+      return r;
+    },
+    done: (r) => (r && r.existed === false ? `queue ${name} was already gone` : `queue ${name} deleted`),
   };
   const setTab = (x) => navigate(`/queues/${enc(name)}${x === 'Overview' ? '' : `?tab=${encodeURIComponent(x)}`}`, true);
   return html`<div>

@@ -69,11 +69,12 @@ export function QueuesPage({ query }) {
     need: 'admin',
     ask: { title: `Delete queue ${q.name}?`, text: 'Its partitions, messages, cursors and consumer-group state are deleted. This cannot be undone.', confirmLabel: 'Delete', danger: true },
     run: async () => {
-      await api(`/api/v1/resources/queues/${enc(q.name)}`, { method: 'DELETE' });
+      const r = await api(`/api/v1/resources/queues/${enc(q.name)}`, { method: 'DELETE' });
       invalidate('queues');
       setRemoved(new Set([...removed, q.name]));
+      return r;
     },
-    done: `queue ${q.name} deleted`,
+    done: (r) => (r && r.existed === false ? `queue ${q.name} was already gone` : `queue ${q.name} deleted`),
   });
   return html`<div>
     <${PageHead} title="Queues" sub=${`${rows.length} of ${all.length}`}><${Loading} show=${st.loading} /></${PageHead}>
