@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
@@ -137,6 +138,65 @@ func run(t *testing.T, j maintenance.Job) maintenance.Result {
 	return res
 }
 
+// Message ids that order the reverse of creation: pushReversed gives the first
+// message idHigh and the second idLow.
+const (
+	idHigh = "ffffffff-ffff-7fff-bfff-ffffffffffff"
+	idLow  = "00000000-0000-7000-8000-000000000000"
+)
+
+// pushReversed pushes n1, then n2, to q's default partition in two pushes (n2 gets
+// the later created_at), then rewrites their ids so that id order is the reverse of
+// created_at order. The partition's head in partition_lookup follows n2 to its new id;
+// the other references to a message id (dead-letter entries, traces, cursors) do not
+// exist before it is consumed.
+func (tb *testBundle) pushReversed(t *testing.T, q string) {
+	t.Helper()
+	for _, txn := range []string{"n1", "n2"} {
+		_, err := tb.b.Push(t.Context(), []queue.PushItem{{Queue: q, TransactionID: txn, Payload: json.RawMessage(`{}`)}})
+		require.NoError(t, err)
+	}
+	_, err := tb.pool.Exec(t.Context(), `
+		WITH m AS (
+		    UPDATE queen.messages m
+		       SET id = CASE m.transaction_id WHEN 'n1' THEN $2::uuid ELSE $3::uuid END
+		      FROM queen.partitions p JOIN queen.queues qq ON qq.id = p.queue_id
+		     WHERE p.id = m.partition_id AND qq.name = $1
+		    RETURNING m.id, m.partition_id, m.created_at
+		)
+		UPDATE queen.partition_lookup pl SET last_message_id = m.id
+		  FROM m
+		 WHERE pl.partition_id = m.partition_id AND pl.last_message_created_at = m.created_at`, q, idHigh, idLow)
+	require.NoError(t, err)
+	require.Equal(t, 1, tb.count(t, `SELECT count(*) FROM queen.messages a JOIN queen.messages b ON b.partition_id = a.partition_id
+		WHERE a.id = $1 AND a.transaction_id = 'n1' AND b.id = $2 AND b.transaction_id = 'n2' AND a.created_at < b.created_at`,
+		idHigh, idLow), "n1 is created first and has the higher id")
+	require.Equal(t, 1, tb.count(t, `SELECT count(*) FROM queen.partition_lookup WHERE queue_name = $1 AND last_message_id = $2`,
+		q, idLow), "the head is n2")
+}
+
+// ackFirst pops one message of q for group g, which must be n1 (delivery follows
+// created_at), and acknowledges it: g's cursor is then at n1.
+func (tb *testBundle) ackFirst(t *testing.T, q string) {
+	t.Helper()
+	got := tb.consume(t, q, "g", 1, "completed")
+	require.Equal(t, "n1", got[0].TransactionID)
+	require.Equal(t, 1, tb.count(t, `SELECT count(*) FROM queen.partition_consumers
+		WHERE consumer_group = 'g' AND last_consumed_id = $1`, idHigh), "the cursor is at n1")
+}
+
+// left returns the transaction ids of q's messages, in delivery order.
+func (tb *testBundle) left(t *testing.T, q string) []string {
+	t.Helper()
+	rows, err := tb.pool.Query(t.Context(), `SELECT m.transaction_id FROM queen.messages m
+		JOIN queen.partitions p ON p.id = m.partition_id JOIN queen.queues qq ON qq.id = p.queue_id
+		WHERE qq.name = $1 ORDER BY m.created_at, m.id`, q)
+	require.NoError(t, err)
+	txns, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	return txns
+}
+
 // TestRetention is the retention test of the issue: with short settings, completed
 // messages and expired ones go, pending ones stay.
 func TestRetention(t *testing.T) {
@@ -201,6 +261,38 @@ func TestCompletedRetentionNeedsEveryGroup(t *testing.T) {
 	tb.consume(t, "multi", "idle", 1, "") // popped, never acknowledged: NULL cursor
 	require.Zero(t, run(t, job(t, jobs, maintenance.JobCompletedRetention)).Rows)
 	require.Equal(t, 3, tb.messages(t, "multi"))
+}
+
+// TestRetentionComparesCursorAsTuple: completed retention and eviction place a message
+// against a group's cursor by (created_at, id), never by id alone: ids from brokers with
+// skewed clocks need not follow created_at. Here n1 is created before n2 but has the
+// higher id, and the group's cursor is at n1.
+func TestRetentionComparesCursorAsTuple(t *testing.T) {
+	t.Parallel()
+
+	t.Run("CompletedRetentionTakesOnlyWhatIsConsumed", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t)
+		tb.configure(t, "tuple-done", func(o *queue.Options) { o.RetentionEnabled, o.CompletedRetentionSeconds = true, 60 })
+		tb.pushReversed(t, "tuple-done")
+		tb.ackFirst(t, "tuple-done")
+		jobs := maintenance.Jobs(tb.st, tb.settings())
+		tb.advance(2 * time.Minute)
+		require.EqualValues(t, 1, run(t, job(t, jobs, maintenance.JobCompletedRetention)).Rows)
+		require.Equal(t, []string{"n2"}, tb.left(t, "tuple-done"), "n1 is consumed and goes; n2, never consumed, stays")
+	})
+
+	t.Run("EvictionTakesOnlyWhatIsNotConsumed", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t)
+		tb.configure(t, "tuple-evict", func(o *queue.Options) { o.MaxWaitTimeSeconds = 60 })
+		tb.pushReversed(t, "tuple-evict")
+		tb.ackFirst(t, "tuple-evict")
+		jobs := maintenance.Jobs(tb.st, tb.settings())
+		tb.advance(2 * time.Minute)
+		require.EqualValues(t, 1, run(t, job(t, jobs, maintenance.JobEviction)).Rows)
+		require.Equal(t, []string{"n1"}, tb.left(t, "tuple-evict"), "n2 waited too long unconsumed and goes; n1 is consumed and stays")
+	})
 }
 
 // TestCompletedRetentionWaitsForRegisteredGroups: a consumer group registered on the
