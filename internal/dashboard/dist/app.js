@@ -8,6 +8,9 @@ import { interceptLinks, navigate } from './lib/router.js';
 import { Layout } from './shell/layout.js';
 import { Connect, NoRole } from './shell/connect.js';
 
+/** WHOAMI_RETRY_MS is how long a degraded start waits before it asks again. */
+const WHOAMI_RETRY_MS = 5000;
+
 /**
  * whoami resolves the session: { authEnabled, sub, level, exp }. A broker without the
  * route (404) is taken to have no authentication; in jwt mode the level then comes from
@@ -72,6 +75,15 @@ function App() {
   }, []);
 
   useEffect(() => { start(); }, [start]);
+
+  // A start that could not learn what this session may do (the broker unreachable or
+  // failing) shows the shell read-only and asks again every few seconds, so that the
+  // controls come back without a reload once the broker answers.
+  useEffect(() => {
+    if (!(st.session && st.session.degraded)) return undefined;
+    const retry = setTimeout(start, WHOAMI_RETRY_MS);
+    return () => clearTimeout(retry);
+  }, [st, start]);
 
   useEffect(() => onAuthFailure('unauthorized', (err) => {
     if (behindProxy) { loginRedirect(); return; }
