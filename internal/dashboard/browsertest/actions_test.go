@@ -3,6 +3,7 @@ package browsertest
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -142,15 +143,42 @@ func TestActions(t *testing.T) {
 		tb.clean("dlq requeue")
 	})
 
+	t.Run("RetryADeadLetterFromItsDrawer", func(t *testing.T) {
+		tb := tb.with(t)
+		dlq := callJSON[obj](t, c, "GET", "/api/v1/dlq?queue=e2e.orders", nil, http.StatusOK)
+		entries, _ := dlq["messages"].([]any)
+		require.Len(t, entries, 3)
+		first, _ := entries[0].(obj)
+		key := fmt.Sprint(first["partitionId"]) + "/" + fmt.Sprint(first["transactionId"])
+		tb.open("/messages?queue=e2e.orders&open=" + url.QueryEscape(key))
+		tb.waitJS("the dead letter's drawer", `qt.has('[data-testid="message-drawer"] [data-testid="message-retry"]')`)
+		tb.click(`[data-testid="message-retry"]`)
+		tb.accept()
+		tb.waitToast("ok", "retried: a copy is at the end of its partition")
+		after := callJSON[obj](t, c, "GET", "/api/v1/dlq?queue=e2e.orders", nil, http.StatusOK)
+		require.Equal(t, 2.0, after["total"], "the entry is moved out of the dead-letter queue")
+		moved := callJSON[obj](t, c, "GET", "/api/v1/messages?queue=e2e.orders&status=pending&limit=1000", nil, http.StatusOK)
+		copies := 0
+		for _, m := range moved["messages"].([]any) {
+			if strings.HasPrefix(fmt.Sprint(m.(obj)["transactionId"]), "dlq:") {
+				copies++
+			}
+		}
+		require.Equal(t, 1, copies, "one copy, under dlq:<entry id>, waits in the partition")
+		tb.clean("retry from the message drawer")
+		tb.open("/dlq") // where the next subtests start
+		tb.waitJS("the dead letters", `qt.ready('dlq') && qt.rows('table-dlq') === 2`)
+	})
+
 	t.Run("PurgeAllMatching", func(t *testing.T) {
 		tb := tb.with(t)
 		requireDisabled(t, tb, `[data-testid="dlq-purge-all"]`) // the broker purges one queue at a time
 		tb.typeInto(`[data-testid="dlq-queue"]`, "e2e.orders\n")
-		tb.waitJS("the queue's dead letters", `location.search === '?queue=e2e.orders' && qt.ready('dlq') && qt.rows('table-dlq') === 3
+		tb.waitJS("the queue's dead letters", `location.search === '?queue=e2e.orders' && qt.ready('dlq') && qt.rows('table-dlq') === 2
 			&& !document.querySelector('[data-testid="dlq-purge-all"]').disabled`)
 		tb.click(`[data-testid="dlq-purge-all"]`)
 		tb.accept()
-		tb.waitToast("ok", "3 dead letters purged")
+		tb.waitToast("ok", "2 dead letters purged")
 		tb.waitJS("no dead letter left", `qt.has('[data-testid="table-dlq"] [data-testid="empty-state"]')`)
 		require.Equal(t, 0.0, callJSON[obj](t, c, "GET", "/api/v1/dlq", nil, http.StatusOK)["total"])
 		tb.clean("dlq purge all")

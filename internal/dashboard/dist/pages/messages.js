@@ -1,5 +1,6 @@
 // Messages (/messages): the message listing with filters and real paging, and a drawer
-// with one message's details, payload and consumer groups, and delete.
+// with one message's details, payload and consumer groups, retry (of a dead letter) and
+// delete.
 import { html, useState } from '../lib/html.js';
 import { api, enc, ok } from '../lib/api.js';
 import { useLoader, settle } from '../lib/data.js';
@@ -11,7 +12,7 @@ import * as f from '../lib/format.js';
 
 const STATUSES = ['pending', 'processing', 'completed', 'dead_letter'];
 
-function Drawer({ id, onClose, onDeleted }) {
+function Drawer({ id, onClose, onDeleted, onChanged }) {
   const [pid, tid] = id.split('/');
   const st = useLoader(() => api(`/api/v1/messages/${enc(pid)}/${enc(tid)}`), [id]);
   const m = st.data || {};
@@ -21,6 +22,19 @@ function Drawer({ id, onClose, onDeleted }) {
     ask: { title: 'Delete this message?', text: 'The message, its dead-letter entries and traces are deleted; cursors stay where they are.', confirmLabel: 'Delete', danger: true },
     run: async () => { ok(await api(`/api/v1/messages/${enc(pid)}/${enc(tid)}`, { method: 'DELETE' })); onDeleted(id); onClose(); },
     done: 'message deleted',
+  };
+  // Retry moves the newest dead-letter entry: a copy goes to the end of the partition
+  // under the transaction id dlq:<entry id>, so a second retry of it stores nothing.
+  const retry = {
+    need: 'read-write',
+    ask: { title: 'Retry this message?', text: 'Its newest dead-letter entry is removed and a copy of the message is pushed to the end of its partition; every consumer group of the partition receives the copy. The message itself stays.', confirmLabel: 'Retry' },
+    run: async () => {
+      const r = await api(`/api/v1/messages/${enc(pid)}/${enc(tid)}/retry`, { method: 'POST' });
+      await st.reload(true);
+      onChanged();
+      return r;
+    },
+    done: (r) => (r && r.result === 'duplicate' ? 'already retried: its copy is stored' : 'retried: a copy is at the end of its partition'),
   };
   return html`<${Modal} title=${`Message ${tid}`} onClose=${onClose} testid="message-drawer" wide>
     <${ErrorBox} error=${st.error} />
@@ -37,7 +51,10 @@ function Drawer({ id, onClose, onDeleted }) {
       <h4>Consumer groups</h4>
       <${Table} testid="table-message-groups" rows=${m.consumerGroups || []} rowKey=${(g) => g.name} empty="No consumer group."
         columns=${[{ key: 'n', label: 'Group', render: (g) => f.group(g.name) }, { key: 'c', label: 'Consumed', render: (g) => (g.consumed ? 'yes' : 'no') }]} />
-      <div class="row-actions"><${Action} ...${del} cls="danger" testid="message-delete">Delete</${Action}></div>
+      <div class="row-actions">
+        ${m.status === 'dead_letter' && html`<${Action} ...${retry} cls="primary" testid="message-retry">Retry</${Action}>`}
+        <${Action} ...${del} cls="danger" testid="message-delete">Delete</${Action}>
+      </div>
     </div>`}
   </${Modal}>`;
 }
@@ -97,6 +114,6 @@ export function MessagesPage({ query }) {
         <button class="btn sm" disabled=${total !== undefined ? offset + all.length >= total : all.length < limit} data-testid="page-next" onClick=${() => setQuery({ offset: offset + limit })}>Next</button>
       </div>
     </${Card}>
-    ${open && html`<${Drawer} id=${open} onClose=${() => setQuery({ open: '' })} onDeleted=${(id) => { setGone(new Set([...gone, id])); st.reload(); }} />`}
+    ${open && html`<${Drawer} id=${open} onClose=${() => setQuery({ open: '' })} onDeleted=${(id) => { setGone(new Set([...gone, id])); st.reload(); }} onChanged=${() => st.reload()} />`}
   </div>`;
 }
