@@ -103,7 +103,7 @@ export function DLQPage({ query }) {
       <${Stats} testid="dlq-counts">
         <${Stat} label="Dead letters" value=${f.num(total)} sev=${total > 0 ? 'bad' : ''} testid="stat-dlq-total" />
         <${Stat} label="Failed in the last hour" value=${f.num(dq.totalMessages)} testid="stat-dlq-hour" />
-        <${Stat} label="Affected partitions" value=${f.num(dq.affectedPartitions ?? affected)} testid="stat-dlq-partitions" />
+        <${Stat} label="Partitions failing in the last hour" value=${f.num(dq.affectedPartitions ?? affected)} testid="stat-dlq-partitions" />
       </${Stats}>
       <${Card} title="Top errors (last hour)" testid="card-top-errors"><${HBars} items=${errs} testid="top-errors" /></${Card}>
     </div>
