@@ -24,7 +24,8 @@ function Drawer({ id, onClose, onDeleted, onChanged }) {
     done: 'message deleted',
   };
   // Retry moves the newest dead-letter entry: a copy goes to the end of the partition
-  // under the transaction id dlq:<entry id>, so a second retry of it stores nothing.
+  // under the transaction id dlq:<entry id>; a move already made is answered duplicate
+  // and writes nothing.
   const retry = {
     need: 'read-write',
     ask: { title: 'Retry this message?', text: 'Its newest dead-letter entry is removed and a copy of the message is pushed to the end of its partition; every consumer group of the partition receives the copy. The message itself stays.', confirmLabel: 'Retry' },
