@@ -20,10 +20,9 @@ import (
 // Order: a request that routes nowhere needs the admin level below /api/v1/system and
 // /internal, passes through when the dashboard would answer it (a GET or HEAD outside
 // the API prefixes), and needs the read-write level when it would get the JSON 404 of
-// an absent route, as on a 1.x broker; a skip-listed path or
-// a public route passes without a principal; any
-// other request needs a token that verifies (else 401) whose roles reach the route's
-// level (else 403). The verified principal travels in the request context.
+// an absent route, as on a 1.x broker; a skip-listed path or a public route passes
+// without a principal; any other request needs a token that verifies (else 401) whose
+// roles reach the route's level (else 403). The verified principal travels in the request context.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	v := s.opts.Verifier
 	if v == nil {

@@ -1,12 +1,8 @@
 package browsertest
 
 import (
-	"context"
 	"testing"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/daemontest"
@@ -21,20 +17,16 @@ func TestStartRetriesWhoAmI(t *testing.T) {
 	browser(t) // skips without Chromium, before the broker starts
 	srv := daemontest.Start(t, daemontest.Options{})
 	tb := newTab(t, srv.URL)
-	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument,
-			page.AddScriptToEvaluateOnNewDocumentParams{Source: `(() => {
-				const f = window.fetch;
-				window.qtWhoami = 0;
-				window.fetch = (u, o) => {
-					if (String(u).includes('/api/v1/auth/whoami') && window.qtWhoami++ === 0) {
-						return Promise.reject(new TypeError('Failed to fetch'));
-					}
-					return f(u, o);
-				};
-			})();`})
-		return err
-	})))
+	tb.onNewDocument(`(() => {
+		const f = window.fetch;
+		window.qtWhoami = 0;
+		window.fetch = (u, o) => {
+			if (String(u).includes('/api/v1/auth/whoami') && window.qtWhoami++ === 0) {
+				return Promise.reject(new TypeError('Failed to fetch'));
+			}
+			return f(u, o);
+		};
+	})();`)
 	toggle := `[data-testid="toggle-push-maintenance"]`
 	tb.open("/queues")
 	tb.waitJS("the shell, read-only", `qt.ready('queues') && window.qtWhoami === 1`)

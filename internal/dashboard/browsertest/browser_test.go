@@ -163,24 +163,27 @@ func openTab(t *testing.T, ctx context.Context, base string) *tab {
 	require.NoError(t, err)
 	tb := &tab{t: t, ctx: ctx, base: base, mon: newMonitor(u.Host)}
 	require.NoError(t, chromedp.Listen(ctx, tb.mon.event))
-	require.NoError(t, chromedp.Do(ctx,
-		chromedp.EmulateViewport(viewportW, viewportH),
-		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			// A policy violation becomes a console error, which the monitor reports:
-			// a script added over DevTools is not itself subject to the policy.
-			_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
-				Source: `document.addEventListener('securitypolicyviolation', (e) =>
-					console.error('CSP violation: ' + e.violatedDirective + ' blocked ' + e.blockedURI));` + pageHelpers,
-			})
-			return err
-		}),
-	))
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(viewportW, viewportH)))
+	// A policy violation becomes a console error, which the monitor reports: a script
+	// added over DevTools is not itself subject to the policy.
+	tb.onNewDocument(`document.addEventListener('securitypolicyviolation', (e) =>
+		console.error('CSP violation: ' + e.violatedDirective + ' blocked ' + e.blockedURI));` + pageHelpers)
 	tb.shot = *screenshotsFlag
 	if tb.shot == "" {
 		tb.shot = t.TempDir()
 	}
 	require.NoError(t, os.MkdirAll(tb.shot, 0o755))
 	return tb
+}
+
+// onNewDocument runs src in every document the tab loads from now on, before the
+// page's own scripts.
+func (tb *tab) onNewDocument(src string) {
+	tb.t.Helper()
+	require.NoError(tb.t, chromedp.Do(tb.ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: src})
+		return err
+	})))
 }
 
 // step is a context for one wait, derived from the tab's.
