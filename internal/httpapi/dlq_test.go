@@ -268,7 +268,7 @@ SELECT m.id, m.partition_id, '__QUEUE_MODE__', 'x' FROM queen.messages m`)
 				"filter.queue is required: name the queue whose dead letters to select"},
 			{"FilterQueueNotString", `{"filter":{"queue":7}}`, "filter.queue", "filter.queue must be a string"},
 			{"FilterBadFrom", `{"filter":{"queue":"q","from":"soon"}}`, "filter.from",
-				"filter.from must be an RFC 3339 timestamp or a date (YYYY-MM-DD)"},
+				"filter.from must be an RFC 3339 timestamp or a date (YYYY-MM-DD) in the years 0001–9999"},
 			{"FilterFromAfterTo", `{"filter":{"queue":"q","from":"2026-02-01","to":"2026-01-01"}}`, "filter.from",
 				"filter.from must not be after filter.to"},
 			{"ItemNotObject", `{"items":[1]}`, "items[0]", "items[0] must be an object"},
@@ -358,7 +358,7 @@ SELECT d.message_id, d.partition_id, 'g' || n FROM queen.dead_letter_queue d, ge
 		requireError(t, b.do(t, http.MethodDelete, "/api/v1/dlq?queue=&consumerGroup=g", ""), http.StatusBadRequest,
 			"invalid_argument", "queue is required: name the queue whose dead letters to select", "queue")
 		requireError(t, b.do(t, http.MethodDelete, "/api/v1/dlq?queue=q&to=later", ""), http.StatusBadRequest,
-			"invalid_argument", "to must be an RFC 3339 timestamp or a date (YYYY-MM-DD)", "to")
+			"invalid_argument", "to must be an RFC 3339 timestamp or a date (YYYY-MM-DD) in the years 0001–9999", "to")
 		requireError(t, b.do(t, http.MethodDelete, "/api/v1/dlq?queue=q&from=2026-02-01&to=2026-01-01", ""),
 			http.StatusBadRequest, "invalid_argument", "from must not be after to", "from")
 	})

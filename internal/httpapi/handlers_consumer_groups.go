@@ -296,5 +296,5 @@ func parseTimestamp(field, v string) (time.Time, error) {
 	if t, ok := readTimestamp(strings.TrimSpace(v)); ok {
 		return t, nil
 	}
-	return time.Time{}, queue.Invalid(field, "%s must be an RFC 3339 timestamp (e.g. 2026-01-02T15:04:05Z)", field)
+	return time.Time{}, queue.Invalid(field, "%s must be an RFC 3339 timestamp (e.g. 2026-01-02T15:04:05Z) in the years 0001–9999", field)
 }

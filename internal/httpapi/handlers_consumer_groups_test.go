@@ -417,7 +417,7 @@ func TestConsumerGroupSubscriptionUpdate(t *testing.T) {
 		requireError(t, b.post(t, path, `{"subscriptionTimestamp":5}`), http.StatusBadRequest, "invalid_argument",
 			"subscriptionTimestamp must be a string", "subscriptionTimestamp")
 		requireError(t, b.post(t, path, `{"subscriptionTimestamp":"yesterday"}`), http.StatusBadRequest, "invalid_argument",
-			"subscriptionTimestamp must be an RFC 3339 timestamp (e.g. 2026-01-02T15:04:05Z)", "subscriptionTimestamp")
+			"subscriptionTimestamp must be an RFC 3339 timestamp (e.g. 2026-01-02T15:04:05Z) in the years 0001–9999", "subscriptionTimestamp")
 		requireError(t, b.post(t, path, ``), http.StatusBadRequest, "invalid_argument", "Empty request body", "")
 	})
 }
@@ -537,7 +537,7 @@ func TestConsumerGroupSeek(t *testing.T) {
 			{"ToEndNotBoolean", `{"toEnd":"yes"}`, "toEnd must be a boolean", "toEnd"},
 			{"TimestampNotString", `{"timestamp":0}`, "timestamp must be a string", "timestamp"},
 			{"TimestampGarbage", `{"timestamp":"last tuesday"}`,
-				"timestamp must be an RFC 3339 timestamp (e.g. 2026-01-02T15:04:05Z)", "timestamp"},
+				"timestamp must be an RFC 3339 timestamp (e.g. 2026-01-02T15:04:05Z) in the years 0001–9999", "timestamp"},
 			{"EmptyBody", ``, "Empty request body", ""},
 		} {
 			t.Run(tc.name, func(t *testing.T) {

@@ -217,5 +217,5 @@ func queryTimestamp(q url.Values, name string) (time.Time, error) {
 			return t, nil
 		}
 	}
-	return time.Time{}, queue.Invalid(name, "%s must be an RFC 3339 timestamp or a date (YYYY-MM-DD)", name)
+	return time.Time{}, queue.Invalid(name, "%s must be an RFC 3339 timestamp or a date (YYYY-MM-DD) in the years 0001–9999", name)
 }

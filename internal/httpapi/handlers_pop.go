@@ -3,6 +3,8 @@ package httpapi
 import (
 	"math"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/queenmq/queen/internal/api"
@@ -208,7 +210,9 @@ func (s *Server) popRequest(r *http.Request) (queue.PopRequest, error) {
 		return req, err
 	}
 	req.SubscriptionMode, _ = queryString(q, "subscriptionMode")
-	req.SubscriptionFrom, _ = queryString(q, "subscriptionFrom")
+	if req.SubscriptionFrom, err = subscriptionFrom(q); err != nil {
+		return req, err
+	}
 	lease, ok, err := queryInt(q, "leaseSeconds")
 	if err == nil && ok && (lease < math.MinInt32 || lease > math.MaxInt32) {
 		err = queue.Invalid("leaseSeconds", "leaseSeconds must be a 32-bit integer")
@@ -226,6 +230,23 @@ func (s *Server) popRequest(r *http.Request) (queue.PopRequest, error) {
 		req.Conflation = &c
 	}
 	return req, nil
+}
+
+// subscriptionFrom reads a pop's subscriptionFrom: absent, empty or "now" (any case)
+// as given, a timestamp as queryTimestamp takes it, passed on in RFC 3339 UTC; anything
+// else is a 400 naming it. Upstream read every value PostgreSQL parses, infinity
+// included, and started a group from the beginning on any other.
+func subscriptionFrom(q url.Values) (string, error) {
+	v, _ := queryString(q, "subscriptionFrom")
+	if v = strings.TrimSpace(v); v == "" || strings.EqualFold(v, api.SubscriptionFromNow) {
+		return v, nil
+	}
+	t, err := queryTimestamp(url.Values{"subscriptionFrom": {v}}, "subscriptionFrom")
+	if err != nil {
+		return "", queue.Invalid("subscriptionFrom",
+			`subscriptionFrom must be "now", an RFC 3339 timestamp or a date (YYYY-MM-DD) in the years 0001–9999`)
+	}
+	return t.UTC().Format(time.RFC3339Nano), nil
 }
 
 // popResponse renders a pop result: the reference for appendPop, and its fallback.

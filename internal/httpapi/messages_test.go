@@ -319,8 +319,8 @@ func TestMessageList(t *testing.T) {
 			{"LimitNegative", "limit=-5", "limit must be between 1 and 10000", "limit"},
 			{"OffsetNegative", "offset=-1", "offset must not be negative", "offset"},
 			{"OffsetNotInteger", "offset=1.5", "offset must be an integer", "offset"},
-			{"From", "from=yesterday", "from must be an RFC 3339 timestamp or a date (YYYY-MM-DD)", "from"},
-			{"To", "to=2026-13-45", "to must be an RFC 3339 timestamp or a date (YYYY-MM-DD)", "to"},
+			{"From", "from=yesterday", "from must be an RFC 3339 timestamp or a date (YYYY-MM-DD) in the years 0001–9999", "from"},
+			{"To", "to=2026-13-45", "to must be an RFC 3339 timestamp or a date (YYYY-MM-DD) in the years 0001–9999", "to"},
 			{"FromAfterTo", "from=2026-05-02&to=2026-05-01", "from must be before to", "from"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -633,7 +633,7 @@ func TestDLQList(t *testing.T) {
 		requireError(t, b.get(t, "/api/v1/dlq?limit=5000"), http.StatusBadRequest, "invalid_argument", "limit must be between 1 and 1000", "limit")
 		requireError(t, b.get(t, "/api/v1/dlq?offset=-2"), http.StatusBadRequest, "invalid_argument", "offset must not be negative", "offset")
 		requireError(t, b.get(t, "/api/v1/dlq?to=soon"), http.StatusBadRequest, "invalid_argument",
-			"to must be an RFC 3339 timestamp or a date (YYYY-MM-DD)", "to")
+			"to must be an RFC 3339 timestamp or a date (YYYY-MM-DD) in the years 0001–9999", "to")
 		requireError(t, b.get(t, "/api/v1/dlq?from=2026-05-02&to=2026-05-01"), http.StatusBadRequest, "invalid_argument",
 			"from must not be after to", "from")
 		requireError(t, b.get(t, "/api/v1/dlq?consumerGroup=%00"), http.StatusBadRequest, "invalid_argument",

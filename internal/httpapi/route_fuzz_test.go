@@ -124,6 +124,17 @@ func TestRouteFuzz(t *testing.T) {
 	failures := b.runFuzz(t, first)
 	failures = append(failures, b.runFuzz(t, last)...)
 	t.Logf("%d requests over %d routes", len(first)+len(last), len(routes))
+	// What the hostile requests stored must not break a read: every GET route, its
+	// path filled with the seeded names, still answers without a 5xx (an infinite
+	// subscription start once turned the group listings and /status into 500s).
+	var reads []fuzzRequest
+	for _, rt := range routes {
+		if rt.method != http.MethodGet || isPop(rt) {
+			continue
+		}
+		reads = append(reads, fuzzRequest{route: rt, rawPath: fillPattern(rt.pattern, g.seededSegment)})
+	}
+	failures = append(failures, b.runFuzz(t, reads)...)
 	for i, f := range failures {
 		if i == 30 {
 			t.Errorf("... and %d more", len(failures)-i)
@@ -304,12 +315,13 @@ var fuzzBodies = map[string]string{
 type fuzzGen struct {
 	rng    *rand.Rand
 	seeds  []string
+	seeded fuzzSeeded
 	bodies map[string]any // fuzzBodies decoded, placeholders filled
 }
 
 func newFuzzGen(t testing.TB, rng *rand.Rand, sd fuzzSeeded) *fuzzGen {
 	t.Helper()
-	g := &fuzzGen{rng: rng, bodies: map[string]any{}, seeds: []string{"fz", "p1", "Default", "fz-tx", "fz-sink",
+	g := &fuzzGen{rng: rng, seeded: sd, bodies: map[string]any{}, seeds: []string{"fz", "p1", "Default", "fz-tx", "fz-sink",
 		sd.partitionID, sd.leaseID, sd.messageID, sd.queryID, "__QUEUE_MODE__", "g1", "sq", "n1",
 		"2026-01-02T15:04:05Z", "now", "new", "completed", "failed", "minute", "10", "0"}}
 	fill := strings.NewReplacer("$P", sd.partitionID, "$L", sd.leaseID, "$S", sd.queryID)
@@ -330,6 +342,7 @@ var hostileStrings = []string{
 	"true", "-1", "0", "1", "1e999", "99999999999999999999", "-9223372036854775809", "NaN", "0x10", "1.5",
 	strings.Repeat("q", 255), strings.Repeat("q", 256), strings.Repeat("é", 256), strings.Repeat("x", 5000),
 	"00000000-0000-0000-0000-000000000000", "not-a-uuid", "2026-13-45", "1970-01-01", "9999-12-31T23:59:59Z",
+	"infinity", "-infinity", "9999-12-31T23:59:59-23:59", "0000-01-01T00:00:00Z",
 }
 
 // queryNames are the query parameters the API reads, plus some it does not.
@@ -615,6 +628,24 @@ func fillPattern(pattern string, seg func(param string) string) string {
 		}
 	}
 	return strings.Join(parts, "/")
+}
+
+// seededSegment is a path segment naming what fuzzSeeds stored for param, or the
+// seeded queue's name for a param it stored nothing for.
+func (g *fuzzGen) seededSegment(param string) string {
+	switch param {
+	case "partition":
+		return "p1"
+	case "group":
+		return "g1"
+	case "partitionId":
+		return g.seeded.partitionID
+	case "leaseId":
+		return g.seeded.leaseID
+	case "transactionId":
+		return "fz-tx"
+	}
+	return "fz"
 }
 
 // isPop reports the routes that long-poll with wait=true.

@@ -209,9 +209,9 @@ func TestStatusRoutes(t *testing.T) {
 	t.Run("StatusRejectsBadTimes", func(t *testing.T) {
 		t.Parallel()
 		requireError(t, b.get(t, "/api/v1/status?from=yesterday"), http.StatusBadRequest, "invalid_argument",
-			"from must be an RFC 3339 timestamp or a date (YYYY-MM-DD)", "from")
+			"from must be an RFC 3339 timestamp or a date (YYYY-MM-DD) in the years 0001–9999", "from")
 		requireError(t, b.get(t, "/api/v1/analytics/queue-ops?to=2026-13-01T00:00:00Z"), http.StatusBadRequest,
-			"invalid_argument", "to must be an RFC 3339 timestamp or a date (YYYY-MM-DD)", "to")
+			"invalid_argument", "to must be an RFC 3339 timestamp or a date (YYYY-MM-DD) in the years 0001–9999", "to")
 		requireError(t, b.get(t, "/api/v1/status?from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z"),
 			http.StatusBadRequest, "invalid_argument", "from must be before to", "from")
 	})
