@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/queenmq/queen/internal/store"
 )
 
 // dlqEntries lists the dead-letter entries of queueName.
@@ -151,4 +153,23 @@ func TestDLQReplay(t *testing.T) {
 		requireStatus(t, http.StatusOK, r)
 		require.Equal(t, ids["t-3"], r.object(t)["dlqId"], "the list's id (the message's) names its newest entry")
 	})
+}
+
+// TestDLQMoveWithoutDatabase: a move the database cannot be reached for is a 503 with
+// Retry-After in the move's own shape, nothing removed: not the 500 of a refusal.
+func TestDLQMoveWithoutDatabase(t *testing.T) {
+	t.Parallel()
+	st, err := store.Open(store.Options{ConnString: "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=1"})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	b := start(t, Options{}, st)
+	for _, r := range []response{
+		b.post(t, "/api/v1/dlq/00000000-0000-0000-0000-000000000001/replay", ``),
+		b.post(t, "/api/v1/messages/00000000-0000-0000-0000-000000000001/tx-1/retry", `{}`),
+	} {
+		requireStatus(t, http.StatusServiceUnavailable, r)
+		require.Equal(t, "1", r.header.Get("Retry-After"))
+		require.JSONEq(t, `{"success":false,"result":"failed","dlqRowRemoved":false,"error":"dlq move failed: database unavailable"}`,
+			string(r.body))
+	}
 }

@@ -79,8 +79,9 @@ func (s *Server) handleDLQReplay(w http.ResponseWriter, r *http.Request) error {
 	return s.writeMove(w, r, res, err)
 }
 
-// writeMove answers a move: 200 on success, 503 in push maintenance, 400 for a
-// validation error, else 500 (the cause logged, never shown).
+// writeMove answers a move: 200 on success, 503 in push maintenance or when the
+// database cannot be reached, 400 for a validation error, else 500 (the cause logged,
+// never shown).
 func (s *Server) writeMove(w http.ResponseWriter, r *http.Request, res queue.DLQMoveResult, err error) error {
 	var ve *queue.ValidationError
 	var paused *queue.UnavailableError
@@ -94,16 +95,26 @@ func (s *Server) writeMove(w http.ResponseWriter, r *http.Request, res queue.DLQ
 			Result: api.DLQMoveMaintenance, DLQRowRemoved: api.Bool(false), Error: paused.Message,
 		})
 	default:
+		// An unreachable database is a 503 with Retry-After, as on every route: the
+		// move was not refused, and the same request may succeed in a moment.
 		out := api.DLQMoveResponse{Result: api.DLQMoveFailed, DLQRowRemoved: api.Bool(false), Error: "dlq move failed"}
+		status := http.StatusInternalServerError
 		switch {
 		case errors.As(err, &full):
 			out.Error = unscopeText(r, full.Message)
 		case errors.Is(err, queue.ErrOutcomeUnknown):
 			out.DLQRowRemoved, out.Error = nil, "dlq move failed: connection lost, outcome unknown"
+			status = http.StatusServiceUnavailable
+		case errors.Is(err, queue.ErrUnavailable):
+			out.Error = "dlq move failed: database unavailable"
+			status = http.StatusServiceUnavailable
 		}
 		s.logger.LogAttrs(r.Context(), slog.LevelError, "dlq move failed",
 			slog.String("request_id", requestIDFrom(r.Context())), slog.Any("err", err))
-		return writeJSON(w, http.StatusInternalServerError, out)
+		if status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "1")
+		}
+		return writeJSON(w, status, out)
 	}
 	out := api.DLQMoveResponse{
 		Success: true, Result: api.DLQMoveMoved, Queue: unscopeName(r, res.Queue), Partition: res.Partition,
