@@ -22,8 +22,9 @@ const (
 	// maxPendingMinutes bounds the closed buckets kept while the database refuses
 	// flushes, in minutes of buckets; older ones are dropped (and counted).
 	maxPendingMinutes = 15
-	// maxLifetimeQueues bounds the per-queue lifetime totals; activity of further
-	// queues still counts in the process totals.
+	// maxLifetimeQueues bounds the per-queue lifetime totals, and the queues of one
+	// bucket that moved no message; activity of further queues still counts in the
+	// process totals.
 	maxLifetimeQueues = 10000
 	// activityFlushTimeout bounds one flush; activityRetryInterval spaces retries
 	// after a failed one.
@@ -160,10 +161,17 @@ func (rc *recorder) add(now time.Time, w store.ActivityCounts, byQueue map[strin
 		if name == "" {
 			continue
 		}
-		m.queueOf(name).counts.Add(c)
+		// A bucket takes any queue that moved a message, and up to the bound others.
+		if m.queues[name] != nil || movedMessages(c) || len(m.queues) < maxLifetimeQueues {
+			m.queueOf(name).counts.Add(c)
+		}
 		lt := rc.queues[name]
 		if lt == nil {
-			if len(rc.queues) >= maxLifetimeQueues {
+			// The lifetime totals hold what the per-queue metric families export. A
+			// request that moved no message (an empty pop, whose name may be no queue
+			// at all) adds nothing to them and makes no entry, so pops of unknown names
+			// cannot crowd real queues out of the bound or the exported series.
+			if !movedMessages(c) || len(rc.queues) >= maxLifetimeQueues {
 				continue
 			}
 			lt = &store.ActivityCounts{}
@@ -171,6 +179,12 @@ func (rc *recorder) add(now time.Time, w store.ActivityCounts, byQueue map[strin
 		}
 		lt.Add(c)
 	}
+}
+
+// movedMessages reports counts that stored, delivered, acknowledged or dead-lettered
+// a message: the counters of a queue's lifetime totals that can be non-zero.
+func movedMessages(c store.ActivityCounts) bool {
+	return c.PushMessages != 0 || c.PopMessages != 0 || c.AckSuccess != 0 || c.AckFailed != 0 || c.DLQ != 0
 }
 
 // recordPush counts one /push request and the items it stored as new messages.

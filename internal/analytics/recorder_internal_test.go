@@ -70,6 +70,24 @@ func TestActivityRecorder(t *testing.T) {
 		require.Equal(t, int64(1), a.total.DBErrors)
 	})
 
+	t.Run("PopsOfUnknownNamesCrowdNoQueueOut", func(t *testing.T) {
+		t.Parallel()
+		a := newRecorder("host", "w1", 42, t0, time.Minute)
+		// Empty pops of more names than the bounds hold, as a scanner of queue names.
+		for i := range maxLifetimeQueues + 10 {
+			name := fmt.Sprintf("ghost-%05d", i)
+			a.recordPop(t0, queue.PopRequest{Queue: name}, queue.PopResult{Queue: name}, nil)
+		}
+		a.recordPush(t0, []queue.PushResult{{Queue: "real", Status: queue.StatusQueued}})
+		require.Equal(t, map[string]*store.ActivityCounts{"real": {PushRequests: 1, PushMessages: 1}}, a.queues,
+			"an empty pop makes no lifetime entry; a stored message does")
+		f, _, err := a.take(minute.Add(time.Minute), false)
+		require.NoError(t, err)
+		require.Len(t, f.Queues, maxLifetimeQueues+1, "a bucket holds the bound's queues, and every one that moved a message")
+		require.Equal(t, "real", f.Queues[len(f.Queues)-1].Queue)
+		require.Equal(t, int64(maxLifetimeQueues+10), f.Workers[0].PopEmpty, "the process totals count every pop")
+	})
+
 	t.Run("PartialFlushKeepsTheMinuteSystemAggregate", func(t *testing.T) {
 		t.Parallel()
 		a := setup(t)

@@ -48,7 +48,8 @@ func (t *Telemetry) brokerCollectors() []prometheus.Collector {
 
 // activityCollector turns the broker's activity snapshot into counters at scrape
 // time. The per-queue families cover the first MaxQueues queue names the recorder
-// knows, so a queue's series stay stable while the set of queues does.
+// keeps totals for (those that moved a message), so a queue's series stay stable
+// while the set of queues does.
 type activityCollector struct {
 	broker                                  *broker.Broker
 	pushed, popped, acked, deadLettered     *prometheus.Desc
