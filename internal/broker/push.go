@@ -198,6 +198,9 @@ func checkPushItem(it *queue.PushItem, at string) error {
 	if strings.IndexByte(it.TransactionID, 0) >= 0 || !utf8.ValidString(it.TransactionID) {
 		return queue.Invalid(at+".transactionId", "%s.transactionId must be valid UTF-8 without NUL characters", at)
 	}
+	if err := queue.CheckNoReplacement(at+".transactionId", it.TransactionID); err != nil {
+		return err
+	}
 	if it.TraceID != "" && !queue.IsUUID(it.TraceID) {
 		return queue.Invalid(at+".traceId", "%s.traceId must be a UUID", at)
 	}

@@ -161,7 +161,7 @@ func checkStateKey(field, key string) error {
 	if !utf8.ValidString(key) || strings.IndexByte(key, 0) >= 0 {
 		return queue.Invalid(field, "%s must be valid UTF-8 without NUL characters", field)
 	}
-	return nil
+	return queue.CheckNoReplacement(field, key)
 }
 
 // StreamState reads state rows of one shard: by keys, key prefix (taken literally) and

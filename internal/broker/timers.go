@@ -136,12 +136,15 @@ func (b *Broker) PrepareTimerOps(ctx context.Context, ops []TimerOp, sub, at str
 }
 
 // CheckTimerKey refuses (timers_bad_key, naming field) a timer key that is empty,
-// not UTF-8, longer than MaxTimerKeyLength characters or holding a NUL.
+// not UTF-8, longer than MaxTimerKeyLength characters or holding a NUL or U+FFFD.
 func CheckTimerKey(field, key string) error {
 	if key == "" || !utf8.ValidString(key) || utf8.RuneCountInString(key) > MaxTimerKeyLength ||
 		strings.IndexByte(key, 0) >= 0 {
 		return TimerBadRequest("timers_bad_key", field,
 			"%s must be non-empty UTF-8 of at most %d characters without NUL", field, MaxTimerKeyLength)
+	}
+	if err := queue.CheckNoReplacement(field, key); err != nil {
+		return TimerBadRequest("timers_bad_key", field, "%s", err.Error())
 	}
 	return nil
 }
@@ -178,6 +181,9 @@ func checkTimerOp(op *TimerOp, f string) error {
 		strings.IndexByte(op.Txn, 0) >= 0 {
 		return TimerBadRequest("timers_bad_txn", f+".txn",
 			"%s.txn must be non-empty UTF-8 of at most %d characters without NUL", f, queue.MaxTransactionIDLength)
+	}
+	if err := queue.CheckNoReplacement(f+".txn", op.Txn); err != nil {
+		return TimerBadRequest("timers_bad_txn", f+".txn", "%s", err.Error())
 	}
 	if len(op.Payload) > MaxTimerPayload {
 		return &TimerRefusal{Kind: TimerTooLarge, Code: "payload_too_large", Reason: "timers_payload_too_large",

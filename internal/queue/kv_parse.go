@@ -129,13 +129,16 @@ func ParseKVOp(raw json.RawMessage, field string) (KVOp, error) {
 }
 
 // CheckKVKey applies the key rules to a key (or prefix, or cursor) at field:
-// non-empty, valid UTF-8 without NUL, at most KVMaxKeyBytes bytes.
+// non-empty, valid UTF-8 without NUL or U+FFFD, at most KVMaxKeyBytes bytes.
 func CheckKVKey(key, field string) error {
 	if key == "" {
 		return KVBad(field, "kv_bad_key", "%s must be a non-empty string", field)
 	}
 	if !utf8.ValidString(key) || strings.IndexByte(key, 0) >= 0 {
 		return KVBad(field, "kv_bad_key", "%s must be valid UTF-8 without NUL characters", field)
+	}
+	if err := CheckNoReplacement(field, key); err != nil {
+		return KVBad(field, "kv_bad_key", "%s", err.Error())
 	}
 	if len(key) > KVMaxKeyBytes {
 		return KVTooLarge(field, "kv_key_too_large", "%s is %d bytes; at most %d", field, len(key), KVMaxKeyBytes)

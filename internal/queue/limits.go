@@ -1,6 +1,9 @@
 package queue
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // Fixed limits of the data model: names and transaction
 // ids are varchar(255) in the upstream schema, so longer values are refused before
@@ -24,6 +27,17 @@ func CheckName(field, name string) error {
 	}
 	if !utf8.ValidString(name) || containsNUL(name) {
 		return Invalid(field, "%s must be valid UTF-8 without NUL characters", field)
+	}
+	return CheckNoReplacement(field, name)
+}
+
+// CheckNoReplacement refuses an identifier holding U+FFFD. Decoding JSON turns bytes
+// that are not UTF-8, and unpaired surrogate escapes such as \ud800, into U+FFFD, so
+// two different names sent that way would be stored as one (a message then answered
+// as a duplicate of another, a key overwriting another).
+func CheckNoReplacement(field, s string) error {
+	if strings.ContainsRune(s, utf8.RuneError) {
+		return Invalid(field, "%s must not hold U+FFFD (bytes that are not UTF-8 and unpaired surrogate escapes decode to it)", field)
 	}
 	return nil
 }
