@@ -197,7 +197,7 @@ func optionValue(opt queueOption, bag object, raw []byte, defaults *queue.Option
 	case opt.intp != nil:
 		n, p := bag.integer(opt.name, math.MinInt32, math.MaxInt32)
 		if p != present {
-			return nil, queue.Invalid(field, "%s must be an integer", field)
+			return nil, queue.Invalid(field, "%s must be an integer of 32 bits (%d to %d)", field, math.MinInt32, math.MaxInt32)
 		}
 		v := int(n)
 		if opt.hi != 0 {

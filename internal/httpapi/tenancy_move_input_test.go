@@ -48,11 +48,12 @@ func TestTenantMoveRoutesRefuseBadInput(t *testing.T) {
 			"created_at": "2025-01-01T00:00:00Z"}
 	}
 	badCursor := map[string]any{"partitionId": someUUID, "createdAt": "2025-01-01T00:00:00Z", "id": someUUID}
-	with := func(k string, v any) map[string]any {
-		m := maps.Clone(badCursor)
+	with2 := func(m map[string]any, k string, v any) map[string]any {
+		m = maps.Clone(m)
 		m[k] = v
 		return m
 	}
+	with := func(k string, v any) map[string]any { return with2(badCursor, k, v) }
 	cases := []struct {
 		name, method, path string
 		body               any
@@ -96,6 +97,23 @@ func TestTenantMoveRoutesRefuseBadInput(t *testing.T) {
 			map[string]any{"tenant": "acme", "mode": "structure", "queues": []any{map[string]any{"id": "not-a-uuid", "name": "acme:x"}}}, 400, "queues"},
 		{"ImportStateWrongTypeInRow", http.MethodPost, "/internal/api/tenancy/import/state",
 			map[string]any{"tenant": "acme", "mode": "all", "kv": []any{map[string]any{"tenant": "acme", "ns": "n", "key": "k", "version": "many"}}}, 400, "kv"},
+		{"ImportStateInfiniteTime", http.MethodPost, "/internal/api/tenancy/import/state",
+			map[string]any{"tenant": "acme", "mode": "structure", "queues": []any{map[string]any{"id": someUUID, "name": "acme:x",
+				"created_at": "infinity"}}}, 400, "queues.created_at"},
+		{"ImportStateTimeAfterYear9999", http.MethodPost, "/internal/api/tenancy/import/state",
+			map[string]any{"tenant": "acme", "mode": "all", "groups": []any{map[string]any{"consumer_group": "acme:g",
+				"queue_name": "acme:orders", "subscription_timestamp": "10000-01-01T00:00:00Z"}}}, 400, "groups.subscription_timestamp"},
+		{"ImportStateOptionOfTheWrongKind", http.MethodPost, "/internal/api/tenancy/import/state",
+			map[string]any{"tenant": "acme", "mode": "structure", "queues": []any{map[string]any{"id": someUUID, "name": "acme:x",
+				"queen_options": map[string]any{"retentionSinkHold": "", "minPopWaitTime": "x"}}}}, 400, "queues[0].queen_options.minPopWaitTime"},
+		{"ImportStateOptionOver32Bits", http.MethodPost, "/internal/api/tenancy/import/state",
+			map[string]any{"tenant": "acme", "mode": "structure", "queues": []any{map[string]any{"id": someUUID, "name": "acme:x",
+				"queen_options": map[string]any{"ttl": 2147483648}}}}, 400, "queues[0].queen_options.ttl"},
+		{"ImportStateBooleanOptionAsNumber", http.MethodPost, "/internal/api/tenancy/import/state",
+			map[string]any{"tenant": "acme", "mode": "structure", "queues": []any{map[string]any{"id": someUUID, "name": "acme:x",
+				"queen_options": map[string]any{"dlqOff": 1}}}}, 400, "queues[0].queen_options.dlqOff"},
+		{"ImportMessagesInfiniteCreatedAt", http.MethodPost, "/internal/api/tenancy/import/messages",
+			map[string]any{"tenant": "acme", "messages": []any{with2(row(someUUID), "created_at", "-infinity")}}, 400, "messages.created_at"},
 		{"ImportMessagesMissing", http.MethodPost, "/internal/api/tenancy/import/messages", map[string]any{"tenant": "acme"}, 400, "messages"},
 		{"ImportMessagesNotAnArray", http.MethodPost, "/internal/api/tenancy/import/messages", map[string]any{"tenant": "acme", "messages": "x"}, 400, "messages"},
 		{"ImportMessagesMalformedRow", http.MethodPost, "/internal/api/tenancy/import/messages",

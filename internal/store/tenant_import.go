@@ -46,6 +46,9 @@ var tenantAnalytics = []string{
 // cell lacks (a DLQ entry of a message not imported) is a *queue.ConflictError. An
 // absent key is an empty array.
 func (s *Store) TenantImportState(ctx context.Context, tenant, mode string, state map[string]json.RawMessage) error {
+	if err := checkOptionsRecords(state["queues"]); err != nil {
+		return err
+	}
 	args := func(key string) []any {
 		rows := state[key]
 		if len(rows) == 0 || string(rows) == "null" {
@@ -54,12 +57,15 @@ func (s *Store) TenantImportState(ctx context.Context, tenant, mode string, stat
 		return []any{tenantPrefix(tenant), tenant, string(rows)}
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		cols, err := tenantColumns(ctx, tx)
+		cols, stamps, err := tenantColumns(ctx, tx)
 		if err != nil {
 			return err
 		}
 		for _, tt := range tenantTables[:2] { // queues, then partitions
 			if err := tenantCheckOwned(ctx, tx, tt, args(tt.key)); err != nil {
+				return err
+			}
+			if err := tenantCheckTimestamps(ctx, tx, tt, stamps[tt.table], args(tt.key)[2]); err != nil {
 				return err
 			}
 			if err := tenantUpsert(ctx, tx, tt, cols[tt.table], args(tt.key)); err != nil {
@@ -90,6 +96,9 @@ func (s *Store) TenantImportState(ctx context.Context, tenant, mode string, stat
 			if err := tenantCheckOwned(ctx, tx, tt, a); err != nil {
 				return err
 			}
+			if err := tenantCheckTimestamps(ctx, tx, tt, stamps[tt.table], a[2]); err != nil {
+				return err
+			}
 			list := strings.Join(cols[tt.table], ", ")
 			sql := fmt.Sprintf(`INSERT INTO %s (%s) SELECT %s FROM jsonb_populate_recordset(NULL::%s, $3::jsonb)
                 WHERE $1::text IS NOT NULL AND $1::text IS NOT NULL AND $2::text IS NOT NULL`, tt.table, list, list, tt.table)
@@ -106,28 +115,34 @@ func (s *Store) TenantImportState(ctx context.Context, tenant, mode string, stat
 }
 
 // tenantColumns returns the columns each table of tenantTables (and messages) is
-// written with, in table order: all but the bigserial id of the serial ones.
-func tenantColumns(ctx context.Context, tx pgx.Tx) (map[string][]string, error) {
-	out := make(map[string][]string, len(tenantTables)+1)
+// written with, in table order: all but the bigserial id of the serial ones; and, by
+// table, the names of its timestamp columns.
+func tenantColumns(ctx context.Context, tx pgx.Tx) (cols, stamps map[string][]string, err error) {
+	cols = make(map[string][]string, len(tenantTables)+1)
+	stamps = make(map[string][]string, len(tenantTables)+1)
 	tables := []tenantTable{{table: "queen.messages"}}
 	for _, tt := range append(tables, tenantTables...) {
-		rows, err := tx.Query(ctx, `SELECT attname::text FROM pg_attribute
-            WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`, tt.table)
+		rows, err := tx.Query(ctx, `SELECT attname::text, atttypid = ANY ('{timestamptz,timestamp}'::regtype[])
+            FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`, tt.table)
 		if err != nil {
-			return nil, fmt.Errorf("columns of %s: %w", tt.table, interpretError(err))
+			return nil, nil, fmt.Errorf("columns of %s: %w", tt.table, interpretError(err))
 		}
-		names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return nil, fmt.Errorf("columns of %s: %w", tt.table, interpretError(err))
-		}
-		for _, n := range names {
-			if tt.serial && n == "id" {
-				continue
+		var name string
+		var stamp bool
+		_, err = pgx.ForEachRow(rows, []any{&name, &stamp}, func() error {
+			if stamp {
+				stamps[tt.table] = append(stamps[tt.table], name)
 			}
-			out[tt.table] = append(out[tt.table], pgx.Identifier{n}.Sanitize())
+			if !tt.serial || name != "id" {
+				cols[tt.table] = append(cols[tt.table], pgx.Identifier{name}.Sanitize())
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("columns of %s: %w", tt.table, interpretError(err))
 		}
 	}
-	return out, nil
+	return cols, stamps, nil
 }
 
 // tenantCheckOwned refuses rows (args[2]) of tt that are not the tenant's.
@@ -171,8 +186,16 @@ func tenantUpsert(ctx context.Context, tx pgx.Tx, tt tenantTable, cols []string,
 func (s *Store) TenantImportMessages(ctx context.Context, tenant string, rows json.RawMessage) (int64, error) {
 	var n int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		cols, stamps, err := tenantColumns(ctx, tx)
+		if err != nil {
+			return err
+		}
+		messages := tenantTable{key: "messages", table: "queen.messages"}
+		if err := tenantCheckTimestamps(ctx, tx, messages, stamps[messages.table], string(rows)); err != nil {
+			return err
+		}
 		var missing int64
-		err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT DISTINCT r.partition_id
+		err = tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT DISTINCT r.partition_id
                 FROM jsonb_populate_recordset(NULL::queen.messages, $2::jsonb) r) r
             WHERE r.partition_id IS NULL OR r.partition_id NOT IN `+sqlTenantPartitions,
 			tenantPrefix(tenant), string(rows)).Scan(&missing)
@@ -181,10 +204,6 @@ func (s *Store) TenantImportMessages(ctx context.Context, tenant string, rows js
 		}
 		if missing > 0 {
 			return queue.Conflict("messages name %d partition(s) this cell does not hold for the tenant: import the state (mode structure) first", missing)
-		}
-		cols, err := tenantColumns(ctx, tx)
-		if err != nil {
-			return err
 		}
 		list := strings.Join(cols["queen.messages"], ", ")
 		err = tx.QueryRow(ctx, `WITH ins AS (INSERT INTO queen.messages (`+list+`) SELECT `+list+`
