@@ -130,6 +130,10 @@ func TestLoadIntegers(t *testing.T) {
 		{"KeepaliveIntervalOverLinuxs", "DB_KEEPALIVES_INTERVAL=32768", `must be between 0 and 32767`},
 		{"KeepaliveCountOverLinuxs", "DB_KEEPALIVES_COUNT=200", `config: DB_KEEPALIVES_COUNT="200": must be between 0 and 127`},
 		{"ZeroFlush", "FILE_BUFFER_FLUSH_MS=0", `config: FILE_BUFFER_FLUSH_MS="0": must be ≥ 1`},
+		// A day count past a hundred years would overflow the cut-off into the future.
+		{"CleanupDaysPastACentury", "PARTITION_CLEANUP_DAYS=999999", `config: PARTITION_CLEANUP_DAYS="999999": must be between 1 and 36500`},
+		{"MetricsDaysPastACentury", "METRICS_RETENTION_DAYS=36501", `must be between 1 and 36500`},
+		{"DLQDaysPastACentury", "DLQ_RETENTION_DAYS=2147483647", `must be between 0 and 36500`},
 		{"BadFloat", "POP_WAIT_BACKOFF_MULTIPLIER=fast", `config: POP_WAIT_BACKOFF_MULTIPLIER="fast": not a number`},
 		{"NaN", "POP_WAIT_BACKOFF_MULTIPLIER=NaN", `not a number`},
 		{"FloatBelowOne", "POP_WAIT_BACKOFF_MULTIPLIER=0.5", `must be at least 1`},

@@ -6,11 +6,17 @@ import (
 	"github.com/queenmq/queen/internal/envvalue"
 )
 
+// maxRetentionDays bounds the settings counted in days: a hundred years keeps
+// anything, and a larger count would overflow the cut-off's duration into one in the
+// future, which would delete everything.
+const maxRetentionDays = 36500
+
 // maintenanceSettings: the leader-gated background jobs. Every
 // replica runs the loops; one wins each cycle through an advisory lock.
 func maintenanceSettings() []setting {
 	sec := func(p *time.Duration) value { return envvalue.Unit{P: p, Unit: time.Second, Min: 1} }
 	count := func(p *int) value { return envvalue.Int[int]{P: p, Min: 1, Max: envvalue.NoMax} }
+	days := func(p *int, lo int64) value { return envvalue.Int[int]{P: p, Min: lo, Max: maxRetentionDays} }
 	return []setting{
 		{
 			name: "RETENTION_INTERVAL", def: "300000", group: groupMaintenance,
@@ -26,19 +32,19 @@ func maintenanceSettings() []setting {
 		{
 			name: "PARTITION_CLEANUP_DAYS", def: "30", group: groupMaintenance,
 			doc:  "Partitions with no messages and no consumer activity for this many days are deleted.",
-			bind: func(c *Config) value { return count(&c.PartitionCleanupDays) },
+			bind: func(c *Config) value { return days(&c.PartitionCleanupDays, 1) },
 		},
 		{
 			name: "METRICS_RETENTION_DAYS", def: "90", group: groupMaintenance,
 			doc:  "Age in days after which the per-minute analytics rows (queue, worker, parked, system metrics, consumer-lag samples) and retention-history rows are deleted.",
-			bind: func(c *Config) value { return count(&c.MetricsRetentionDays) },
+			bind: func(c *Config) value { return days(&c.MetricsRetentionDays, 1) },
 		},
 		{
 			name: "DLQ_RETENTION_DAYS", def: "0", group: groupMaintenance,
 			doc: "queen only: dead-letter entries older than this many days are deleted, and until then " +
 				"completed retention keeps the messages they refer to (so the DLQ stays readable). " +
 				"0 keeps entries as long as their messages (upstream).",
-			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.DLQRetentionDays, Min: 0, Max: envvalue.NoMax} },
+			bind: func(c *Config) value { return days(&c.DLQRetentionDays, 0) },
 		},
 		{
 			name: "EVICTION_INTERVAL", def: "60000", group: groupMaintenance,
