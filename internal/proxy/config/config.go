@@ -29,6 +29,14 @@ type Config struct {
 	// PG* and DB* say how to reach the proxy's own database.
 	PGHost, PGPort, PGUser, PGPassword, PGDB string
 	PGUseSSL                                 bool
+	// PGSSLRejectUnauthorized, with PGUseSSL, verifies the server's certificate
+	// (sslmode=verify-full); false only encrypts (require), as on the broker.
+	PGSSLRejectUnauthorized bool
+	// PGSSLRootCert, PGSSLCert and PGSSLKey are file paths: the trust anchors for the
+	// server's certificate (empty: the system's) and the proxy's client certificate.
+	PGSSLRootCert, PGSSLCert, PGSSLKey string
+	// PGTargetSessionAttrs is libpq's target_session_attrs: read-write, primary or any.
+	PGTargetSessionAttrs string
 	DBPoolSize                               int
 	DBConnectionTimeout, DBStatementTimeout  time.Duration
 
@@ -101,6 +109,7 @@ func LoadOnly(environ []string, names ...string) (*Config, error) {
 // DatabaseSettings are the settings of the proxy database.
 func DatabaseSettings() []string {
 	return []string{"PG_HOST", "PG_PORT", "PG_USER", "PG_PASSWORD", "PG_DB", "PG_USE_SSL",
+		"PG_SSL_REJECT_UNAUTHORIZED", "PG_SSL_ROOT_CERT", "PG_SSL_CERT", "PG_SSL_KEY", "PG_TARGET_SESSION_ATTRS",
 		"DB_CONNECTION_TIMEOUT", "DB_STATEMENT_TIMEOUT"}
 }
 
@@ -132,7 +141,9 @@ func load(environ []string, only map[string]bool) (*Config, error) {
 			continue
 		}
 		raw, source := lookup(env, s)
-		if raw == "" {
+		if v, set := env[s.name]; raw == "" && s.emptyIsValue && set && v == "" {
+			source = "env"
+		} else if raw == "" {
 			raw, source = s.def, "default"
 		}
 		c.sources[s.name], c.values[s.name] = source, raw
@@ -236,11 +247,31 @@ func (c *Config) PGConnString() string {
 		u.User = url.User(c.PGUser)
 	}
 	q := url.Values{}
-	q.Set("sslmode", map[bool]string{true: "require", false: "disable"}[c.PGUseSSL])
+	q.Set("sslmode", c.PGSSLMode())
+	for k, v := range map[string]string{"sslrootcert": c.PGSSLRootCert, "sslcert": c.PGSSLCert, "sslkey": c.PGSSLKey} {
+		if v != "" && c.PGUseSSL {
+			q.Set(k, v)
+		}
+	}
+	q.Set("target_session_attrs", c.PGTargetSessionAttrs)
 	q.Set("connect_timeout", fmt.Sprint(max(1, int(c.DBConnectionTimeout.Seconds()))))
 	q.Set("application_name", "queen-proxy")
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// PGSSLMode is the libpq sslmode of the proxy database, as the broker's: disable
+// without PG_USE_SSL; with it, verify-full (the server's certificate must chain to a
+// trusted CA and name the host), or require (encrypted, the server not verified) when
+// PG_SSL_REJECT_UNAUTHORIZED=false.
+func (c *Config) PGSSLMode() string {
+	switch {
+	case !c.PGUseSSL:
+		return "disable"
+	case !c.PGSSLRejectUnauthorized:
+		return "require"
+	}
+	return "verify-full"
 }
 
 // TLS reports whether the public listener serves TLS.

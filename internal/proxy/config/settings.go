@@ -1,8 +1,10 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"strings"
 	"time"
 
@@ -19,6 +21,8 @@ type setting struct {
 	// credentialIsPath takes a credential of the setting's name as a file path (a
 	// TLS key) rather than as the value.
 	credentialIsPath bool
+	// emptyIsValue takes the variable set to "" as the value "", not as unset.
+	emptyIsValue bool
 	doc              string
 	set              func(c *Config, v string) error
 }
@@ -51,9 +55,25 @@ var settings = []setting{
 		return reword(v, err)
 	}},
 	{name: "PG_USER", def: "postgres", set: func(c *Config, v string) error { c.PGUser = v; return nil }},
-	{name: "PG_PASSWORD", def: "postgres", secret: true, set: func(c *Config, v string) error { c.PGPassword = v; return nil }},
+	{name: "PG_PASSWORD", def: "postgres", secret: true, emptyIsValue: true, doc: "set but empty: no password (a .pgpass file, peer or trust)",
+		set: func(c *Config, v string) error { c.PGPassword = v; return nil }},
 	{name: "PG_DB", def: "postgres", set: func(c *Config, v string) error { c.PGDB = v; return nil }},
-	{name: "PG_USE_SSL", def: "false", set: boolSetter(func(c *Config) *bool { return &c.PGUseSSL })},
+	{name: "PG_USE_SSL", def: "false", doc: "TLS to PostgreSQL, the server's certificate verified (sslmode=verify-full)",
+		set: boolSetter(func(c *Config) *bool { return &c.PGUseSSL })},
+	{name: "PG_SSL_REJECT_UNAUTHORIZED", def: "true", doc: "false: encrypt without verifying the server (sslmode=require)",
+		set: boolSetter(func(c *Config) *bool { return &c.PGSSLRejectUnauthorized })},
+	{name: "PG_SSL_ROOT_CERT", doc: "file of the CA certificates the server's must chain to (default: the system's)", set: pemPath(func(c *Config) *string { return &c.PGSSLRootCert })},
+	{name: "PG_SSL_CERT", doc: "file of the proxy's client certificate", set: pemPath(func(c *Config) *string { return &c.PGSSLCert })},
+	{name: "PG_SSL_KEY", doc: "file of the client certificate's key", credentialIsPath: true, set: pemPath(func(c *Config) *string { return &c.PGSSLKey })},
+	{name: "PG_TARGET_SESSION_ATTRS", def: "read-write", doc: "read-write, primary or any: which server of PG_HOST a connection stays on",
+		set: func(c *Config, v string) error {
+			switch w := strings.ToLower(v); w {
+			case "read-write", "primary", "any":
+				c.PGTargetSessionAttrs = w
+				return nil
+			}
+			return fmt.Errorf("%q is not read-write, primary or any (the proxy writes to its database)", v)
+		}},
 	{name: "DB_POOL_SIZE", def: "10", set: bind(func(c *Config) envvalue.Value {
 		return envvalue.Int[int]{P: &c.DBPoolSize, Min: 2, Max: 1000}
 	})},
@@ -136,6 +156,24 @@ func boolSetter(field func(*Config) *bool) func(*Config, string) error {
 // durationSetter binds a Go duration from lo to hi.
 func durationSetter(lo, hi time.Duration, field func(*Config) *time.Duration) func(*Config, string) error {
 	return bind(func(c *Config) envvalue.Value { return envvalue.Range{P: field(c), Min: lo, Max: hi} })
+}
+
+// pemPath binds the path of a PEM file (PG_SSL_*), checked to exist now so that a
+// typo fails the configuration. The broker also takes the PEM text itself; the
+// proxy hands the path to the PostgreSQL driver, so it refuses text.
+func pemPath(field func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		if strings.Contains(v, "-----BEGIN") {
+			return errors.New("queen-proxy takes the path of a PEM file here, not the PEM text")
+		}
+		if v != "" {
+			if _, err := os.Stat(v); err != nil {
+				return fmt.Errorf("cannot read %s: %w", v, errors.Unwrap(err))
+			}
+		}
+		*field(c) = v
+		return nil
+	}
 }
 
 // millis binds a number of milliseconds from 1 to an hour, the broker's unit for the
