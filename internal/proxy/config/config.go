@@ -36,9 +36,9 @@ type Config struct {
 	// server's certificate (empty: the system's) and the proxy's client certificate.
 	PGSSLRootCert, PGSSLCert, PGSSLKey string
 	// PGTargetSessionAttrs is libpq's target_session_attrs: read-write, primary or any.
-	PGTargetSessionAttrs string
-	DBPoolSize                               int
-	DBConnectionTimeout, DBStatementTimeout  time.Duration
+	PGTargetSessionAttrs                    string
+	DBPoolSize                              int
+	DBConnectionTimeout, DBStatementTimeout time.Duration
 
 	// BrokerAuth is "none" (the tenancy header only) or "jwt" (a minted token per
 	// principal as well).

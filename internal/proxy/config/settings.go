@@ -23,8 +23,8 @@ type setting struct {
 	credentialIsPath bool
 	// emptyIsValue takes the variable set to "" as the value "", not as unset.
 	emptyIsValue bool
-	doc              string
-	set              func(c *Config, v string) error
+	doc          string
+	set          func(c *Config, v string) error
 }
 
 // settings is the table that drives Load and Print.
