@@ -73,6 +73,9 @@ func isHMAC(alg string) bool { return slices.Contains(hmacAlgorithms, alg) }
 // a private key is refused, so that it cannot end up in the environment by mistake.
 // Errors never quote the key material.
 func ParsePublicKey(pemText string) (crypto.PublicKey, error) {
+	if strings.Contains(pemText, "PRIVATE KEY-----") {
+		return nil, errors.New("the PEM is a private key or holds one; give the public key or certificate only")
+	}
 	block, _ := pem.Decode([]byte(strings.TrimSpace(pemText)))
 	if block == nil {
 		return nil, errors.New("not a PEM block")

@@ -102,6 +102,13 @@ func TestParsePublicKey(t *testing.T) {
 		_, err := ParsePublicKey(publicPEM(t, mustRSA(1024).Public()))
 		require.ErrorContains(t, err, "RSA key of 1024 bits is shorter than 2048")
 	})
+
+	t.Run("RefusesAPrivateKeyAfterThePublicOne", func(t *testing.T) {
+		t.Parallel()
+		priv := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(rsaKeyA())}))
+		_, err := ParsePublicKey(publicPEM(t, rsaKeyA().Public()) + priv)
+		require.ErrorContains(t, err, "is a private key or holds one")
+	})
 }
 
 func TestVerify(t *testing.T) {

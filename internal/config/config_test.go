@@ -327,6 +327,20 @@ func TestLoadJWTKeys(t *testing.T) {
 	require.Equal(t, pemKey, c.JWTPublicKey)
 	require.Contains(t, loadErr(t, "JWT_PUBLIC_KEY=not a key"), "config: JWT_PUBLIC_KEY=\"not a key\": not a PEM block")
 	require.Contains(t, loadErr(t, "JWT_JWKS_URL=idp.example/jwks"), "not an http or https URL")
+
+	// A private key after the public one (a bundle file) is refused, and neither the
+	// refusal nor anything printed quotes it: the configuration is logged at boot.
+	const keyBody = "MC4CAQAwBQYDK2VwBCIEIJ3JyAsMmVEc0hCVP4TBSEXZ6bGUZtVOmlvm7ZTIa8Kq"
+	bundle := pemKey + "-----BEGIN PRIVATE KEY-----\n" + keyBody + "\n-----END PRIVATE KEY-----\n"
+	msg := loadErr(t, "JWT_PUBLIC_KEY="+strings.ReplaceAll(bundle, "\n", `\n`))
+	require.Contains(t, msg, "config: JWT_PUBLIC_KEY=<redacted>: holds a private key")
+	require.NotContains(t, msg, keyBody)
+
+	// The query of an endpoint URL prints without its values (an API key).
+	c = mustLoad(t, "JWT_JWKS_URL=https://user:pw@idp.example/jwks.json?api_key=s3cr3t")
+	require.NotContains(t, c.String(), "s3cr3t")
+	require.NotContains(t, c.String(), ":pw@")
+	require.Contains(t, c.String(), "api_key=xxxxx")
 }
 
 func TestLoadFirstOccurrenceWins(t *testing.T) {

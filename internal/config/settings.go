@@ -26,7 +26,7 @@ type setting struct {
 
 // problem builds the *Error for a raw value this setting rejected.
 func (s setting) problem(raw, reason string) *Error {
-	if s.secret {
+	if s.secret || envvalue.HoldsPrivateKey(raw) {
 		raw = redacted
 	}
 	return &Error{Name: s.name, Value: raw, Reason: reason}

@@ -138,7 +138,7 @@ func (c *Config) assignment(name string) string {
 func (c *Config) display(s setting) string {
 	b := s.bind(c)
 	v := b.Get()
-	if s.secret && v != "" {
+	if s.secret && v != "" || envvalue.HoldsPrivateKey(v) {
 		return redacted
 	}
 	if u, ok := b.(envvalue.URL); ok {

@@ -131,10 +131,18 @@ func (v URL) Get() string { return *v.P }
 
 // Redacted returns the field with the password of its user information, if any,
 // replaced by "xxxxx", for printouts and logs.
+// The values of its query are replaced too: a JWKS or OTLP endpoint may carry an API
+// key there.
 func (v URL) Redacted() string {
 	u, err := url.Parse(*v.P)
 	if err != nil {
 		return *v.P
+	}
+	if q := u.Query(); len(q) > 0 {
+		for k := range q {
+			q.Set(k, "xxxxx")
+		}
+		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()
 }
@@ -142,15 +150,21 @@ func (v URL) Redacted() string {
 // Kind is "URL".
 func (URL) Kind() string { return "URL" }
 
-// PEM is a PEM block, or empty. Env files cannot hold newlines, so a value with
-// literal `\n` sequences and no real newline has them turned into newlines.
+// PEM is public PEM (a public key or a certificate), or empty. Env files cannot hold
+// newlines, so a value with literal `\n` sequences and no real newline has them
+// turned into newlines.
 type PEM struct{ P *string }
 
-// Set checks that raw (its `\n` sequences expanded) starts a PEM block.
+// Set checks that raw (its `\n` sequences expanded) starts a PEM block and holds no
+// private key anywhere: such a value is printed and logged as configuration, so a key
+// bundled after a certificate would leak.
 func (v PEM) Set(raw string) error {
 	if raw != "" {
 		if !strings.Contains(raw, "\n") {
 			raw = strings.ReplaceAll(raw, `\n`, "\n")
+		}
+		if HoldsPrivateKey(raw) {
+			return errors.New("holds a private key (PRIVATE KEY): give the public key or certificate only")
 		}
 		if b, _ := pem.Decode([]byte(raw)); b == nil {
 			return errors.New("not a PEM block (-----BEGIN ...)")
@@ -162,6 +176,10 @@ func (v PEM) Set(raw string) error {
 
 // Get returns the field.
 func (v PEM) Get() string { return *v.P }
+
+// HoldsPrivateKey reports text that contains a PEM private key of any kind (PKCS#8,
+// PKCS#1, EC, OpenSSH, encrypted): what no printed or logged value may hold.
+func HoldsPrivateKey(text string) bool { return strings.Contains(text, "PRIVATE KEY-----") }
 
 // Kind is "PEM".
 func (PEM) Kind() string { return "PEM" }
