@@ -262,6 +262,9 @@ func TestLoadLists(t *testing.T) {
 	msg := loadErr(t, "CORS_ALLOWED_ORIGINS=https://ok.example,ftp://files.example")
 	require.Contains(t, msg, `"ftp://files.example" is not an origin`)
 	require.Contains(t, loadErr(t, "CORS_ALLOWED_ORIGINS=https://a.example/app"), "is not an origin")
+	// A browser's Origin never ends in "/", "?" or "#": such an entry would allow nothing.
+	require.Contains(t, loadErr(t, "CORS_ALLOWED_ORIGINS=https://a.example/"), "is not an origin")
+	require.Contains(t, loadErr(t, "CORS_ALLOWED_ORIGINS=https://a.example?"), "is not an origin")
 }
 
 func TestLoadPprofAddr(t *testing.T) {

@@ -90,7 +90,9 @@ func serverSettings() []setting {
 			name: "CORS_ALLOWED_ORIGINS", def: "", group: groupServer,
 			doc: "Browser origins allowed to call the API, e.g. `https://ops.example.com,http://localhost:5173`. " +
 				"Empty (the default) turns CORS off: no `Access-Control-*` headers at all. " +
-				"`*` allows any origin and must be written explicitly. Queen-only.",
+				"`*` allows any origin and must be written explicitly. An origin is `scheme://host[:port]`, " +
+				"with no path, not even a trailing `/`. A request that changes anything sent by a page of an " +
+				"origin not listed is refused (docs/security.md). Queen-only.",
 			bind: func(c *Config) value { return envvalue.List{P: &c.CORSAllowedOrigins, Check: envvalue.CheckOrigin} },
 		},
 		{

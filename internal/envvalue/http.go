@@ -48,15 +48,16 @@ func CheckHeaderName(name string, reserved, prefixes []string) error {
 	return nil
 }
 
-// CheckOrigin accepts "*" or a browser origin: http(s)://host[:port], nothing more
-// but a trailing "/".
+// CheckOrigin accepts "*" or a browser origin: http(s)://host[:port] and nothing
+// more. A trailing "/", a bare "?" or "#" is refused too: an origin with any of them
+// never equals the Origin a browser sends, so it would allow nothing.
 func CheckOrigin(o string) error {
 	if o == "*" {
 		return nil
 	}
 	u, err := url.Parse(o)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" ||
+		u.RawQuery != "" || u.Fragment != "" || u.User != nil || strings.ContainsAny(o, "?#") {
 		return fmt.Errorf("%q is not an origin (use * or scheme://host[:port])", o)
 	}
 	return nil

@@ -103,7 +103,7 @@ func New(opts Options, b *broker.Broker, logger *slog.Logger) *Server {
 	}
 	s.metrics = newHTTPMetrics(opts.Registry)
 	s.routes()
-	s.handler = s.requestID(s.accessLog(s.instrument(s.recoverer(s.cors(s.authenticate(s.tenancy(s.limitBody(s.router))))))))
+	s.handler = s.requestID(s.accessLog(s.instrument(s.recoverer(s.cors(s.crossOrigin(s.authenticate(s.tenancy(s.limitBody(s.router)))))))))
 	return s
 }
 
@@ -114,7 +114,8 @@ func (s *Server) Routed(method, path string) bool {
 }
 
 // Handler returns the root handler: the router wrapped in the middleware chain
-// (request id, access log, metrics, recover, CORS, authentication, tenancy, body limit).
+// (request id, access log, metrics, recover, CORS, cross-origin refusal, authentication,
+// tenancy, body limit).
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // routes registers every implemented route. Paths of the upstream route list that are

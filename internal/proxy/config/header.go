@@ -2,8 +2,6 @@ package config
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/queenmq/queen/internal/envvalue"
 )
@@ -45,17 +43,4 @@ func tenancyHeaderValue(v string) (string, error) {
 		return "", err
 	}
 	return v, nil
-}
-
-// checkOrigin accepts what the broker accepts (envvalue.CheckOrigin) but a trailing
-// "/", a bare "?" or "#": an origin with any of them never equals the Origin a browser
-// sends.
-func checkOrigin(o string) error {
-	if err := envvalue.CheckOrigin(o); err != nil {
-		return err
-	}
-	if o != "*" && (strings.HasSuffix(o, "/") || strings.ContainsAny(o, "?#")) {
-		return fmt.Errorf("%q is not an origin (use * or scheme://host[:port])", o)
-	}
-	return nil
 }

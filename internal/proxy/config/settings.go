@@ -120,7 +120,9 @@ var settings = []setting{
 		}
 		return nil
 	}},
-	{name: "QUEEN_PROXY_CORS_ALLOWED_ORIGINS", doc: "browser origins (or *) that get CORS headers; empty: CORS off", set: bind(func(c *Config) envvalue.Value { return envvalue.List{P: &c.CORSAllowedOrigins, Check: checkOrigin} })},
+	{name: "QUEEN_PROXY_CORS_ALLOWED_ORIGINS", doc: "browser origins (or *) that get CORS headers; empty: CORS off", set: bind(func(c *Config) envvalue.Value {
+		return envvalue.List{P: &c.CORSAllowedOrigins, Check: envvalue.CheckOrigin}
+	})},
 	{name: "QUEEN_PROXY_MAX_BODY_BYTES", def: "16777216", set: bind(func(c *Config) envvalue.Value {
 		return envvalue.Int[int64]{P: &c.MaxBodyBytes, Min: 1024, Max: 1 << 30}
 	})},
