@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,11 +34,21 @@ type PurgeTarget struct {
 // purgeTimeout bounds one broker call of a purge.
 const purgeTimeout = 30 * time.Second
 
-// Purge deletes every queue the tenant has at the broker (their messages,
-// partitions and consumer state go with them) and returns how many it deleted. It
-// lists the queues in the tenant's scope, then deletes them one by one, so a
-// failure midway leaves the rest for the next purge.
+// Purge deletes everything the tenant has at the broker in one transaction (queues
+// with their messages, partitions and consumer state, dead letters, traces, KV
+// entries, timers, stream state, analytics) through the broker's tenancy drop, and
+// returns how many queues it deleted. A broker of an earlier release without the
+// drop (404) has the tenant's queues deleted one by one instead, which leaves its KV
+// entries and timers.
 func Purge(ctx context.Context, t PurgeTarget, tenantID string) (int, error) {
+	var dropped struct {
+		Queues int `json:"queuesDeleted"`
+	}
+	err := t.drop(ctx, tenantID, &dropped)
+	var absent *dropAbsentError
+	if !errors.As(err, &absent) {
+		return dropped.Queues, err
+	}
 	var list struct {
 		Queues []struct {
 			Name string `json:"name"`
@@ -54,6 +65,50 @@ func Purge(ctx context.Context, t PurgeTarget, tenantID string) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// dropAbsentError is a broker without the tenancy drop route.
+type dropAbsentError struct{}
+
+func (*dropAbsentError) Error() string { return "the broker has no tenancy drop route" }
+
+// drop calls the broker's tenancy drop for tenantID: a global admin route, so the
+// request names the tenant in its body only, with no tenancy header and a token
+// without a tenant claim.
+func (t PurgeTarget) drop(ctx context.Context, tenantID string, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, purgeTimeout)
+	defer cancel()
+	body, err := json.Marshal(map[string]string{"tenant": tenantID})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.Base.String()+"/internal/api/tenancy/drop", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if t.Minter != nil {
+		tok, err := t.Minter.Token(brokerauth.Claims{Subject: "queen-proxy", Role: t.AdminRole})
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := t.Client.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrPurgeUnavailable, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return &dropAbsentError{}
+	case resp.StatusCode == http.StatusServiceUnavailable:
+		return fmt.Errorf("%w: the broker answered 503", ErrPurgeUnavailable)
+	case resp.StatusCode != http.StatusOK:
+		return fmt.Errorf("POST /internal/api/tenancy/drop: the broker answered %d", resp.StatusCode)
+	}
+	return json.Unmarshal(raw, out)
 }
 
 func (t PurgeTarget) call(ctx context.Context, method, path, tenantID string, out any) error {
