@@ -106,13 +106,44 @@ func (s *Store) TenantImportState(ctx context.Context, tenant, mode string, stat
 				return tenantInputError("tenant import state", tt.key, err)
 			}
 		}
-		return nil
+		return advanceKVVersions(ctx, tx, args("kv")[2])
 	})
 	if err != nil {
 		return fmt.Errorf("store: tenant import state: %w", err)
 	}
 	return nil
 }
+
+// advanceKVVersions moves the KV version sequence past the largest version of the
+// imported KV rows (a JSON array of to_jsonb rows): a version must never come back to
+// a key, or a client's write expecting the version it read before a move would apply
+// over a value it never saw. The sequence is never moved back: a gap of up to
+// kvVersionSteps is walked with nextval (safe beside concurrent writes); a larger one
+// is set at once, only if the sequence is still below it.
+func advanceKVVersions(ctx context.Context, tx pgx.Tx, rows any) error {
+	var top, last *int64
+	err := tx.QueryRow(ctx, `SELECT (SELECT max(r.version) FROM jsonb_populate_recordset(NULL::queen.kv_entries, $1::jsonb) r),
+            (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM queen.kv_version_seq)`, rows).Scan(&top, &last)
+	if err != nil {
+		return tenantInputError("tenant import state", "kv", err)
+	}
+	if top == nil || last == nil || *top <= *last {
+		return nil
+	}
+	if gap := *top - *last; gap <= kvVersionSteps {
+		_, err = tx.Exec(ctx, `SELECT count(nextval('queen.kv_version_seq')) FROM generate_series(1, $1::bigint)`, gap)
+	} else {
+		_, err = tx.Exec(ctx, `SELECT setval('queen.kv_version_seq', $1::bigint)
+            WHERE $1::bigint > (SELECT last_value FROM queen.kv_version_seq)`, *top)
+	}
+	if err != nil {
+		return fmt.Errorf("advance the KV versions: %w", interpretError(err))
+	}
+	return nil
+}
+
+// kvVersionSteps is the largest gap advanceKVVersions walks one nextval at a time.
+const kvVersionSteps = 100000
 
 // tenantColumns returns the columns each table of tenantTables (and messages) is
 // written with, in table order: all but the bigserial id of the serial ones; and, by
