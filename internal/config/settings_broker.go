@@ -138,7 +138,8 @@ func loggingSettings() []setting {
 	return []setting{
 		{
 			name: "LOG_LEVEL", def: "info", group: groupLogging,
-			doc: "Lowest level logged. `trace` is more verbose than `debug`. Any case is accepted; " +
+			doc: "Lowest level logged. `trace`, upstream's most verbose level, is taken and logs what " +
+				"`debug` does: queen writes nothing below debug. Any case is accepted; " +
 				"upstream silently uses `info` for unknown words, queen refuses them. The boot record (the " +
 				"`queen starting` line, the effective configuration, its warnings and unknown `QUEEN_*` " +
 				"variables) is logged whatever the level.",
