@@ -83,24 +83,37 @@ func TestTimersBodyCountsWhatItSchedules(t *testing.T) {
 	require.False(t, p.spans)
 }
 
-// TestPopBackendTimeout: a pop waits at the broker for its own timeout plus 10 s, the
-// timeout read as the broker reads it (an integer, also with a zero fraction).
+// TestPopBackendTimeout: a pop's long-poll is written into the query the broker gets,
+// its own timeout read as the broker reads it (an integer, also with a zero fraction)
+// or upstream's 30 s when it names none, capped by QUEEN_PROXY_MAX_POP_TIMEOUT; the
+// proxy waits for it plus 10 s. A timeout the broker refuses is left for its 400.
 func TestPopBackendTimeout(t *testing.T) {
 	t.Parallel()
 	s := &Server{opts: Options{BackendTimeout: 5 * time.Second, MaxPopTimeout: 2 * time.Minute}}
 	pop, push := &route{pop: true}, &route{}
-	for query, want := range map[string]time.Duration{
-		"":                  40 * time.Second,
-		"?timeout=45000":    55 * time.Second,
-		"?timeout=45000.0":  55 * time.Second,
-		"?timeout=%2045000": 55 * time.Second,
-		"?timeout=45000.5":  40 * time.Second, // not the broker's integer: its default
-		"?timeout=999999":   130 * time.Second,
+	for query, want := range map[string]struct {
+		wait    time.Duration
+		timeout string
+	}{
+		"?wait=true":                 {40 * time.Second, "30000"},
+		"?timeout=45000":             {55 * time.Second, "45000"},
+		"?timeout=45000.0":           {55 * time.Second, "45000"},
+		"?timeout=%2045000":          {55 * time.Second, "45000"},
+		"?timeout=45000.5":           {40 * time.Second, "45000.5"}, // not an integer: the broker's 400
+		"?timeout=999999":            {130 * time.Second, "120000"},
+		"?timeout=99999999999999":    {130 * time.Second, "120000"},
+		"?timeout=0&consumerGroup=g": {10 * time.Second, "0"},
 	} {
 		r := httptest.NewRequest(http.MethodGet, "/api/v1/pop/queue/q"+query, nil)
-		require.Equal(t, want, s.backendTimeout(r, pop), query)
 		require.Equal(t, 5*time.Second, s.backendTimeout(r, push), query)
+		require.Equal(t, want.wait, s.backendTimeout(r, pop), query)
+		require.Equal(t, want.timeout, r.URL.Query().Get("timeout"), query)
 	}
+	short := &Server{opts: Options{MaxPopTimeout: 2 * time.Second}}
+	r := httptest.NewRequest(http.MethodGet, "/api/v1/pop/queue/q?timeout=20000&consumerGroup=g", nil)
+	require.Equal(t, 12*time.Second, short.backendTimeout(r, pop))
+	require.Equal(t, "2000", r.URL.Query().Get("timeout"), "the broker is told the cap, not only the proxy")
+	require.Equal(t, "g", r.URL.Query().Get("consumerGroup"))
 }
 
 // TestInvalidBodyNamesNoGoType: a body value of the wrong type is refused naming the

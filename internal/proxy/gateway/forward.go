@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -252,19 +253,36 @@ func (s *Server) trustedAddr(ip netip.Addr) bool {
 	return false
 }
 
-// backendTimeout is a pop's own timeout plus 10 s (default 30 s, capped), else the
-// backend timeout (QUEEN_PROXY_UPSTREAM_TIMEOUT).
+// backendTimeout is how long the proxy waits for the broker's answer: for a pop, the
+// long-poll capPopTimeout writes into its query plus 10 s; else the backend timeout
+// (QUEEN_PROXY_UPSTREAM_TIMEOUT).
 func (s *Server) backendTimeout(r *http.Request, rt *route) time.Duration {
 	if !rt.pop {
 		return s.opts.BackendTimeout
 	}
-	wait := 30 * time.Second
-	if v := r.URL.Query().Get("timeout"); v != "" {
-		if ms, err := api.ParseQueryInt(v); err == nil && ms >= 0 {
+	return s.capPopTimeout(r) + 10*time.Second
+}
+
+// capPopTimeout writes into a pop's query the longest the broker may hold it: the
+// pop's own timeout, or upstream's default of 30 s when it names none (a broker's
+// DEFAULT_TIMEOUT may be longer), at most QUEEN_PROXY_MAX_POP_TIMEOUT; and returns it.
+// A timeout the broker refuses (not an integer, negative) is left for its 400.
+func (s *Server) capPopTimeout(r *http.Request) time.Duration {
+	q := r.URL.Query()
+	wait := min(30*time.Second, s.opts.MaxPopTimeout)
+	if v := q.Get("timeout"); v != "" {
+		ms, err := api.ParseQueryInt(v)
+		if err != nil || ms < 0 {
+			return wait
+		}
+		wait = s.opts.MaxPopTimeout
+		if ms < wait.Milliseconds() {
 			wait = time.Duration(ms) * time.Millisecond
 		}
 	}
-	return min(wait, s.opts.MaxPopTimeout) + 10*time.Second
+	q.Set("timeout", strconv.FormatInt(wait.Milliseconds(), 10))
+	r.URL.RawQuery = q.Encode()
+	return wait
 }
 
 // isDialError reports a failure before any byte of the request was written: the
