@@ -38,7 +38,8 @@ func tenantDo(t *testing.T, srv *daemontest.Server, tenant, method, path, body s
 
 // TestTenancyDaemon: a daemon with QUEEN_TENANCY_HEADER keeps two tenants' "orders"
 // apart (each pops and lists only its own ten messages; the global view has both
-// stored names), and its tenancy_usage job fills GET /internal/api/tenancy/usage.
+// stored names), and its tenancy_usage job fills GET /internal/api/tenancy/usage, a
+// tenant's scheduled timers counted as its messages.
 func TestTenancyDaemon(t *testing.T) {
 	t.Parallel()
 	srv := daemontest.Start(t, daemontest.Options{Env: []string{
@@ -79,12 +80,25 @@ func TestTenancyDaemon(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"acme:orders", "bob:orders"}, names)
 
+	// A tenant with timers only: each counts as the message it becomes, and its queue
+	// as the tenant's, before the queue exists (so timers are under the quotas).
+	var ops []string
+	for i := range 3 {
+		ops = append(ops, fmt.Sprintf(`{"op":"schedule","queue":"later","timerKey":"k%d","delayMs":3600000,"txn":"t%d","payload":"e30="}`, i, i))
+	}
+	require.Equal(t, http.StatusOK, tenantDo(t, srv, "tim", http.MethodPost, "/api/v1/timers", "["+strings.Join(ops, ",")+"]", nil))
+
 	var usage api.TenancyUsage
 	require.Eventually(t, func() bool {
 		usage = api.TenancyUsage{}
 		return tenantDo(t, srv, "", http.MethodGet, "/internal/api/tenancy/usage", "", &usage) == http.StatusOK &&
-			len(usage.Tenants) == 2
+			len(usage.Tenants) == 3
 	}, 30*time.Second, 100*time.Millisecond, "the usage job runs within its interval")
+	tim := usage.Tenants[2]
+	require.Equal(t, "tim", tim.Tenant)
+	require.Equal(t, []string{"later"}, tim.Queues)
+	require.EqualValues(t, 3, tim.Messages)
+	require.EqualValues(t, 6, tim.Bytes, "three payloads of {}")
 	for i, tenant := range []string{"acme", "bob"} {
 		u := usage.Tenants[i]
 		require.Equal(t, tenant, u.Tenant)

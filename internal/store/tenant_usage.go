@@ -13,23 +13,36 @@ import (
 // sqlTenantUsageRefresh recomputes queen.tenant_usage at $1 in one statement: the
 // queues whose stored name starts with a tenant (a tenant id or a 1.x client's UUID,
 // queen.tenant_of_q1) and ':', grouped by that tenant, with their partitions and one scan of their
-// messages. Tenants that no longer have a queue lose their row. It returns the number
-// of tenants.
+// messages. A scheduled timer counts as the message it becomes (its payload's bytes),
+// and the queue it names as one of the tenant's, so that timers are under the same
+// quotas as pushes. Tenants with neither a queue nor a timer lose their row. It
+// returns the number of tenants.
 const sqlTenantUsageRefresh = `
 WITH tq AS (
     SELECT q.id, queen.tenant_of_q1(q.name::text) AS tenant, queen.relative_name_q1(q.name::text) AS rel
     FROM queen.queues q
     WHERE queen.tenant_of_q1(q.name::text) IS NOT NULL
+), tt AS (
+    SELECT queen.tenant_of_q1(t.queue_name) AS tenant, queen.relative_name_q1(t.queue_name) AS rel,
+           octet_length(t.payload) AS b
+    FROM queen.message_timers t
+    WHERE queen.tenant_of_q1(t.queue_name) IS NOT NULL
 ), tp AS (
     SELECT tq.tenant, p.id FROM tq JOIN queen.partitions p ON p.queue_id = tq.id
 ), tm AS (
-    SELECT tp.tenant, count(*) AS n, coalesce(sum(pg_column_size(m.payload)), 0)::bigint AS b
-    FROM tp JOIN queen.messages m ON m.partition_id = tp.id
-    GROUP BY tp.tenant
+    SELECT s.tenant, sum(s.n)::bigint AS n, sum(s.b)::bigint AS b FROM (
+        SELECT tp.tenant, count(*) AS n, coalesce(sum(pg_column_size(m.payload)), 0) AS b
+        FROM tp JOIN queen.messages m ON m.partition_id = tp.id
+        GROUP BY tp.tenant
+        UNION ALL
+        SELECT tt.tenant, count(*), coalesce(sum(tt.b), 0) FROM tt GROUP BY tt.tenant) s
+    GROUP BY s.tenant
 ), tc AS (
     SELECT tp.tenant, count(*) AS n FROM tp GROUP BY tp.tenant
 ), fresh AS (
-    SELECT tq.tenant, array_agg(tq.rel ORDER BY tq.rel) AS queues FROM tq GROUP BY tq.tenant
+    SELECT n.tenant, array_agg(DISTINCT n.rel ORDER BY n.rel) AS queues
+    FROM (SELECT tq.tenant, tq.rel FROM tq UNION ALL SELECT tt.tenant, tt.rel FROM tt) n
+    GROUP BY n.tenant
 ), gone AS (
     DELETE FROM queen.tenant_usage u WHERE NOT EXISTS (SELECT 1 FROM fresh WHERE fresh.tenant = u.tenant)
 ), stamp AS (

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -132,7 +133,8 @@ func parseTimers(raw []byte) (*parsedBody, error) {
 }
 
 // addTimers adds timer operations to p: each names its queue, and each but a cancel
-// schedules a message (the broker pushes it when it fires).
+// schedules a message (the broker pushes it when it fires) of its payload's decoded
+// bytes (base64 in the body), which the broker keeps until then.
 func addTimers(p *parsedBody, timers []object) error {
 	for _, tm := range timers {
 		q, err := stringAt(tm, "queue")
@@ -144,8 +146,16 @@ func addTimers(p *parsedBody, timers []object) error {
 			return err
 		}
 		p.queues = appendNew(p.queues, q)
-		if op != "cancel" {
-			p.messages++
+		if op == "cancel" {
+			continue
+		}
+		p.messages++
+		if _, ok := tm["payload"]; ok {
+			payload, err := stringAt(tm, "payload")
+			if err != nil {
+				return err
+			}
+			p.payloadBytes += int64(base64.StdEncoding.DecodedLen(len(payload)))
 		}
 	}
 	return nil

@@ -21,6 +21,7 @@ func TestTransactionBodyNamesTheTimerRidersQueues(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"reminders", "audit", "orders"}, p.queues)
 	require.Equal(t, 2, p.messages, "the push and the schedule")
+	require.EqualValues(t, len(`{}`)+3, p.payloadBytes, "the push's payload and the schedule's decoded e30= (at most 3 bytes)")
 
 	p, err = parse(bodyTransaction, []byte(`{"timers":[{"op":"reschedule","queue":"reminders"}]}`))
 	require.NoError(t, err, "a riders-only transaction")
