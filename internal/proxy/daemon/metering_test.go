@@ -79,15 +79,26 @@ func TestMetering(t *testing.T) {
 	}
 	require.Equal(t, 950, popped)
 	send(p, http.MethodGet, "/api/v1/pop/queue/orders?wait=false", nil, http.StatusNoContent)
+	// Two more, acked in a transaction: its acks count as acks.
+	send(p, http.MethodPost, "/api/v1/push", pushBody("orders", 2, func(j int) string { return fmt.Sprintf("tx-ack-%d", j) }), http.StatusCreated)
+	var pop popAnswer
+	send(p, http.MethodGet, "/api/v1/pop/queue/orders?batch=10&wait=false", nil, http.StatusOK).json(t, &pop)
+	require.Len(t, pop.Messages, 2)
+	var ops []map[string]string
+	for _, m := range pop.Messages {
+		ops = append(ops, map[string]string{"type": "ack", "transactionId": m.TransactionID, "partitionId": m.PartitionID,
+			"leaseId": pop.LeaseID, "status": "completed"})
+	}
+	send(p, http.MethodPost, "/api/v1/transaction", map[string]any{"operations": ops}, http.StatusOK)
 
 	want := func(u tenant.Usage, messages int64) bool {
-		return u.PushRequests >= 10 && u.MessagesIn == messages && u.DuplicatesIn == 50 && u.MessagesOut == 950 &&
-			u.Acks == 950 && u.BytesIn == bytesIn && u.PopRequests == 6 && u.EmptyPops == 1
+		return u.PushRequests >= 11 && u.MessagesIn == messages && u.DuplicatesIn == 50 && u.MessagesOut == 952 &&
+			u.Acks == 952 && u.BytesIn == bytesIn && u.PopRequests == 7 && u.EmptyPops == 1
 	}
-	eventually(t, 5*time.Second, func() bool { return want(usageTotals(t, p, "acme", tenant.GranularityMinute), 950) },
+	eventually(t, 5*time.Second, func() bool { return want(usageTotals(t, p, "acme", tenant.GranularityMinute), 952) },
 		"minute totals: %+v (bytesIn %d)", usageTotals(t, p, "acme", tenant.GranularityMinute), bytesIn)
 	minute := usageTotals(t, p, "acme", tenant.GranularityMinute)
-	require.Equal(t, int64(950), minute.MessagesIn)
+	require.Equal(t, int64(952), minute.MessagesIn)
 	require.Equal(t, minute.Counters(), usageTotals(t, p, "acme", tenant.GranularityHour).Counters())
 	require.Equal(t, minute.Counters(), usageTotals(t, p, "acme", tenant.GranularityDay).Counters())
 	require.Equal(t, tenant.Usage{}, usageTotals(t, p, "bob", tenant.GranularityMinute).Counters())
@@ -101,7 +112,7 @@ func TestMetering(t *testing.T) {
 		}, "the outage is not seen")
 		send(p, http.MethodPost, "/api/v1/push", pushBody("orders", 10, func(j int) string { return fmt.Sprintf("out-%d", j) }), http.StatusCreated)
 		restore()
-		eventually(t, 10*time.Second, func() bool { return want(usageTotals(t, p, "acme", tenant.GranularityMinute), 960) },
+		eventually(t, 10*time.Second, func() bool { return want(usageTotals(t, p, "acme", tenant.GranularityMinute), 962) },
 			"the outage's counts are lost: %+v", usageTotals(t, p, "acme", tenant.GranularityMinute))
 	})
 
@@ -113,7 +124,7 @@ func TestMetering(t *testing.T) {
 		other.WaitBackends(t, "up", 10*time.Second)
 		send(other, http.MethodPost, "/api/v1/push", pushBody("orders", 5, func(j int) string { return fmt.Sprintf("b-%d", j) }), http.StatusCreated)
 		require.NoError(t, other.Stop())
-		eventually(t, 2*time.Second, func() bool { return want(usageTotals(t, p, "acme", tenant.GranularityMinute), 965) },
+		eventually(t, 2*time.Second, func() bool { return want(usageTotals(t, p, "acme", tenant.GranularityMinute), 967) },
 			"the stopped replica's counts are lost: %+v", usageTotals(t, p, "acme", tenant.GranularityMinute))
 	})
 }

@@ -396,7 +396,7 @@ type meterDelta struct {
 }
 
 // meterPushAnswer counts a push's or transaction's answer: queued and buffered items
-// are messages in.
+// are messages in, and a committed transaction's acks are acks.
 func meterPushAnswer(kind bodyKind, status int, raw []byte) *meterDelta {
 	m := &meterDelta{}
 	if kind == bodyPush {
@@ -421,8 +421,11 @@ func meterPushAnswer(kind bodyKind, status int, raw []byte) *meterDelta {
 	}
 	if err := json.Unmarshal(raw, &tx); err == nil && tx.Success {
 		for _, r := range tx.Results {
-			if r.Type == api.TxOpPush && r.Success {
+			switch {
+			case r.Type == api.TxOpPush && r.Success:
 				m.messagesIn++
+			case r.Type == api.TxOpAck:
+				m.acks++ // a committed transaction answered every ack
 			}
 		}
 	}
