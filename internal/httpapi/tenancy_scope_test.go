@@ -77,6 +77,45 @@ func TestTenancyAckAndLeaseOfAnotherTenant(t *testing.T) {
 	require.Equal(t, "orders", r.array(t)[0]["queueName"])
 }
 
+// TestTenancyHidesGlobalGroupsOnItsQueues: an operator's global consumer group reading
+// acme's queue is not acme's: acme's group listings do not show it (nor its lease id),
+// and acme cannot extend its lease; acme's own group and queue mode stay visible, and
+// the operator still extends the lease.
+func TestTenancyHidesGlobalGroupsOnItsQueues(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Options{TenancyHeader: testTenancyHeader})
+	for _, tx := range []string{"a-1", "a-2", "a-3"} {
+		b.pushed(t, "acme:orders", "p", tx, `{"who":"acme"}`)
+	}
+	ops := b.popPartition(t, "acme:orders", "p", "ops-archiver", 1)[0] // global, unscoped group
+	b.popPartition(t, "acme:orders", "p", "acme:g1", 1)                // acme's own group
+	b.popPartition(t, "acme:orders", "p", "", 1)                       // queue mode
+
+	groups := func(path, key string) []string {
+		t.Helper()
+		r := b.asAcme(t, http.MethodGet, path, "")
+		requireStatus(t, http.StatusOK, r)
+		var names []string
+		for _, row := range r.array(t) {
+			names = append(names, row[key].(string))
+		}
+		sort.Strings(names)
+		return names
+	}
+	require.Equal(t, []string{"__QUEUE_MODE__", "g1"}, groups("/api/v1/consumer-groups", "name"))
+	require.Equal(t, []string{"__QUEUE_MODE__", "g1"}, groups("/api/v1/consumer-groups/lagging?minLagSeconds=0", "consumer_group"))
+	require.NotContains(t, string(b.asAcme(t, http.MethodGet, "/api/v1/consumer-groups/lagging?minLagSeconds=0", "").body),
+		ops["leaseId"].(string), "the operator's lease id")
+
+	lease := "/api/v1/lease/" + ops["leaseId"].(string) + "/extend"
+	r := b.asAcme(t, http.MethodPost, lease, `{"seconds":604800}`)
+	requireStatus(t, http.StatusOK, r)
+	require.Equal(t, "Lease not found", r.array(t)[0]["error"])
+	r = b.do(t, http.MethodPost, lease, `{"seconds":60}`)
+	requireStatus(t, http.StatusOK, r)
+	require.Equal(t, true, r.array(t)[0]["success"], "the operator's own extension")
+}
+
 // TestTenancyMessagesOfAnotherTenant: GET and DELETE of bob's message by id are 404
 // and "not found" for acme, and the message is kept; acme's listing has none of bob's.
 func TestTenancyMessagesOfAnotherTenant(t *testing.T) {

@@ -48,7 +48,9 @@ CROSS JOIN LATERAL (
       AND m.created_at > s.ttl_cut
 ) l
 WHERE ($1::text IS NULL OR pc.consumer_group = $1::text)
-  AND ($2::text = '' OR starts_with(q.name::text, $2::text))`
+  AND ($2::text = '' OR starts_with(q.name::text, $2::text))
+  -- A tenant sees its own groups and queue mode, not a global group reading its queue.
+  AND ($2::text = '' OR pc.consumer_group = '__QUEUE_MODE__' OR starts_with(pc.consumer_group::text, $2::text))`
 
 // sqlCursorLagList selects sqlCursorLag rows with their time lag in seconds.
 const sqlCursorLagList = `

@@ -64,6 +64,8 @@ gq AS (
         SELECT qc.queue_id, qc.consumer_group::text FROM queen.queue_consumers qc
     ) x
     JOIN q ON q.id = x.qid
+    -- A tenant sees its own groups and queue mode, not a global group reading its queue.
+    WHERE $1::text = '' OR x.grp = '__QUEUE_MODE__' OR starts_with(x.grp, $1::text)
     ORDER BY x.grp, q.qname
     LIMIT $4::integer
 ),

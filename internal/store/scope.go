@@ -49,12 +49,16 @@ const sqlLeaseOutsideScope = `SELECT EXISTS (
     SELECT 1 FROM queen.partition_consumers c
     JOIN queen.partitions p ON p.id = c.partition_id
     JOIN queen.queues q ON q.id = p.queue_id
-    WHERE c.worker_id = $1 AND NOT starts_with(q.name::text, $2::text))`
+    WHERE c.worker_id = $1
+      AND (NOT starts_with(q.name::text, $2::text)
+           OR NOT (c.consumer_group = '__QUEUE_MODE__' OR starts_with(c.consumer_group::text, $2::text))))`
 
 // LeaseInScope reports whether no cursor outside the scope holds the lease leaseID
-// (a lease that exists nowhere is in every scope: extending it finds nothing). Lease
-// ids are the broker's own random ids and a pop never spans tenants, so a lease is
-// either wholly a tenant's or not at all.
+// (a lease that exists nowhere is in every scope: extending it finds nothing). A
+// cursor is outside a tenant's scope when its queue is another's, or when its group is
+// a global one (not the tenant's, not queue mode) reading the tenant's queue: an
+// operator's consumer. Lease ids are the broker's own random ids and a pop never
+// spans tenants, so a lease is either wholly a tenant's or not at all.
 func (s *Store) LeaseInScope(ctx context.Context, sc queue.Scope, leaseID string) (bool, error) {
 	if sc.IsGlobal() {
 		return true, nil
