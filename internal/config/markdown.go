@@ -76,6 +76,18 @@ func cell(s string) string {
 	return strings.ReplaceAll(s, "|", `\|`)
 }
 
+// secretList names every secret setting of the table, in table order, as Markdown
+// code spans.
+func secretList() string {
+	var names []string
+	for _, s := range table() {
+		if s.secret {
+			names = append(names, "`"+s.name+"`")
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 // parsingRules is the "How values are parsed" section.
 func parsingRules() string {
 	return `## How values are parsed
@@ -118,7 +130,7 @@ as false and any non-numeric integer as 0.
 
 ### Secrets and systemd credentials
 
-` + "`PG_PASSWORD`, `JWT_SECRET`, `QUEEN_ENCRYPTION_KEY`" + ` and the unused ` + "`QUEEN_SYNC_SECRET`" + ` are
+` + secretList() + ` and the unused ` + "`QUEEN_SYNC_SECRET`" + ` are
 secrets: never printed or logged. Each may also be given as a systemd credential: when
 ` + "`$CREDENTIALS_DIRECTORY`" + ` is set and holds a file named exactly like the variable, the file's
 content, with trailing newlines removed, is the value. **The credential wins over the

@@ -117,7 +117,7 @@ func limitSettings() []setting {
 		},
 		{
 			name: "QUEEN_MAX_PUSH_ITEMS", def: "10000", group: groupLimits,
-			doc:  "Most messages in one push request.",
+			doc:  "Most messages in one push request, and most operations in one transaction.",
 			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.MaxPushItems, Min: 1, Max: envvalue.NoMax} },
 		},
 		{
@@ -156,7 +156,9 @@ func loggingSettings() []setting {
 			name: "QUEEN_STATS_LOG_INTERVAL", def: "1m0s", group: groupLogging,
 			doc: "Period of the Info line `rates and sizes` (push, pop and ack rates, parked long-polls, " +
 				"pool use, deepest queues); `0` turns it off. Queen-only; a Go duration.",
-			bind: func(c *Config) value { return envvalue.Duration{P: &c.StatsLogInterval, Min: 0} },
+			bind: func(c *Config) value {
+				return envvalue.Limit{P: &c.StatsLogInterval, Min: 10 * time.Millisecond, Zero: "off"}
+			},
 		},
 	}
 }
