@@ -187,6 +187,8 @@ func TestPopAckLease(t *testing.T) {
 		require.Equal(t, "g1", p.ConsumerGroup)
 		require.Empty(t, p.LeaseID, "auto-ack takes no lease")
 		fails(t, b.run(t, "pop"), cli.ExitUsage, "give a QUEUE, or --namespace and/or --task")
+		fails(t, b.run(t, "pop", "q", "--wait", "--wait-timeout", "0"), cli.ExitUsage,
+			"--wait-timeout must be at least 1ms (without --wait a pop does not wait)")
 	})
 
 	t.Run("AckUsage", func(t *testing.T) {

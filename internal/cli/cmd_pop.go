@@ -58,6 +58,10 @@ func popCommand() *command {
 				if p.batch < 1 {
 					return usagef("--batch must be at least 1")
 				}
+				if opt.Timeout < time.Millisecond {
+					// The client sends its default for 0: refuse rather than wait 30 s.
+					return usagef("--wait-timeout must be at least 1ms (without --wait a pop does not wait)")
+				}
 				opt.Partition, opt.ConsumerGroup, opt.Batch = p.partition, p.group, p.batch
 				c, err := a.client()
 				if err != nil {
