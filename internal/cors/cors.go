@@ -34,15 +34,17 @@ func Origin(allowed []string, origin string) string {
 
 // Apply sets the CORS headers of an answer to r on h when r's Origin is allowed, and
 // reports whether it did. A preflight (OPTIONS) also gets Access-Control-Max-Age.
+// With a list of origins (not "*") every answer carries Vary: Origin, refusals
+// included, so that a cache never hands one origin's answer to another.
 func Apply(h http.Header, allowed []string, r *http.Request) bool {
+	if len(allowed) > 0 && !slices.Contains(allowed, "*") {
+		h.Add("Vary", "Origin")
+	}
 	allow := Origin(allowed, r.Header.Get("Origin"))
 	if allow == "" {
 		return false
 	}
 	h.Set("Access-Control-Allow-Origin", allow)
-	if allow != "*" {
-		h.Add("Vary", "Origin")
-	}
 	h.Set("Access-Control-Allow-Methods", allowMethods)
 	h.Set("Access-Control-Allow-Headers", allowHeaders)
 	if r.Method == http.MethodOptions {

@@ -33,7 +33,13 @@ func TestApply(t *testing.T) {
 	require.True(t, Apply(h, []string{"*"}, r))
 	require.Empty(t, h.Values("Vary"), "* does not vary")
 	require.Empty(t, h.Get("Access-Control-Max-Age"))
-	require.False(t, Apply(http.Header{}, []string{"http://b.example"}, r))
+	refused := http.Header{}
+	require.False(t, Apply(refused, []string{"http://b.example"}, r))
+	require.Equal(t, []string{"Origin"}, refused.Values("Vary"), "a refusal varies by Origin too")
+	require.Empty(t, refused.Get("Access-Control-Allow-Origin"))
+	none := http.Header{}
+	require.False(t, Apply(none, nil, r))
+	require.Empty(t, none, "CORS off adds nothing")
 }
 
 func TestIsHeader(t *testing.T) {
