@@ -41,9 +41,10 @@ func (c *Config) unusedWarnings() []string {
 		}
 		unused(namesWithPrefix("OTEL_", except...), why)
 	}
-	if c.PushMaxBatchSize == 1 {
+	if c.PushMaxBatchSize <= 1 { // 0 counts as 1
 		unused([]string{"QUEEN_PUSH_PARALLEL_MIN_MESSAGES"},
-			"QUEEN_PUSH_MAX_BATCH_SIZE=1, so pushes are never combined and each starts its own statement")
+			fmt.Sprintf("QUEEN_PUSH_MAX_BATCH_SIZE=%d, so pushes are never combined and each starts its own statement",
+				c.PushMaxBatchSize))
 	}
 	if d := c.InflightDeadline(); c.Source("QUEEN_DB_COMMIT_STALL_MS") != SourceDefault && c.DBCommitStall > 0 && d > 0 && c.DBCommitStall >= d {
 		ws = append(ws, fmt.Sprintf("QUEEN_DB_COMMIT_STALL_MS=%d does nothing: a statement unanswered for %d ms "+

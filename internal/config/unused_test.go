@@ -35,6 +35,8 @@ func TestSettingsLeftUnusedWarn(t *testing.T) {
 		{"OTLPWithTracingOn", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318"}, "", 0},
 		{"ParallelMinWithoutCombining", []string{"QUEEN_PUSH_MAX_BATCH_SIZE=1", "QUEEN_PUSH_PARALLEL_MIN_MESSAGES=10"},
 			"QUEEN_PUSH_PARALLEL_MIN_MESSAGES is set but unused: QUEEN_PUSH_MAX_BATCH_SIZE=1", 1},
+		{"ParallelMinWithBatchSizeZero", []string{"QUEEN_PUSH_MAX_BATCH_SIZE=0", "QUEEN_PUSH_PARALLEL_MIN_MESSAGES=10"},
+			"QUEEN_PUSH_PARALLEL_MIN_MESSAGES is set but unused: QUEEN_PUSH_MAX_BATCH_SIZE=0", 1},
 		{"ParallelMinWithCombining", []string{"QUEEN_PUSH_PARALLEL_MIN_MESSAGES=10"}, "", 0},
 		{"CommitStallAtTheDeadline", []string{"QUEEN_DB_COMMIT_STALL_MS=35000"},
 			"QUEEN_DB_COMMIT_STALL_MS=35000 does nothing: a statement unanswered for 35000 ms", 1},
