@@ -181,7 +181,7 @@ func fileBufferSettings() []setting {
 		},
 		{
 			name: "FILE_BUFFER_MAX_BATCH", def: "100", group: groupFileBuffer,
-			doc:  "Spooled messages replayed per insert.",
+			doc:  "Spooled messages replayed per insert, at most `QUEEN_MAX_PUSH_ITEMS` (a larger value is used as that).",
 			bind: func(c *Config) value { return envvalue.Int[int]{P: &c.FileBufferMaxBatch, Min: 1, Max: envvalue.NoMax} },
 		},
 		{

@@ -40,7 +40,8 @@ func serverSettings() []setting {
 			doc: "On SIGTERM or SIGINT, how long the broker keeps serving after `/health/ready` " +
 				"turns 503, before it closes its listener and drains: the time a load balancer or " +
 				"Kubernetes needs to stop sending new requests. The stop takes up to this plus " +
-				"`QUEEN_SHUTDOWN_TIMEOUT`; it must be less than `QUEEN_SHUTDOWN_TIMEOUT`. " +
+				"`QUEEN_SHUTDOWN_TIMEOUT`; it must be less than `QUEEN_SHUTDOWN_TIMEOUT`, and the two together " +
+				"less than the unit's `TimeoutStopSec` (30 s), or systemd kills the broker mid-drain. " +
 				"0 closes the listener at once. Queen-only; a Go duration.",
 			bind: func(c *Config) value { return envvalue.Duration{P: &c.ShutdownDelay, Min: 0} },
 		},
