@@ -254,7 +254,8 @@ func (c *Config) PGConnString() string {
 		}
 	}
 	q.Set("target_session_attrs", c.PGTargetSessionAttrs)
-	q.Set("connect_timeout", fmt.Sprint(max(1, int(c.DBConnectionTimeout.Seconds()))))
+	// Whole seconds, rounded up as the broker does (2500 ms is 3 s, never 2).
+	q.Set("connect_timeout", fmt.Sprint(max(1, int64((c.DBConnectionTimeout+time.Second-1)/time.Second))))
 	q.Set("application_name", "queen-proxy")
 	u.RawQuery = q.Encode()
 	return u.String()

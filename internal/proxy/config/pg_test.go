@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -35,6 +36,8 @@ func TestPGSettingsAreTheBrokers(t *testing.T) {
 	require.Equal(t, "require", conn(t, "PG_USE_SSL=true", "PG_SSL_REJECT_UNAUTHORIZED=false").Get("sslmode"))
 	require.Equal(t, ca, conn(t, "PG_USE_SSL=true", "PG_SSL_ROOT_CERT="+ca).Get("sslrootcert"))
 	require.Equal(t, "primary", conn(t, "PG_TARGET_SESSION_ATTRS=Primary").Get("target_session_attrs"))
+	require.Equal(t, "3", conn(t, "DB_CONNECTION_TIMEOUT=2500").Get("connect_timeout"), "rounded up, as the broker")
+	require.Equal(t, "1", conn(t, "DB_CONNECTION_TIMEOUT=1").Get("connect_timeout"))
 
 	cfg, err := config.Load([]string{"QUEEN_PROXY_LOGIN=false", "PG_PASSWORD="})
 	require.NoError(t, err)
@@ -61,4 +64,18 @@ func TestPGSettingsAreTheBrokers(t *testing.T) {
 			require.True(t, config.IsConfigError(err))
 		})
 	}
+}
+
+// TestLogLevelIsTheBrokers: LOG_LEVEL takes the broker's words, trace as debug, and
+// nothing else (slog's offsets such as info+2 included).
+func TestLogLevelIsTheBrokers(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Load([]string{"QUEEN_PROXY_LOGIN=false", "LOG_LEVEL=Trace"})
+	require.NoError(t, err)
+	require.Equal(t, slog.LevelDebug, cfg.LogLevel)
+	cfg, err = config.Load([]string{"QUEEN_PROXY_LOGIN=false", "LOG_LEVEL=warn"})
+	require.NoError(t, err)
+	require.Equal(t, slog.LevelWarn, cfg.LogLevel)
+	_, err = config.Load([]string{"QUEEN_PROXY_LOGIN=false", "LOG_LEVEL=info+2"})
+	require.Error(t, err)
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"os"
 	"strings"
@@ -137,8 +138,16 @@ var settings = []setting{
 	{name: "QUEEN_PROXY_SHUTDOWN_TIMEOUT", def: "20s", set: durationSetter(0, 10*time.Minute, func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
 	{name: "QUEEN_PROXY_SHUTDOWN_DELAY", def: "0s", doc: "on SIGTERM, how long to keep serving with /health/ready at 503 before draining; less than QUEEN_PROXY_SHUTDOWN_TIMEOUT",
 		set: durationSetter(0, 10*time.Minute, func(c *Config) *time.Duration { return &c.ShutdownDelay })},
-	{name: "LOG_LEVEL", def: "info", doc: "debug, info, warn or error", set: func(c *Config, v string) error {
-		return c.LogLevel.UnmarshalText([]byte(v))
+	{name: "LOG_LEVEL", def: "info", doc: "trace (logs as debug, as at the broker), debug, info, warn or error", set: func(c *Config, v string) error {
+		switch w := strings.ToLower(v); w {
+		case "trace", "debug":
+			c.LogLevel = slog.LevelDebug
+		case "info", "warn", "error":
+			return c.LogLevel.UnmarshalText([]byte(w))
+		default:
+			return fmt.Errorf("%q is not trace, debug, info, warn or error", v)
+		}
+		return nil
 	}},
 	{name: "QUEEN_PROXY_LOG_FORMAT", def: "json", doc: "json or text", set: func(c *Config, v string) error {
 		if v != "json" && v != "text" {
