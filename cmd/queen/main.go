@@ -147,7 +147,7 @@ func checkConfig(cfg *config.Config, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "config:", u)
 	}
 	fmt.Fprintf(stderr, "queen: every value is valid and the daemon would start, but it would warn about "+
-		"the %d unknown QUEEN_* variable(s) above and ignore them; fix or remove them\n", len(unknown))
+		"the %d unknown QUEEN_* or OTEL_* variable(s) above and ignore them; fix or remove them\n", len(unknown))
 	return exitConfig
 }
 

@@ -64,7 +64,7 @@ func TestRealMain(t *testing.T) {
 			environ: []string{"QUEEN_LOG_FROMAT=text", "NUM_WORKERS=4"}, wantCode: exitConfig,
 			wantStdout: []string{"warning: NUM_WORKERS=\"4\" is accepted but unused"},
 			wantStderr: []string{"config: QUEEN_LOG_FROMAT: unknown variable, ignored; did you mean QUEEN_LOG_FORMAT?\n",
-				"the daemon would start, but it would warn about the 1 unknown QUEEN_* variable(s) above"},
+				"the daemon would start, but it would warn about the 1 unknown QUEEN_* or OTEL_* variable(s) above"},
 			wantNotStdout: []string{"configuration OK"}},
 		{name: "CheckConfigMissingDashboardDirectory", args: []string{"-check-config"},
 			environ: []string{"WEBAPP_ROOT=/nonexistent/queen-dashboard", "QUEEN_LOG_FROMAT=text"}, wantCode: exitConfig,
