@@ -202,7 +202,7 @@ func TestBinaryStartsBesideKubernetesServiceLinks(t *testing.T) {
 	require.Equal(t, exitConfig, exitErr.ExitCode(), "stderr:\n%s", &stderr)
 	require.Equal(t, "config: QUEEN_SHUTDOWN_TIMOUT: unknown variable, ignored; did you mean QUEEN_SHUTDOWN_TIMEOUT?\n"+
 		"queen: every value is valid and the daemon would start, but it would warn about the 1 unknown "+
-		"QUEEN_* variable(s) above and ignore them; fix or remove them\n", stderr.String())
+		"QUEEN_* or OTEL_* variable(s) above and ignore them; fix or remove them\n", stderr.String())
 	require.NotContains(t, stdout.String(), "configuration OK")
 
 	// Without the typo, the check passes.
