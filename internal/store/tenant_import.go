@@ -147,22 +147,22 @@ const kvVersionSteps = 100000
 
 // tenantColumns returns the columns each table of tenantTables (and messages) is
 // written with, in table order: all but the bigserial id of the serial ones; and, by
-// table, the names of its timestamp columns.
-func tenantColumns(ctx context.Context, tx pgx.Tx) (cols, stamps map[string][]string, err error) {
+// table, its timestamp columns.
+func tenantColumns(ctx context.Context, tx pgx.Tx) (cols map[string][]string, stamps map[string][]tenantStamp, err error) {
 	cols = make(map[string][]string, len(tenantTables)+1)
-	stamps = make(map[string][]string, len(tenantTables)+1)
+	stamps = make(map[string][]tenantStamp, len(tenantTables)+1)
 	tables := []tenantTable{{table: "queen.messages"}}
 	for _, tt := range append(tables, tenantTables...) {
-		rows, err := tx.Query(ctx, `SELECT attname::text, atttypid = ANY ('{timestamptz,timestamp}'::regtype[])
+		rows, err := tx.Query(ctx, `SELECT attname::text, atttypid = ANY ('{timestamptz,timestamp}'::regtype[]), atthasdef
             FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`, tt.table)
 		if err != nil {
 			return nil, nil, fmt.Errorf("columns of %s: %w", tt.table, interpretError(err))
 		}
 		var name string
-		var stamp bool
-		_, err = pgx.ForEachRow(rows, []any{&name, &stamp}, func() error {
+		var stamp, hasDefault bool
+		_, err = pgx.ForEachRow(rows, []any{&name, &stamp, &hasDefault}, func() error {
 			if stamp {
-				stamps[tt.table] = append(stamps[tt.table], name)
+				stamps[tt.table] = append(stamps[tt.table], tenantStamp{name: name, required: hasDefault})
 			}
 			if !tt.serial || name != "id" {
 				cols[tt.table] = append(cols[tt.table], pgx.Identifier{name}.Sanitize())

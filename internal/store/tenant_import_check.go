@@ -19,21 +19,30 @@ import (
 // stores but the broker's reads cannot answer, so that one imported row would turn
 // every listing of queues or groups into a 500.
 
+// tenantStamp is a timestamp column of a table an import writes; required when it has
+// a default, which every row the broker writes takes (a row imported with NULL there
+// would break the views that read it).
+type tenantStamp struct {
+	name     string
+	required bool
+}
+
 // tenantCheckTimestamps refuses rows (a JSON array of to_jsonb rows of tt) holding a
-// timestamp that is infinite or outside the years 0001–9999 in UTC, naming the key
-// and column: no client can parse it back, and the broker cannot scan or subtract it.
-func tenantCheckTimestamps(ctx context.Context, tx pgx.Tx, tt tenantTable, stamps []string, rows any) error {
+// timestamp that is infinite or outside the years 0001–9999 in UTC, or NULL in a
+// required one, naming the key and column: no client can parse it back, and the
+// broker cannot scan or subtract it.
+func tenantCheckTimestamps(ctx context.Context, tx pgx.Tx, tt tenantTable, stamps []tenantStamp, rows any) error {
 	if len(stamps) == 0 {
 		return nil
 	}
 	vals := make([]string, len(stamps))
 	for i, c := range stamps {
-		vals[i] = fmt.Sprintf("(%d, r.%s::timestamptz)", i, pgx.Identifier{c}.Sanitize())
+		vals[i] = fmt.Sprintf("(%d, r.%s::timestamptz, %t)", i, pgx.Identifier{c.name}.Sanitize(), c.required)
 	}
 	sql := fmt.Sprintf(`SELECT x.i FROM jsonb_populate_recordset(NULL::%s, $1::jsonb) r
-        CROSS JOIN LATERAL (VALUES %s) x(i, v)
-        WHERE x.v IS NOT NULL
-          AND NOT (isfinite(x.v) AND x.v >= '0001-01-01 00:00:00+00' AND x.v < '10000-01-01 00:00:00+00')
+        CROSS JOIN LATERAL (VALUES %s) x(i, v, required)
+        WHERE CASE WHEN x.v IS NULL THEN x.required
+                   ELSE NOT (isfinite(x.v) AND x.v >= '0001-01-01 00:00:00+00' AND x.v < '10000-01-01 00:00:00+00') END
         LIMIT 1`, tt.table, strings.Join(vals, ", "))
 	var i int
 	err := tx.QueryRow(ctx, sql, rows).Scan(&i)
@@ -45,7 +54,7 @@ func tenantCheckTimestamps(ctx context.Context, tx pgx.Tx, tt tenantTable, stamp
 	case i < 0 || i >= len(stamps):
 		return fmt.Errorf("store: timestamp check answered column %d of %d", i, len(stamps))
 	}
-	field := tt.key + "." + stamps[i]
+	field := tt.key + "." + stamps[i].name
 	return queue.Invalid(field, "%s must be a finite time in the years 0001–9999", field)
 }
 
