@@ -44,8 +44,10 @@ func Purge(ctx context.Context, t PurgeTarget, tenantID string) (int, error) {
 	var dropped struct {
 		Queues int `json:"queuesDeleted"`
 	}
-	err := t.drop(ctx, tenantID, &dropped)
-	var absent *dropAbsentError
+	// The drop is a global admin route: the tenant is named in the body only, with no
+	// tenancy header and a token without a tenant claim.
+	err := t.call(ctx, http.MethodPost, "/internal/api/tenancy/drop", "", map[string]string{"tenant": tenantID}, &dropped)
+	var absent *routeAbsentError
 	if !errors.As(err, &absent) {
 		return dropped.Queues, err
 	}
@@ -54,12 +56,13 @@ func Purge(ctx context.Context, t PurgeTarget, tenantID string) (int, error) {
 			Name string `json:"name"`
 		} `json:"queues"`
 	}
-	if err := t.call(ctx, http.MethodGet, "/api/v1/resources/queues", tenantID, &list); err != nil {
+	if err := t.call(ctx, http.MethodGet, "/api/v1/resources/queues", tenantID, nil, &list); err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, q := range list.Queues {
-		if err := t.call(ctx, http.MethodDelete, "/api/v1/resources/queues/"+url.PathEscape(q.Name), tenantID, nil); err != nil {
+		err := t.call(ctx, http.MethodDelete, "/api/v1/resources/queues/"+url.PathEscape(q.Name), tenantID, nil, nil)
+		if err != nil && !errors.As(err, &absent) { // a queue already gone is deleted
 			return n, fmt.Errorf("delete queue %q: %w", q.Name, err)
 		}
 		n++
@@ -67,58 +70,36 @@ func Purge(ctx context.Context, t PurgeTarget, tenantID string) (int, error) {
 	return n, nil
 }
 
-// dropAbsentError is a broker without the tenancy drop route.
-type dropAbsentError struct{}
+// routeAbsentError is a broker's 404: a route it does not have (the tenancy drop of
+// an earlier release), or a queue already gone.
+type routeAbsentError struct{ path string }
 
-func (*dropAbsentError) Error() string { return "the broker has no tenancy drop route" }
+func (e *routeAbsentError) Error() string { return e.path + ": the broker answered 404" }
 
-// drop calls the broker's tenancy drop for tenantID: a global admin route, so the
-// request names the tenant in its body only, with no tenancy header and a token
-// without a tenant claim.
-func (t PurgeTarget) drop(ctx context.Context, tenantID string, out any) error {
+// call sends in (nil: no body) to the broker as the proxy, in tenantID's scope ("":
+// global, no tenancy header), with an admin token when the brokers verify JWTs, and
+// decodes a 2xx answer into out (nil: none).
+func (t PurgeTarget) call(ctx context.Context, method, path, tenantID string, in, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, purgeTimeout)
 	defer cancel()
-	body, err := json.Marshal(map[string]string{"tenant": tenantID})
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.Base.String()+"/internal/api/tenancy/drop", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if t.Minter != nil {
-		tok, err := t.Minter.Token(brokerauth.Claims{Subject: "queen-proxy", Role: t.AdminRole})
+	var body io.Reader = http.NoBody
+	if in != nil {
+		raw, err := json.Marshal(in)
 		if err != nil {
 			return err
 		}
-		req.Header.Set("Authorization", "Bearer "+tok)
+		body = bytes.NewReader(raw)
 	}
-	resp, err := t.Client.Do(req)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrPurgeUnavailable, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	switch {
-	case resp.StatusCode == http.StatusNotFound:
-		return &dropAbsentError{}
-	case resp.StatusCode == http.StatusServiceUnavailable:
-		return fmt.Errorf("%w: the broker answered 503", ErrPurgeUnavailable)
-	case resp.StatusCode != http.StatusOK:
-		return fmt.Errorf("POST /internal/api/tenancy/drop: the broker answered %d", resp.StatusCode)
-	}
-	return json.Unmarshal(raw, out)
-}
-
-func (t PurgeTarget) call(ctx context.Context, method, path, tenantID string, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, purgeTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, t.Base.String()+path, nil)
+	req, err := http.NewRequestWithContext(ctx, method, t.Base.String()+path, body)
 	if err != nil {
 		return err
 	}
-	req.Header.Set(t.Header, tenantID)
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if tenantID != "" {
+		req.Header.Set(t.Header, tenantID)
+	}
 	if t.Minter != nil {
 		tok, err := t.Minter.Token(brokerauth.Claims{Subject: "queen-proxy", Role: t.AdminRole, Tenant: tenantID})
 		if err != nil {
@@ -133,8 +114,8 @@ func (t PurgeTarget) call(ctx context.Context, method, path, tenantID string, ou
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	switch {
-	case resp.StatusCode == http.StatusNotFound && method == http.MethodDelete:
-		return nil // gone already
+	case resp.StatusCode == http.StatusNotFound:
+		return &routeAbsentError{path: path}
 	case resp.StatusCode == http.StatusServiceUnavailable:
 		return fmt.Errorf("%w: the broker answered 503", ErrPurgeUnavailable)
 	case resp.StatusCode >= 300:
