@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/queenmq/queen/internal/envvalue"
 )
 
 // pgTLSMaterial is the PEM that PG_SSL_ROOT_CERT, PG_SSL_CERT and PG_SSL_KEY hold,
@@ -65,13 +67,7 @@ func (c *Config) PGConnString() string {
 // the host connected to), or require (encrypted, the server not verified) when
 // PG_SSL_REJECT_UNAUTHORIZED=false. Over a Unix socket pgx, like libpq, uses no TLS.
 func (c *Config) PGSSLMode() string {
-	switch {
-	case !c.PGUseSSL:
-		return "disable"
-	case !c.PGSSLRejectUnauthorized:
-		return "require"
-	}
-	return "verify-full"
+	return envvalue.PGSSLMode(c.PGUseSSL, c.PGSSLRejectUnauthorized)
 }
 
 // PGHosts returns the hosts of PG_HOST, in the order they are tried.

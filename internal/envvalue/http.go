@@ -48,6 +48,21 @@ func CheckHeaderName(name string, reserved, prefixes []string) error {
 	return nil
 }
 
+// PGSSLMode is the libpq sslmode that PG_USE_SSL (useSSL) and
+// PG_SSL_REJECT_UNAUTHORIZED (verify) ask for, the same for both daemons: disable
+// without TLS; with it, verify-full (the server's certificate must chain to a trusted
+// CA and name the host connected to), or require (encrypted, the server not verified)
+// when verify is false.
+func PGSSLMode(useSSL, verify bool) string {
+	switch {
+	case !useSSL:
+		return "disable"
+	case !verify:
+		return "require"
+	}
+	return "verify-full"
+}
+
 // CheckOrigin accepts "*" or a browser origin: http(s)://host[:port] and nothing
 // more. A trailing "/", a bare "?" or "#" is refused too: an origin with any of them
 // never equals the Origin a browser sends, so it would allow nothing.

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/queenmq/queen/internal/envvalue"
 )
 
 // Config is the effective configuration of one queen-proxy process. Components
@@ -261,18 +263,10 @@ func (c *Config) PGConnString() string {
 	return u.String()
 }
 
-// PGSSLMode is the libpq sslmode of the proxy database, as the broker's: disable
-// without PG_USE_SSL; with it, verify-full (the server's certificate must chain to a
-// trusted CA and name the host), or require (encrypted, the server not verified) when
-// PG_SSL_REJECT_UNAUTHORIZED=false.
+// PGSSLMode is the libpq sslmode of the proxy database, as the broker's
+// (envvalue.PGSSLMode).
 func (c *Config) PGSSLMode() string {
-	switch {
-	case !c.PGUseSSL:
-		return "disable"
-	case !c.PGSSLRejectUnauthorized:
-		return "require"
-	}
-	return "verify-full"
+	return envvalue.PGSSLMode(c.PGUseSSL, c.PGSSLRejectUnauthorized)
 }
 
 // TLS reports whether the public listener serves TLS.
