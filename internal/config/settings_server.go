@@ -184,7 +184,9 @@ func postgresSettings() []setting {
 				"`transaction_read_only` is off; `primary` one that is not in recovery; `any` the first " +
 				"that answers. `read-only`, `standby` and `prefer-standby` are refused: the broker " +
 				"writes. Queen-only.",
-			bind: func(c *Config) value { return targetSessionAttrsValue{&c.PGTargetSessionAttrs} },
+			bind: func(c *Config) value {
+				return envvalue.TargetSessionAttrs{P: &c.PGTargetSessionAttrs, Writer: "the broker writes on every push, pop and ack"}
+			},
 		},
 		{
 			name: "PG_DB", def: "postgres", group: groupPostgres,

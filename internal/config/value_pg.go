@@ -64,26 +64,6 @@ func splitPGList(raw string) []string {
 	return list
 }
 
-// targetSessionAttrsValue is PG_TARGET_SESSION_ATTRS: the libpq values under which the
-// broker can work. The ones that aim at a standby are refused with the reason: every
-// request of the broker writes.
-type targetSessionAttrsValue struct{ p *string }
-
-func (v targetSessionAttrsValue) Set(raw string) error {
-	switch w := strings.ToLower(raw); w {
-	case "read-write", "primary", "any":
-		*v.p = w
-		return nil
-	case "read-only", "standby", "prefer-standby":
-		return fmt.Errorf("the broker writes on every push, pop and ack, so it cannot work on a "+
-			"server that %s selects (a standby or a read-only session); use read-write, primary or any", w)
-	}
-	return errors.New("must be one of read-write, primary, any")
-}
-
-func (v targetSessionAttrsValue) Get() string { return *v.p }
-func (targetSessionAttrsValue) Kind() string  { return "one of read-write, primary, any" }
-
 // pemSourceValue is PEM given inline or as the path of a file that holds it
 // (PG_SSL_ROOT_CERT, PG_SSL_CERT, PG_SSL_KEY). A value that contains "-----BEGIN" is
 // PEM text, with literal `\n` sequences turned into newlines when it has no real one

@@ -48,6 +48,33 @@ func CheckHeaderName(name string, reserved, prefixes []string) error {
 	return nil
 }
 
+// TargetSessionAttrs is PG_TARGET_SESSION_ATTRS: the libpq values under which a daemon
+// that writes can work. The ones that aim at a standby are refused with the reason,
+// Writer (what the daemon writes, e.g. "the broker writes on every push, pop and ack").
+type TargetSessionAttrs struct {
+	P      *string
+	Writer string
+}
+
+// Set takes read-write, primary or any, in any case.
+func (v TargetSessionAttrs) Set(raw string) error {
+	switch w := strings.ToLower(raw); w {
+	case "read-write", "primary", "any":
+		*v.P = w
+		return nil
+	case "read-only", "standby", "prefer-standby":
+		return fmt.Errorf("%s, so it cannot work on a server that %s selects (a standby or a read-only "+
+			"session); use read-write, primary or any", v.Writer, w)
+	}
+	return errors.New("must be one of read-write, primary, any")
+}
+
+// Get returns the field.
+func (v TargetSessionAttrs) Get() string { return *v.P }
+
+// Kind names the values.
+func (TargetSessionAttrs) Kind() string { return "one of read-write, primary, any" }
+
 // PGSSLMode is the libpq sslmode that PG_USE_SSL (useSSL) and
 // PG_SSL_REJECT_UNAUTHORIZED (verify) ask for, the same for both daemons: disable
 // without TLS; with it, verify-full (the server's certificate must chain to a trusted

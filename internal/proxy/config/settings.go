@@ -67,14 +67,9 @@ var settings = []setting{
 	{name: "PG_SSL_CERT", doc: "file of the proxy's client certificate", set: pemPath(func(c *Config) *string { return &c.PGSSLCert })},
 	{name: "PG_SSL_KEY", doc: "file of the client certificate's key", credentialIsPath: true, set: pemPath(func(c *Config) *string { return &c.PGSSLKey })},
 	{name: "PG_TARGET_SESSION_ATTRS", def: "read-write", doc: "read-write, primary or any: which server of PG_HOST a connection stays on",
-		set: func(c *Config, v string) error {
-			switch w := strings.ToLower(v); w {
-			case "read-write", "primary", "any":
-				c.PGTargetSessionAttrs = w
-				return nil
-			}
-			return fmt.Errorf("%q is not read-write, primary or any (the proxy writes to its database)", v)
-		}},
+		set: bind(func(c *Config) envvalue.Value {
+			return envvalue.TargetSessionAttrs{P: &c.PGTargetSessionAttrs, Writer: "queen-proxy writes to its database"}
+		})},
 	{name: "DB_POOL_SIZE", def: "10", set: bind(func(c *Config) envvalue.Value {
 		return envvalue.Int[int]{P: &c.DBPoolSize, Min: 2, Max: 1000}
 	})},
