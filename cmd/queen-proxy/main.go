@@ -9,6 +9,7 @@
 //	queen-proxy -print-schema  print the SQL schema applied at every start
 //	queen-proxy -h, -help      print the usage: commands and flags (not -man)
 //	queen-proxy -man           print the queen-proxy(8) manual page in roff (the packages install it)
+//	queen-proxy -config-docs   print docs/proxy-configuration.md (not in the usage either)
 //	queen-proxy tenant|key|user|usage|cell ...   manage tenants, keys, users and
 //	                           cells and read usage on the proxy database directly
 //	                           (the server may be down); "queen-proxy help" lists them
@@ -63,6 +64,7 @@ func realMain(args, environ []string, stdin io.Reader, stdout, stderr io.Writer)
 	printCfg := fs.Bool("print-config", false, "print the effective configuration")
 	printSchema := fs.Bool("print-schema", false, "print the SQL schema")
 	man := fs.Bool("man", false, "print the queen-proxy(8) manual page in roff")
+	configDocs := fs.Bool("config-docs", false, "print docs/proxy-configuration.md")
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -88,6 +90,9 @@ func realMain(args, environ []string, stdin io.Reader, stdout, stderr io.Writer)
 		return exitOK
 	case *man:
 		fmt.Fprint(stdout, manPage(fs).Roff())
+		return exitOK
+	case *configDocs:
+		fmt.Fprint(stdout, config.Markdown())
 		return exitOK
 	}
 	cfg, err := config.Load(environ)
@@ -118,9 +123,10 @@ func realMain(args, environ []string, stdin io.Reader, stdout, stderr io.Writer)
 	return exitOK
 }
 
-// hiddenFlags are left out of the usage: -man is for the package build, which
-// renders the manual page with it.
-var hiddenFlags = map[string]bool{"man": true}
+// hiddenFlags are left out of the usage and the manual: -man is for the package
+// build, which renders the manual page with it, and -config-docs renders
+// docs/proxy-configuration.md.
+var hiddenFlags = map[string]bool{"man": true, "config-docs": true}
 
 // printUsage writes the usage of -h and --help (to stdout) and of a usage error (to
 // stderr): the commands, then the flags of fs but the hidden ones.

@@ -13,7 +13,7 @@ import (
 // options come from fs, its management commands from manageUsage and its
 // environment from the settings table.
 func manPage(fs *flag.FlagSet) *manpage.Page {
-	options := manpage.FlagItems(fs, func(name string) bool { return name != "man" },
+	options := manpage.FlagItems(fs, func(name string) bool { return !hiddenFlags[name] },
 		func(string) []string { return nil })
 	options = append(options, manpage.Item{Tag: "-h, --help", Text: []string{"Print the usage: the commands and the flags."}})
 	var env []manpage.Item
@@ -22,6 +22,7 @@ func manPage(fs *flag.FlagSet) *manpage.Page {
 		if text != "" {
 			text = strings.ToUpper(text[:1]) + text[1:] + ". "
 		}
+		text += "Accepts: " + r.Accepts + ". "
 		if r.Default != "" {
 			text += "Default `" + r.Default + "`."
 		} else {

@@ -24,8 +24,10 @@ func TestManPage(t *testing.T) {
 		require.Contains(t, roff, `.B "\-`+strings.ReplaceAll(f, "-", `\-`)+`"`)
 	}
 	require.NotContains(t, roff, `.B "\-man"`)
+	require.NotContains(t, roff, `config\-docs`)
 	for _, r := range config.References() {
 		require.Contains(t, roff, `.B "`+r.Name+`"`, "setting %s missing from ENVIRONMENT", r.Name)
+		require.NotEmpty(t, r.Accepts, r.Name)
 	}
 	groff, err := exec.LookPath("groff")
 	if err != nil {

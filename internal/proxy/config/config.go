@@ -149,7 +149,7 @@ func load(environ []string, only map[string]bool) (*Config, error) {
 			raw, source = s.def, "default"
 		}
 		c.sources[s.name], c.values[s.name] = source, raw
-		if err := s.set(c, raw); err != nil {
+		if err := s.apply(c, raw); err != nil {
 			msg := err.Error()
 			if s.secret {
 				msg = "invalid value (not shown: secret)" + secretHint(err)

@@ -10,6 +10,8 @@ type Reference struct {
 	Default string
 	// Doc is a short meaning ("" when the name says it all).
 	Doc string
+	// Accepts names the values the setting takes, with their limits.
+	Accepts string
 	// Secret: never printed or logged; may also come from $CREDENTIALS_DIRECTORY.
 	Secret bool
 }
@@ -18,7 +20,7 @@ type Reference struct {
 func References() []Reference {
 	out := make([]Reference, 0, len(settings))
 	for _, s := range settings {
-		out = append(out, Reference{Name: s.name, Fallback: s.fallback, Default: s.def, Doc: s.doc, Secret: s.secret})
+		out = append(out, Reference{Name: s.name, Fallback: s.fallback, Default: s.def, Doc: s.doc, Accepts: s.accepts(), Secret: s.secret})
 	}
 	return out
 }

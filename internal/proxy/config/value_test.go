@@ -24,7 +24,7 @@ func TestSettingErrorsKeepTheProxyWording(t *testing.T) {
 		{"QUEEN_PROXY_BROKER_JWT_TTL", "2h", "2h0m0s is outside 1m0s..1h0m0s"},
 	} {
 		s := settingNamed(t, tc.name)
-		require.EqualError(t, s.set(&Config{}, tc.raw), tc.want, tc.name)
+		require.EqualError(t, s.apply(&Config{}, tc.raw), tc.want, tc.name)
 	}
 }
 
@@ -35,7 +35,7 @@ func TestSettingValuesParse(t *testing.T) {
 		"PORT": "6640", "QUEEN_PROXY_LOGIN": "off", "DB_STATEMENT_TIMEOUT": "1500",
 		"QUEEN_PROXY_BROKER_JWT_TTL": "10m", "QUEEN_PROXY_CORS_ALLOWED_ORIGINS": " https://a.example, ,https://b.example",
 	} {
-		require.NoError(t, settingNamed(t, name).set(c, raw), name)
+		require.NoError(t, settingNamed(t, name).apply(c, raw), name)
 	}
 	require.Equal(t, 6640, c.Port)
 	require.False(t, c.Login)
