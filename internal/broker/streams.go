@@ -18,6 +18,13 @@ func (b *Broker) StreamRegister(ctx context.Context, r queue.StreamRegistration)
 	if err := checkText("name", r.Name, queue.MaxNameLength); err != nil {
 		return queue.StreamRegistered{}, err
 	}
+	// Names and hashes are compared: two that decoded to the same U+FFFD would be one.
+	if err := queue.CheckNoReplacement("name", r.Name); err != nil {
+		return queue.StreamRegistered{}, err
+	}
+	if err := queue.CheckNoReplacement("config_hash", r.ConfigHash); err != nil {
+		return queue.StreamRegistered{}, err
+	}
 	if err := queue.CheckName("source_queue", r.SourceQueue); err != nil {
 		return queue.StreamRegistered{}, err
 	}
@@ -94,6 +101,9 @@ func (b *Broker) streamCycle(ctx context.Context, c *queue.StreamCycle) (queue.S
 			if err := checkText(f.field, f.value, queue.MaxTransactionIDLength); err != nil {
 				return res, err
 			}
+			if err := queue.CheckNoReplacement(f.field, f.value); err != nil {
+				return res, err
+			}
 		}
 		if err := checkText("ack.error", a.Error, maxAckErrorLength); err != nil {
 			return res, err
@@ -101,10 +111,10 @@ func (b *Broker) streamCycle(ctx context.Context, c *queue.StreamCycle) (queue.S
 		if a.Count < 0 {
 			return res, queue.Invalid("ack.count", "ack.count must not be negative")
 		}
-		switch strings.ToLower(a.Status) {
+		switch a.Status { // case-sensitive, as the SDKs send them
 		case "", queue.AckCompleted, queue.AckSuccess, queue.AckFailed, queue.AckDLQ:
 		default:
-			res.Error = fmt.Sprintf("ack failed: invalid ack status %q: use completed, success, failed or dlq", a.Status)
+			res.Error = fmt.Sprintf("ack failed: invalid ack status %q: use completed, success, failed or dlq (lower case)", a.Status)
 			return res, nil
 		}
 	}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -78,6 +79,18 @@ func TestStreamCycleRefusedChangesNothing(t *testing.T) {
 		{"UnknownAckStatus", func(t *testing.T, f fixture, c map[string]any) {
 			ack(c)["status"] = "later"
 		}, `invalid ack status "later"`},
+		{"AckStatusInCapitals", func(t *testing.T, f fixture, c map[string]any) {
+			ack(c)["status"] = "COMPLETED"
+		}, `invalid ack status "COMPLETED"`},
+		// The first cycle's gate ack consumed m-0 of the leased batch (m-0..m-2): m-3,
+		// pushed after the pop, is beyond it, with the lease named or not.
+		{"BeyondTheLeasedBatch", func(t *testing.T, f fixture, c map[string]any) {
+			ack(c)["transactionId"] = b.pushMore(t, f.src, "p1", "late")
+		}, "unresolvable: message 'late' is beyond the leased batch"},
+		{"BeyondTheLeasedBatchWithoutItsLease", func(t *testing.T, f fixture, c map[string]any) {
+			ack(c)["transactionId"] = b.pushMore(t, f.src, "p1", "late")
+			delete(ack(c), "leaseId")
+		}, "unresolvable: message 'late' is beyond the leased batch"},
 		{"PartitionOfAnotherQueue", func(t *testing.T, f fixture, c map[string]any) {
 			other := b.pushAndPop(t, f.src+"-other", "p1", group, "o", 1)
 			c["partition_id"] = other.partitionID
@@ -108,6 +121,29 @@ func TestStreamCycleRefusedChangesNothing(t *testing.T) {
 			require.Equal(t, map[string]string{"count": `{"n": 1}`}, before.State, "the first cycle's state only")
 		})
 	}
+}
+
+// TestStreamCycleConsumedCounterSaturates: the consumed counter a cycle's ack adds
+// its count to stops at the bigint maximum instead of failing every later cycle.
+func TestStreamCycleConsumedCounterSaturates(t *testing.T) {
+	t.Parallel()
+	b := setupStreams(t, Options{})
+	const group = "streams.big"
+	id := b.register(t, "q.big", "big-src", "", "h")
+	p := b.pushAndPop(t, "big-src", "p1", group, "m", 3)
+	const maxBigint = int64(1<<63 - 1)
+	_, err := b.db.Exec(t.Context(), `UPDATE queen.partition_consumers SET total_messages_consumed = $3
+		WHERE partition_id = $1 AND consumer_group = $2`, p.partitionID, group, maxBigint-5)
+	require.NoError(t, err)
+	for i := range 2 {
+		m := b.cycle(t, map[string]any{"query_id": id, "partition_id": p.partitionID, "consumer_group": group,
+			"ack": map[string]any{"transactionId": p.txids[i], "leaseId": p.leaseID, "count": int64(1) << 53}, "release_lease": false})
+		require.Equal(t, true, m["success"], "%v", m)
+	}
+	var total int64
+	require.NoError(t, b.db.QueryRow(t.Context(), `SELECT total_messages_consumed FROM queen.partition_consumers
+		WHERE partition_id = $1 AND consumer_group = $2`, p.partitionID, group).Scan(&total))
+	require.Equal(t, maxBigint, total)
 }
 
 // TestStreamCycleRacingWorkers sends the same partition's next cycle from many
@@ -204,6 +240,8 @@ func TestStreamCycleLimits(t *testing.T) {
 		{"AckCountNegative", base(map[string]any{"ack": map[string]any{"transactionId": "t", "count": -1}}), "ack.count must be a non-negative integer", "ack.count"},
 		{"AckCountFraction", base(map[string]any{"ack": map[string]any{"transactionId": "t", "count": 1.5}}), "ack.count must be a non-negative integer", "ack.count"},
 		{"AckLeaseNotString", base(map[string]any{"ack": map[string]any{"transactionId": "t", "leaseId": 7}}), "ack.leaseId must be a string", "ack.leaseId"},
+		{"AckTransactionIDSurrogate", json.RawMessage(`{"query_id":"` + id + `","partition_id":"` + pid + `","ack":{"transactionId":"t\ud800"}}`),
+			"ack.transactionId must not hold U+FFFD (bytes that are not UTF-8 and unpaired surrogate escapes decode to it)", "ack.transactionId"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

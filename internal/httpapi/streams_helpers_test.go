@@ -91,6 +91,15 @@ func (b *streamBundle) pushAndPop(t *testing.T, queueName, partition, group, pre
 	return p
 }
 
+// pushMore pushes one message with transaction id txid to queueName/partition and
+// returns txid.
+func (b *streamBundle) pushMore(t *testing.T, queueName, partition, txid string) string {
+	t.Helper()
+	requireStatus(t, http.StatusCreated, b.postJSON(t, "/api/v1/push", map[string]any{"items": []map[string]any{
+		{"queue": queueName, "partition": partition, "payload": 1, "transactionId": txid}}}))
+	return txid
+}
+
 // shardSnapshot is everything a cycle on (query, partition, group) pushing to one sink
 // queue can change.
 type shardSnapshot struct {

@@ -91,6 +91,11 @@ func TestStreamQueries(t *testing.T) {
 			{"SinkNotString", `{"name":"n","source_queue":"s","config_hash":"h","sink_queue":5}`, "sink_queue must be a string", "sink_queue"},
 			{"ResetNotBool", `{"name":"n","source_queue":"s","config_hash":"h","reset":"yes"}`, "reset must be a boolean", "reset"},
 			{"NULInName", `{"name":"a\u0000b","source_queue":"s","config_hash":"h"}`, "name must be valid UTF-8 without NUL characters", "name"},
+			// Two names or hashes that decode to the same U+FFFD would be one query.
+			{"SurrogateInName", `{"name":"z\ud800","source_queue":"s","config_hash":"h"}`,
+				"name must not hold U+FFFD (bytes that are not UTF-8 and unpaired surrogate escapes decode to it)", "name"},
+			{"SurrogateInHash", `{"name":"n","source_queue":"s","config_hash":"h\udbff"}`,
+				"config_hash must not hold U+FFFD (bytes that are not UTF-8 and unpaired surrogate escapes decode to it)", "config_hash"},
 			{"SourceTooLong", `{"name":"n","source_queue":"` + strings.Repeat("s", 256) + `","config_hash":"h"}`,
 				"source_queue must be at most 255 characters", "source_queue"},
 		} {

@@ -150,10 +150,15 @@ $$;
 --   * The cursor must not have reached the message yet: a cycle retried after its
 --     answer was lost (it committed) fails instead of applying twice.
 --   * A non-empty p_lease must be the live lease of (partition, group).
+--   * Under a live lease (p_lease's, or another holder's when p_lease is empty) the
+--     message must be within the leased batch, as on /ack: an ack beyond the batch end
+--     would move the cursor over messages nobody was given. Refused "unresolvable".
+--   * p_status is case-sensitive: completed, success, failed or dlq ('' is completed).
 --   * completed/success: the cursor moves to the message, total_messages_consumed grows
---     by p_count and the retry counter resets; with p_release the lease ends, without
---     it the lease is left alone (the rest of the leased batch comes back, in order,
---     when it expires).
+--     by p_count (saturating at the bigint maximum) and the retry counter resets; with
+--     p_release the lease ends, without it the lease is left alone (the rest of the
+--     leased batch comes back, in order, when it expires) and counts the messages the
+--     ack consumed as acked.
 --   * failed/dlq: every message after the cursor up to and including this one goes to
 --     the DLQ (the cycle failed for all of them; none is skipped silently; a queue
 --     whose dead-letter queue is off drops them), the cursor moves to the message and
@@ -170,10 +175,13 @@ DECLARE
     v_mid     uuid;
     v_mts     timestamptz;
     v_queue   text;
-    v_status  text := lower(coalesce(nullif(p_status, ''), 'completed'));
+    v_status  text := coalesce(nullif(p_status, ''), 'completed');
     v_dlq     boolean;
     v_off     boolean;
     v_release boolean;
+    v_ttl     integer;
+    v_left    bigint;
+    v_span    bigint := 1;
     pc        queen.partition_consumers%ROWTYPE;
 BEGIN
     IF v_status NOT IN ('completed', 'success', 'failed', 'dlq') THEN
@@ -182,8 +190,9 @@ BEGIN
         RETURN;
     END IF;
     SELECT m.id, m.created_at, q.name,
-           queen.dlq_off_q1(q.dead_letter_queue, q.dlq_after_max_retries, q.queen_options)
-      INTO v_mid, v_mts, v_queue, v_off
+           queen.dlq_off_q1(q.dead_letter_queue, q.dlq_after_max_retries, q.queen_options),
+           queen.enforced_option_q1(q.ttl, q.queen_options, 'ttl')
+      INTO v_mid, v_mts, v_queue, v_off, v_ttl
       FROM queen.messages m
       JOIN queen.partitions p ON p.id = m.partition_id
       JOIN queen.queues q ON q.id = p.queue_id
@@ -217,6 +226,28 @@ BEGIN
         RETURN QUERY SELECT false, 'invalid or expired lease'::text, false, false, 0::bigint;
         RETURN;
     END IF;
+    -- The leased batch is the batch_size messages after the cursor the pop found (those
+    -- the queue's ttl had not expired when it took the lease), acked_count of them
+    -- consumed since; v_span counts the unconsumed ones up to this message.
+    IF coalesce(pc.batch_size, 0) > 0 THEN
+        v_left := greatest(pc.batch_size - coalesce(pc.acked_count, 0), 0);
+        SELECT count(*) INTO v_span
+          FROM (SELECT 1 FROM queen.messages mm
+                WHERE mm.partition_id = p_partition
+                  AND (mm.created_at, mm.id) > (coalesce(pc.last_consumed_created_at, '-infinity'::timestamptz),
+                                                coalesce(pc.last_consumed_id, '00000000-0000-0000-0000-000000000000'::uuid))
+                  AND (mm.created_at, mm.id) <= (v_mts, v_mid)
+                  AND (v_ttl <= 0 OR pc.lease_acquired_at IS NULL
+                       OR mm.created_at > pc.lease_acquired_at - make_interval(secs => v_ttl))
+                ORDER BY mm.created_at, mm.id
+                LIMIT v_left + 1) s;
+        IF v_span > v_left AND (coalesce(p_lease, '') <> ''
+                                OR (pc.worker_id IS NOT NULL AND pc.lease_expires_at > now())) THEN
+            RETURN QUERY SELECT false, format('unresolvable: message %L is beyond the leased batch of consumer group %L; '
+                                              'nothing was applied', p_txid, p_group), false, false, 0::bigint;
+            RETURN;
+        END IF;
+    END IF;
 
     IF v_dlq AND NOT v_off THEN -- a queue whose dead-letter queue is off drops them
         INSERT INTO queen.dead_letter_queue
@@ -235,9 +266,12 @@ BEGIN
        SET last_consumed_created_at = v_mts,
            last_consumed_id = v_mid,
            last_consumed_at = now(),
-           total_messages_consumed = coalesce(c.total_messages_consumed, 0) + p_count,
+           total_messages_consumed = CASE WHEN coalesce(c.total_messages_consumed, 0) > 9223372036854775807 - p_count
+                                          THEN 9223372036854775807
+                                          ELSE coalesce(c.total_messages_consumed, 0) + p_count END,
            batch_retry_count = 0,
-           acked_count = CASE WHEN v_release THEN 0 ELSE c.acked_count END,
+           acked_count = CASE WHEN v_release THEN 0 WHEN coalesce(c.batch_size, 0) > 0 THEN coalesce(c.acked_count, 0) + v_span
+                               ELSE c.acked_count END,
            batch_size = CASE WHEN v_release THEN 0 ELSE c.batch_size END,
            lease_acquired_at = CASE WHEN v_release THEN NULL ELSE c.lease_acquired_at END,
            lease_expires_at = CASE WHEN v_release THEN NULL ELSE c.lease_expires_at END,
