@@ -67,6 +67,8 @@ func closeSpool(sp *spool.Spool, logger *slog.Logger) {
 // While the database answers, pushes wait for the start gate like every other route
 // (for the few milliseconds the schema takes), so that they are stored in push order.
 // A push already waiting when the database is found down goes to the spool then.
+// GET /api/v1/status/buffers, which reads the spool only, passes with the pushes, so
+// that the backlog they make is visible from the first request.
 type pushGate struct {
 	down     chan struct{}
 	downOnce sync.Once
@@ -81,7 +83,7 @@ func (g *pushGate) open() { g.downOnce.Do(func() { close(g.down) }) }
 // routes, and pushes when the start is abandoned, go to gated.
 func (g *pushGate) wrap(start *startGate, gated, direct http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != "/api/v1/push" {
+		if !spoolRoute(r) {
 			gated.ServeHTTP(w, r)
 			return
 		}
@@ -104,6 +106,18 @@ func (g *pushGate) wrap(start *startGate, gated, direct http.Handler) http.Handl
 		}
 		direct.ServeHTTP(w, r)
 	})
+}
+
+// spoolRoute reports the requests served while PostgreSQL is down at start-up: pushes
+// (to the spool) and the spool's status.
+func spoolRoute(r *http.Request) bool {
+	switch r.URL.Path {
+	case "/api/v1/push":
+		return r.Method == http.MethodPost
+	case "/api/v1/status/buffers":
+		return r.Method == http.MethodGet || r.Method == http.MethodHead
+	}
+	return false
 }
 
 // newMaintenance builds the runner of the background jobs (retention, eviction,

@@ -508,8 +508,9 @@ func unwritableSpoolDir(t *testing.T) (string, func()) {
 }
 
 // TestStartWithPostgreSQLDown: a broker started while its database refuses
-// connections answers pushes "buffered" at once (the start gate holds the other
-// routes), becomes ready when the database comes back, and replays them.
+// connections answers pushes "buffered" at once and shows them in
+// /api/v1/status/buffers (the start gate holds the other routes), becomes ready when
+// the database comes back, and replays them.
 func TestStartWithPostgreSQLDown(t *testing.T) {
 	t.Parallel()
 	dbURL := pgtest.NewDBURL(t)
@@ -523,6 +524,9 @@ func TestStartWithPostgreSQLDown(t *testing.T) {
 		{Queue: "early", TransactionID: "e-2", Payload: json.RawMessage(`2`)}}}, http.StatusCreated, &res)
 	require.Equal(t, api.PushStatusBuffered, res[0].Status)
 	require.Equal(t, api.PushStatusBuffered, res[1].Status)
+	st := n.buffers(t)
+	require.EqualValues(t, 2, st.Pending, "the backlog is visible before the database is back")
+	require.False(t, st.DBHealthy)
 	code, _, err := n.do(t.Context(), http.MethodGet, "/health/ready", nil)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusServiceUnavailable, code, "not ready while the database is down")
