@@ -3,6 +3,7 @@ package packaging_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -68,6 +69,40 @@ func TestBackupConnectsAsTheBrokerDoes(t *testing.T) {
 	_, out, err = run("127.0.0.2", ca.CertPEM)
 	require.Error(t, err, "a server whose certificate names another host was accepted:\n%s", out)
 	require.Contains(t, out, "does not match host name", out)
+}
+
+// TestBackupReadsBooleansAsTheBrokerDoes: a PG_USE_SSL or PG_SSL_REJECT_UNAUTHORIZED
+// the broker would refuse (it stops with status 78) stops the backup too, naming the
+// variable, before anything connects; the broker's spellings pass in any case.
+func TestBackupReadsBooleansAsTheBrokerDoes(t *testing.T) {
+	t.Parallel()
+	run := func(env ...string) (string, int) {
+		dir := t.TempDir()
+		cmd := exec.CommandContext(t.Context(), "sh", "queen-backup.sh")
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "BACKUP_DIR=" + filepath.Join(dir, "backups"),
+			"RUNTIME_DIRECTORY=" + dir, "PG_HOST=127.0.0.1", "PG_PORT=1"}, env...)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		return string(out), code
+	}
+	for _, env := range [][]string{{"PG_USE_SSL=t"}, {"PG_USE_SSL=y"}, {"PG_USE_SSL=ture"},
+		{"PG_USE_SSL=TRUE", "PG_SSL_REJECT_UNAUTHORIZED=nope"}} {
+		out, code := run(env...)
+		name, value, _ := strings.Cut(env[len(env)-1], "=")
+		require.Equal(t, 2, code, "%v: %s", env, out)
+		require.Contains(t, out, "queen-backup: "+name+"="+value+" is not a boolean", env)
+	}
+	// The broker's spellings pass the check (and the run fails later: nothing listens on port 1).
+	for _, v := range []string{"ON", "off", "1", "No", ""} {
+		out, code := run("PG_USE_SSL=" + v)
+		require.NotEqual(t, 2, code, "PG_USE_SSL=%q: %s", v, out)
+		require.NotContains(t, out, "is not a boolean", v)
+	}
 }
 
 // pgBindir finds the PostgreSQL client binaries (pg_dump, pg_restore) the script runs.

@@ -22,11 +22,18 @@ dir=${BACKUP_DIR:-/var/lib/queen/backups}
 keep=${KEEP:-7}
 case $keep in '' | *[!0-9]* | 0) echo "queen-backup: KEEP=$keep must be a positive integer" >&2; exit 2 ;; esac
 
-truthy() {
-	case $(printf '%s' "$1" | tr '[:upper:]' '[:lower:]') in
-	true | 1 | yes | on | y | t) return 0 ;;
-	*) return 1 ;;
+# flag NAME DEFAULT: succeeds when the boolean setting NAME is true, read as queen reads
+# it (true/1/yes/on or false/0/no/off, in any case; unset or empty: DEFAULT). Any other
+# value stops the backup, as it stops queen.
+flag() {
+	eval "v=\${$1:-}"
+	[ -n "$v" ] || v=$2
+	case $(printf '%s' "$v" | tr '[:upper:]' '[:lower:]') in
+	true | 1 | yes | on) return 0 ;;
+	false | 0 | no | off) return 1 ;;
 	esac
+	echo "queen-backup: $1=$v is not a boolean (true/false, 1/0, yes/no or on/off)" >&2
+	exit 2
 }
 
 rundir=${RUNTIME_DIRECTORY:-}
@@ -62,9 +69,9 @@ PGTARGETSESSIONATTRS=${PG_TARGET_SESSION_ATTRS:-read-write}
 PGUSER=${PG_USER:-postgres}
 PGDATABASE=${PG_DATABASE:-${PG_DB:-postgres}}
 PGSSLMODE=disable
-if truthy "${PG_USE_SSL:-false}"; then
+if flag PG_USE_SSL false; then
 	PGSSLMODE=verify-full
-	truthy "${PG_SSL_REJECT_UNAUTHORIZED:-true}" || PGSSLMODE=require
+	flag PG_SSL_REJECT_UNAUTHORIZED true || PGSSLMODE=require
 	PGSSLROOTCERT=$(pemfile PG_SSL_ROOT_CERT)
 	# libpq's default is ~/.postgresql/root.crt; queen's is the system's CAs (Debian's
 	# bundle, or Red Hat's).

@@ -152,7 +152,7 @@ func (b *Broker) ExtendLease(ctx context.Context, sc queue.Scope, leaseID string
 		seconds = 60
 	}
 	if seconds < 0 || seconds > 7*24*3600 {
-		return queue.LeaseExtension{}, queue.Invalid("seconds", "seconds must be between 1 and %d", 7*24*3600)
+		return queue.LeaseExtension{}, queue.Invalid("seconds", "seconds must be between 0 (the default, 60) and %d", 7*24*3600)
 	}
 	if leaseID == "" || len(leaseID) > queue.MaxNameLength {
 		return queue.LeaseExtension{LeaseID: leaseID, Error: "Lease not found"}, nil

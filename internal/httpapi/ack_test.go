@@ -183,7 +183,7 @@ func TestLeaseExtend(t *testing.T) {
 				"invalid_argument", "seconds must be an integer", "seconds")
 		}
 		requireError(t, b.post(t, "/api/v1/lease/x/extend", `{"seconds":-5}`), http.StatusBadRequest,
-			"invalid_argument", "seconds must be between 1 and 604800", "seconds")
+			"invalid_argument", "seconds must be between 0 (the default, 60) and 604800", "seconds")
 		r := b.post(t, "/api/v1/lease/x/extend", `{`)
 		requireStatus(t, http.StatusBadRequest, r)
 	})

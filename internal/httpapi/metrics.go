@@ -95,16 +95,29 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 					status = statusClientClosed
 				}
 			}
-			route := routeUnmatched
-			if rctx := chi.RouteContext(r.Context()); rctx != nil && rctx.RoutePattern() != "" {
-				route = rctx.RoutePattern()
-			}
+			route := s.routeLabel(r)
 			method := methodLabel(r.Method)
 			m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
 			m.duration.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
 		}()
 		next.ServeHTTP(ww, r)
 	})
+}
+
+// routeLabel is the route pattern a request is counted and logged under: the one the
+// router matched, or, for a request refused before it got there (a body over the
+// limit, a cross-origin write), the one it would have matched; routeUnmatched for a
+// path no route serves and for CORS preflights.
+func (s *Server) routeLabel(r *http.Request) string {
+	if rctx := chi.RouteContext(r.Context()); rctx != nil && rctx.RoutePattern() != "" {
+		return rctx.RoutePattern()
+	}
+	if r.Method != http.MethodOptions {
+		if m := chi.NewRouteContext(); s.router.Match(m, r.Method, r.URL.Path) && m.RoutePattern() != "" {
+			return m.RoutePattern()
+		}
+	}
+	return routeUnmatched
 }
 
 // methodLabel bounds the method label to the standard methods.

@@ -186,6 +186,9 @@ func TestMetricsPrometheus(t *testing.T) {
 		}
 		requireStatus(t, http.StatusOK, b.post(t, "/api/v1/ack/batch", `{"acknowledgments":[`+strings.Join(acks, ",")+`]}`))
 		requireStatus(t, http.StatusNotFound, b.get(t, "/no/such/path"))
+		// Refused before the router (a cross-origin write): counted under its route.
+		requireStatus(t, http.StatusForbidden, b.do(t, http.MethodPost, "/api/v1/push", `{"items":[]}`,
+			"Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"))
 
 		require.NoError(t, b.tel.Refresh(t.Context()))
 		after := b.scrape(t)
@@ -200,6 +203,8 @@ func TestMetricsPrometheus(t *testing.T) {
 		require.Equal(t, 1.0, after.value(t, "queen_http_requests_total", "route", "/api/v1/ack/batch", "method", "POST", "code", "200"))
 		require.Equal(t, 1.0, after.value(t, "queen_http_requests_total", "route", "unmatched", "method", "GET", "code", "404"),
 			"unknown paths share one label value")
+		require.Equal(t, 1.0, after.value(t, "queen_http_requests_total", "route", "/api/v1/push", "method", "POST", "code", "403"),
+			"a request refused before routing counts under the route it asked for")
 		require.Greater(t, after.value(t, "queen_metrics_refresh_timestamp_seconds"), 0.0)
 		require.Equal(t, 3.0, after.value(t, "queen_messages_pushed_total", "queue", q))
 		require.Equal(t, 2.0, after.value(t, "queen_messages_popped_total", "queue", q))

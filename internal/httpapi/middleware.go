@@ -85,10 +85,7 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 			if status >= 500 && status != statusClientClosed {
 				level = slog.LevelInfo
 			}
-			route := rctx.RoutePattern()
-			if route == "" {
-				route = "unmatched"
-			}
+			route := s.routeLabel(r)
 			s.logger.LogAttrs(r.Context(), level, "http request",
 				slog.String("method", r.Method),
 				slog.String("route", route),
