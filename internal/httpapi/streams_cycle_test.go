@@ -65,6 +65,12 @@ func TestStreamCycleRefusedChangesNothing(t *testing.T) {
 		{"StaleLease", func(t *testing.T, f fixture, c map[string]any) {
 			ack(c)["leaseId"] = queue.NewIDGenerator().New()
 		}, "invalid or expired lease"},
+		// The ack is checked before the state ops and sink pushes run: a refused ack is
+		// the reason even when a push would have failed too.
+		{"StaleLeaseAndFullSink", func(t *testing.T, f fixture, c map[string]any) {
+			b.configure(t, f.sink, `{"maxSize":1}`)
+			ack(c)["leaseId"] = queue.NewIDGenerator().New()
+		}, "invalid or expired lease"},
 		{"ExpiredLease", func(t *testing.T, f fixture, c map[string]any) {
 			_, err := b.db.Exec(t.Context(), `UPDATE queen.partition_consumers SET lease_expires_at = now() - interval '1 second'
 				WHERE partition_id = $1 AND consumer_group = $2`, f.p.partitionID, group)

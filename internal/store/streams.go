@@ -37,7 +37,7 @@ FROM queen_streams.cycle_ack_q1($1, $2, $3::uuid, $4, $5, $6, $7, $8, $9)`
 
 // StreamCycleRun applies one cycle (validated, message ids assigned, payloads sealed)
 // in one transaction: the shard's cycle lock and every push and ack lock first, then
-// the state ops, the sink pushes and the source ack. The first failing part rolls
+// the source ack, the state ops and the sink pushes. The first failing part rolls
 // everything back and is reported in the result (Success false, Error); only
 // infrastructure failures are returned as errors.
 func (s *Store) StreamCycleRun(ctx context.Context, c queue.StreamCycle) (queue.StreamCycleResult, error) {
@@ -66,6 +66,21 @@ func (s *Store) StreamCycleRun(ctx context.Context, c queue.StreamCycle) (queue.
 		res.Error = fmt.Sprintf("stream query %s not found (register it with POST /streams/v1/queries)", c.QueryID)
 		return res, nil
 	}
+	// The ack first: a cycle it refuses (a stale lease, a retried cycle) is rolled back
+	// before its state ops and sink pushes have cost anything.
+	var ack *queue.StreamAckResult
+	if a := c.Ack; a != nil {
+		ack = &queue.StreamAckResult{Count: a.Count}
+		var errText string
+		if err := tx.QueryRow(ctx, sqlStreamCycleAck, res.SourceQueue, a.TransactionID, c.PartitionID, c.ConsumerGroup,
+			a.Status, a.LeaseID, a.Count, a.Error, c.ReleaseLease).Scan(&ack.Success, &errText, &ack.LeaseReleased, &ack.DLQ, &ack.DeadLettered); err != nil {
+			return res, interpretError(err)
+		}
+		if !ack.Success {
+			res.Error = "ack failed: " + errText
+			return res, nil
+		}
+	}
 	if err := streamStateApply(ctx, tx, c); err != nil {
 		return res, err
 	}
@@ -82,24 +97,11 @@ func (s *Store) StreamCycleRun(ctx context.Context, c queue.StreamCycle) (queue.
 		}
 		res.Push = pushed
 	}
-	if a := c.Ack; a != nil {
-		ack := queue.StreamAckResult{Count: a.Count}
-		var errText string
-		if err := tx.QueryRow(ctx, sqlStreamCycleAck, res.SourceQueue, a.TransactionID, c.PartitionID, c.ConsumerGroup,
-			a.Status, a.LeaseID, a.Count, a.Error, c.ReleaseLease).Scan(&ack.Success, &errText, &ack.LeaseReleased, &ack.DLQ, &ack.DeadLettered); err != nil {
-			return res, interpretError(err)
-		}
-		if !ack.Success {
-			res.Push = nil
-			res.Error = "ack failed: " + errText
-			return res, nil
-		}
-		res.Ack = &ack
-	}
 	if err := tx.Commit(ctx); err != nil {
 		return res, interpretError(err)
 	}
 	res.Success = true
+	res.Ack = ack
 	res.StateOpsApplied = len(c.StateOps)
 	return res, nil
 }
