@@ -85,7 +85,7 @@ func (b *Broker) streamCycle(ctx context.Context, c *queue.StreamCycle) (queue.S
 		}
 		if op.Type != queue.StateOpUpsert && op.Type != queue.StateOpDelete {
 			res.Error = fmt.Sprintf("%s: unknown state op type %q (use %q or %q)", field, op.Type, queue.StateOpUpsert, queue.StateOpDelete)
-			return res, nil
+			return b.refusedCycle(ctx, res, c.QueryID)
 		}
 	}
 	if err := b.preparePush(c.Push, "push_items"); err != nil {
@@ -115,7 +115,7 @@ func (b *Broker) streamCycle(ctx context.Context, c *queue.StreamCycle) (queue.S
 		case "", queue.AckCompleted, queue.AckSuccess, queue.AckFailed, queue.AckDLQ:
 		default:
 			res.Error = fmt.Sprintf("ack failed: invalid ack status %q: use completed, success, failed or dlq (lower case)", a.Status)
-			return res, nil
+			return b.refusedCycle(ctx, res, c.QueryID)
 		}
 	}
 	if err := b.sealPayloads(ctx, c.Push); err != nil {
@@ -130,6 +130,14 @@ func (b *Broker) streamCycle(ctx context.Context, c *queue.StreamCycle) (queue.S
 			res.Push[i].Index = i
 		}
 	}
+	return res, err
+}
+
+// refusedCycle completes the answer of a cycle refused before it ran with the query's
+// source queue, which every cycle's answer names ("" for an unknown query).
+func (b *Broker) refusedCycle(ctx context.Context, res queue.StreamCycleResult, queryID string) (queue.StreamCycleResult, error) {
+	source, err := b.store.StreamSourceQueue(ctx, queryID)
+	res.SourceQueue = source
 	return res, err
 }
 

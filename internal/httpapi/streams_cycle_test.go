@@ -119,6 +119,11 @@ func TestStreamCycleRefusedChangesNothing(t *testing.T) {
 			m := b.cycle(t, c)
 			require.Equal(t, false, m["success"], "%v", m)
 			require.Contains(t, m["error"], tc.want)
+			wantQueue := f.src // every answer names the query's source queue
+			if tc.name == "UnknownQuery" {
+				wantQueue = ""
+			}
+			require.Equal(t, wantQueue, m["queueName"])
 			require.Equal(t, 0.0, m["state_ops_applied"])
 			require.Equal(t, []any{}, m["push_results"])
 			require.Nil(t, m["ack_result"])

@@ -106,6 +106,17 @@ func (s *Store) StreamCycleRun(ctx context.Context, c queue.StreamCycle) (queue.
 	return res, nil
 }
 
+// StreamSourceQueue returns the source queue of the stream query queryID (a UUID),
+// "" when there is no such query.
+func (s *Store) StreamSourceQueue(ctx context.Context, queryID string) (string, error) {
+	var source string
+	err := s.pool.QueryRow(ctx, `SELECT source_queue FROM queen_streams.queries WHERE id = $1::uuid`, queryID).Scan(&source)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return source, interpretError(err)
+}
+
 func streamStateApply(ctx context.Context, tx pgx.Tx, c queue.StreamCycle) error {
 	n := len(c.StateOps)
 	if n == 0 {
