@@ -60,32 +60,24 @@ const sentinelRetry = time.Second
 // commitWatch finds statements held for a synchronous standby; see above.
 type commitWatch struct {
 	after  time.Duration
-	cfg    *pgx.ConnConfig // the probe's and the sentinel's connections
+	probe  *prober // the guard's: its connection, and the sentinel's configuration
 	logger *slog.Logger
 
-	mu   sync.Mutex // serialises the probes on conn
-	conn *pgx.Conn  // nil until the first probe, and after a failed one
-
 	stalled atomic.Bool
-	ended   atomic.Uint64 // statements ended for it
-	stop    context.Context
-	cancel  context.CancelFunc
+	ended   atomic.Uint64  // statements ended for it
 	done    sync.WaitGroup // the sentinel
 }
 
 // WatchCommits makes g end statements held for a synchronous standby after after
-// (see the package's commits.go), using connections made with a copy of cfg
-// (the pool's, with the guard and the caller's hooks left out). Call it before the
+// (see the package's commits.go), looking at them from a connection of the guard's
+// own (made like the pool's, as Install found its configuration). Call it before the
 // pool makes its first connection. after <= 0, or not below the deadline, watches
 // nothing.
-func (g *Guard) WatchCommits(cfg *pgx.ConnConfig, after time.Duration) {
+func (g *Guard) WatchCommits(after time.Duration) {
 	if g == nil || after <= 0 || after >= g.deadline {
 		return
 	}
-	probe := cfg.Copy()
-	probe.Tracer, probe.OnPgError, probe.OnNotice, probe.OnNotification = nil, nil, nil, nil
-	ctx, cancel := context.WithCancel(context.Background())
-	g.commits = &commitWatch{after: after, cfg: probe, logger: g.logger, stop: ctx, cancel: cancel}
+	g.commits = &commitWatch{after: after, probe: g.probe, logger: g.logger}
 }
 
 // Stalled reports whether commits wait for a synchronous standby: since a statement
@@ -104,60 +96,31 @@ func (g *Guard) StalledStatements() uint64 {
 	return g.commits.ended.Load()
 }
 
-// Close stops the sentinel, if one waits. The guard ends no statement afterwards for
-// want of a standby.
+// Close stops the sentinel, if one waits, and closes the guard's own connection. The
+// guard ends no statement afterwards for want of a standby, and the batches it times
+// run to their last deadline.
 func (g *Guard) Close() {
-	if g == nil || g.commits == nil {
+	if g == nil {
 		return
 	}
-	c := g.commits
-	c.cancel()
-	c.done.Wait()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.conn != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-		defer cancel()
-		_ = c.conn.Close(ctx)
-		c.conn = nil
+	g.probe.cancel()
+	if g.commits != nil {
+		g.commits.done.Wait()
 	}
+	g.probe.close()
 }
 
 // held reports whether the backend pid waits for a synchronous standby, directly or
 // behind a lock; false when it cannot tell.
 func (c *commitWatch) held(pid uint32) bool {
-	if c.stop.Err() != nil {
+	if c.probe.stop.Err() != nil {
 		return false
 	}
 	var held bool
-	err := c.query(func(ctx context.Context, conn *pgx.Conn) error {
+	err := c.probe.query(func(ctx context.Context, conn *pgx.Conn) error {
 		return conn.QueryRow(ctx, sqlHeldForStandby, pid).Scan(&held)
 	})
 	return err == nil && held
-}
-
-// query runs f on the probe connection, made if need be, within probeTimeout. A
-// failure drops the connection.
-func (c *commitWatch) query(f func(context.Context, *pgx.Conn) error) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ctx, cancel := context.WithTimeout(c.stop, probeTimeout)
-	defer cancel()
-	if c.conn == nil {
-		conn, err := pgx.ConnectConfig(ctx, c.cfg)
-		if err != nil {
-			return err
-		}
-		c.conn = conn
-	}
-	if err := f(ctx, c.conn); err != nil {
-		closeCtx, cancelClose := context.WithTimeout(context.WithoutCancel(ctx), probeTimeout)
-		defer cancelClose()
-		_ = c.conn.Close(closeCtx)
-		c.conn = nil
-		return err
-	}
-	return nil
 }
 
 // endedOne counts a statement ended for a standby (its backend pid) and, on the
@@ -184,7 +147,7 @@ func (c *commitWatch) endedOne(pid uint32) {
 // failover the next connection may reach a primary that confirms) is tried again.
 func (c *commitWatch) sentinel() {
 	started := time.Now()
-	for c.stop.Err() == nil {
+	for c.probe.stop.Err() == nil {
 		err := c.sentinelOnce()
 		if err == nil {
 			c.stalled.Store(false)
@@ -195,7 +158,7 @@ func (c *commitWatch) sentinel() {
 		}
 		t := time.NewTimer(sentinelRetry)
 		select {
-		case <-c.stop.Done():
+		case <-c.probe.stop.Done():
 			t.Stop()
 		case <-t.C:
 		}
@@ -203,18 +166,18 @@ func (c *commitWatch) sentinel() {
 }
 
 func (c *commitWatch) sentinelOnce() error {
-	conn, err := pgx.ConnectConfig(c.stop, c.cfg)
+	conn, err := pgx.ConnectConfig(c.probe.stop, c.probe.cfg)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.stop), probeTimeout)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.probe.stop), probeTimeout)
 		defer cancel()
 		_ = conn.Close(ctx)
 	}()
-	_, err = conn.Exec(c.stop, sqlSentinel)
-	if err != nil && c.stop.Err() != nil {
-		return errors.Join(err, c.stop.Err())
+	_, err = conn.Exec(c.probe.stop, sqlSentinel)
+	if err != nil && c.probe.stop.Err() != nil {
+		return errors.Join(err, c.probe.stop.Err())
 	}
 	return err
 }

@@ -79,7 +79,7 @@ func TestCommitsHeldForAStandbyAreEnded(t *testing.T) {
 	require.NoError(t, err)
 	const deadline, after = 20 * time.Second, 300 * time.Millisecond
 	g := answerguard.Install(cfg, deadline, slog.New(slog.NewTextHandler(&logs, nil)))
-	g.WatchCommits(cfg.ConnConfig, after)
+	g.WatchCommits(after)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {

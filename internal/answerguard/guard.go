@@ -47,8 +47,11 @@ func Deadline(statementTimeout time.Duration) time.Duration {
 }
 
 // Guard is a pgx tracer timing every statement of the pool it is installed on. A batch
-// of n statements gets n deadlines: PostgreSQL sends a pipeline's results only at its
-// end. Closing the socket is safe while pgx reads or writes it.
+// of n statements may take n deadlines on a server that runs (PostgreSQL sends a
+// pipeline's results only at its end, and statement_timeout bounds each statement),
+// but past its first deadline it goes on only while the server answers a statement
+// of the guard's own connection: a silent server ends it after one deadline and a
+// probe. Closing the socket is safe while pgx reads or writes it.
 type Guard struct {
 	deadline time.Duration
 	logger   *slog.Logger // nil: no warning
@@ -58,6 +61,8 @@ type Guard struct {
 	// silentUntil (Unix nanoseconds) is the end of the window that followed the last
 	// unanswered ping: idle connections are dropped without a ping until then.
 	silentUntil atomic.Int64
+	// probe looks at the server from a connection of the guard's own (probe.go).
+	probe *prober
 	// commits, when set, ends statements held for a synchronous standby (commits.go).
 	commits *commitWatch
 }
@@ -73,7 +78,8 @@ func Install(cfg *pgxpool.Config, deadline time.Duration, logger *slog.Logger) *
 	if deadline <= 0 {
 		return nil
 	}
-	g := &Guard{deadline: deadline, logger: logger, pingTimeout: min(deadline, Grace), pingIdle: time.Second}
+	g := &Guard{deadline: deadline, logger: logger, pingTimeout: min(deadline, Grace), pingIdle: time.Second,
+		probe: newProber(cfg.ConnConfig)}
 	cfg.ConnConfig.Tracer = g
 	// The pool checks a connection idle for more than a second before handing it out,
 	// with a ping no tracer sees: the guard pings instead (shouldPing), and the pool's
@@ -185,44 +191,53 @@ func (g *Guard) start(ctx context.Context, conn *pgx.Conn, statements int) conte
 	}
 	statements = max(statements, 1)
 	limit := time.Duration(statements) * g.deadline
-	first := limit
+	// step spaces the looks at a statement still running: every commit-stall delay
+	// when commits are watched, else every deadline.
+	step := g.deadline
 	if g.commits != nil {
-		first = g.commits.after
+		step = g.commits.after
 	}
 	begin := time.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.timer = time.AfterFunc(first, func() {
+	w.timer = time.AfterFunc(min(step, limit), func() {
 		if w.state.Load() != 0 {
 			return
 		}
-		if left := limit - time.Since(begin); left > 0 && g.commits != nil {
-			// Every commit-stall delay: a statement held for a synchronous standby is
-			// ended now; any other runs on to its deadline.
+		elapsed := time.Since(begin)
+		if elapsed < limit {
 			pid := conn.PgConn().PID()
-			if g.commits.held(pid) {
+			if g.commits != nil && g.commits.held(pid) {
 				// Counted (and the stall reported) before the socket closes, so that
 				// the statement's caller sees them when it fails.
 				g.fire(w, fired, conn, func() { g.commits.endedOne(pid) })
+				return
+			}
+			// Past one deadline a batch goes on only while the server answers others.
+			if elapsed >= g.deadline && !g.probe.answers() {
+				g.fire(w, fired, conn, func() { g.warnUnanswered(elapsed, statements, pid, "; the server answers no other") })
 				return
 			}
 			// Looked at again after the same delay: a backend caught between two
 			// waits, or behind one that is not held yet, may be held by then.
 			w.mu.Lock()
 			defer w.mu.Unlock()
-			w.timer.Reset(min(g.commits.after, limit-time.Since(begin)))
+			w.timer.Reset(min(step, limit-time.Since(begin)))
 			return
 		}
-		g.fire(w, fired, conn, func() {
-			g.closed.Add(1)
-			if g.logger != nil {
-				g.logger.Warn("PostgreSQL left a statement unanswered; its connection is closed, and the request "+
-					"answered as on a lost connection", "waited", limit.String(), "statements", statements,
-					"backend_pid", conn.PgConn().PID())
-			}
-		})
+		g.fire(w, fired, conn, func() { g.warnUnanswered(limit, statements, conn.PgConn().PID(), "") })
 	})
 	return context.WithValue(ctx, key{}, w)
+}
+
+// warnUnanswered counts a statement (or batch) the guard ended and warns of it.
+func (g *Guard) warnUnanswered(waited time.Duration, statements int, pid uint32, why string) {
+	g.closed.Add(1)
+	if g.logger != nil {
+		g.logger.Warn("PostgreSQL left a statement unanswered"+why+"; its connection is closed, and the request "+
+			"answered as on a lost connection", "waited", waited.Round(time.Millisecond).String(), "statements", statements,
+			"backend_pid", pid)
+	}
 }
 
 // fire ends a running statement: it runs before (the counting and the warning), then

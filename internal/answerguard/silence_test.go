@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -114,4 +115,46 @@ func TestAConnectionTheGuardClosedIsNotReused(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, "SELECT 1").Scan(&one), "the next statement runs on a new connection")
 	require.Equal(t, 1, one)
 	require.EqualValues(t, 1, pool.Stat().NewConnsCount()-1, "the closed connection was replaced")
+}
+
+// TestABatchOnASilentServerEndsAfterOneDeadline: a batch of three statements may run a
+// deadline per statement while the server answers others (here three sleeps past one
+// deadline in all), but on a frozen server it ends after one deadline and a look,
+// not three.
+func TestABatchOnASilentServerEndsAfterOneDeadline(t *testing.T) {
+	t.Parallel()
+	cluster := pgtest.StartCluster(t)
+	var logs testlog.Buffer
+	const deadline = 3 * time.Second
+	pool, g := guardedPool(t, cluster, 4, deadline, &logs)
+	t.Cleanup(g.Close)
+	ctx := t.Context()
+
+	b := &pgx.Batch{}
+	for range 3 {
+		b.Queue("SELECT pg_sleep(1.2)")
+	}
+	require.NoError(t, pool.SendBatch(ctx, b).Close(), "a running server: the batch runs past one deadline\n%s", logs.String())
+	require.Zero(t, g.Closed())
+
+	c, err := pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer c.Release()
+	cluster.Freeze()
+	defer cluster.Thaw()
+	b = &pgx.Batch{}
+	for range 3 {
+		b.Queue("SELECT 1")
+	}
+	bounded, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	began := time.Now()
+	err = c.SendBatch(bounded, b).Close()
+	waited := time.Since(began)
+	require.Error(t, err)
+	require.NoError(t, bounded.Err(), "the guard ended the batch")
+	require.EqualValues(t, 1, g.Closed())
+	// One deadline and a look of at most two seconds; three deadlines would be 9 s.
+	require.Less(t, waited, deadline+4*time.Second, "%v\n%s", err, logs.String())
+	require.Contains(t, logs.String(), "PostgreSQL left a statement unanswered; the server answers no other")
 }

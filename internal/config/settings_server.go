@@ -309,7 +309,7 @@ func postgresSettings() []setting {
 				"silent (stopped, paused, a commit waiting for a synchronous standby that is gone), which " +
 				"neither `statement_timeout` nor TCP ends. 0 or unset: `DB_STATEMENT_TIMEOUT` + 5000, and no " +
 				"limit when `DB_STATEMENT_TIMEOUT` is 0. Values under 2000 are raised to 2000, as the Queen " +
-				"1.x brokers do. A pipeline of n statements has n times as long. A value at or below " +
+				"1.x brokers do. A pipeline of n statements may have n times as long while the server answers a statement of the broker's own (looked at after the first deadline, within 2 s): a silent server ends it after one deadline and that look. A value at or below " +
 				"`DB_STATEMENT_TIMEOUT`, or with it 0, also ends statements a running server is still working " +
 				"on (503, not the 504 of `statement_timeout`): the start log warns.",
 			bind: func(c *Config) value { return ms(&c.DBInflightDeadline, 0) },

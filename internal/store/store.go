@@ -165,7 +165,7 @@ func Open(opts Options) (*Store, error) {
 	// and a push falls back to the spool, whose replay deduplicates on the transaction id.
 	// Installed last: it chains the pool hooks set above.
 	s.guard = answerguard.Install(cfg, opts.AnswerDeadline, opts.Logger)
-	s.guard.WatchCommits(cfg.ConnConfig, opts.CommitStall)
+	s.guard.WatchCommits(opts.CommitStall)
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: create pool: %w", err)

@@ -72,8 +72,11 @@ func Open(o Options) (*Store, error) {
 	return st, nil
 }
 
-// Close closes the pool.
-func (s *Store) Close() { s.pool.Close() }
+// Close closes the pool and the guard's own connection.
+func (s *Store) Close() {
+	s.pool.Close()
+	s.guard.Close()
+}
 
 // PoolStats is the pool's state at one moment.
 type PoolStats struct {
