@@ -118,7 +118,11 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 	var w *waiter
 	if req.Wait {
 		w = b.waiters.park(req.ConsumerGroup, req.Partition, time.Now())
-		defer b.waiters.unpark(w)
+		defer func() {
+			if w != nil { // nil: a claim cut at the deadline unparks it when it ends
+				b.waiters.unpark(w)
+			}
+		}()
 	}
 	var timer *time.Timer
 	defer func() {
@@ -138,7 +142,11 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 		if ctx.Err() != nil {
 			return res, ctx.Err() // gone before the claim: nothing to give back
 		}
-		claim, from, err := b.popAttempt(ctx, req, leaseID, w, woken)
+		claim, from, cut, err := b.popAttemptBy(ctx, req, leaseID, w, woken, deadline)
+		if cut {
+			w = nil // the claim still running unparks it
+			return res, nil
+		}
 		msgs := claim.Messages
 		res.Conflation, res.ConflationConflict = claim.Conflation, claim.ConflationConflict
 		if claim.Conflation {
@@ -216,6 +224,46 @@ func (b *Broker) Pop(ctx context.Context, req queue.PopRequest) (res queue.PopRe
 		}
 		timer.Stop()
 	}
+}
+
+// popAttemptBy runs popAttempt, and answers cut at the long-poll's deadline when the
+// claim has not ended by then (a database that does not answer): the pop is answered
+// empty at its own deadline, as the client asked, while the claim runs to its end
+// apart; it then gives back any lease it took (no one got its messages) and unparks w.
+// A pop that does not wait, an autoAck pop (its claim consumes what it takes) and one
+// already past its deadline wait for the claim.
+func (b *Broker) popAttemptBy(ctx context.Context, req queue.PopRequest, leaseID string, w *waiter, woken bool,
+	deadline time.Time) (claim queue.Claim, from string, cut bool, err error) {
+	remaining := time.Until(deadline)
+	if !req.Wait || req.AutoAck || remaining <= 0 {
+		claim, from, err = b.popAttempt(ctx, req, leaseID, w, woken)
+		return claim, from, false, err
+	}
+	type attempt struct {
+		claim queue.Claim
+		from  string
+		err   error
+	}
+	done := make(chan attempt, 1)
+	go func() {
+		c, f, err := b.popAttempt(ctx, req, leaseID, w, woken)
+		done <- attempt{c, f, err}
+	}()
+	t := time.NewTimer(remaining)
+	defer t.Stop()
+	select {
+	case a := <-done:
+		return a.claim, a.from, false, a.err
+	case <-t.C:
+	}
+	go func() {
+		a := <-done
+		if a.err == nil && len(a.claim.Messages) > 0 {
+			b.giveBackLease(leaseID)
+		}
+		b.waiters.unpark(w)
+	}()
+	return queue.Claim{}, "", true, nil
 }
 
 // popAttempt runs one claim. For a namespace/task pop it walks the matching queues,

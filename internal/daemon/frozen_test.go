@@ -2,14 +2,19 @@ package daemon_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queenmq/queen/internal/api"
 	"github.com/queenmq/queen/internal/daemontest"
 	"github.com/queenmq/queen/internal/pgtest"
+	"github.com/queenmq/queen/internal/testwait"
 )
 
 // TestOutagePostgreSQLFrozen: PostgreSQL stopped with SIGSTOP under load, alive to the
@@ -52,4 +57,51 @@ func TestOutagePostgreSQLFrozen(t *testing.T) {
 	o.grow("queued", 100, "pushes never reached the database again")
 	summary, delivered, st := o.finish()
 	t.Logf("frozen PostgreSQL (SIGSTOP): %s; %d delivered; spool replayed %d", summary, delivered, st.Replayed)
+}
+
+// TestAPopAnswersAtItsOwnDeadlineOnASilentPostgreSQL: a long-poll whose claim gets no
+// answer (PostgreSQL stopped with SIGSTOP) is answered empty at its own timeout, not
+// after LIBQUEEN_INFLIGHT_DEADLINE_MS; once PostgreSQL resumes, the claim that ran on
+// gives its lease back, so the message is at once another pop's.
+func TestAPopAnswersAtItsOwnDeadlineOnASilentPostgreSQL(t *testing.T) {
+	t.Parallel()
+	cluster := pgtest.StartCluster(t)
+	n := startNode(t, daemontest.Options{DBURL: cluster.URL(), Env: []string{"LOG_LEVEL=error",
+		"DB_STATEMENT_TIMEOUT=20000", "QUEEN_DB_COMMIT_STALL_MS=0"}})
+	n.must(t, http.MethodPost, "/api/v1/push", api.PushRequest{Items: []api.PushItem{
+		{Queue: "own-deadline", TransactionID: "m1", Payload: json.RawMessage(`1`)}}}, http.StatusCreated, nil)
+	// Warm a connection, so that the pop's claim is sent to the silent server rather
+	// than waiting for a ping or a new connection.
+	n.must(t, http.MethodGet, "/api/v1/resources/queues/own-deadline", nil, http.StatusOK, nil)
+
+	cluster.Freeze()
+	thawed := false
+	defer func() {
+		if !thawed {
+			cluster.Thaw()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	began := time.Now()
+	code, body, err := n.do(ctx, http.MethodGet, "/api/v1/pop/queue/own-deadline?consumerGroup=g&wait=true&timeout=1500", nil)
+	waited := time.Since(began)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusNoContent, code, "%s", body)
+	// Its own 1.5 s and the scheduling around it; the deadline of an unanswered
+	// statement is 25 s here.
+	require.Less(t, waited, 10*time.Second)
+
+	cluster.Thaw()
+	thawed = true
+	testwait.For(t, 30*time.Second, 50*time.Millisecond, func() error {
+		code, body, err := n.do(ctx, http.MethodGet, "/api/v1/pop/queue/own-deadline?consumerGroup=g&wait=false", nil)
+		if err != nil {
+			return err
+		}
+		if code != http.StatusOK || !strings.Contains(string(body), `"m1"`) {
+			return fmt.Errorf("pop answered %d %s: the lease the cut claim took is not given back", code, body)
+		}
+		return nil
+	})
 }
