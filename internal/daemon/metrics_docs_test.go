@@ -86,6 +86,7 @@ var metricRegions = []metricRegion{
 		"queen_db_pool_acquire_wait_seconds_total",
 		"queen_db_unanswered_statements_total", "queen_db_timeline", "queen_db_timeline_behind",
 		"queen_db_timeline_regressions_total", "queen_db_commits_stalled", "queen_db_stalled_statements_total",
+		"queen_db_synchronous_replication",
 	}},
 	{"backlog", []string{
 		"queen_queue_messages", "queen_queue_oldest_pending_age_seconds", "queen_queue_dlq_messages",

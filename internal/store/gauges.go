@@ -41,7 +41,16 @@ type BacklogReading struct {
 	Groups []queue.ConsumerGroupSummary
 	// GroupsTruncated reports that more (group, queue) pairs exist than Groups holds.
 	GroupsTruncated bool
+	// SynchronousReplication reports that the server's commits wait for a synchronous
+	// standby (synchronous_standby_names set, synchronous_commit on, remote_write or
+	// remote_apply): what a failover needs to keep every acknowledged commit.
+	SynchronousReplication bool
 }
+
+// sqlSynchronousReplication tells whether this session's commits wait for a
+// synchronous standby; both settings are readable by any role.
+const sqlSynchronousReplication = `SELECT current_setting('synchronous_standby_names') <> ''
+    AND current_setting('synchronous_commit') IN ('on', 'remote_write', 'remote_apply')`
 
 // sqlQueueBacklog computes, for the first $1 queues by name, the queue-mode backlog
 // with the rules of sqlPartitionCounters, plus the age of the oldest message past the
@@ -115,6 +124,9 @@ func (s *Store) QueueBacklogList(ctx context.Context, now time.Time, limit, grou
 				return err
 			}
 			if out.Groups, err = groupLag(ctx, tx, queue.Scope{}, nil, groupLimit+1); err != nil {
+				return err
+			}
+			if err := tx.QueryRow(ctx, sqlSynchronousReplication).Scan(&out.SynchronousReplication); err != nil {
 				return err
 			}
 			return tx.QueryRow(ctx, `SELECT count(*) FROM queen.dead_letter_queue`).Scan(&out.DeadLetterTotal)

@@ -1,16 +1,21 @@
 package store_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queenmq/queen/internal/pgtest"
 	"github.com/queenmq/queen/internal/queue"
+	"github.com/queenmq/queen/internal/schema"
 	"github.com/queenmq/queen/internal/store"
+	"github.com/queenmq/queen/internal/testwait"
 )
 
 type gaugesBundle struct {
@@ -163,4 +168,48 @@ func TestPoolWaitsStartAtZero(t *testing.T) {
 	n, wait := b.st.PoolWaits()
 	require.Zero(t, n)
 	require.Zero(t, wait)
+}
+
+// TestBacklogReadsWhetherCommitsWaitForAStandby: the backlog reading says whether the
+// server's commits wait for a synchronous standby, as synchronous_standby_names and
+// synchronous_commit have it (the reading itself writes nothing, so it is answered
+// while no standby confirms anything).
+func TestBacklogReadsWhetherCommitsWaitForAStandby(t *testing.T) {
+	t.Parallel()
+	cluster := pgtest.StartCluster(t)
+	ctx := t.Context()
+	admin, err := pgx.Connect(ctx, cluster.URL())
+	require.NoError(t, err)
+	defer func() { _ = admin.Close(context.WithoutCancel(ctx)) }()
+	require.NoError(t, schema.Apply(ctx, admin))
+	st, err := store.Open(store.Options{ConnString: cluster.URL(), MaxConns: 2})
+	require.NoError(t, err)
+	defer st.Close()
+
+	reading := func(st *store.Store) bool {
+		r, err := st.QueueBacklogList(ctx, time.Now(), 10, 10)
+		require.NoError(t, err)
+		return r.SynchronousReplication
+	}
+	require.False(t, reading(st), "no synchronous standby named")
+	_, err = admin.Exec(ctx, "ALTER SYSTEM SET synchronous_standby_names = 'ghost'")
+	require.NoError(t, err)
+	_, err = admin.Exec(ctx, "SELECT pg_reload_conf()")
+	require.NoError(t, err)
+	testwait.For(t, 10*time.Second, 20*time.Millisecond, func() error {
+		if !reading(st) {
+			return errors.New("a standby is named, and the reading says commits do not wait for it")
+		}
+		return nil
+	})
+	// Commits that do not wait for the standby named (the database's setting, which new
+	// sessions take).
+	_, err = admin.Exec(ctx, "SET synchronous_commit = 'local'") // this session's commit must not wait either
+	require.NoError(t, err)
+	_, err = admin.Exec(ctx, "ALTER DATABASE postgres SET synchronous_commit = 'local'")
+	require.NoError(t, err)
+	local, err := store.Open(store.Options{ConnString: cluster.URL(), MaxConns: 2})
+	require.NoError(t, err)
+	defer local.Close()
+	require.False(t, reading(local), "synchronous_commit local: commits do not wait")
 }

@@ -61,6 +61,7 @@ type Telemetry struct {
 	refreshTime     prometheus.Gauge
 	refreshTrunc    prometheus.Gauge
 	groupsTrunc     prometheus.Gauge
+	syncReplication prometheus.Gauge
 
 	// refreshMu serialises refreshes (the loop and direct calls).
 	refreshMu sync.Mutex
@@ -115,11 +116,19 @@ func New(reg prometheus.Registerer, opts Options) (*Telemetry, error) {
 				"cover only the first 1000 by group, then queue name (a bound on their label cardinality; the " +
 				"API views list up to 10 000 pairs).",
 		}),
+		syncReplication: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Subsystem: "db", Name: "synchronous_replication",
+			Help: "1 when the database's commits wait for a synchronous standby (synchronous_standby_names " +
+				"set, synchronous_commit on, remote_write or remote_apply), as the last backlog refresh read " +
+				"them: then a failover to that standby keeps every acknowledged push and ack. 0 with no " +
+				"standby, with asynchronous replication, or while Patroni's synchronous_mode has no standby " +
+				"to name (0 until the first refresh).",
+		}),
 	}
 	t.rates.last = t.readActivity()
 	t.rates.at = opts.Started
 	cs := []prometheus.Collector{
-		t.refreshDuration, t.refreshSuccess, t.refreshTime, t.refreshTrunc, t.groupsTrunc,
+		t.refreshDuration, t.refreshSuccess, t.refreshTime, t.refreshTrunc, t.groupsTrunc, t.syncReplication,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "uptime_seconds",
 			Help: "Seconds since the broker process started (upstream name).",
@@ -189,6 +198,7 @@ func (t *Telemetry) Refresh(ctx context.Context) error {
 	t.refreshTime.Set(float64(start.UnixNano()) / 1e9)
 	t.refreshTrunc.Set(boolFloat(r.Truncated))
 	t.groupsTrunc.Set(boolFloat(r.GroupsTruncated))
+	t.syncReplication.Set(boolFloat(r.SynchronousReplication))
 	t.setBacklog(&r)
 	return nil
 }
