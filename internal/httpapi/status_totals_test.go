@@ -1,0 +1,62 @@
+package httpapi
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// pushPartitions pushes one message to each of n partitions of queueName, in batches.
+func (b *testBundle) pushPartitions(t *testing.T, queueName string, n int) {
+	t.Helper()
+	const batch = 2500
+	for start := 0; start < n; start += batch {
+		items := make([]any, 0, batch)
+		for i := start; i < min(start+batch, n); i++ {
+			items = append(items, map[string]any{"queue": queueName, "partition": fmt.Sprintf("p%05d", i),
+				"payload": map[string]any{"i": i}})
+		}
+		requireStatus(t, http.StatusCreated, b.post(t, "/api/v1/push", mustJSON(t, map[string]any{"items": items})))
+	}
+}
+
+// TestStatusTotalsCountEveryPartition: the totals of the overview, /status and the
+// namespace view cover every partition, also past the 10 000 the per-partition lists
+// stop at: a queue sorted after 10 000 partitions of another still counts.
+func TestStatusTotalsCountEveryPartition(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Options{})
+	b.pushPartitions(t, "a.big", 10000)
+	b.pushOne(t, "z.late", "only", "late-1", `{}`)
+	b.pushOne(t, "z.late", "only", "late-2", `{}`)
+	// Queue mode consumes one message of z.late, so completed counts past the cut too.
+	pop := b.popOne(t, "z.late", "batch=1")
+	m := obj(t, arr(t, pop["messages"])[0])
+	requireStatus(t, http.StatusOK, b.post(t, "/api/v1/ack", mustJSON(t, map[string]any{
+		"transactionId": m["transactionId"], "partitionId": m["partitionId"], "leaseId": m["leaseId"],
+		"status": "completed"})))
+
+	ov := b.get(t, "/api/v1/resources/overview").object(t)
+	require.EqualValues(t, 10001, ov["partitions"], "overview partitions")
+	msgs := obj(t, ov["messages"])
+	require.EqualValues(t, 10002, msgs["total"], "overview total")
+	require.EqualValues(t, 10001, msgs["pending"], "overview pending")
+	require.EqualValues(t, 1, msgs["completed"], "overview completed")
+
+	st := b.get(t, "/api/v1/status").object(t)
+	sm := obj(t, st["messages"])
+	require.EqualValues(t, 10002, sm["total"], "status total")
+	require.EqualValues(t, 10001, sm["pending"], "status pending")
+	require.EqualValues(t, 1, sm["completed"], "status completed")
+	late := findBy(t, st["queues"], "name", "z.late")
+	require.EqualValues(t, 1, late["totalConsumed"], "status queues: z.late")
+	big := findBy(t, st["queues"], "name", "a.big")
+	require.EqualValues(t, 10000, big["partitions"], "status queues: a.big")
+
+	ns := b.get(t, "/api/v1/resources/namespaces").object(t)
+	z := findBy(t, ns["namespaces"], "namespace", "z")
+	require.EqualValues(t, 1, z["partitions"], "namespace z")
+	require.EqualValues(t, 2, obj(t, z["messages"])["total"], "namespace z")
+}
