@@ -282,9 +282,16 @@ func (l StatusQueueList) MarshalJSON() ([]byte, error) {
 
 // StatusQueueDetail is the answer of GET /api/v1/status/queues/{queue}.
 type StatusQueueDetail struct {
-	Queue      StatusQueueInfo   `json:"queue"`
+	Queue StatusQueueInfo `json:"queue"`
+	// Partitions lists the first partitions by name, at most partitionLimit (10 000).
 	Partitions []StatusPartition `json:"partitions"`
-	Totals     StatusTotals      `json:"totals"`
+	// PartitionCount counts every partition of the queue (queen only).
+	PartitionCount int64 `json:"partitionCount"`
+	// PartitionsTruncated is true when Partitions lists fewer than PartitionCount
+	// (queen only).
+	PartitionsTruncated bool `json:"partitionsTruncated"`
+	// Totals sums every partition, listed or not.
+	Totals StatusTotals `json:"totals"`
 	// Options is the queue's whole stored option set, as in the configure echo.
 	// Queen only (upstream's answer has only queue.config); nil from upstream.
 	Options *QueueOptionsEcho `json:"options,omitempty"`
@@ -366,6 +373,8 @@ type PartitionCursor struct {
 type StatusTotals struct {
 	Messages Counters `json:"messages"`
 	Counters
+	// TotalConsumed sums the queue-mode cursors' consumed counters (queen only).
+	TotalConsumed int64 `json:"totalConsumed"`
 }
 
 // QueueMessage is one element of GET /api/v1/status/queues/{queue}/messages (a

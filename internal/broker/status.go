@@ -10,8 +10,9 @@ import (
 // messages and the queue-mode cursors (the analytics reports live in
 // internal/analytics).
 
-// maxQueuePartitions caps the partitions of one queue's status view.
-const maxQueuePartitions = 10000
+// MaxQueuePartitions caps the partitions one queue's status view lists (its totals
+// count every partition).
+const MaxQueuePartitions = 10000
 
 // Namespaces returns live counters per namespace of the scope's queues.
 func (b *Broker) Namespaces(ctx context.Context, sc queue.Scope) ([]queue.GroupCounters, error) {
@@ -65,18 +66,42 @@ func (b *Broker) QueueStatusList(ctx context.Context, sc queue.Scope, name, name
 	return b.store.QueueStatusList(ctx, sc, name, namespace, task, page)
 }
 
-// QueueStatus returns a queue's configuration and its partitions (at most 10000)
-// with live counters and queue-mode cursors; queue.ErrNotFound when absent.
-func (b *Broker) QueueStatus(ctx context.Context, name string) (queue.QueueInfo, []queue.PartitionStatus, error) {
+// QueueStatusDetail is a queue's status view: its configuration, its totals over every
+// partition, and the first partitions by name with their counters.
+type QueueStatusDetail struct {
+	Info queue.QueueInfo
+	// Totals holds the counters, partition count and queue-mode consumed count of
+	// every partition, however many Partitions lists.
+	Totals     queue.QueueStatus
+	Partitions []queue.PartitionStatus
+}
+
+// QueueStatus returns a queue's status view listing at most limit partitions (0 to
+// MaxQueuePartitions; 0 lists none); queue.ErrNotFound when absent.
+func (b *Broker) QueueStatus(ctx context.Context, name string, limit int) (QueueStatusDetail, error) {
+	var d QueueStatusDetail
 	if err := checkText("queue", name, queue.MaxNameLength); err != nil {
-		return queue.QueueInfo{}, nil, err
+		return d, err
 	}
-	qi, err := b.store.QueueGet(ctx, name)
+	if limit < 0 || limit > MaxQueuePartitions {
+		return d, queue.Invalid("partitionLimit", "partitionLimit must be between 0 and %d", MaxQueuePartitions)
+	}
+	var err error
+	if d.Info, err = b.store.QueueGet(ctx, name); err != nil {
+		return d, err
+	}
+	totals, err := b.store.QueueStatusList(ctx, queue.Scope{}, name, "", "", queue.Page{Limit: 1})
 	if err != nil {
-		return qi, nil, err
+		return d, err
 	}
-	parts, err := b.store.PartitionStatusList(ctx, queue.Scope{}, name, queue.Page{Limit: maxQueuePartitions})
-	return qi, parts, err
+	if len(totals) == 0 {
+		return d, queue.ErrNotFound // deleted between the two reads
+	}
+	d.Totals = totals[0]
+	if limit > 0 {
+		d.Partitions, err = b.store.PartitionStatusList(ctx, queue.Scope{}, name, queue.Page{Limit: limit})
+	}
+	return d, err
 }
 
 // QueueMessages returns one page of a queue's messages, newest first, with their

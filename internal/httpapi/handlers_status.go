@@ -3,11 +3,13 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"time"
 
 	"github.com/queenmq/queen/internal/analytics"
 	"github.com/queenmq/queen/internal/api"
+	"github.com/queenmq/queen/internal/broker"
 	"github.com/queenmq/queen/internal/queue"
 )
 
@@ -94,32 +96,38 @@ func (s *Server) handleStatusQueues(w http.ResponseWriter, r *http.Request) erro
 }
 
 // handleStatusQueue is GET /api/v1/status/queues/{queue}: the queue, its
-// configuration and every partition with live counters and the queue-mode cursor,
-// plus (queen only) the whole stored option set as options and how far each consumer
-// group is behind as consumerGroups; 404 {"error":"Queue not
-// found"} for an unknown queue.
+// configuration, its totals over every partition and its first partitionLimit
+// (default and at most 10 000; 0 for none) partitions by name with live counters and
+// the queue-mode cursor, plus (queen only) the partition count, whether the list was
+// cut, the whole stored option set as options and how far each consumer group is
+// behind as consumerGroups; 404 {"error":"Queue not found"} for an unknown queue.
 func (s *Server) handleStatusQueue(w http.ResponseWriter, r *http.Request) error {
 	name, err := scopedQueueParam(r)
 	if err != nil {
 		return err
 	}
-	qi, parts, err := s.broker.QueueStatus(r.Context(), name)
+	limit, ok, err := queryInt(r.URL.Query(), "partitionLimit")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		limit = broker.MaxQueuePartitions
+	}
+	d, err := s.broker.QueueStatus(r.Context(), name, int(max(min(limit, math.MaxInt32), math.MinInt32)))
 	if errors.Is(err, queue.ErrNotFound) {
 		return notFound("Queue not found", err)
 	}
 	if err != nil {
 		return err
 	}
-	o := qi.Options
+	qi, o := d.Info, d.Info.Options
 	out := api.StatusQueueDetail{Queue: api.StatusQueueInfo{
 		ID: qi.ID, Name: unscopeName(r, qi.Name), Namespace: qi.Namespace, Task: qi.Task, Priority: o.Priority,
 		CreatedAt: api.FormatMillis(qi.CreatedAt),
 		Config: api.StatusQueueConfig{LeaseTime: o.LeaseTime, RetryLimit: o.RetryLimit, RetryDelay: o.RetryDelay,
 			TTL: o.TTL, MaxQueueSize: o.MaxSize, DeadLetterQueue: o.DeadLetterQueue},
-	}}
-	var totals queue.Counters
-	for _, p := range parts {
-		totals.Add(p.Counters)
+	}, PartitionCount: d.Totals.Partitions, PartitionsTruncated: int64(len(d.Partitions)) < d.Totals.Partitions}
+	for _, p := range d.Partitions {
 		c := counters(p.Counters)
 		out.Partitions = append(out.Partitions, api.StatusPartition{
 			ID: p.ID, Name: p.Name, CreatedAt: api.FormatMillis(p.CreatedAt), Messages: c, Stats: c,
@@ -128,7 +136,8 @@ func (s *Server) handleStatusQueue(w http.ResponseWriter, r *http.Request) error
 			NewestMessage: optionalTime(p.NewestMessage),
 		})
 	}
-	out.Totals = api.StatusTotals{Messages: counters(totals), Counters: counters(totals)}
+	totals := counters(d.Totals.Counters)
+	out.Totals = api.StatusTotals{Messages: totals, Counters: totals, TotalConsumed: d.Totals.TotalConsumed}
 	opts := optionsEcho(o)
 	out.Options = &opts
 	groups, err := s.broker.QueueConsumerGroups(r.Context(), name)

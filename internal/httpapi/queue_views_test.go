@@ -23,7 +23,8 @@ func TestStatusQueueHasEveryOption(t *testing.T) {
 	b.pushed(t, "opt-q", "p0", "t", `1`)
 
 	m := b.list(t, "/api/v1/status/queues/opt-q")
-	require.Equal(t, sortedKeys("queue", "partitions", "totals", "options", "consumerGroups"), keys(m))
+	require.Equal(t, sortedKeys("queue", "partitions", "partitionCount", "partitionsTruncated", "totals", "options",
+		"consumerGroups"), keys(m))
 	require.Equal(t, echo, m["options"])
 	var o map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(b.get(t, "/api/v1/status/queues/opt-q").body, &o))

@@ -60,3 +60,45 @@ func TestStatusTotalsCountEveryPartition(t *testing.T) {
 	require.EqualValues(t, 1, z["partitions"], "namespace z")
 	require.EqualValues(t, 2, obj(t, z["messages"])["total"], "namespace z")
 }
+
+// TestStatusQueueTotalsPastTheList: GET /api/v1/status/queues/{queue} lists at most
+// 10 000 partitions and says when it cut the list, but its totals, partition count and
+// consumed count cover every partition; partitionLimit=0 lists none.
+func TestStatusQueueTotalsPastTheList(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Options{})
+	b.pushPartitions(t, "wide", 10001)
+	b.pushOne(t, "wide", "p10000", "extra", `{}`)
+	// Queue mode consumes a message of the last partition, past the listed ones.
+	pop := b.popOne(t, "wide/partition/p10000", "batch=1")
+	m := obj(t, arr(t, pop["messages"])[0])
+	requireStatus(t, http.StatusOK, b.post(t, "/api/v1/ack", mustJSON(t, map[string]any{
+		"transactionId": m["transactionId"], "partitionId": m["partitionId"], "leaseId": m["leaseId"],
+		"status": "completed"})))
+
+	check := func(t *testing.T, d map[string]any, listed int, truncated bool) {
+		t.Helper()
+		require.Len(t, arr(t, d["partitions"]), listed)
+		require.EqualValues(t, 10001, d["partitionCount"])
+		require.Equal(t, truncated, d["partitionsTruncated"])
+		totals := obj(t, d["totals"])
+		require.EqualValues(t, 10002, totals["total"])
+		require.EqualValues(t, 10001, totals["pending"])
+		require.EqualValues(t, 1, totals["completed"])
+		require.EqualValues(t, 1, totals["totalConsumed"])
+		require.EqualValues(t, 10002, obj(t, totals["messages"])["total"])
+	}
+	r := b.get(t, "/api/v1/status/queues/wide")
+	requireStatus(t, http.StatusOK, r)
+	check(t, r.object(t), 10000, true)
+	r = b.get(t, "/api/v1/status/queues/wide?partitionLimit=0")
+	requireStatus(t, http.StatusOK, r)
+	check(t, r.object(t), 0, true)
+	requireStatus(t, http.StatusBadRequest, b.get(t, "/api/v1/status/queues/wide?partitionLimit=10001"))
+
+	b.pushOne(t, "narrow", "", "n-1", `{}`)
+	d := b.get(t, "/api/v1/status/queues/narrow?partitionLimit=5").object(t)
+	require.Len(t, arr(t, d["partitions"]), 1)
+	require.EqualValues(t, 1, d["partitionCount"])
+	require.Equal(t, false, d["partitionsTruncated"])
+}

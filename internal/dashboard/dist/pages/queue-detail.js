@@ -15,15 +15,19 @@ import { LastValue } from './consumer-group.js';
 import * as f from '../lib/format.js';
 import * as sev from '../lib/severity.js';
 
+// loadQueue reads the queue's status view without its partition list (the Partitions
+// tab pages them): the totals, partition count and consumed count cover every
+// partition, so nothing is downloaded per partition to sum them.
 async function loadQueue(name) {
   try {
-    return { source: 'status', ...(await api(`/api/v1/status/queues/${enc(name)}`)) };
+    return { source: 'status', ...(await api(`/api/v1/status/queues/${enc(name)}`, { query: { partitionLimit: 0 } })) };
   } catch (err) {
     if (err.status === -1) throw err;
     try {
       const r = await api(`/api/v1/resources/queues/${enc(name)}`);
       // The resource view has the same counters under partitions[].stats and totals.
-      return { source: 'resources', queue: r, partitions: r.partitions || [], totals: { messages: r.totals || {} }, consumerGroups: r.consumerGroups };
+      const parts = r.partitions || [];
+      return { source: 'resources', queue: r, partitionCount: parts.length, totals: { messages: r.totals || {} }, consumerGroups: r.consumerGroups };
     } catch (err2) {
       if (err2.status === 404 || err.status === 404) return { notFound: true };
       throw err2;
@@ -91,7 +95,7 @@ export function QueueDetailPage({ params, query }) {
       <div data-testid="queue-not-found"><a href="/queues">Back to queues</a></div></div>`;
   }
   const q = (d.q && d.q.queue) || {};
-  const parts = (d.q && d.q.partitions) || [];
+  const partCount = d.q ? d.q.partitionCount : null;
   const t = (d.q && d.q.totals && (d.q.totals.messages || d.q.totals)) || {};
   const cfg = q.config || {};
   const groups = (d.q && d.q.consumerGroups) || null;
@@ -100,8 +104,8 @@ export function QueueDetailPage({ params, query }) {
   const named = (groups || []).some((g) => g.group !== '__QUEUE_MODE__');
   const qm = named ? ' (queue mode)' : '';
   const mostPending = (groups || []).reduce((a, g) => Math.max(a, g.pending), 0);
-  const consumed = parts.reduce((a, p) => a + ((p.cursor && Number(p.cursor.totalConsumed)) || 0), 0);
-  const m = rowsOf(d.ops, d.q ? consumed : null);
+  const consumed = d.q && d.q.totals ? d.q.totals.totalConsumed : null;
+  const m = rowsOf(d.ops, consumed ?? null);
   const qs = `?queue=${enc(name)}`;
   const del = {
     need: 'admin',
@@ -116,7 +120,7 @@ export function QueueDetailPage({ params, query }) {
   };
   const setTab = (x) => navigate(`/queues/${enc(name)}${x === 'Overview' ? '' : `?tab=${encodeURIComponent(x)}`}`, true);
   return html`<div>
-    <${PageHead} title=${name} sub=${html`<span data-testid="queue-meta">${q.namespace ? `namespace ${q.namespace}` : 'no namespace'} · ${q.task ? `task ${q.task}` : 'no task'} · ${f.num(parts.length)} partitions · priority ${f.num(q.priority ?? cfg.priority)} · created ${f.age(q.createdAt)}</span>`}>
+    <${PageHead} title=${name} sub=${html`<span data-testid="queue-meta">${q.namespace ? `namespace ${q.namespace}` : 'no namespace'} · ${q.task ? `task ${q.task}` : 'no task'} · ${f.num(partCount)} partitions · priority ${f.num(q.priority ?? cfg.priority)} · created ${f.age(q.createdAt)}</span>`}>
       <${Loading} show=${st.loading} />
       <${Range} value=${range} onChange=${setRange} />
       <a class="btn" href=${'/messages' + qs} data-testid="queue-browse">Browse messages</a>
@@ -134,7 +138,7 @@ export function QueueDetailPage({ params, query }) {
       <${Stat} label="Failed" value=${f.num(t.failed)} testid="stat-failed" />
       <${Stat} label="Dead letter" value=${f.num(t.deadLetter)} sev=${t.deadLetter > 0 ? 'bad' : ''} testid="stat-dlq" href=${'/dlq' + qs} />
       <${Stat} label="Total" value=${f.num(t.total)} testid="stat-total" />
-      <${Stat} label="Partitions" value=${f.num(d.q ? parts.length : null)} testid="stat-partitions" />
+      <${Stat} label="Partitions" value=${f.num(partCount)} testid="stat-partitions" />
       <${Stat} label="Push/s" value=${f.num(m.now.push, 2)} testid="stat-push-rate" />
       <${Stat} label="Pop/s" value=${f.num(m.now.pop, 2)} testid="stat-pop-rate" />
       <${Stat} label="Ack/s" value=${f.num(m.now.ack, 2)} testid="stat-ack-rate" />
