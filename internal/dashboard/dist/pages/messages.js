@@ -12,8 +12,15 @@ import * as f from '../lib/format.js';
 
 const STATUSES = ['pending', 'processing', 'completed', 'dead_letter'];
 
+// splitKey splits a message key "<partition id>/<transaction id>" at its first "/":
+// the partition id is a UUID, the transaction id may hold any character, "/" included.
+export function splitKey(key) {
+  const i = key.indexOf('/');
+  return i < 0 ? [key, ''] : [key.slice(0, i), key.slice(i + 1)];
+}
+
 function Drawer({ id, onClose, onDeleted, onChanged }) {
-  const [pid, tid] = id.split('/');
+  const [pid, tid] = splitKey(id);
   const st = useLoader(() => api(`/api/v1/messages/${enc(pid)}/${enc(tid)}`), [id]);
   const m = st.data || {};
   const qc = m.queueConfig || {};
