@@ -116,7 +116,7 @@ export function Chart({ series, height = 170, fmt = compact, testid = 'chart', e
     </svg>
     ${hover !== null && html`<div class="readout" data-testid="chart-readout"><b>${date(hover)}</b>
       ${all.map((s) => html`<div><i class=${'sw ' + (s.cls || '')}></i>${s.label}: ${fmt(at(s, hover))}</div>`)}</div>`}
-    <div class="legend">${all.map((s, i) => html`<span class="lg" data-testid="legend-item"><i class=${'sw ' + (s.cls || 's' + (s.kind === 'bar' ? bars.indexOf(s) : i))}></i>${s.label} <b>${fmt(last(s))}</b></span>`)}</div>
+    <div class="legend">${all.map((s, i) => html`<span class="lg" data-testid="legend-item" title=${s.label}><i class=${'sw ' + (s.cls || 's' + (s.kind === 'bar' ? bars.indexOf(s) : i))}></i>${s.label} <b>${fmt(last(s))}</b></span>`)}</div>
   </div>`;
 }
 

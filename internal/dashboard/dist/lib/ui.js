@@ -51,6 +51,12 @@ export function Banner({ kind = 'warn', testid, children }) {
  * Table renders rows with columns [{ key, label, render(row), cls, sort(row) }]; sortable
  * columns sort on click. rowKey(row) names each row (data-key), onRow opens it.
  */
+/** Trunc shows a name (up to 255 characters) cut with an ellipsis, whole in its tooltip. */
+export function Trunc({ text, cls = '' }) {
+  const s = text === undefined || text === null ? '' : String(text);
+  return html`<span class=${'trunc ' + cls} title=${s}>${s}</span>`;
+}
+
 export function Table({ columns, rows, rowKey, onRow, testid, empty = 'No rows.', rowCls }) {
   const [sort, setSort] = useState(null);
   let shown = Array.isArray(rows) ? rows : [];

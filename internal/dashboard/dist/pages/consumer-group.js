@@ -5,7 +5,7 @@ import { api, enc, ok } from '../lib/api.js';
 import { useLoader } from '../lib/data.js';
 import { rangeWindow, series, gaps, toLocalInput } from '../lib/time.js';
 import { Chart } from '../lib/chart.js';
-import { Modal, ErrorBox, Table, Action, Card, Empty } from '../lib/ui.js';
+import { Modal, ErrorBox, Table, Action, Card, Empty , Trunc} from '../lib/ui.js';
 import * as f from '../lib/format.js';
 import * as sev from '../lib/severity.js';
 
@@ -72,7 +72,7 @@ export function GroupDetail({ group, queue, onClose, onChanged }) {
     ${queues.map((q) => html`<${Card} title=${html`${q}${d[q] && d[q].conflation && html` <${LastValue} />`}`} testid="group-queue">
       <${Table} testid="table-group-partitions" rows=${(d[q] && d[q].partitions) || []} rowKey=${(p) => p.partition} empty="No cursor yet."
         columns=${[
-          { key: 'partition', label: 'Partition', render: (p) => p.partition },
+          { key: 'partition', label: 'Partition', render: (p) => html`<${Trunc} text=${p.partition} />` },
           { key: 'offsetLag', label: 'Offset lag', cls: 'num', render: (p) => html`<span data-testid="offset-lag">${f.num(p.offsetLag)}</span>` },
           { key: 'timeLag', label: 'Time lag', cls: 'num', render: (p) => html`<span class=${sev.timeLag(p.timeLagSeconds)}>${f.secs(p.timeLagSeconds)}</span>` },
           { key: 'consumed', label: 'Consumed', cls: 'num', render: (p) => f.num(p.totalConsumed) },

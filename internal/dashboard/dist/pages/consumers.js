@@ -5,7 +5,7 @@ import { api, enc, list, ok } from '../lib/api.js';
 import { useLoader, settle } from '../lib/data.js';
 import { setQuery } from '../lib/router.js';
 import { toLocalInput } from '../lib/time.js';
-import { Card, ErrorBox, Loading, PageHead, Table, Action, Modal, Empty, useLevel } from '../lib/ui.js';
+import { Card, ErrorBox, Loading, PageHead, Table, Action, Modal, Empty, useLevel , Trunc} from '../lib/ui.js';
 import { can } from '../lib/auth.js';
 import { queuesCached } from '../shell/search.js';
 import { GroupDetail, LastValue, sample } from './consumer-group.js';
@@ -31,9 +31,9 @@ function Lagging({ onChanged }) {
     <${ErrorBox} error=${st.error} />
     ${open && html`<${Table} testid="table-lagging" rows=${rows} rowKey=${(r) => `${r.consumer_group}|${r.partition_id}`} empty="No partition lags that much."
       columns=${[
-        { key: 'g', label: 'Group', render: (r) => f.group(r.consumer_group) },
-        { key: 'q', label: 'Queue', render: (r) => r.queue_name },
-        { key: 'p', label: 'Partition', render: (r) => r.partition_name },
+        { key: 'g', label: 'Group', render: (r) => html`<${Trunc} text=${f.group(r.consumer_group)} />` },
+        { key: 'q', label: 'Queue', render: (r) => html`<${Trunc} text=${r.queue_name} />` },
+        { key: 'p', label: 'Partition', render: (r) => html`<${Trunc} text=${r.partition_name} />` },
         { key: 'w', label: 'Worker', render: (r) => r.worker_id || f.dash },
         { key: 'o', label: 'Offset lag', cls: 'num', render: (r) => f.num(r.offset_lag) },
         { key: 't', label: 'Time lag', cls: 'num', render: (r) => html`<span class=${sev.timeLag(r.time_lag_seconds)}>${f.secs(r.time_lag_seconds)}</span>` },
@@ -118,8 +118,8 @@ export function ConsumersPage({ query }) {
     <${Card} testid="card-consumers">
       ${d.groups && !rows.length ? html`<${Empty} text=${all.length ? 'No group matches the filters.' : 'No consumer groups yet.'} />` : html`<${Table} testid="table-consumers" rows=${rows} rowKey=${(g) => `${g.name}|${g.queueName}`}
         columns=${[
-          { key: 'name', label: 'Group', render: (g) => html`<b data-testid="group-name">${f.group(g.name)}</b>${g.conflation && html` <${LastValue} />`}` },
-          { key: 'queue', label: 'Queue', render: (g) => html`<a href=${'/queues/' + enc(g.queueName)}>${g.queueName}</a>` },
+          { key: 'name', label: 'Group', render: (g) => html`<b data-testid="group-name"><${Trunc} text=${f.group(g.name)} /></b>${g.conflation && html` <${LastValue} />`}` },
+          { key: 'queue', label: 'Queue', render: (g) => html`<a href=${'/queues/' + enc(g.queueName)}><${Trunc} text=${g.queueName} /></a>` },
           { key: 'members', label: 'Partitions', cls: 'num', render: (g) => f.num(g.members) },
           { key: 'lagging', label: 'Lagging', cls: 'num', render: (g) => f.num(g.partitionsWithLag) },
           { key: 'total', label: 'Unconsumed', cls: 'num', render: (g) => html`<span data-testid="total-lag">${f.num(g.totalLag)}</span>` },

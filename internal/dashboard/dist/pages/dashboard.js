@@ -6,7 +6,7 @@ import { useLoader, settle } from '../lib/data.js';
 import { rangeWindow, series, latest, sum, byBucket } from '../lib/time.js';
 import { points } from '../lib/chart.js';
 import { MetricRows } from '../lib/metrics.js';
-import { Card, Stat, Stats, ErrorBox, Loading, PageHead, Range, Table } from '../lib/ui.js';
+import { Card, Stat, Stats, ErrorBox, Loading, PageHead, Range, Table , Trunc} from '../lib/ui.js';
 import * as f from '../lib/format.js';
 import * as sev from '../lib/severity.js';
 
@@ -124,7 +124,7 @@ export function DashboardPage() {
       <${Card} title="Top queues by pending" testid="card-top-queues">
         <${Table} testid="table-top-queues" rows=${topQueues} rowKey=${(q) => q.name} empty="No queues."
           columns=${[
-            { key: 'name', label: 'Queue', render: (q) => html`<a href=${'/queues/' + encodeURIComponent(q.name)}>${q.name}</a>` },
+            { key: 'name', label: 'Queue', render: (q) => html`<a href=${'/queues/' + encodeURIComponent(q.name)}><${Trunc} text=${q.name} /></a>` },
             { key: 'pending', label: 'Pending', cls: 'num', render: (q) => html`<span class=${sev.pending(q.messages && q.messages.pending)}>${f.num(q.messages && q.messages.pending)}</span>` },
             { key: 'lag', label: 'Worst lag', cls: 'num', render: (q) => html`<span class=${sev.timeLag(worst.get(q.name))}>${worst.has(q.name) ? f.secs(worst.get(q.name)) : f.dash}</span>` },
             { key: 'partitions', label: 'Partitions', cls: 'num', render: (q) => f.num(q.partitions) },
@@ -132,8 +132,8 @@ export function DashboardPage() {
       <${Card} title="Consumer groups by time lag" testid="card-top-groups">
         <${Table} testid="table-top-groups" rows=${topGroups} rowKey=${(g) => g.name + '@' + g.queueName} empty="No consumer groups."
           columns=${[
-            { key: 'name', label: 'Group', render: (g) => html`<a href=${'/consumers?search=' + encodeURIComponent(g.name)}>${f.group(g.name)}</a>` },
-            { key: 'queue', label: 'Queue', render: (g) => g.queueName },
+            { key: 'name', label: 'Group', render: (g) => html`<a href=${'/consumers?search=' + encodeURIComponent(g.name)}><${Trunc} text=${f.group(g.name)} /></a>` },
+            { key: 'queue', label: 'Queue', render: (g) => html`<${Trunc} text=${g.queueName} />` },
             { key: 'members', label: 'Partitions', cls: 'num', render: (g) => f.num(g.members) },
             { key: 'lag', label: 'Time lag', cls: 'num', render: (g) => html`<span class=${sev.timeLag(g.maxTimeLag)}>${f.secs(g.maxTimeLag)}</span>` },
             { key: 'state', label: '', render: (g) => ((Number(g.maxTimeLag) || 0) >= 60 || g.partitionsWithLag > 0 ? html`<span class="tag warn">lagging</span>` : '') },

@@ -5,7 +5,7 @@ import { api, enc, ok } from '../lib/api.js';
 import { useLoader, settle } from '../lib/data.js';
 import { setQuery } from '../lib/router.js';
 import { HBars } from '../lib/chart.js';
-import { Card, Stat, Stats, ErrorBox, Loading, PageHead, Table, Action, KV, Pre, Modal } from '../lib/ui.js';
+import { Card, Stat, Stats, ErrorBox, Loading, PageHead, Table, Action, KV, Pre, Modal , Trunc} from '../lib/ui.js';
 import * as f from '../lib/format.js';
 
 const key = (m) => `${m.partitionId}/${m.transactionId}/${m.consumerGroup || ''}`;
@@ -119,8 +119,8 @@ export function DLQPage({ query }) {
         columns=${[
           { key: 'sel', label: '', render: (m) => html`<input type="checkbox" checked=${sel.has(key(m))} onChange=${() => toggle(m)} data-testid="dlq-select" />` },
           { key: 'tx', label: 'Transaction id', render: (m) => html`<span class="mono">${m.transactionId}</span>` },
-          { key: 'queue', label: 'Queue', render: (m) => m.queue },
-          { key: 'group', label: 'Group', render: (m) => f.group(m.consumerGroup) },
+          { key: 'queue', label: 'Queue', render: (m) => html`<${Trunc} text=${m.queue} />` },
+          { key: 'group', label: 'Group', render: (m) => html`<${Trunc} text=${f.group(m.consumerGroup)} />` },
           { key: 'err', label: 'Error', render: (m) => html`<span class="bad" data-testid="dlq-error">${m.errorMessage}</span>` },
           { key: 'retries', label: 'Retries', cls: 'num', render: (m) => f.num(m.retryCount) },
           { key: 'failed', label: 'Failed', render: (m) => f.age(m.failedAt) },

@@ -6,7 +6,7 @@ import { api, enc, ok } from '../lib/api.js';
 import { useLoader, settle } from '../lib/data.js';
 import { setQuery } from '../lib/router.js';
 import { toLocalInput } from '../lib/time.js';
-import { Card, ErrorBox, Loading, PageHead, Table, Action, Banner, KV, Pre, Modal } from '../lib/ui.js';
+import { Card, ErrorBox, Loading, PageHead, Table, Action, Banner, KV, Pre, Modal , Trunc} from '../lib/ui.js';
 import { queuesCached } from '../shell/search.js';
 import * as f from '../lib/format.js';
 
@@ -109,10 +109,10 @@ export function MessagesPage({ query }) {
       <${Table} testid="table-messages" rows=${rows} rowKey=${(m) => `${m.partitionId}/${m.transactionId}`} empty="No messages in this window."
         onRow=${(m) => setQuery({ open: `${m.partitionId}/${m.transactionId}` })}
         columns=${[
-          { key: 'queue', label: 'Queue', render: (m) => m.queue },
+          { key: 'queue', label: 'Queue', render: (m) => html`<${Trunc} text=${m.queue} />` },
           { key: 'pid', label: 'Partition id', render: (m) => html`<span class="mono dim">${String(m.partitionId).slice(0, 8)}</span>` },
-          { key: 'partition', label: 'Partition', render: (m) => m.partition },
-          { key: 'tx', label: 'Transaction id', render: (m) => html`<span class="mono" data-testid="message-tx">${m.transactionId}</span>` },
+          { key: 'partition', label: 'Partition', render: (m) => html`<${Trunc} text=${m.partition} />` },
+          { key: 'tx', label: 'Transaction id', render: (m) => html`<span class="mono trunc" data-testid="message-tx" title=${m.transactionId}>${m.transactionId}</span>` },
           { key: 'created', label: 'Created', render: (m) => f.date(m.createdAt) },
           { key: 'status', label: 'Status', render: (m) => html`<span class=${'tag st-' + m.status} data-testid="message-row-status">${m.status}</span>${m.busStatus && m.busStatus.totalGroups > 0 ? html` <span class="dim">${m.busStatus.consumedBy}/${m.busStatus.totalGroups}</span>` : ''}` },
         ]} />

@@ -96,7 +96,7 @@ export function OperationsPage() {
       <${Card} title="Top lag" testid="card-top-lag"><${HBars} items=${top(ops, 'avgLagMs')} fmt=${f.ms} /></${Card}>
     </div>
     <${Card} title="Per queue" testid="card-per-queue" actions=${tab === 'Parked' && html`<label class="check"><input type="checkbox" checked=${replica} onChange=${(e) => setReplica(e.target.checked)} data-testid="per-replica" /> per replica</label>`}>
-      <div class="chips" data-testid="queue-picker">${names.map((n) => html`<button class=${'chip' + (shownNames.includes(n) ? ' on' : '')} data-testid="queue-chip" data-name=${n} onClick=${() => togglePick(n)}>${n}</button>`)}</div>
+      <div class="chips" data-testid="queue-picker">${names.map((n) => html`<button class=${'chip' + (shownNames.includes(n) ? ' on' : '')} data-testid="queue-chip" data-name=${n} title=${n} onClick=${() => togglePick(n)}>${n}</button>`)}</div>
       <${Tabs} tabs=${TABS} value=${tab} onChange=${setTab} testid="per-queue-tabs" />
       <${Chart} series=${perQ} fmt=${n2} testid="chart-per-queue" />
       <h4>Latency by queue</h4><${Chart} series=${lagByQueue} fmt=${f.ms} testid="chart-lag-by-queue" />

@@ -7,7 +7,7 @@ import { rangeWindow, series, latest, sum, byBucket } from '../lib/time.js';
 import { points } from '../lib/chart.js';
 import { navigate } from '../lib/router.js';
 import { MetricRows } from '../lib/metrics.js';
-import { Card, Stat, Stats, ErrorBox, Loading, PageHead, Range, Action, Banner, KV, Tabs, Empty, Table } from '../lib/ui.js';
+import { Card, Stat, Stats, ErrorBox, Loading, PageHead, Range, Action, Banner, KV, Tabs, Empty, Table , Trunc} from '../lib/ui.js';
 import { PartitionBrowser, LatestMessages } from './queue-partitions.js';
 import { QueueSettings } from './queue-settings.js';
 import { LongPolls } from './parts/longpolls.js';
@@ -71,7 +71,7 @@ function GroupLag({ groups }) {
   return html`<${Card} title="Consumer groups" testid="card-queue-groups">
     <${Table} testid="table-queue-groups" rows=${groups} rowKey=${(g) => g.group} empty="Nobody consumes this queue yet."
       columns=${[
-        { key: 'group', label: 'Group', render: (g) => html`<a href=${'/consumers?search=' + encodeURIComponent(g.group)} data-testid="group-name">${f.group(g.group)}</a>${g.conflation && html` <${LastValue} />`}` },
+        { key: 'group', label: 'Group', render: (g) => html`<a href=${'/consumers?search=' + encodeURIComponent(g.group)} data-testid="group-name"><${Trunc} text=${f.group(g.group)} /></a>${g.conflation && html` <${LastValue} />`}` },
         { key: 'lag', label: 'Unconsumed', cls: 'num', sort: (g) => g.lag, render: (g) => html`<span data-testid="group-lag">${f.num(g.lag)}</span>` },
         { key: 'pending', label: 'Pending', cls: 'num', sort: (g) => g.pending, render: (g) => html`<span data-testid="group-pending">${f.num(g.pending)}</span>` },
         { key: 'inFlight', label: 'In flight', cls: 'num', sort: (g) => g.inFlight, render: (g) => html`<span data-testid="group-in-flight">${f.num(g.inFlight)}</span>` },

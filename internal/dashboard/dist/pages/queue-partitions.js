@@ -3,7 +3,7 @@
 import { html, useState } from '../lib/html.js';
 import { api, list } from '../lib/api.js';
 import { useLoader } from '../lib/data.js';
-import { Card, ErrorBox, Table, Loading } from '../lib/ui.js';
+import { Card, ErrorBox, Table, Loading , Trunc} from '../lib/ui.js';
 import * as f from '../lib/format.js';
 
 const PAGE = 50;
@@ -25,7 +25,7 @@ export function PartitionBrowser({ queue }) {
     <${ErrorBox} error=${st.error} />
     <${Table} testid="table-partitions" rows=${rows} rowKey=${(p) => p.id || p.name} empty="No partitions."
       columns=${[
-        { key: 'name', label: 'Partition', render: (p) => html`<a href=${`/messages?queue=${encodeURIComponent(queue)}&partition=${encodeURIComponent(p.name)}`}>${p.name}</a>` },
+        { key: 'name', label: 'Partition', render: (p) => html`<a class="trunc" title=${p.name} href=${`/messages?queue=${encodeURIComponent(queue)}&partition=${encodeURIComponent(p.name)}`}>${p.name}</a>` },
         { key: 'pending', label: 'Pending', cls: 'num', render: (p) => f.num((p.messages || p.stats || {}).pending) },
         { key: 'processing', label: 'Processing', cls: 'num', render: (p) => f.num((p.messages || p.stats || {}).processing) },
         { key: 'completed', label: 'Completed', cls: 'num', render: (p) => f.num((p.messages || p.stats || {}).completed) },
@@ -48,8 +48,8 @@ export function LatestMessages({ queue }) {
     <${ErrorBox} error=${st.error} />
     <${Table} testid="table-latest-messages" rows=${rows} rowKey=${(m) => m.partitionId + '/' + m.transactionId} empty="No messages."
       columns=${[
-        { key: 'tx', label: 'Transaction', render: (m) => html`<a class="mono" href=${`/messages?queue=${encodeURIComponent(queue)}&open=${encodeURIComponent(m.partitionId + '/' + m.transactionId)}`}>${m.transactionId}</a>` },
-        { key: 'partition', label: 'Partition', render: (m) => m.partition },
+        { key: 'tx', label: 'Transaction', render: (m) => html`<a class="mono trunc" title=${m.transactionId} href=${`/messages?queue=${encodeURIComponent(queue)}&open=${encodeURIComponent(m.partitionId + '/' + m.transactionId)}`}>${m.transactionId}</a>` },
+        { key: 'partition', label: 'Partition', render: (m) => html`<${Trunc} text=${m.partition} />` },
         { key: 'status', label: 'Status', render: (m) => html`<span class=${'tag st-' + m.status}>${m.status}</span>` },
         { key: 'created', label: 'Created', render: (m) => f.date(m.createdAt) },
       ]} />

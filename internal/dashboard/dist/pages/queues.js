@@ -5,7 +5,7 @@ import { api, enc } from '../lib/api.js';
 import { useLoader, settle, invalidate } from '../lib/data.js';
 import { series } from '../lib/time.js';
 import { setQuery } from '../lib/router.js';
-import { Card, ErrorBox, Loading, PageHead, Table, Action, Empty } from '../lib/ui.js';
+import { Card, ErrorBox, Loading, PageHead, Table, Action, Empty , Trunc} from '../lib/ui.js';
 import { queuesCached } from '../shell/search.js';
 import * as f from '../lib/format.js';
 import { queueHealth, rank } from '../lib/severity.js';
@@ -92,7 +92,7 @@ export function QueuesPage({ query }) {
       ${d.queues && rows.length === 0 ? html`<${Empty} text=${all.length ? 'No queue matches the filters.' : 'No queues yet.'} />` : html`<${Table} testid="table-queues" rows=${rows} rowKey=${(q) => q.name}
         rowCls=${(q) => 'health-' + q.health}
         columns=${[
-          { key: 'name', label: 'Queue', sort: (q) => q.name, render: (q) => { const [p, rest] = f.splitName(q.name); return html`<a href=${'/queues/' + enc(q.name)} data-testid="queue-link"><span class="dim">${p}</span>${rest}</a>`; } },
+          { key: 'name', label: 'Queue', sort: (q) => q.name, render: (q) => { const [p, rest] = f.splitName(q.name); return html`<a href=${'/queues/' + enc(q.name)} data-testid="queue-link" class="trunc" title=${q.name}><span class="dim">${p}</span>${rest}</a>`; } },
           { key: 'health', label: '', render: (q) => html`<span class=${'tag ' + q.health}>${q.health}</span>` },
           { key: 'density', label: 'Density', cls: 'num', sort: (q) => q.density, render: (q) => html`<span title="messages per partition">${f.num(q.density, 1)}</span>` },
           { key: 'pending', label: 'Pending', cls: 'num', sort: (q) => (q.messages || {}).pending || 0, render: (q) => f.num((q.messages || {}).pending) },

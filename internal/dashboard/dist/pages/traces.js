@@ -3,7 +3,7 @@ import { html, useState } from '../lib/html.js';
 import { api, enc } from '../lib/api.js';
 import { useLoader } from '../lib/data.js';
 import { setQuery } from '../lib/router.js';
-import { Card, Stat, Stats, ErrorBox, Loading, PageHead, Table, KV, Pre, Modal, Empty } from '../lib/ui.js';
+import { Card, Stat, Stats, ErrorBox, Loading, PageHead, Table, KV, Pre, Modal, Empty , Trunc} from '../lib/ui.js';
 import * as f from '../lib/format.js';
 
 const PAGE = 50;
@@ -49,9 +49,9 @@ export function TracesPage({ query }) {
           columns=${[
             { key: 'type', label: 'Event', render: (t) => html`<span class=${'tag ev-' + String(t.event_type).replace(/[^a-z0-9]/gi, '')}>${t.event_type}</span>` },
             { key: 'time', label: 'Time', render: (t) => f.date(t.created_at) },
-            { key: 'queue', label: 'Queue', render: (t) => t.queue_name },
-            { key: 'partition', label: 'Partition', render: (t) => t.partition_name },
-            { key: 'tx', label: 'Transaction id', render: (t) => html`<a class="mono" href=${`/messages?queue=${encodeURIComponent(t.queue_name)}&open=${encodeURIComponent(t.partition_id + '/' + t.transaction_id)}`}>${t.transaction_id}</a>` },
+            { key: 'queue', label: 'Queue', render: (t) => html`<${Trunc} text=${t.queue_name} />` },
+            { key: 'partition', label: 'Partition', render: (t) => html`<${Trunc} text=${t.partition_name} />` },
+            { key: 'tx', label: 'Transaction id', render: (t) => html`<a class="mono trunc" title=${t.transaction_id} href=${`/messages?queue=${encodeURIComponent(t.queue_name)}&open=${encodeURIComponent(t.partition_id + '/' + t.transaction_id)}`}>${t.transaction_id}</a>` },
             { key: 'names', label: 'Names', render: (t) => (t.trace_names || []).join(', ') },
             { key: 'data', label: 'Data', render: (t) => html`<span data-testid="trace-data">${dataText(t.data)}</span>` },
             { key: 'who', label: 'Worker / group', render: (t) => `${t.worker_id || f.dash} / ${f.group(t.consumer_group)}` },
