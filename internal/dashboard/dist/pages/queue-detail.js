@@ -88,6 +88,8 @@ export function QueueDetailPage({ params, query }) {
   const st = useLoader(() => settle({
     q: () => loadQueue(name),
     ops: () => api('/api/v1/analytics/queue-ops', { query: { ...rangeWindow(range), queue: name } }),
+    // The banner counts what its link lists: every group's dead-letter entries.
+    dlq: () => api('/api/v1/dlq', { query: { queue: name, limit: 1 } }),
   }), [name, range], 30000);
   const d = st.data || {};
   if (d.q && d.q.notFound) {
@@ -98,6 +100,7 @@ export function QueueDetailPage({ params, query }) {
   const partCount = d.q ? d.q.partitionCount : null;
   const t = (d.q && d.q.totals && (d.q.totals.messages || d.q.totals)) || {};
   const cfg = q.config || {};
+  const dlqTotal = d.dlq ? Number(d.dlq.total) || 0 : 0;
   const groups = (d.q && d.q.consumerGroups) || null;
   // The counters above the tabs are queue mode's (as upstream's); say so when named
   // groups consume the queue too.
@@ -128,7 +131,7 @@ export function QueueDetailPage({ params, query }) {
       <${Action} ...${del} cls="danger" testid="queue-delete">Delete queue</${Action}>
     </${PageHead}>
     <${ErrorBox} error=${st.error} />
-    ${t.deadLetter > 0 && html`<${Banner} kind="bad" testid="banner-queue-dlq">${f.num(t.deadLetter)} messages in the dead-letter queue. <a href=${'/dlq' + qs}>Open</a></${Banner}>`}
+    ${dlqTotal > 0 && html`<${Banner} kind="bad" testid="banner-queue-dlq">${f.num(dlqTotal)} ${dlqTotal === 1 ? 'entry' : 'entries'} in the dead-letter queue (every consumer group). <a href=${'/dlq' + qs}>Open</a></${Banner}>`}
     ${m.now.failed > 0 && html`<${Banner} kind="warn" testid="banner-queue-ack-failed">${f.num(m.now.failed)} failed acks in this range.</${Banner}>`}
     ${(groups ? mostPending : t.pending) > 10000 && html`<${Banner} kind="warn" testid="banner-queue-pending">${f.num(groups ? mostPending : t.pending)} messages pending${groups ? ' for a consumer group' : ''}.</${Banner}>`}
     <${Stats} testid="queue-counts">
