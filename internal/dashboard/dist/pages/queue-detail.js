@@ -132,7 +132,7 @@ export function QueueDetailPage({ params, query }) {
     </${PageHead}>
     <${ErrorBox} error=${st.error} />
     ${dlqTotal > 0 && html`<${Banner} kind="bad" testid="banner-queue-dlq">${f.num(dlqTotal)} ${dlqTotal === 1 ? 'entry' : 'entries'} in the dead-letter queue (every consumer group). <a href=${'/dlq' + qs}>Open</a></${Banner}>`}
-    ${m.now.failed > 0 && html`<${Banner} kind="warn" testid="banner-queue-ack-failed">${f.num(m.now.failed)} failed acks in this range.</${Banner}>`}
+    ${m.now.failed > 0 && html`<${Banner} kind="warn" testid="banner-queue-ack-failed">${f.num(m.now.failed)} failed ack${m.now.failed === 1 ? '' : 's'} in this range.</${Banner}>`}
     ${(groups ? mostPending : t.pending) > 10000 && html`<${Banner} kind="warn" testid="banner-queue-pending">${f.num(groups ? mostPending : t.pending)} messages pending${groups ? ' for a consumer group' : ''}.</${Banner}>`}
     <${Stats} testid="queue-counts">
       <${Stat} label=${'Pending' + qm} value=${f.num(t.pending)} sev=${named ? '' : sev.pending(t.pending)} testid="stat-pending" />
