@@ -60,6 +60,10 @@ func TestActions(t *testing.T) {
 	t.Run("SkipALaggingPartition", func(t *testing.T) {
 		tb := tb.with(t)
 		tb.choose(`[data-testid="lagging-threshold"]`, "60")
+		tb.waitJS("the threshold is in the address", `new URLSearchParams(location.search).get('lagSince') === '60'`)
+		tb.open("/consumers?lagSince=60")
+		tb.waitJS("a reload keeps it", `qt.ready('consumers')
+			&& document.querySelector('[data-testid="lagging-threshold"]').value === '60'`)
 		tb.click(`[data-testid="lagging-toggle"]`)
 		skip := `[...document.querySelectorAll('[data-testid="table-lagging"] tr[data-testid="row"]')]
 			.find((r) => r.cells[0].innerText === 'billing' && r.cells[2].innerText === 'p0')`

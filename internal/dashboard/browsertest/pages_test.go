@@ -156,6 +156,11 @@ func TestPages(t *testing.T) {
 				tb.waitJS("the event's data and the message payload", `qt.text('[data-testid="trace-detail"] [data-testid="payload"]').includes('hello-e2e')
 					&& qt.text('[data-testid="trace-payload"]').includes('"tag"')`)
 				tb.click(`[data-testid="trace-detail"] [data-testid="modal-close"]`)
+				// A name picked from the list of recent names fills the search box.
+				tb.open("/traces")
+				tb.click(`[data-testid="trace-name"][href$="e2e-trace"]`)
+				tb.waitJS("the name picked is in the search box", `location.search === '?name=e2e-trace'
+					&& document.querySelector('[data-testid="traces-search"]').value === 'e2e-trace'`)
 				tb.clean("the trace event")
 			}},
 		{name: "analytics", shot: true, via: []string{nav("analytics")}, path: "/analytics", id: "analytics",

@@ -15,9 +15,12 @@ import * as sev from '../lib/severity.js';
 const THRESHOLDS = [['1m', 60], ['5m', 300], ['15m', 900], ['1h', 3600], ['6h', 21600], ['24h', 86400]];
 const gpath = (g, q) => `/api/v1/consumer-groups/${enc(g)}/queues/${enc(q)}`;
 
-function Lagging({ onChanged }) {
+// LAG_SINCE is the lagging card's default threshold; another is kept in the URL (lagSince).
+const LAG_SINCE = 3600;
+
+function Lagging({ min, onChanged }) {
   const [open, setOpen] = useState(false);
-  const [min, setMin] = useState(3600);
+  const setMin = (s) => setQuery({ lagSince: s === LAG_SINCE ? '' : s });
   const st = useLoader(() => api('/api/v1/consumer-groups/lagging', { query: { minLagSeconds: min } }).then(list), [min]);
   const rows = st.data || [];
   const skip = (r) => ({
@@ -104,7 +107,7 @@ export function ConsumersPage({ query }) {
     done: 'consumer group deleted',
   });
   return html`<div>
-    <${PageHead} title="Consumers" sub=${`${rows.length} of ${all.length}`}><${Loading} show=${st.loading} /></${PageHead}>
+    <${PageHead} title="Consumers" sub=${d.groups ? `${rows.length} of ${all.length}` : ''}><${Loading} show=${st.loading} /></${PageHead}>
     <${ErrorBox} error=${st.error} />
     <div class="filters">
       <input placeholder="Search groups or queues" value=${search} data-testid="consumers-search" onInput=${(e) => setQuery({ search: e.target.value })} />
@@ -114,9 +117,9 @@ export function ConsumersPage({ query }) {
       <label class="check"><input type="checkbox" checked=${laggingOnly} data-testid="consumers-lagging-only" onChange=${(e) => setQuery({ lagging: e.target.checked ? '1' : '' })} /> lagging only</label>
       <select value=${sort} data-testid="consumers-sort" onChange=${(e) => setQuery({ sort: e.target.value })}><option value="lag">Time lag</option><option value="total">Unconsumed</option><option value="name">Name</option></select>
     </div>
-    <${Lagging} onChanged=${() => st.reload(true)} />
+    <${Lagging} min=${THRESHOLDS.some(([, s]) => s === Number(query.get('lagSince'))) ? Number(query.get('lagSince')) : LAG_SINCE} onChanged=${() => st.reload(true)} />
     <${Card} testid="card-consumers">
-      ${d.groups && !rows.length ? html`<${Empty} text=${all.length ? 'No group matches the filters.' : 'No consumer groups yet.'} />` : html`<${Table} testid="table-consumers" rows=${rows} rowKey=${(g) => `${g.name}|${g.queueName}`}
+      ${!d.groups ? '' : !rows.length ? html`<${Empty} text=${all.length ? 'No group matches the filters.' : 'No consumer groups yet.'} />` : html`<${Table} testid="table-consumers" rows=${rows} rowKey=${(g) => `${g.name}|${g.queueName}`}
         columns=${[
           { key: 'name', label: 'Group', render: (g) => html`<b data-testid="group-name"><${Trunc} text=${f.group(g.name)} /></b>${g.conflation && html` <${LastValue} />`}` },
           { key: 'queue', label: 'Queue', render: (g) => html`<a href=${'/queues/' + enc(g.queueName)}><${Trunc} text=${g.queueName} /></a>` },

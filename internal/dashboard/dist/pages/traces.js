@@ -1,5 +1,5 @@
 // Traces (/traces): trace events carrying a name, 50 a page, with a summary and details.
-import { html, useState } from '../lib/html.js';
+import { html, useState, useEffect } from '../lib/html.js';
 import { api, enc } from '../lib/api.js';
 import { useLoader } from '../lib/data.js';
 import { setQuery } from '../lib/router.js';
@@ -19,6 +19,7 @@ export function TracesPage({ query }) {
   const name = query.get('name') || '';
   const offset = Number(query.get('offset')) || 0;
   const [draft, setDraft] = useState(name);
+  useEffect(() => setDraft(name), [name]); // a name picked from the list, or Back
   const [open, setOpen] = useState(null);
   const names = useLoader(() => api('/api/v1/traces/names', { query: { limit: 50 } }), []);
   const st = useLoader(() => (name ? api(`/api/v1/traces/by-name/${enc(name)}`, { query: { limit: PAGE, offset } }) : Promise.resolve(null)), [name, offset]);
