@@ -102,3 +102,17 @@ func TestStatusQueueTotalsPastTheList(t *testing.T) {
 	require.EqualValues(t, 1, d["partitionCount"])
 	require.Equal(t, false, d["partitionsTruncated"])
 }
+
+// TestRecentMessagesOfAWideQueue: the newest messages of a queue wider than the 10 000
+// partitions the recent-messages view takes its candidates from are still first: it
+// takes the partitions with the newest heads, so a message pushed last to a partition
+// created last is on the first page.
+func TestRecentMessagesOfAWideQueue(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Options{})
+	b.pushPartitions(t, "wide.recent", 10050)
+	b.pushOne(t, "wide.recent", "zz-newest", "newest-1", `{}`)
+	first := b.get(t, "/api/v1/status/queues/wide.recent/messages?limit=1").array(t)
+	require.Len(t, first, 1)
+	require.Equal(t, "newest-1", obj(t, first[0])["transactionId"])
+}

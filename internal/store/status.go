@@ -13,8 +13,9 @@ import (
 // Bounds of the live status reads.
 const (
 	// maxStatusPartitions caps the partitions of one queue QueueMessagesRecent takes
-	// its candidates from (a string: it is spliced into SQL). The counters and totals
-	// of the status views have no such cap (status_totals.go).
+	// its candidates from, those with the newest heads (a string: it is spliced into
+	// SQL). The counters and totals of the status views have no such cap
+	// (status_totals.go).
 	maxStatusPartitions = "10000"
 	// maxStatusQueues caps the queues listed by the /status view.
 	maxStatusQueues = 500
@@ -160,9 +161,15 @@ ORDER BY ps.qname, ps.pname`, windowStart, windowEnd, queueName, page.Limit, pag
 func (s *Store) QueueMessagesRecent(ctx context.Context, queueName string, page queue.Page) ([]queue.MessageInfo, error) {
 	rows, err := s.pool.Query(ctx, `
 WITH pp AS (
+    -- The partitions with the newest heads: the newest N messages of the queue are in
+    -- at most N partitions, whose heads are among its N newest messages, so a page
+    -- within the first maxStatusPartitions messages is exact however many partitions
+    -- the queue has.
     SELECT p.id, p.name::text AS pname, q.name::text AS qname
     FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
+    LEFT JOIN queen.partition_lookup pl ON pl.partition_id = p.id AND pl.queue_name = q.name
     WHERE q.name = $1
+    ORDER BY pl.last_message_created_at DESC NULLS LAST
     LIMIT `+maxStatusPartitions+`
 ), cand AS (
     SELECT m.id, m.transaction_id, m.partition_id, m.created_at, pp.pname, pp.qname
