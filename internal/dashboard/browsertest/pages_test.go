@@ -133,6 +133,8 @@ func TestPages(t *testing.T) {
 					&& qt.has('[data-testid="chart-lag-history"] path.line[d*="L"]')
 					&& qt.has('[data-testid="chart-timelag-history"] path.line[d*="L"]')
 					&& !qt.has('[data-testid="group-detail"] [data-testid="inline-error"]')`)
+				tb.waitJS("the group's lag on the queue, as its row says", `qt.text('[data-testid="group-lag-summary"]').startsWith(
+					qt.text('[data-testid="table-consumers"] tr[data-key="billing|e2e.orders"] [data-testid="total-lag"]') + ' unconsumed on e2e.orders')`)
 				tb.screenshot("consumer-group")
 				tb.click(`[data-testid="group-detail"] [data-testid="modal-close"]`)
 				tb.clean("the group view")

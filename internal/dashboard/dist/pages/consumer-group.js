@@ -49,7 +49,10 @@ function LagHistory({ group, queue }) {
     <${Chart} testid="chart-timelag-history" fmt=${f.secs} series=${[{ label: 'time lag', points: rows.map((r) => ({ t: r.t, v: r.maxTimeLag })), cls: 'warn' }]} /></div>`;
 }
 
-export function GroupDetail({ group, queue, onClose, onChanged }) {
+// lag, when the caller has the group's row of the consumers grid, is its unconsumed
+// total on queue and the partitions that lag: cursors are listed only where the group
+// has read, and it may lag elsewhere.
+export function GroupDetail({ group, queue, lag, onClose, onChanged }) {
   const st = useLoader(() => api(`/api/v1/consumer-groups/${enc(group)}`), [group]);
   const [when, setWhen] = useState(toLocalInput(new Date(Date.now() - 3600000)));
   const d = st.data && typeof st.data === 'object' ? st.data : {};
@@ -68,6 +71,7 @@ export function GroupDetail({ group, queue, onClose, onChanged }) {
   };
   return html`<${Modal} title=${`Consumer group ${f.group(group)}`} onClose=${onClose} testid="group-detail" wide>
     <${ErrorBox} error=${st.error} />
+    ${lag && html`<p class="sub" data-testid="group-lag-summary">${f.num(lag.total)} unconsumed on ${queue}, ${f.num(lag.partitions)} partition${lag.partitions === 1 ? '' : 's'} lagging, those without a cursor included.</p>`}
     ${st.data && !queues.length && html`<${Empty} text="No cursors." />`}
     ${queues.map((q) => html`<${Card} title=${html`${q}${d[q] && d[q].conflation && html` <${LastValue} />`}`} testid="group-queue">
       <${Table} testid="table-group-partitions" rows=${(d[q] && d[q].partitions) || []} rowKey=${(p) => p.partition} empty="No cursor yet."

@@ -135,7 +135,7 @@ export function ConsumersPage({ query }) {
             <${Action} ...${del(g)} small cls="danger" testid="group-delete">Delete</${Action}></div>` },
         ]} />`}
     </${Card}>
-    ${view && html`<${GroupDetail} group=${view.name} queue=${view.queueName} onClose=${() => setView(null)} onChanged=${() => st.reload(true)} />`}
+    ${view && html`<${GroupDetail} group=${view.name} queue=${view.queueName} lag=${{ total: view.totalLag, partitions: view.partitionsWithLag }} onClose=${() => setView(null)} onChanged=${() => st.reload(true)} />`}
     ${seek && html`<${SeekDialog} row=${seek} onClose=${() => setSeek(null)} onDone=${() => st.reload(true)} />`}
   </div>`;
 }
