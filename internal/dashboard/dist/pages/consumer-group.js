@@ -5,7 +5,7 @@ import { api, enc, ok } from '../lib/api.js';
 import { useLoader } from '../lib/data.js';
 import { rangeWindow, series, gaps, toLocalInput } from '../lib/time.js';
 import { Chart } from '../lib/chart.js';
-import { Modal, ErrorBox, Table, Action, Card, Empty , Trunc} from '../lib/ui.js';
+import { Modal, ErrorBox, Table, Action, Card, Empty, Trunc } from '../lib/ui.js';
 import * as f from '../lib/format.js';
 import * as sev from '../lib/severity.js';
 

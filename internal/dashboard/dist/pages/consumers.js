@@ -5,7 +5,7 @@ import { api, enc, list, ok } from '../lib/api.js';
 import { useLoader, settle } from '../lib/data.js';
 import { setQuery } from '../lib/router.js';
 import { toLocalInput } from '../lib/time.js';
-import { Card, ErrorBox, Loading, PageHead, Table, Action, Modal, Empty, useLevel , Trunc} from '../lib/ui.js';
+import { Card, ErrorBox, Loading, PageHead, Table, Action, Modal, Empty, useLevel, Trunc } from '../lib/ui.js';
 import { can } from '../lib/auth.js';
 import { queuesCached } from '../shell/search.js';
 import { GroupDetail, LastValue, sample } from './consumer-group.js';

@@ -6,7 +6,7 @@ import { useLoader, settle } from '../lib/data.js';
 import { rangeWindow, series, latest, sum, byBucket } from '../lib/time.js';
 import { points } from '../lib/chart.js';
 import { MetricRows } from '../lib/metrics.js';
-import { Card, Stat, Stats, ErrorBox, Loading, PageHead, Range, Table , Trunc} from '../lib/ui.js';
+import { Card, Stat, Stats, ErrorBox, Loading, PageHead, Range, Table, Trunc } from '../lib/ui.js';
 import * as f from '../lib/format.js';
 import * as sev from '../lib/severity.js';
 

@@ -5,7 +5,7 @@ import { api, enc, ok } from '../lib/api.js';
 import { useLoader, settle } from '../lib/data.js';
 import { setQuery } from '../lib/router.js';
 import { HBars } from '../lib/chart.js';
-import { Card, Stat, Stats, ErrorBox, Loading, PageHead, Table, Action, KV, Pre, Modal , Trunc} from '../lib/ui.js';
+import { Card, Stat, Stats, ErrorBox, Loading, PageHead, Table, Action, KV, Pre, Modal, Trunc } from '../lib/ui.js';
 import * as f from '../lib/format.js';
 
 const key = (m) => `${m.partitionId}/${m.transactionId}/${m.consumerGroup || ''}`;

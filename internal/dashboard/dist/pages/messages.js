@@ -6,7 +6,7 @@ import { api, enc, ok } from '../lib/api.js';
 import { useLoader, settle } from '../lib/data.js';
 import { setQuery } from '../lib/router.js';
 import { toLocalInput } from '../lib/time.js';
-import { Card, ErrorBox, Loading, PageHead, Table, Action, Banner, KV, Pre, Modal , Trunc} from '../lib/ui.js';
+import { Card, ErrorBox, Loading, PageHead, Table, Action, Banner, KV, Pre, Modal, Trunc } from '../lib/ui.js';
 import { queuesCached } from '../shell/search.js';
 import * as f from '../lib/format.js';
 

@@ -7,7 +7,7 @@ import { rangeWindow, series, latest, sum, byBucket } from '../lib/time.js';
 import { points } from '../lib/chart.js';
 import { navigate } from '../lib/router.js';
 import { MetricRows } from '../lib/metrics.js';
-import { Card, Stat, Stats, ErrorBox, Loading, PageHead, Range, Action, Banner, KV, Tabs, Empty, Table , Trunc} from '../lib/ui.js';
+import { Card, Stat, Stats, ErrorBox, Loading, PageHead, Range, Action, Banner, KV, Tabs, Empty, Table, Trunc } from '../lib/ui.js';
 import { PartitionBrowser, LatestMessages } from './queue-partitions.js';
 import { QueueSettings } from './queue-settings.js';
 import { LongPolls } from './parts/longpolls.js';

@@ -3,7 +3,7 @@
 import { html, useState } from '../lib/html.js';
 import { api, list } from '../lib/api.js';
 import { useLoader } from '../lib/data.js';
-import { Card, ErrorBox, Table, Loading , Trunc} from '../lib/ui.js';
+import { Card, ErrorBox, Table, Loading, Trunc } from '../lib/ui.js';
 import * as f from '../lib/format.js';
 
 const PAGE = 50;

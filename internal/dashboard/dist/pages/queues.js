@@ -5,7 +5,7 @@ import { api, enc } from '../lib/api.js';
 import { useLoader, settle, invalidate } from '../lib/data.js';
 import { series } from '../lib/time.js';
 import { setQuery } from '../lib/router.js';
-import { Card, ErrorBox, Loading, PageHead, Table, Action, Empty , Trunc} from '../lib/ui.js';
+import { Card, ErrorBox, Loading, PageHead, Table, Action, Empty, Trunc } from '../lib/ui.js';
 import { queuesCached } from '../shell/search.js';
 import * as f from '../lib/format.js';
 import { queueHealth, rank } from '../lib/severity.js';

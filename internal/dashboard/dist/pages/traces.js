@@ -3,7 +3,7 @@ import { html, useState, useEffect } from '../lib/html.js';
 import { api, enc } from '../lib/api.js';
 import { useLoader } from '../lib/data.js';
 import { setQuery } from '../lib/router.js';
-import { Card, Stat, Stats, ErrorBox, Loading, PageHead, Table, KV, Pre, Modal, Empty , Trunc} from '../lib/ui.js';
+import { Card, Stat, Stats, ErrorBox, Loading, PageHead, Table, KV, Pre, Modal, Empty, Trunc } from '../lib/ui.js';
 import * as f from '../lib/format.js';
 
 const PAGE = 50;
